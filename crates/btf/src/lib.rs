@@ -1,0 +1,1 @@
+//! Reader for the kernel's BTF type information (/sys/kernel/btf/vmlinux).

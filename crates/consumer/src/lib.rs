@@ -1,0 +1,1 @@
+//! Consumer: record decoding, aggregation merging and DTrace output formatting.

@@ -1,0 +1,1 @@
+//! Probe providers: discovery, matching and attach descriptions (dtrace, profile).
