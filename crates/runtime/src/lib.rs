@@ -1,1 +1,26 @@
 //! Kernel interface: bpf(2) maps, programs, links, perf events and the ring buffer.
+//!
+//! This is the only crate that talks to the kernel. Everything it hands out owns its file
+//! descriptors, so dropping it (or the process dying) releases the kernel objects and
+//! detaches programs. Errors carry the errno and what was being attempted; a program the
+//! verifier rejects comes back as [`Error::Verifier`] with the log.
+
+pub mod cpus;
+mod error;
+mod link;
+mod map;
+mod perf;
+mod prog;
+mod ringbuf;
+mod rlimit;
+pub mod sys;
+pub mod tracefs;
+
+pub use error::{Error, Result};
+pub use link::Link;
+pub use map::{Keys, Map, MapSpec, MapType, Update};
+pub use perf::{PerfEvent, Sampling};
+pub use prog::{AttachType, Program, ProgramSpec, ProgramType};
+pub use ringbuf::RingBuf;
+#[cfg(test)]
+mod testutil;
