@@ -1,1 +1,17 @@
 //! D front end: lexer, parser (spanned AST) and compile errors with D error tags.
+
+pub mod ast;
+pub mod error;
+pub mod lexer;
+mod literal;
+mod parser;
+mod pragma;
+pub mod span;
+pub mod token;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{CompileError, Result};
+pub use parser::parse;
+pub use span::{Origin, Source, Span};

@@ -1,0 +1,265 @@
+//! Actions: what a clause records for the consumer (`trace`, `printf`, `printa`, `exit`,
+//! `clear`, `trunc`, `normalize`, `denormalize`, `setopt`) and the record layout they fill.
+
+use dtrace_ebpf::*;
+use dtrace_frontend::ast::{Expr, ExprKind};
+use dtrace_frontend::{CompileError, Result, Span};
+
+use super::expr::unsupported;
+use super::regs::{self, SCRATCH};
+use super::{Gen, Val};
+use crate::program::{Action, ActionKind, Field};
+use crate::types::{self, Type};
+
+const ACTIONS: &[&str] = &[
+    "trace", "printf", "printa", "exit", "clear", "trunc", "normalize", "denormalize",
+    "setopt", "stack", "ustack", "jstack", "tracemem", "system", "raise", "stop", "panic",
+    "chill", "breakpoint", "copyout", "copyoutstr", "speculate", "commit", "discard", "ftruncate",
+    "freopen", "print",
+];
+
+pub(crate) fn is_action(name: &str) -> bool {
+    ACTIONS.contains(&name)
+}
+
+/// Checks a printf-style format against its argument types, at compile time.
+pub trait FormatCheck {
+    /// `Err((tag, message))` when the format is malformed or an argument does not fit.
+    fn check(&self, format: &str, args: &[Type], printa: bool) -> std::result::Result<(), (&'static str, String)>;
+}
+
+fn arg_count(name: &str, args: &[Expr], min: usize, max: usize, span: Span) -> Result<()> {
+    if args.len() < min || args.len() > max {
+        let expected = if min == max {
+            format!("{min}")
+        } else {
+            format!("{min} to {max}")
+        };
+        return Err(CompileError::new(
+            "D_PROTO_LEN",
+            format!(
+                "{name}( ) prototype mismatch: {} arg{} passed, {expected} expected",
+                args.len(),
+                if args.len() == 1 { "" } else { "s" }
+            ),
+            span,
+        ));
+    }
+    Ok(())
+}
+
+fn string_literal<'e>(e: &'e Expr, what: &str) -> Result<&'e [u8]> {
+    match &e.kind {
+        ExprKind::Str(s) => Ok(s),
+        _ => Err(CompileError::new(
+            "D_PRINTF_FMT",
+            format!("{what} must be a string constant"),
+            e.span,
+        )),
+    }
+}
+
+impl Gen<'_, '_> {
+    /// Compile `name(args)` if `name` is an action; `Ok(None)` if it is not one.
+    pub(crate) fn action(&mut self, name: &str, args: &[Expr], name_span: Span, span: Span) -> Result<Option<()>> {
+        if !is_action(name) {
+            return Ok(None);
+        }
+        let kind = match name {
+            "trace" => {
+                arg_count(name, args, 1, 1, span)?;
+                let v = self.expr(&args[0])?;
+                let field = self.record_value(&v);
+                self.pop(v.reg);
+                ActionKind::Trace(field)
+            }
+            "printf" => {
+                arg_count(name, args, 1, usize::MAX, span)?;
+                let format = String::from_utf8_lossy(string_literal(&args[0], "printf( ) format")?).into_owned();
+                let mut fields = Vec::new();
+                let mut types = Vec::new();
+                for a in &args[1..] {
+                    let v = self.expr(a)?;
+                    types.push(v.ty.clone());
+                    fields.push(self.record_value(&v));
+                    self.pop(v.reg);
+                }
+                self.check_format(&format, &types, false, args[0].span)?;
+                ActionKind::Printf {
+                    format,
+                    args: fields,
+                }
+            }
+            "printa" => {
+                arg_count(name, args, 1, usize::MAX, span)?;
+                let (format, aggs) = match &args[0].kind {
+                    ExprKind::Str(s) => (Some(String::from_utf8_lossy(s).into_owned()), &args[1..]),
+                    _ => (None, args),
+                };
+                if aggs.is_empty() {
+                    return Err(CompileError::new(
+                        "D_PRINTA_PROTO",
+                        "printa( ) prototype mismatch: aggregation expected",
+                        span,
+                    ));
+                }
+                let mut indices = Vec::new();
+                for a in aggs {
+                    indices.push(self.aggregation_arg(a, "printa")?);
+                }
+                if let Some(f) = &format {
+                    let keys: Vec<Type> = self.c.aggregations[indices[0]]
+                        .keys
+                        .iter()
+                        .map(|k| k.ty.clone())
+                        .collect();
+                    self.check_format(f, &keys, true, args[0].span)?;
+                }
+                ActionKind::Printa {
+                    format,
+                    aggregations: indices,
+                }
+            }
+            "exit" => {
+                arg_count(name, args, 1, 1, span)?;
+                let field = self.record_int(&args[0], name)?;
+                ActionKind::Exit(field)
+            }
+            "clear" | "denormalize" => {
+                arg_count(name, args, 1, 1, span)?;
+                let agg = self.aggregation_arg(&args[0], name)?;
+                if name == "clear" {
+                    ActionKind::Clear(agg)
+                } else {
+                    ActionKind::Denormalize(agg)
+                }
+            }
+            "trunc" => {
+                arg_count(name, args, 1, 2, span)?;
+                let aggregation = self.aggregation_arg(&args[0], name)?;
+                let count = match args.get(1) {
+                    Some(n) => Some(self.record_int(n, name)?),
+                    None => None,
+                };
+                ActionKind::Trunc { aggregation, count }
+            }
+            "normalize" => {
+                arg_count(name, args, 2, 2, span)?;
+                let aggregation = self.aggregation_arg(&args[0], name)?;
+                let factor = self.record_int(&args[1], name)?;
+                ActionKind::Normalize {
+                    aggregation,
+                    factor,
+                }
+            }
+            "setopt" => {
+                arg_count(name, args, 1, 2, span)?;
+                let option = String::from_utf8_lossy(string_literal(&args[0], "setopt( ) option")?).into_owned();
+                let value = match args.get(1) {
+                    Some(v) => Some(String::from_utf8_lossy(string_literal(v, "setopt( ) value")?).into_owned()),
+                    None => None,
+                };
+                ActionKind::Setopt { option, value }
+            }
+            _ => return Err(unsupported(&format!("the {name}( ) action"), name_span)),
+        };
+        let presence = self.mark_presence(span)?;
+        self.clause_state().actions.push(Action { kind, presence });
+        Ok(Some(()))
+    }
+
+    fn check_format(&self, format: &str, args: &[Type], printa: bool, span: Span) -> Result<()> {
+        self.c
+            .formats
+            .check(format, args, printa)
+            .map_err(|(tag, message)| CompileError::new(tag, message, span))
+    }
+
+    /// Evaluate an integer argument and record it.
+    fn record_int(&mut self, e: &Expr, action: &str) -> Result<Field> {
+        let v = self.expr(e)?;
+        if !v.ty.is_scalar() {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!(
+                    "{action}( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}",
+                    v.ty
+                ),
+                e.span,
+            ));
+        }
+        let field = self.record_value(&Val {
+            reg: v.reg,
+            ty: if v.ty.scalar_size() == 8 { v.ty.clone() } else { types::INT },
+        });
+        self.pop(v.reg);
+        Ok(field)
+    }
+
+    /// The index of the aggregation `e` names (`@a`).
+    fn aggregation_arg(&mut self, e: &Expr, action: &str) -> Result<usize> {
+        let ExprKind::Aggregation(name) = &e.kind else {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!("{action}( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: non-aggregation"),
+                e.span,
+            ));
+        };
+        self.c
+            .aggregations
+            .iter()
+            .position(|a| &a.name == name)
+            .ok_or_else(|| {
+                CompileError::new(
+                    "D_AGG_NOTDEF",
+                    format!("aggregation @{name} is not defined"),
+                    e.span,
+                )
+            })
+    }
+
+    /// Append `v` to the clause's record; integers take 8 bytes, strings `strsize`.
+    fn record_value(&mut self, v: &Val) -> Field {
+        let size = if v.ty.is_string() {
+            self.strsize().next_multiple_of(8)
+        } else {
+            8
+        };
+        let offset = self.clause_state().record_len;
+        self.clause_state().record_len += size;
+        if v.ty.is_string() {
+            self.scratch_addr(R1, offset);
+            self.e.emit(Insn::mov64_imm(R2, self.strsize() as i32));
+            regs::read_into(&mut self.e, v.reg, R3);
+            self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+        } else {
+            let r = regs::read(&mut self.e, v.reg, R1);
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, self.small(offset), r));
+        }
+        Field {
+            offset,
+            ty: v.ty.clone(),
+        }
+    }
+
+    /// For an action under a condition, set and return its presence bit.
+    fn mark_presence(&mut self, span: Span) -> Result<Option<u32>> {
+        if self.clause_state().conditional == 0 {
+            return Ok(None);
+        }
+        let bit = self.clause_state().presence_bits;
+        if bit >= 64 {
+            return Err(CompileError::new(
+                "D_DIF_TOOBIG",
+                "too many actions under conditions in one clause (at most 64)",
+                span,
+            ));
+        }
+        self.clause_state().presence_bits += 1;
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, 8));
+        self.e.mov_const(R2, 1u64 << bit);
+        self.e.emit(Insn::alu64_reg(BPF_OR, R1, R2));
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, 8, R1));
+        Ok(Some(bit))
+    }
+}

@@ -1,0 +1,518 @@
+//! Aggregating functions: `@name[keys] = func(args)` updates u64 slots of the key's entry
+//! in a per-CPU hash map. Slot layouts (shared with the consumer, which merges CPUs):
+//! count `[n]`, sum `[sum]`, avg `[n, sum]`, min/max `[set, value]`, stddev
+//! `[n, sum, sumsq_lo, sumsq_hi]`, quantize 127 power-of-two buckets (63 is zero),
+//! lquantize `levels + 2` buckets, llquantize as [`slots::llquantize_bucket`] lays them out.
+
+use dtrace_ebpf::*;
+use dtrace_frontend::ast::{Expr, ExprKind, UnaryOp};
+use dtrace_frontend::{CompileError, Result, Span};
+
+use super::regs::{self, VReg};
+use super::vars::Rodata;
+use super::Gen;
+use crate::program::{Aggregation, Field, MapKind, MapSpec};
+use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
+use crate::types::Type;
+
+/// Most slots any aggregation may have (bounds the zero block used to create entries).
+pub const MAX_SLOTS: usize = 4096;
+
+const FUNCTIONS: &[&str] = &[
+    "count", "sum", "avg", "min", "max", "stddev", "quantize", "lquantize", "llquantize",
+];
+
+pub(crate) fn is_function(name: &str) -> bool {
+    FUNCTIONS.contains(&name)
+}
+
+/// The aggregation name and key expressions of an assignment target, if it is one.
+pub(crate) fn target(lhs: &Expr) -> Option<(&str, &[Expr])> {
+    match &lhs.kind {
+        ExprKind::Aggregation(name) => Some((name, &[])),
+        ExprKind::Index { base, args } => match &base.kind {
+            ExprKind::Aggregation(name) => Some((name, args)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A constant integer expression (literals with unary minus and parentheses folded).
+fn constant(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int { value, .. } => Some(*value as i64),
+        ExprKind::Char(c) => Some(*c as i8 as i64),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => constant(operand).map(i64::wrapping_neg),
+        ExprKind::Unary {
+            op: UnaryOp::Plus,
+            operand,
+        } => constant(operand),
+        _ => None,
+    }
+}
+
+fn const_arg(func: &str, args: &[Expr], i: usize, what: &str) -> Result<i64> {
+    constant(&args[i]).ok_or_else(|| {
+        CompileError::new(
+            "D_LQUANT_BASETYPE",
+            format!("{func}( ) argument #{} ({what}) must be an integer constant", i + 1),
+            args[i].span,
+        )
+    })
+}
+
+/// The aggregating function a call names, with its constant parameters checked.
+fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usize)> {
+    let count = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
+        if n.contains(&args.len()) {
+            Ok(())
+        } else {
+            Err(CompileError::new(
+                "D_PROTO_LEN",
+                format!(
+                    "{func}( ) prototype mismatch: {} args passed, {} expected",
+                    args.len(),
+                    if n.start() == n.end() {
+                        n.start().to_string()
+                    } else {
+                        format!("{} to {}", n.start(), n.end())
+                    }
+                ),
+                span,
+            ))
+        }
+    };
+    let bad = |tag: &'static str, msg: String| Err(CompileError::new(tag, msg, span));
+    Ok(match func {
+        "count" => {
+            count(0..=0)?;
+            (AggFunc::Count, 0)
+        }
+        "sum" | "avg" | "min" | "max" | "stddev" => {
+            count(1..=1)?;
+            let kind = match func {
+                "sum" => AggFunc::Sum,
+                "avg" => AggFunc::Avg,
+                "min" => AggFunc::Min,
+                "max" => AggFunc::Max,
+                _ => AggFunc::Stddev,
+            };
+            (kind, 1)
+        }
+        "quantize" => {
+            count(1..=2)?;
+            (AggFunc::Quantize, args.len())
+        }
+        "lquantize" => {
+            count(3..=5)?;
+            let base = const_arg(func, args, 1, "lower bound")?;
+            let limit = const_arg(func, args, 2, "upper bound")?;
+            let step = if args.len() > 3 {
+                const_arg(func, args, 3, "step")?
+            } else {
+                1
+            };
+            if step <= 0 {
+                return bad("D_LQUANT_STEPVAL", "lquantize( ) step must be greater than zero".into());
+            }
+            if limit <= base {
+                return bad(
+                    "D_LQUANT_MISMATCH",
+                    "lquantize( ) upper bound must be greater than lower bound".into(),
+                );
+            }
+            let levels = (limit - base) / step;
+            if levels > (MAX_SLOTS - 2) as i64 {
+                return bad(
+                    "D_LQUANT_STEPLARGE",
+                    format!("lquantize( ) step ({step}) is too small for the range; at most {} levels", MAX_SLOTS - 2),
+                );
+            }
+            (
+                AggFunc::Lquantize {
+                    base,
+                    limit: base + levels * step,
+                    step,
+                },
+                if args.len() == 5 { 2 } else { 1 },
+            )
+        }
+        "llquantize" => {
+            count(5..=6)?;
+            let factor = const_arg(func, args, 1, "factor")?;
+            let low = const_arg(func, args, 2, "low magnitude")?;
+            let high = const_arg(func, args, 3, "high magnitude")?;
+            let nsteps = const_arg(func, args, 4, "linear steps per magnitude")?;
+            if factor < 2 {
+                return bad("D_LLQUANT_FACTORSMALL", "llquantize( ) factor must be greater than or equal to 2".into());
+            }
+            if high < low {
+                return bad("D_LLQUANT_MAGRANGE", "llquantize( ) high magnitude must be greater than or equal to the low magnitude".into());
+            }
+            if nsteps < factor || nsteps % factor != 0 {
+                return bad("D_LLQUANT_FACTORNSTEPS", "llquantize( ) factor must evenly divide the number of steps per magnitude".into());
+            }
+            if (factor as f64).powi(high as i32 + 1) > i64::MAX as f64 {
+                return bad("D_LLQUANT_MAGTOOBIG", "llquantize( ) factor and high magnitude overflow 64 bits".into());
+            }
+            let kind = AggFunc::Llquantize {
+                factor: factor as u64,
+                low: low as u64,
+                high: high as u64,
+                nsteps: nsteps as u64,
+            };
+            if slot_count(&kind) > MAX_SLOTS {
+                return bad("D_LLQUANT_NSTEPS", "llquantize( ) has too many buckets".into());
+            }
+            (kind, if args.len() == 6 { 2 } else { 1 })
+        }
+        _ => {
+            return bad(
+                "D_AGG_FUNC",
+                format!("{func}( ) is not an aggregating function"),
+            )
+        }
+    })
+}
+
+impl Gen<'_, '_> {
+    /// `@name[keys] = func(args)`
+    pub(crate) fn aggregate(&mut self, (name, keys): (&str, &[Expr]), rhs: &Expr, span: Span) -> Result<()> {
+        let ExprKind::Call {
+            name: func,
+            args,
+            name_span,
+        } = &rhs.kind
+        else {
+            return Err(CompileError::new(
+                "D_AGG_FUNC",
+                format!("@{name} must be assigned the result of an aggregating function"),
+                rhs.span,
+            ));
+        };
+        if !is_function(func) {
+            return Err(CompileError::new(
+                "D_AGG_FUNC",
+                format!("{func}( ) is not an aggregating function"),
+                *name_span,
+            ));
+        }
+        let (kind, value_args) = parse_function(func, args, rhs.span)?;
+        // Key and value types decide (on first use) or must match the aggregation.
+        let mut key_types = Vec::new();
+        for k in keys {
+            key_types.push(self.type_of(k)?);
+        }
+        let index = self.aggregation_for(name, &kind, &key_types, span)?;
+        let agg = self.c.aggregations[index].clone();
+        let mut values: Vec<VReg> = Vec::new();
+        for (i, a) in args.iter().take(value_args).enumerate() {
+            // lquantize/llquantize's increment is their last argument.
+            let a = if i == 1 && !matches!(kind, AggFunc::Quantize) {
+                args.last().expect("args")
+            } else {
+                a
+            };
+            let v = self.expr(a)?;
+            if !v.ty.is_scalar() {
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    format!("{func}( ) argument #{} is incompatible with prototype:\n\tprototype: int64_t\n\t argument: {}", i + 1, v.ty),
+                    a.span,
+                ));
+            }
+            values.push(v.reg);
+        }
+        let key_types: Vec<Type> = agg.keys.iter().map(|k| k.ty.clone()).collect();
+        let key = self.build_key(keys, &key_types, span)?;
+        self.entry_pointer(&agg, key);
+        let done = self.e.label();
+        self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+        if let Some(&v) = values.first() {
+            regs::read_into(&mut self.e, v, R1);
+        }
+        let weight = values.get(1).copied();
+        self.update_slots(&kind, weight);
+        self.e.bind(done);
+        for v in values.into_iter().rev() {
+            self.pop(v);
+        }
+        Ok(())
+    }
+
+    /// The aggregation called `name`, created on first use.
+    fn aggregation_for(&mut self, name: &str, kind: &AggFunc, keys: &[Type], span: Span) -> Result<usize> {
+        if let Some(i) = self.c.aggregations.iter().position(|a| a.name == name) {
+            let a = &self.c.aggregations[i];
+            if &a.kind != kind {
+                return Err(CompileError::new(
+                    "D_AGG_REDEF",
+                    format!(
+                        "aggregation redefined: @{name}\n\t current: {}( )\n\tprevious: {}( )",
+                        kind.name(),
+                        a.kind.name()
+                    ),
+                    span,
+                ));
+            }
+            let same_keys = a.keys.len() == keys.len()
+                && a.keys.iter().zip(keys).all(|(k, t)| k.ty.is_string() == t.is_string());
+            if !same_keys {
+                return Err(CompileError::new(
+                    "D_AGG_REDEF",
+                    format!("aggregation @{name} used with a different key signature"),
+                    span,
+                ));
+            }
+            return Ok(i);
+        }
+        let mut fields = Vec::new();
+        let mut offset = 0;
+        for t in keys {
+            let ty = if t.is_integer() && t.scalar_size() < 8 { t.promoted() } else { t.clone() };
+            fields.push(Field { offset, ty });
+            offset += if t.is_string() { self.strsize().next_multiple_of(8) } else { 8 };
+        }
+        let key_size = self.c.key_size(keys);
+        let slots = slot_count(kind);
+        let map = self.c.add_map(MapSpec {
+            name: format!("dt_agg_{name}"),
+            kind: MapKind::PercpuHash,
+            key_size,
+            value_size: (slots * 8) as u32,
+            max_entries: self.c.opts.agg_entries,
+            initial: None,
+            per_cpu_entries: false,
+        });
+        self.c.aggregations.push(Aggregation {
+            name: name.to_string(),
+            kind: kind.clone(),
+            keys: fields,
+            key_size,
+            slots,
+            map,
+        });
+        Ok(self.c.aggregations.len() - 1)
+    }
+
+    /// r0 = this CPU's slots for the key at scratch `key`, creating the entry; 0 if full.
+    fn entry_pointer(&mut self, agg: &Aggregation, key: u32) {
+        let found = self.e.label();
+        self.e.ld_map(R1, agg.map);
+        self.scratch_addr(R2, key);
+        self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+        self.e.jmp_imm(BPF_JNE, R0, 0, found);
+        self.e.ld_map(R1, agg.map);
+        self.scratch_addr(R2, key);
+        self.e.ld_map_value(R3, self.c.core.rodata, Rodata::ZEROS);
+        self.e.emit(Insn::mov64_imm(R4, 1)); // BPF_NOEXIST
+        self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
+        self.e.ld_map(R1, agg.map);
+        self.scratch_addr(R2, key);
+        self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+        self.e.jmp_imm(BPF_JNE, R0, 0, found);
+        self.count_drop(1);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.bind(found);
+    }
+
+    /// With r0 = slots and r1 = value (and `weight` the increment), apply the function.
+    fn update_slots(&mut self, kind: &AggFunc, weight: Option<VReg>) {
+        let e = &mut self.e;
+        let add_slot = |e: &mut crate::emit::Emitter, slot: i16, src: Reg| {
+            e.emit(Insn::ldx(Size::DW, R3, R0, slot * 8));
+            e.emit(Insn::alu64_reg(BPF_ADD, R3, src));
+            e.emit(Insn::stx(Size::DW, R0, slot * 8, R3));
+        };
+        match kind {
+            AggFunc::Count => {
+                e.emit(Insn::mov64_imm(R1, 1));
+                add_slot(e, 0, R1);
+            }
+            AggFunc::Sum => add_slot(e, 0, R1),
+            AggFunc::Avg => {
+                e.emit(Insn::mov64_imm(R2, 1));
+                add_slot(e, 0, R2);
+                add_slot(e, 1, R1);
+            }
+            AggFunc::Min | AggFunc::Max => {
+                let set = e.label();
+                let done = e.label();
+                e.emit(Insn::ldx(Size::DW, R2, R0, 0));
+                e.jmp_imm(BPF_JEQ, R2, 0, set);
+                e.emit(Insn::ldx(Size::DW, R3, R0, 8));
+                let keep = if matches!(kind, AggFunc::Min) { BPF_JSGE } else { BPF_JSLE };
+                e.jmp_reg(keep, R1, R3, done);
+                e.bind(set);
+                e.emit(Insn::st(Size::DW, R0, 0, 1));
+                e.emit(Insn::stx(Size::DW, R0, 8, R1));
+                e.bind(done);
+            }
+            AggFunc::Stddev => {
+                e.emit(Insn::mov64_imm(R2, 1));
+                add_slot(e, 0, R2);
+                add_slot(e, 1, R1);
+                square_128(e);
+                // (r4:r5) = value²; add to slots 2 (low) and 3 (high) with carry.
+                e.emit(Insn::ldx(Size::DW, R2, R0, 16));
+                e.emit(Insn::alu64_reg(BPF_ADD, R2, R4));
+                e.emit(Insn::stx(Size::DW, R0, 16, R2));
+                e.emit(Insn::jmp_reg(BPF_JGE, R2, R4, 1));
+                e.emit(Insn::alu64_imm(BPF_ADD, R5, 1));
+                e.emit(Insn::ldx(Size::DW, R2, R0, 24));
+                e.emit(Insn::alu64_reg(BPF_ADD, R2, R5));
+                e.emit(Insn::stx(Size::DW, R0, 24, R2));
+            }
+            AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
+                bucket_index(e, kind);
+                // r2 = bucket index, bounded; add the weight to that slot.
+                let max = slot_count(kind) as i32 - 1;
+                e.emit(Insn::jmp_imm(BPF_JSGE, R2, 0, 1));
+                e.emit(Insn::mov64_imm(R2, 0));
+                e.emit(Insn::jmp_imm(BPF_JSLE, R2, max, 1));
+                e.emit(Insn::mov64_imm(R2, max));
+                e.emit(Insn::alu64_imm(BPF_LSH, R2, 3));
+                e.emit(Insn::alu64_reg(BPF_ADD, R0, R2));
+                match weight {
+                    Some(w) => regs::read_into(e, w, R1),
+                    None => e.emit(Insn::mov64_imm(R1, 1)),
+                }
+                add_slot(e, 0, R1);
+            }
+        }
+    }
+}
+
+/// (r4 low, r5 high) = r1 * r1 as a 128-bit unsigned square of |r1|. Clobbers r2, r3.
+fn square_128(e: &mut crate::emit::Emitter) {
+    // a = |v| = hi * 2^32 + lo; a² = hi²·2^64 + 2·hi·lo·2^32 + lo².
+    e.emit(Insn::mov64_reg(R2, R1));
+    e.emit(Insn::jmp_imm(BPF_JSGE, R2, 0, 1));
+    e.emit(Insn::alu64_imm(BPF_NEG, R2, 0));
+    e.emit(Insn::mov64_reg(R3, R2));
+    e.emit(Insn::alu64_imm(BPF_RSH, R3, 32)); // r3 = hi
+    e.emit(Insn::alu32_reg(BPF_MOV, R2, R2)); // r2 = lo
+    e.emit(Insn::mov64_reg(R4, R2));
+    e.emit(Insn::alu64_reg(BPF_MUL, R4, R2)); // r4 = lo²
+    e.emit(Insn::mov64_reg(R5, R3));
+    e.emit(Insn::alu64_reg(BPF_MUL, R5, R3)); // r5 = hi²
+    e.emit(Insn::alu64_reg(BPF_MUL, R2, R3)); // r2 = mid = hi·lo
+    // Add mid·2^33: low += mid << 33 (with carry), high += mid >> 31.
+    e.emit(Insn::mov64_reg(R3, R2));
+    e.emit(Insn::alu64_imm(BPF_RSH, R3, 31));
+    e.emit(Insn::alu64_reg(BPF_ADD, R5, R3));
+    e.emit(Insn::alu64_imm(BPF_LSH, R2, 33));
+    e.emit(Insn::alu64_reg(BPF_ADD, R4, R2));
+    e.emit(Insn::jmp_reg(BPF_JGE, R4, R2, 1));
+    e.emit(Insn::alu64_imm(BPF_ADD, R5, 1));
+}
+
+/// r2 = floor(log2(r3)) for r3 > 0. Clobbers r3, r4.
+fn log2(e: &mut crate::emit::Emitter) {
+    e.emit(Insn::mov64_imm(R2, 0));
+    for shift in [32, 16, 8, 4, 2, 1] {
+        e.emit(Insn::mov64_reg(R4, R3));
+        e.emit(Insn::alu64_imm(BPF_RSH, R4, shift));
+        e.emit(Insn::jmp_imm(BPF_JEQ, R4, 0, 2));
+        e.emit(Insn::mov64_reg(R3, R4));
+        e.emit(Insn::alu64_imm(BPF_ADD, R2, shift));
+    }
+}
+
+/// r2 = the bucket of value r1 for a quantizing function. Clobbers r3, r4, r5.
+fn bucket_index(e: &mut crate::emit::Emitter, kind: &AggFunc) {
+    let done = e.label();
+    match kind {
+        AggFunc::Quantize => {
+            let negative = e.label();
+            e.emit(Insn::mov64_imm(R2, QUANTIZE_ZERO as i32));
+            e.jmp_imm(BPF_JEQ, R1, 0, done);
+            e.jmp_imm(BPF_JSLT, R1, 0, negative);
+            e.emit(Insn::mov64_reg(R3, R1));
+            log2(e);
+            e.emit(Insn::alu64_imm(BPF_ADD, R2, QUANTIZE_ZERO as i32 + 1));
+            e.goto(done);
+            e.bind(negative);
+            e.emit(Insn::mov64_reg(R3, R1));
+            e.emit(Insn::alu64_imm(BPF_NEG, R3, 0));
+            log2(e);
+            e.emit(Insn::mov64_reg(R3, R2));
+            e.emit(Insn::mov64_imm(R2, QUANTIZE_ZERO as i32 - 1));
+            e.emit(Insn::alu64_reg(BPF_SUB, R2, R3));
+        }
+        AggFunc::Lquantize { base, limit, step } => {
+            let levels = (limit - base) / step;
+            e.emit(Insn::mov64_imm(R2, 0));
+            e.mov_const(R3, *base as u64);
+            e.jmp_reg(BPF_JSLT, R1, R3, done);
+            e.emit(Insn::mov64_imm(R2, levels as i32 + 1));
+            e.mov_const(R3, *limit as u64);
+            e.jmp_reg(BPF_JSGE, R1, R3, done);
+            e.emit(Insn::mov64_reg(R2, R1));
+            e.mov_const(R3, *base as u64);
+            e.emit(Insn::alu64_reg(BPF_SUB, R2, R3));
+            e.mov_const(R3, *step as u64);
+            e.emit(Insn::alu64_reg(BPF_DIV, R2, R3));
+            e.emit(Insn::alu64_imm(BPF_ADD, R2, 1));
+        }
+        AggFunc::Llquantize {
+            factor,
+            low,
+            high,
+            nsteps,
+        } => {
+            let bucket = |v| slots::llquantize_bucket(v, *factor, *low, *high, *nsteps);
+            let thresholds = thresholds(bucket, slot_count(kind));
+            search(e, &thresholds, 0, thresholds.len(), bucket(i64::MIN), done);
+        }
+        _ => {}
+    }
+    e.bind(done);
+}
+
+/// For a monotonic bucket function, the least value of each bucket after the first that
+/// any value reaches, with its bucket index, in increasing order.
+fn thresholds(bucket: impl Fn(i64) -> usize, buckets: usize) -> Vec<(i64, usize)> {
+    let mut out = Vec::new();
+    for b in bucket(i64::MIN) + 1..buckets {
+        if bucket(i64::MAX) < b {
+            break;
+        }
+        // Least v with bucket(v) >= b.
+        let (mut lo, mut hi) = (i64::MIN as i128, i64::MAX as i128);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if bucket(mid as i64) >= b {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let v = lo as i64;
+        if bucket(v) == b && out.last().is_none_or(|&(last, _)| last < v) {
+            out.push((v, b));
+        }
+    }
+    out
+}
+
+/// r2 = the bucket of r1 by binary search over `t[lo..hi]`, given that r1 is below
+/// `t[hi]` and at or above `t[lo - 1]` (whose bucket is `below`).
+fn search(e: &mut crate::emit::Emitter, t: &[(i64, usize)], lo: usize, hi: usize, below: usize, done: crate::emit::Label) {
+    if lo == hi {
+        e.emit(Insn::mov64_imm(R2, below as i32));
+        e.goto(done);
+        return;
+    }
+    let mid = lo + (hi - lo) / 2;
+    let upper = e.label();
+    e.mov_const(R3, t[mid].0 as u64);
+    e.jmp_reg(BPF_JSGE, R1, R3, upper);
+    search(e, t, lo, mid, below, done);
+    e.bind(upper);
+    search(e, t, mid + 1, hi, t[mid].1, done);
+}

@@ -1,0 +1,573 @@
+//! Code generation: one eBPF program per probe, holding the clauses enabled on it in
+//! program order, each clause guarded by its predicate and ending in one ring-buffer record.
+//!
+//! The submodules each own one part of the language: [`expr`] operators and constants,
+//! [`vars`] variables of every scope, [`strings`] string values, [`builtins`] built-in
+//! variables, [`actions`] actions and the record they fill, [`aggregate`] aggregating
+//! functions, [`subr`] subroutines.
+
+mod actions;
+mod aggregate;
+mod builtins;
+mod expr;
+mod fault;
+mod regs;
+mod strings;
+mod subr;
+mod vars;
+
+use std::collections::HashMap;
+
+use dtrace_ebpf::*;
+use dtrace_frontend::ast::{self, Item, Stmt};
+use dtrace_frontend::{CompileError, Result, Span};
+
+use crate::emit::{Emitter, Label};
+use crate::program::*;
+use crate::types::Type;
+use regs::{VReg, VRegs, CTX_SLOT, KEY_SLOT, SCRATCH};
+
+pub use actions::FormatCheck;
+pub use vars::MacroArgs;
+
+/// Kernel structure layout the generated code needs, answered from BTF by the caller.
+pub trait KernelLayout {
+    /// Byte offset of a member path (`se.sum_exec_runtime`) inside `struct name`.
+    fn member_offset(&self, name: &str, path: &str) -> Option<u32>;
+}
+
+/// Tunables that change generated code.
+#[derive(Clone, Debug)]
+pub struct CodegenOptions {
+    pub strsize: u32,
+    /// Ring buffer size in bytes (a power of two, at least one page).
+    pub bufsize: u32,
+    /// Maximum entries of each dynamic variable map.
+    pub dynvar_entries: u32,
+    /// Maximum keys of each aggregation.
+    pub agg_entries: u32,
+    /// CLOCK_REALTIME minus CLOCK_MONOTONIC, for `walltimestamp`.
+    pub wall_offset: u64,
+}
+
+impl Default for CodegenOptions {
+    fn default() -> Self {
+        CodegenOptions {
+            strsize: 256,
+            bufsize: 4 << 20,
+            dynvar_entries: 16384,
+            agg_entries: 16384,
+            wall_offset: 0,
+        }
+    }
+}
+
+/// Everything the code generator needs.
+pub struct Input<'a> {
+    pub program: &'a ast::Program,
+    /// For each clause of `program`, in order, the probes it is enabled on.
+    pub probes: &'a [Vec<ProbeSite>],
+    pub options: CodegenOptions,
+    pub macros: &'a MacroArgs,
+    pub kernel: &'a dyn KernelLayout,
+    pub formats: &'a dyn FormatCheck,
+}
+
+/// Compile a D program for the given probes.
+pub fn compile(input: Input<'_>) -> Result<Compiled> {
+    let mut c = Compiler::new(&input);
+    let clauses: Vec<&ast::Clause> = input
+        .program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Clause(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    for item in &input.program.items {
+        if let Item::Decl(decl) = item {
+            c.declare(decl)?;
+        }
+    }
+    // One program per probe, in order of first mention; clauses are compiled in program
+    // order (types and declarations follow the text, as in DTrace), each into the programs
+    // of the probes it is enabled on.
+    let mut states: Vec<ProgState> = Vec::new();
+    let mut index: HashMap<u32, usize> = HashMap::new();
+    for (ci, sites) in input.probes.iter().enumerate() {
+        let mut seen = Vec::new();
+        for site in sites {
+            if seen.contains(&site.id) {
+                continue;
+            }
+            seen.push(site.id);
+            let epid = c.enabled.len() as u32 + 1;
+            c.enabled.push(EnabledProbe {
+                epid,
+                probe: site.clone(),
+                records: clause_records(clauses[ci]),
+                actions: Vec::new(),
+            });
+            let slot = *index.entry(site.id).or_insert_with(|| {
+                states.push(ProgState::new(&mut c, site.clone()));
+                states.len() - 1
+            });
+            let state = std::mem::replace(&mut states[slot], ProgState::placeholder(site));
+            let mut gen = Gen::resume(&mut c, state);
+            let result = gen.clause(clauses[ci], epid);
+            states[slot] = gen.suspend();
+            result?;
+        }
+    }
+    let mut programs = Vec::new();
+    for state in states {
+        let probe = state.probe.clone();
+        let code = Gen::resume(&mut c, state).finish()?;
+        programs.push(ProgramSpec { probe, code });
+    }
+    Ok(c.into_compiled(programs))
+}
+
+/// Whether a clause writes a record: all but clauses made only of aggregations do.
+fn clause_records(clause: &ast::Clause) -> bool {
+    let Some(body) = &clause.body else {
+        return true;
+    };
+    body.is_empty() || !body.iter().all(is_aggregation_stmt)
+}
+
+fn is_aggregation_stmt(stmt: &Stmt) -> bool {
+    let Stmt::Expr(e) = stmt else { return false };
+    let ast::ExprKind::Assign { lhs, op: None, .. } = &e.kind else {
+        return false;
+    };
+    match &lhs.kind {
+        ast::ExprKind::Aggregation(_) => true,
+        ast::ExprKind::Index { base, .. } => {
+            matches!(base.kind, ast::ExprKind::Aggregation(_))
+        }
+        _ => false,
+    }
+}
+
+/// Program-wide state: maps, variables and aggregations shared by all programs.
+pub(crate) struct Compiler<'a> {
+    opts: CodegenOptions,
+    macros: &'a MacroArgs,
+    kernel: &'a dyn KernelLayout,
+    formats: &'a dyn FormatCheck,
+    maps: Vec<MapSpec>,
+    core: CoreMaps,
+    rodata: vars::Rodata,
+    vars: vars::Variables,
+    aggregations: Vec<Aggregation>,
+    enabled: Vec<EnabledProbe>,
+    /// Largest scratch area any program needs.
+    scratch_size: u32,
+}
+
+/// Size of the record area at the start of scratch.
+fn record_limit(strsize: u32) -> u32 {
+    (16 * strsize).max(8192)
+}
+
+impl<'a> Compiler<'a> {
+    fn new(input: &Input<'a>) -> Compiler<'a> {
+        let mut maps = Vec::new();
+        let mut add = |spec: MapSpec| {
+            maps.push(spec);
+            MapId(maps.len() - 1)
+        };
+        let opts = input.options.clone();
+        let core = CoreMaps {
+            ringbuf: add(MapSpec {
+                name: "dt_ringbuf".into(),
+                kind: MapKind::Ringbuf,
+                key_size: 0,
+                value_size: 0,
+                max_entries: opts.bufsize,
+                initial: None,
+                per_cpu_entries: false,
+            }),
+            drops: add(MapSpec {
+                name: "dt_drops".into(),
+                kind: MapKind::PercpuArray,
+                key_size: 4,
+                value_size: 16,
+                max_entries: 1,
+                initial: None,
+                per_cpu_entries: false,
+            }),
+            scratch: add(MapSpec {
+                name: "dt_scratch".into(),
+                kind: MapKind::Array,
+                key_size: 4,
+                value_size: 0,
+                max_entries: 0,
+                initial: None,
+                per_cpu_entries: true,
+            }),
+            globals: add(MapSpec {
+                name: "dt_globals".into(),
+                kind: MapKind::Array,
+                key_size: 4,
+                value_size: 0,
+                max_entries: 1,
+                initial: None,
+                per_cpu_entries: false,
+            }),
+            rodata: add(MapSpec {
+                name: "dt_rodata".into(),
+                kind: MapKind::Array,
+                key_size: 4,
+                value_size: 0,
+                max_entries: 1,
+                initial: None,
+                per_cpu_entries: false,
+            }),
+        };
+        Compiler {
+            rodata: vars::Rodata::default(),
+            vars: vars::Variables::default(),
+            scratch_size: record_limit(opts.strsize),
+            opts,
+            macros: input.macros,
+            kernel: input.kernel,
+            formats: input.formats,
+            maps,
+            core,
+            aggregations: Vec::new(),
+            enabled: Vec::new(),
+        }
+    }
+
+    fn add_map(&mut self, spec: MapSpec) -> MapId {
+        self.maps.push(spec);
+        MapId(self.maps.len() - 1)
+    }
+
+    fn into_compiled(mut self, programs: Vec<ProgramSpec>) -> Compiled {
+        let strsize = self.opts.strsize as usize;
+        let rodata = self.rodata.finish(strsize.max(aggregate::MAX_SLOTS * 8));
+        let scratch = &mut self.maps[self.core.scratch.0];
+        scratch.value_size = self.scratch_size.next_multiple_of(8);
+        let globals = &mut self.maps[self.core.globals.0];
+        globals.value_size = self.vars.globals_size().max(8);
+        let ro = &mut self.maps[self.core.rodata.0];
+        ro.value_size = rodata.len() as u32;
+        ro.initial = Some(rodata);
+        Compiled {
+            maps: self.maps,
+            core: self.core,
+            programs,
+            enabled: self.enabled,
+            aggregations: self.aggregations,
+            options: Vec::new(),
+        }
+    }
+}
+
+/// A value on the evaluation stack: its register and D type.
+#[derive(Clone, Debug)]
+pub(crate) struct Val {
+    pub reg: VReg,
+    pub ty: Type,
+}
+
+/// Per-clause state.
+struct ClauseState {
+    epid: u32,
+    /// Where the clause ends; faults jump here after writing their record.
+    end: Label,
+    /// Next free byte of the record.
+    record_len: u32,
+    /// Nesting of conditional statements around the current action.
+    conditional: usize,
+    /// Number of presence bits handed out.
+    presence_bits: u32,
+    /// DTrace's action number (1-based) of the statement being compiled.
+    action: u32,
+    actions: Vec<Action>,
+}
+
+/// The record header: `[epid u32][cpu u32][presence bits u64]`.
+const RECORD_HEADER: u32 = 16;
+
+/// A program being generated, between the clauses compiled into it.
+struct ProgState {
+    e: Emitter,
+    probe: ProbeSite,
+    scratch_top: u32,
+    this_offsets: HashMap<String, u32>,
+    exit: Label,
+}
+
+impl ProgState {
+    /// A new program with its prologue: save the context, find this CPU's scratch area.
+    fn new(c: &mut Compiler<'_>, probe: ProbeSite) -> ProgState {
+        let mut e = Emitter::new();
+        let exit = e.label();
+        e.emit(Insn::stx(Size::DW, R10, CTX_SLOT, R1));
+        e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
+        e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R0));
+        e.ld_map(R1, c.core.scratch);
+        e.emit(Insn::mov64_reg(R2, R10));
+        e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+        e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+        e.jmp_imm(BPF_JEQ, R0, 0, exit);
+        e.emit(Insn::mov64_reg(SCRATCH, R0));
+        ProgState {
+            e,
+            probe,
+            scratch_top: record_limit(c.opts.strsize),
+            this_offsets: HashMap::new(),
+            exit,
+        }
+    }
+
+    /// An empty stand-in while the real state is lent to a [`Gen`].
+    fn placeholder(probe: &ProbeSite) -> ProgState {
+        let mut e = Emitter::new();
+        let exit = e.label();
+        ProgState {
+            e,
+            probe: probe.clone(),
+            scratch_top: 0,
+            this_offsets: HashMap::new(),
+            exit,
+        }
+    }
+}
+
+/// Code generation for one program (one probe), with the program-wide state at hand.
+pub(crate) struct Gen<'c, 'a> {
+    c: &'c mut Compiler<'a>,
+    e: Emitter,
+    regs: VRegs,
+    probe: ProbeSite,
+    /// Next free scratch byte after the record area.
+    scratch_top: u32,
+    /// Offsets of `this->` variables in this program's scratch.
+    this_offsets: HashMap<String, u32>,
+    clause: Option<ClauseState>,
+    exit: Label,
+}
+
+impl<'c, 'a> Gen<'c, 'a> {
+    fn resume(c: &'c mut Compiler<'a>, p: ProgState) -> Gen<'c, 'a> {
+        Gen {
+            c,
+            e: p.e,
+            regs: VRegs::default(),
+            probe: p.probe,
+            scratch_top: p.scratch_top,
+            this_offsets: p.this_offsets,
+            clause: None,
+            exit: p.exit,
+        }
+    }
+
+    fn suspend(self) -> ProgState {
+        ProgState {
+            e: self.e,
+            probe: self.probe,
+            scratch_top: self.scratch_top,
+            this_offsets: self.this_offsets,
+            exit: self.exit,
+        }
+    }
+
+    fn finish(mut self) -> Result<crate::emit::Code> {
+        let exit = self.exit;
+        self.e.bind(exit);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.emit(Insn::exit());
+        let top = self.scratch_top;
+        if top > i16::MAX as u32 {
+            return Err(CompileError::unplaced(
+                "D_DIF_TOOBIG",
+                format!(
+                    "probe {} needs {top} bytes of scratch space; at most 32767 fit (fewer string temporaries or a smaller strsize)",
+                    self.probe.full_name()
+                ),
+            ));
+        }
+        self.c.scratch_size = self.c.scratch_size.max(top);
+        self.e
+            .finish()
+            .map_err(|msg| CompileError::unplaced("D_DIF_TOOBIG", msg))
+    }
+
+    /// Reserve `size` bytes of scratch, 8-aligned; returns their offset.
+    fn scratch(&mut self, size: u32) -> u32 {
+        let off = self.scratch_top;
+        self.scratch_top += size.next_multiple_of(8);
+        off
+    }
+
+    fn strsize(&self) -> u32 {
+        self.c.opts.strsize
+    }
+
+    fn push(&mut self, span: Span) -> Result<VReg> {
+        self.regs
+            .push()
+            .ok_or_else(|| CompileError::new("D_DIF_TOOBIG", "expression too complex", span))
+    }
+
+    fn pop(&mut self, v: VReg) {
+        self.regs.pop(v);
+    }
+
+    fn clause_state(&mut self) -> &mut ClauseState {
+        self.clause.as_mut().expect("inside a clause")
+    }
+
+    /// Compile one clause for this program's probe.
+    fn clause(&mut self, clause: &ast::Clause, epid: u32) -> Result<()> {
+        let end = self.e.label();
+        self.clause = Some(ClauseState {
+            epid,
+            end,
+            record_len: RECORD_HEADER,
+            conditional: 0,
+            presence_bits: 0,
+            action: 1,
+            actions: Vec::new(),
+        });
+        if let Some(pred) = &clause.predicate {
+            let v = self.expr(pred)?;
+            if !v.ty.is_scalar() {
+                return Err(CompileError::new(
+                    "D_PRED_SCALAR",
+                    "predicate result must be of scalar type",
+                    pred.span,
+                ));
+            }
+            let r = regs::read(&mut self.e, v.reg, R1);
+            self.pop(v.reg);
+            self.e.jmp_imm(BPF_JEQ, r, 0, end);
+        }
+        let records = self.c.enabled[epid as usize - 1].records;
+        if records {
+            self.e.emit(Insn::st(Size::W, SCRATCH, 0, epid as i32));
+            self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
+            self.e.emit(Insn::stx(Size::W, SCRATCH, 4, R0));
+            self.e.emit(Insn::st(Size::DW, SCRATCH, 8, 0));
+        }
+        if let Some(body) = &clause.body {
+            for stmt in body {
+                self.stmt(stmt)?;
+                self.clause_state().action += 1;
+            }
+        }
+        if records {
+            self.output_record()?;
+        }
+        self.e.bind(end);
+        let state = self.clause.take().expect("inside a clause");
+        self.c.enabled[epid as usize - 1].actions = state.actions;
+        Ok(())
+    }
+
+    /// Send the clause's record to the ring buffer, counting a drop if it is full.
+    fn output_record(&mut self) -> Result<()> {
+        let len = self.clause_state().record_len;
+        if len > record_limit(self.strsize()) {
+            return Err(CompileError::unplaced(
+                "D_DIF_TOOBIG",
+                format!("clause records {len} bytes, more than the limit (raise strsize less)"),
+            ));
+        }
+        self.e.ld_map(R1, self.c.core.ringbuf);
+        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
+        self.e.emit(Insn::mov64_imm(R3, len as i32));
+        self.e.emit(Insn::mov64_imm(R4, 0));
+        self.e.emit(Insn::call(helpers::RINGBUF_OUTPUT));
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JEQ, R0, 0, ok);
+        self.count_drop(0);
+        self.e.bind(ok);
+        Ok(())
+    }
+
+    /// Increment drop counter `slot` (0: records, 1: dynamic variables) of this CPU.
+    fn count_drop(&mut self, slot: i16) {
+        self.e.emit(Insn::st(Size::W, R10, KEY_SLOT, 0));
+        self.e.ld_map(R1, self.c.core.drops);
+        self.e.emit(Insn::mov64_reg(R2, R10));
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+        self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+        let done = self.e.label();
+        self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+        self.e.emit(Insn::ldx(Size::DW, R1, R0, slot * 8));
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R1, 1));
+        self.e.emit(Insn::stx(Size::DW, R0, slot * 8, R1));
+        self.e.bind(done);
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) -> Result<()> {
+        match stmt {
+            Stmt::Expr(e) => self.expr_stmt(e),
+            Stmt::Block(stmts, _) => {
+                for s in stmts {
+                    self.stmt(s)?;
+                }
+                Ok(())
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                let v = self.expr(cond)?;
+                let r = regs::read(&mut self.e, v.reg, R1);
+                self.pop(v.reg);
+                let else_label = self.e.label();
+                let done = self.e.label();
+                self.e.jmp_imm(BPF_JEQ, r, 0, else_label);
+                self.clause_state().conditional += 1;
+                for s in then {
+                    self.stmt(s)?;
+                }
+                self.e.goto(done);
+                self.e.bind(else_label);
+                for s in otherwise.iter().flatten() {
+                    self.stmt(s)?;
+                }
+                self.clause_state().conditional -= 1;
+                self.e.bind(done);
+                Ok(())
+            }
+            Stmt::Decl(d) => Err(CompileError::new(
+                "D_DECL_LOCASC",
+                "declarations are not permitted in a clause body",
+                d.span,
+            )),
+        }
+    }
+
+    /// A statement: an action call, or an expression evaluated for its side effects.
+    fn expr_stmt(&mut self, e: &ast::Expr) -> Result<()> {
+        if let ast::ExprKind::Call {
+            name,
+            args,
+            name_span,
+        } = &e.kind
+        {
+            if let Some(done) = self.action(name, args, *name_span, e.span)? {
+                return Ok(done);
+            }
+        }
+        if let ast::ExprKind::Assign { op: None, lhs, rhs } = &e.kind {
+            if let Some(agg) = aggregate::target(lhs) {
+                return self.aggregate(agg, rhs, e.span);
+            }
+        }
+        let v = self.expr(e)?;
+        self.pop(v.reg);
+        Ok(())
+    }
+}

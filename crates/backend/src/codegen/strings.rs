@@ -1,0 +1,118 @@
+//! String values: comparison, copying and length. A string value is a pointer to a
+//! NUL-terminated buffer of at least `strsize` readable bytes (scratch, globals, rodata or a
+//! map value); copies go through `bpf_probe_read_kernel_str`, which stops at the NUL.
+
+use dtrace_ebpf::*;
+use dtrace_frontend::ast::BinaryOp;
+use dtrace_frontend::Result;
+
+use super::regs;
+use super::{Gen, Val};
+use crate::types::{self, Type};
+
+impl Gen<'_, '_> {
+    /// Compare two strings byte by byte (like strcmp); the result replaces `a`.
+    pub(crate) fn string_compare(&mut self, op: BinaryOp, a: &Val, b: &Val) -> Result<Val> {
+        let strsize = self.strsize() as i32;
+        regs::read_into(&mut self.e, a.reg, R1);
+        regs::read_into(&mut self.e, b.reg, R2);
+        // r3 = index, r4/r5 = bytes; r0 = strcmp-like result (-1, 0, 1).
+        self.e.emit(Insn::mov64_imm(R3, 0));
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        let top = self.e.label();
+        let done = self.e.label();
+        let differ = self.e.label();
+        self.e.bind(top);
+        self.e.jmp_imm(BPF_JGE, R3, strsize, done);
+        self.e.emit(Insn::mov64_reg(R4, R1));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R4, R3));
+        self.e.emit(Insn::ldx(Size::B, R4, R4, 0));
+        self.e.emit(Insn::mov64_reg(R5, R2));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R5, R3));
+        self.e.emit(Insn::ldx(Size::B, R5, R5, 0));
+        self.e.jmp_reg(BPF_JNE, R4, R5, differ);
+        self.e.jmp_imm(BPF_JEQ, R4, 0, done);
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R3, 1));
+        self.e.goto(top);
+        self.e.bind(differ);
+        self.e.emit(Insn::mov64_imm(R0, 1));
+        self.e.emit(Insn::jmp_reg(BPF_JGT, R4, R5, 1));
+        self.e.emit(Insn::mov64_imm(R0, -1));
+        self.e.bind(done);
+        let jop = match op {
+            BinaryOp::Eq => BPF_JEQ,
+            BinaryOp::Ne => BPF_JNE,
+            BinaryOp::Lt => BPF_JSLT,
+            BinaryOp::Le => BPF_JSLE,
+            BinaryOp::Gt => BPF_JSGT,
+            _ => BPF_JSGE,
+        };
+        self.e.emit(Insn::mov64_reg(R1, R0));
+        self.bool_of(a.reg, jop, R1);
+        Ok(Val {
+            reg: a.reg,
+            ty: types::INT,
+        })
+    }
+
+    /// Write 1 to `dst` if `r op 0`, else 0.
+    fn bool_of(&mut self, dst: regs::VReg, op: u8, r: Reg) {
+        self.e.emit(Insn::mov64_imm(R0, 1));
+        self.e.emit(Insn::jmp_imm(op, r, 0, 1));
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        regs::write(&mut self.e, dst, R0);
+    }
+
+    /// A fresh scratch buffer for a string result: `strsize` bytes (twice that when `room`,
+    /// so a copy may start anywhere in the first half).
+    pub(crate) fn string_buffer(&mut self, room: bool) -> u32 {
+        let size = self.strsize() * if room { 2 } else { 1 };
+        self.scratch(size)
+    }
+
+    /// `strlen(s)`: the number of bytes before the NUL (at most strsize - 1).
+    pub(crate) fn strlen(&mut self, s: &Val) -> Result<Val> {
+        let tmp = self.string_buffer(false);
+        self.scratch_addr(R1, tmp);
+        self.e.emit(Insn::mov64_imm(R2, self.strsize() as i32));
+        regs::read_into(&mut self.e, s.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+        // r0 = bytes copied including the NUL, or a negative error.
+        self.e.emit(Insn::alu64_imm(BPF_SUB, R0, 1));
+        self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 0, 1));
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        regs::write(&mut self.e, s.reg, R0);
+        Ok(Val {
+            reg: s.reg,
+            ty: types::ULONG,
+        })
+    }
+
+    /// `strjoin(a, b)`: a new string, truncated to strsize - 1 bytes.
+    pub(crate) fn strjoin(&mut self, a: &Val, b: &Val) -> Result<Val> {
+        let strsize = self.strsize() as i32;
+        let buf = self.string_buffer(true);
+        self.scratch_addr(R1, buf);
+        self.e.emit(Insn::mov64_imm(R2, strsize));
+        regs::read_into(&mut self.e, a.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+        // len(a) = r0 - 1, clamped to [0, strsize - 1].
+        self.e.emit(Insn::alu64_imm(BPF_SUB, R0, 1));
+        self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 0, 1));
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.emit(Insn::jmp_imm(BPF_JLE, R0, strsize - 1, 1));
+        self.e.emit(Insn::mov64_imm(R0, strsize - 1));
+        self.scratch_addr(R1, buf);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
+        self.e.emit(Insn::mov64_imm(R2, strsize));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R2, R0));
+        regs::read_into(&mut self.e, b.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, a.reg, R1);
+        Ok(Val {
+            reg: a.reg,
+            ty: Type::String,
+        })
+    }
+}

@@ -1,0 +1,186 @@
+//! What the back end produces: maps to create, programs to load and attach, and the
+//! descriptions the consumer needs to decode records and aggregations.
+//!
+//! Record layout in the ring buffer: a 16-byte header `[epid: u32][cpu: u32][presence: u64]`, then each
+//! action's data at the offset its [`Action`] names. Bytes 8..16 of the header are presence bits:
+//! an action under an `if` owns one, set when the action ran. A fault record has
+//! epid [`FAULT_EPID`] and the layout of [`FaultRecord`].
+
+use crate::emit::Code;
+use crate::slots::AggFunc;
+use crate::types::Type;
+
+/// Index of a map in [`Compiled::maps`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MapId(pub usize);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapKind {
+    Hash,
+    Array,
+    PercpuHash,
+    PercpuArray,
+    Ringbuf,
+}
+
+#[derive(Clone, Debug)]
+pub struct MapSpec {
+    pub name: String,
+    pub kind: MapKind,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    /// Contents of element 0 to write before loading (read-only data).
+    pub initial: Option<Vec<u8>>,
+    /// Number of entries is the number of possible CPUs (per-CPU scratch).
+    pub per_cpu_entries: bool,
+}
+
+/// How a probe's context looks to its program; decides the program type and argument access.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProbeContext {
+    /// Context is an array of u64 arguments: BEGIN/END/ERROR (run by the consumer) and raw
+    /// tracepoints.
+    ArgArray,
+    /// A perf event (profile/tick): `arg0` is the kernel PC, `arg1` the user PC.
+    PerfEvent,
+}
+
+/// One probe a clause is enabled on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeSite {
+    pub id: u32,
+    pub provider: String,
+    pub module: String,
+    pub function: String,
+    pub name: String,
+    pub context: ProbeContext,
+}
+
+impl ProbeSite {
+    /// `provider:module:function:name`
+    pub fn full_name(&self) -> String {
+        format!(
+            "{}:{}:{}:{}",
+            self.provider, self.module, self.function, self.name
+        )
+    }
+}
+
+/// One loadable program: the clauses of one probe, in program order.
+#[derive(Clone, Debug)]
+pub struct ProgramSpec {
+    pub probe: ProbeSite,
+    pub code: Code,
+}
+
+/// How one recorded value is laid out and typed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub offset: u32,
+    pub ty: Type,
+}
+
+/// An action the consumer carries out when it reads a record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ActionKind {
+    Trace(Field),
+    Printf {
+        format: String,
+        args: Vec<Field>,
+    },
+    /// `printa([format,] @a, ...)`: aggregation indices into [`Compiled::aggregations`].
+    Printa {
+        format: Option<String>,
+        aggregations: Vec<usize>,
+    },
+    /// `exit(status)`: status is an int at `offset`.
+    Exit(Field),
+    Clear(usize),
+    /// `trunc(@a)` (`count` None) or `trunc(@a, n)`.
+    Trunc {
+        aggregation: usize,
+        count: Option<Field>,
+    },
+    Normalize {
+        aggregation: usize,
+        factor: Field,
+    },
+    Denormalize(usize),
+    Setopt {
+        option: String,
+        value: Option<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    pub kind: ActionKind,
+    /// The bit of the record's presence word that says the action ran, for actions under a
+    /// condition.
+    pub presence: Option<u32>,
+}
+
+/// An enabled probe (a clause on one probe): what its records contain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnabledProbe {
+    pub epid: u32,
+    pub probe: ProbeSite,
+    /// Whether the clause writes a record at all (clauses of only aggregations write none).
+    pub records: bool,
+    pub actions: Vec<Action>,
+}
+
+/// An aggregation: a per-CPU hash map from the key tuple to u64 slots.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aggregation {
+    /// Name without `@` (empty for `@`).
+    pub name: String,
+    pub kind: AggFunc,
+    /// Key tuple fields, offsets within the map key.
+    pub keys: Vec<Field>,
+    pub key_size: u32,
+    pub slots: usize,
+    pub map: MapId,
+}
+
+/// The epid of a fault record.
+pub const FAULT_EPID: u32 = u32::MAX;
+
+/// A fault record after its 8-byte header: `[epid u32][fault u32][action u32][offset u32][addr u64]`.
+pub struct FaultRecord;
+
+impl FaultRecord {
+    pub const SIZE: u32 = 8 + 24;
+}
+
+/// Runtime fault kinds, numbered as DTrace numbers them (DTRACEFLT_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Fault {
+    BadAddr = 1,
+    DivZero = 3,
+}
+
+/// The maps' fixed roles.
+#[derive(Clone, Copy, Debug)]
+pub struct CoreMaps {
+    pub ringbuf: MapId,
+    /// Per-CPU `[u64; 2]`: record drops, dynamic variable drops.
+    pub drops: MapId,
+    pub scratch: MapId,
+    pub globals: MapId,
+    pub rodata: MapId,
+}
+
+/// The whole compiled D program.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub maps: Vec<MapSpec>,
+    pub core: CoreMaps,
+    pub programs: Vec<ProgramSpec>,
+    pub enabled: Vec<EnabledProbe>,
+    pub aggregations: Vec<Aggregation>,
+    /// Options set by `#pragma D option` or `-x`, in order.
+    pub options: Vec<(String, Option<String>)>,
+}

@@ -1,0 +1,319 @@
+//! D value types and C's conversion rules on them (LP64: long and pointers are 64 bits).
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Void,
+    /// An integer of `size` bytes (1, 2, 4, 8); `name` is how D spells it (`int`, `uint64_t`).
+    Int {
+        size: u8,
+        signed: bool,
+        name: &'static str,
+    },
+    /// A pointer; pointee types are carried as text for now (`char *`).
+    Ptr(Box<Type>),
+    /// D's `string`: a NUL-terminated buffer of `strsize` bytes.
+    String,
+}
+
+pub const INT: Type = Type::Int {
+    size: 4,
+    signed: true,
+    name: "int",
+};
+pub const UINT: Type = Type::Int {
+    size: 4,
+    signed: false,
+    name: "unsigned int",
+};
+pub const LONG: Type = Type::Int {
+    size: 8,
+    signed: true,
+    name: "long",
+};
+pub const ULONG: Type = Type::Int {
+    size: 8,
+    signed: false,
+    name: "unsigned long",
+};
+pub const LLONG: Type = Type::Int {
+    size: 8,
+    signed: true,
+    name: "long long",
+};
+pub const ULLONG: Type = Type::Int {
+    size: 8,
+    signed: false,
+    name: "unsigned long long",
+};
+pub const CHAR: Type = Type::Int {
+    size: 1,
+    signed: true,
+    name: "char",
+};
+pub const UCHAR: Type = Type::Int {
+    size: 1,
+    signed: false,
+    name: "unsigned char",
+};
+pub const SHORT: Type = Type::Int {
+    size: 2,
+    signed: true,
+    name: "short",
+};
+pub const USHORT: Type = Type::Int {
+    size: 2,
+    signed: false,
+    name: "unsigned short",
+};
+pub const UINT64: Type = Type::Int {
+    size: 8,
+    signed: false,
+    name: "uint64_t",
+};
+pub const INT64: Type = Type::Int {
+    size: 8,
+    signed: true,
+    name: "int64_t",
+};
+pub const UINT32: Type = Type::Int {
+    size: 4,
+    signed: false,
+    name: "uint32_t",
+};
+pub const INT32: Type = Type::Int {
+    size: 4,
+    signed: true,
+    name: "int32_t",
+};
+
+/// D's built-in integer typedefs: name, size, signedness.
+const BUILTIN_TYPEDEFS: &[(&str, u8, bool)] = &[
+    ("int8_t", 1, true),
+    ("int16_t", 2, true),
+    ("int32_t", 4, true),
+    ("int64_t", 8, true),
+    ("intptr_t", 8, true),
+    ("ssize_t", 8, true),
+    ("off_t", 8, true),
+    ("time_t", 8, true),
+    ("hrtime_t", 8, true),
+    ("longlong_t", 8, true),
+    ("uint8_t", 1, false),
+    ("uchar_t", 1, false),
+    ("uint16_t", 2, false),
+    ("ushort_t", 2, false),
+    ("uint32_t", 4, false),
+    ("uint_t", 4, false),
+    ("processorid_t", 4, true),
+    ("zoneid_t", 4, true),
+    ("uint64_t", 8, false),
+    ("uintptr_t", 8, false),
+    ("size_t", 8, false),
+    ("u_longlong_t", 8, false),
+    ("ulong_t", 8, false),
+    ("caddr_t", 8, false),
+    ("pid_t", 4, true),
+    ("id_t", 4, true),
+    ("projid_t", 4, true),
+    ("taskid_t", 4, true),
+    ("int_t", 4, true),
+    ("uid_t", 4, false),
+    ("gid_t", 4, false),
+    ("dev_t", 8, false),
+    ("major_t", 4, false),
+    ("minor_t", 4, false),
+    ("mode_t", 4, false),
+    ("nlink_t", 4, false),
+];
+
+/// The integer type of one of D's built-in typedefs (`uint64_t`, `pid_t`, ...).
+pub fn builtin_typedef(name: &str) -> Option<Type> {
+    BUILTIN_TYPEDEFS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(name, size, signed)| Type::Int { size, signed, name })
+}
+
+/// The type named by C built-in type words (`unsigned long long`, `char`, `short int`).
+pub fn from_words(words: &[String]) -> Option<Type> {
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let longs = words.iter().filter(|w| *w == "long").count();
+    let unsigned = has("unsigned");
+    if has("void") {
+        return Some(Type::Void);
+    }
+    if has("string") {
+        return Some(Type::String);
+    }
+    if has("float") || has("double") {
+        return None;
+    }
+    let base = if has("char") {
+        if unsigned {
+            UCHAR
+        } else {
+            CHAR
+        }
+    } else if has("short") {
+        if unsigned {
+            USHORT
+        } else {
+            SHORT
+        }
+    } else if longs >= 2 {
+        if unsigned {
+            ULLONG
+        } else {
+            LLONG
+        }
+    } else if longs == 1 {
+        if unsigned {
+            ULONG
+        } else {
+            LONG
+        }
+    } else if unsigned {
+        UINT
+    } else {
+        INT
+    };
+    Some(if has("signed") && has("char") {
+        Type::Int {
+            size: 1,
+            signed: true,
+            name: "signed char",
+        }
+    } else {
+        base
+    })
+}
+
+impl Type {
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Type::Int { .. })
+    }
+    /// Integers and pointers: everything held in one register.
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, Type::Int { .. } | Type::Ptr(_))
+    }
+    pub fn is_string(&self) -> bool {
+        matches!(self, Type::String)
+    }
+    pub fn is_signed(&self) -> bool {
+        matches!(self, Type::Int { signed: true, .. })
+    }
+    /// Size in bytes of a scalar (pointers are 8); strings report 0 (their size is `strsize`).
+    pub fn scalar_size(&self) -> usize {
+        match self {
+            Type::Int { size, .. } => *size as usize,
+            Type::Ptr(_) => 8,
+            _ => 0,
+        }
+    }
+
+    /// C's integer promotion: types narrower than int become int.
+    pub fn promoted(&self) -> Type {
+        match self {
+            Type::Int { size, .. } if *size < 4 => INT,
+            other => other.clone(),
+        }
+    }
+
+    /// C's usual arithmetic conversions for a binary operator.
+    pub fn common(a: &Type, b: &Type) -> Type {
+        let (a, b) = (a.promoted(), b.promoted());
+        match (&a, &b) {
+            (Type::Ptr(_), _) => a,
+            (_, Type::Ptr(_)) => b,
+            (
+                Type::Int {
+                    size: sa,
+                    signed: ga,
+                    ..
+                },
+                Type::Int {
+                    size: sb,
+                    signed: gb,
+                    ..
+                },
+            ) => {
+                if sa == sb {
+                    if ga == gb {
+                        // Same rank: prefer the canonical name of the first.
+                        a.clone()
+                    } else if !ga {
+                        a.clone()
+                    } else {
+                        b.clone()
+                    }
+                } else if sa > sb {
+                    a.clone()
+                } else {
+                    b.clone()
+                }
+            }
+            _ => a,
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Void => write!(f, "void"),
+            Type::Int { name, .. } => write!(f, "{name}"),
+            Type::Ptr(inner) => write!(f, "{inner} *"),
+            Type::String => write!(f, "string"),
+        }
+    }
+}
+
+/// Truncate `value` to `ty`'s width and sign- or zero-extend it back to 64 bits.
+pub fn normalize(value: u64, ty: &Type) -> u64 {
+    match ty {
+        Type::Int { size, signed, .. } if *size < 8 => {
+            let bits = *size as u32 * 8;
+            let mask = (1u64 << bits) - 1;
+            let v = value & mask;
+            if *signed && v >> (bits - 1) & 1 == 1 {
+                v | !mask
+            } else {
+                v
+            }
+        }
+        _ => value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usual_arithmetic_conversions() {
+        assert_eq!(Type::common(&CHAR, &SHORT), INT);
+        assert_eq!(Type::common(&INT, &UINT), UINT);
+        assert_eq!(Type::common(&UINT, &LONG), LONG);
+        assert_eq!(Type::common(&LONG, &ULONG), ULONG);
+        assert_eq!(Type::common(&UCHAR, &UCHAR), INT);
+    }
+
+    #[test]
+    fn normalizes_to_width() {
+        assert_eq!(normalize(0x1_0000_00ff, &UCHAR), 0xff);
+        assert_eq!(normalize(0xff, &CHAR), u64::MAX);
+        assert_eq!(normalize(0x8000_0000, &INT) as i64, -2147483648);
+        assert_eq!(normalize(0x8000_0000, &UINT), 0x8000_0000);
+    }
+
+    #[test]
+    fn type_words() {
+        let w = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(from_words(&w("unsigned long long")), Some(ULLONG));
+        assert_eq!(from_words(&w("short int")), Some(SHORT));
+        assert_eq!(from_words(&w("unsigned")), Some(UINT));
+        assert_eq!(from_words(&w("string")), Some(Type::String));
+    }
+}

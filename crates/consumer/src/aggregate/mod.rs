@@ -1,0 +1,134 @@
+//! Aggregations: their functions, merged data, and DTrace's ways of printing
+//! them (the default layout at exit, `printa()` with and without a format)
+//! together with `normalize()`, `denormalize()`, `trunc()` and `clear()`.
+
+mod histogram;
+mod print;
+mod sort;
+
+use std::collections::HashMap;
+
+pub use print::{printa, printa_format, render_exit};
+pub use dtrace_backend::slots::{
+    AggFunc,
+    llquantize_bucket, lquantize_bucket, merge, quantize_bucket, quantize_bucket_value, slot_count,
+    QUANTIZE_BUCKETS, QUANTIZE_ZERO,
+};
+
+use crate::Value;
+
+/// Options controlling the order of aggregation rows (DTrace's
+/// `aggsortkey`, `aggsortrev`, `aggsortpos` and `aggsortkeypos`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SortOptions {
+    /// Sort by key (then value) instead of by value (then key).
+    pub by_key: bool,
+    /// Reverse the whole order (including the order of aggregations).
+    pub reverse: bool,
+    /// In a multi-aggregation `printa()`, the aggregation whose value sorts
+    /// first (0 when out of range).
+    pub position: usize,
+    /// The key column compared first (0 when out of range); the others
+    /// follow cyclically.
+    pub key_position: usize,
+}
+
+/// One key of an aggregation with its merged value slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggRow {
+    pub key: Vec<Value>,
+    pub data: Vec<u64>,
+}
+
+/// An aggregation variable and its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Aggregation {
+    /// The name without `@` (empty for `@`).
+    pub name: String,
+    pub func: AggFunc,
+    /// Set once `printa()` printed it: aggregations already printed are not
+    /// printed again at exit (callers set this after a `printa()`).
+    pub printed: bool,
+    normal: u64,
+    rows: Vec<AggRow>,
+    index: HashMap<Vec<Value>, usize>,
+}
+
+impl Aggregation {
+    pub fn new(name: impl Into<String>, func: AggFunc) -> Aggregation {
+        Aggregation {
+            name: name.into(),
+            func,
+            printed: false,
+            normal: 1,
+            rows: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    /// The rows, in insertion order.
+    pub fn rows(&self) -> &[AggRow] {
+        &self.rows
+    }
+
+    /// Set the merged slots of `key` (adding the key if new).
+    pub fn set(&mut self, key: Vec<Value>, data: Vec<u64>) {
+        match self.index.get(&key) {
+            Some(&i) => self.rows[i].data = data,
+            None => {
+                self.index.insert(key.clone(), self.rows.len());
+                self.rows.push(AggRow { key, data });
+            }
+        }
+    }
+
+    /// Merge per-CPU slots (one slice per CPU) and set them for `key`.
+    pub fn set_percpu(&mut self, key: Vec<Value>, percpu: &[&[u64]]) {
+        let data = merge(&self.func, percpu);
+        self.set(key, data);
+    }
+
+    /// The normalization factor values are divided by when printed.
+    pub fn normal(&self) -> u64 {
+        self.normal
+    }
+
+    /// `normalize(@a, n)` (a factor of 0 is taken as 1).
+    pub fn normalize(&mut self, n: u64) {
+        self.normal = n.max(1);
+    }
+
+    /// `denormalize(@a)`.
+    pub fn denormalize(&mut self) {
+        self.normal = 1;
+    }
+
+    /// `clear(@a)`: zero every value but keep the keys (which then print
+    /// with zero values).
+    pub fn clear(&mut self) {
+        let n = slot_count(&self.func);
+        for row in &mut self.rows {
+            row.data = vec![0; n];
+        }
+    }
+
+    /// `trunc(@a, n)`: keep the `n` rows with the largest values when `n > 0`,
+    /// the `-n` with the smallest when `n < 0`, none when `n == 0`.  Ties
+    /// are settled by key, as DTrace's value sort does.
+    pub fn trunc(&mut self, n: i64) {
+        let mut order = sort::by_value(self);
+        if n > 0 {
+            order.reverse();
+        }
+        let keep: Vec<AggRow> = order
+            .into_iter()
+            .take(n.unsigned_abs() as usize)
+            .map(|i| self.rows[i].clone())
+            .collect();
+        self.rows.clear();
+        self.index.clear();
+        for row in keep {
+            self.set(row.key, row.data);
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Printing aggregations: DTrace's default layout (used at exit and by
+//! `printa()` without a format) and `printa()` with a format.
+//!
+//! Default layout, one line per key: each key column (integers right-aligned
+//! in 3, 5, 8 or 16 columns by size, printed as `unsigned char`, `unsigned
+//! short`, `int` and `long long`; strings two spaces then left-justified in
+//! 50 columns), then the value (` %16lld`; stddev ` %16llu`; histograms as a
+//! table starting on the next line), then a newline.  No blank lines
+//! separate aggregations; histograms bring their own (the table starts with
+//! one, and the row's newline follows its last line).
+
+use super::sort::{bundles, Bundle};
+use super::{histogram, slot_count, AggFunc, Aggregation, SortOptions};
+use dtrace_backend::slots;
+use crate::printf::Format;
+use crate::Value;
+
+/// Everything printed when tracing ends: dtrace(1)'s newline, then every
+/// aggregation not already printed by `printa()`, in the given order (that
+/// of first use; reversed with `aggsortrev`), each in the default layout.
+pub fn render_exit(aggs: &[Aggregation], opts: &SortOptions) -> String {
+    let mut out = String::from("\n");
+    let mut order: Vec<&Aggregation> = aggs.iter().filter(|a| !a.printed).collect();
+    if opts.reverse {
+        order.reverse();
+    }
+    for agg in order {
+        default_rows(&mut out, &[agg], opts);
+    }
+    out
+}
+
+/// `printa(@a, @b, ...)` without a format: a newline, then the rows of the
+/// aggregations joined by key, each line showing the keys and every
+/// aggregation's value (zero where it lacks the key).
+pub fn printa(aggs: &[&Aggregation], opts: &SortOptions) -> String {
+    let mut out = String::from("\n");
+    default_rows(&mut out, aggs, opts);
+    out
+}
+
+/// `printa(fmt, @a, ...)`: the format once per row; ordinary conversions
+/// take the keys in order, each `%@` conversion the next aggregation's value
+/// (the last one again once all are used).  For the quantize family `%@`
+/// prints the histogram.
+pub fn printa_format(fmt: &Format, aggs: &[&Aggregation], opts: &SortOptions) -> String {
+    let mut out = Vec::new();
+    for bundle in bundles(aggs, opts) {
+        let mut next = 0;
+        fmt.render_into(&mut out, &mut bundle.key.iter(), &mut |conv, field, out| {
+            let i = next.min(aggs.len() - 1);
+            next += 1;
+            let agg = aggs[i];
+            let data = slots_of(&bundle, i, &agg.func);
+            if agg.func.is_histogram() {
+                let mut text = String::new();
+                histogram::render(&mut text, &agg.func, &data, agg.normal());
+                out.extend_from_slice(text.as_bytes());
+            } else {
+                conv.format_value(out, &printa_value(&agg.func, &data, agg.normal()), field);
+            }
+        });
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The slots of aggregation `i` in a bundle (zeros where absent).
+fn slots_of(bundle: &Bundle, i: usize, func: &AggFunc) -> Vec<u64> {
+    bundle.data[i].map_or_else(|| vec![0; slot_count(func)], <[u64]>::to_vec)
+}
+
+/// Rows of `aggs` joined by key, in the default layout.
+fn default_rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions) {
+    for bundle in bundles(aggs, opts) {
+        for key in bundle.key {
+            key_column(out, key);
+        }
+        for (i, agg) in aggs.iter().enumerate() {
+            let data = slots_of(&bundle, i, &agg.func);
+            value_column(out, &agg.func, &data, agg.normal());
+        }
+        out.push('\n');
+    }
+}
+
+/// One key column of the default layout.
+fn key_column(out: &mut String, key: &Value) {
+    let text = match key {
+        Value::Str(s) => format!("  {:<50}", String::from_utf8_lossy(s)),
+        Value::Int { size: 1, .. } => format!(" {:>3}", key.zero_extended()),
+        Value::Int { size: 2, .. } => format!(" {:>5}", key.zero_extended()),
+        Value::Int { size: 4, .. } => format!(" {:>8}", key.zero_extended() as u32 as i32),
+        Value::Int { .. } => format!(" {:>16}", key.zero_extended() as i64),
+    };
+    out.push_str(&text);
+}
+
+/// The value column of the default layout.  As in DTrace, count, sum, min
+/// and max are divided by the normalization factor as unsigned numbers and
+/// printed as signed ones; avg divides as signed numbers.
+fn value_column(out: &mut String, func: &AggFunc, data: &[u64], normal: u64) {
+    let slot = |i: usize| data.get(i).copied().unwrap_or(0);
+    let text = match func {
+        AggFunc::Count | AggFunc::Sum => format!(" {:>16}", (slot(0) / normal) as i64),
+        AggFunc::Min | AggFunc::Max => format!(" {:>16}", (slot(1) / normal) as i64),
+        AggFunc::Avg => {
+            let avg = (slot(1) as i64)
+                .wrapping_div(normal as i64)
+                .checked_div(slot(0) as i64)
+                .unwrap_or(0);
+            format!(" {avg:>16}")
+        }
+        AggFunc::Stddev => format!(" {:>16}", slots::stddev(data, normal)),
+        _ => {
+            histogram::render(out, func, data, normal);
+            return;
+        }
+    };
+    out.push_str(&text);
+}
+
+/// The integer a `printa()` `%@` conversion formats: count is unsigned,
+/// the rest signed; sum/min/max are divided by the factor as signed
+/// numbers; avg divides as unsigned numbers (as DTrace's printa does).
+fn printa_value(func: &AggFunc, data: &[u64], normal: u64) -> Value {
+    let slot = |i: usize| data.get(i).copied().unwrap_or(0);
+    let signed = |v: i64| Value::i64(v.wrapping_div(normal as i64));
+    match func {
+        AggFunc::Count => Value::u64(slot(0) / normal),
+        AggFunc::Avg => Value::i64((slot(1) / normal).checked_div(slot(0)).unwrap_or(0) as i64),
+        AggFunc::Stddev => Value::i64(slots::stddev(data, normal) as i64),
+        AggFunc::Min | AggFunc::Max => signed(slot(1) as i64),
+        _ => signed(slot(0) as i64),
+    }
+}

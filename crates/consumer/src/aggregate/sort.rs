@@ -1,0 +1,229 @@
+//! The order DTrace prints aggregation rows in.
+//!
+//! Values compare by function: count/sum/min/max as signed integers, avg by
+//! its integer mean, stddev by its integer deviation, and the quantize
+//! family by the sum of each bucket's count weighted by the value the bucket
+//! stands for, then by the count of the bucket standing for zero.  Keys
+//! compare column by column (starting at `aggsortkeypos`, cyclically):
+//! integers as unsigned numbers of their size, strings bytewise.
+
+use std::cmp::Ordering;
+
+use dtrace_backend::slots::{lquantize_levels, quantize_bucket_value, stddev, LlqShape};
+use super::{slot_count, AggFunc, Aggregation, SortOptions};
+use crate::Value;
+
+/// A comparable summary of one value: the main measure, then the zero
+/// bucket's count (0 for non-histograms).
+type Measure = (i128, i64);
+
+fn measure(func: &AggFunc, data: &[u64]) -> Measure {
+    let slot = |i: usize| data.get(i).copied().unwrap_or(0) as i64;
+    match *func {
+        AggFunc::Count | AggFunc::Sum => (i128::from(slot(0)), 0),
+        AggFunc::Min | AggFunc::Max => (i128::from(slot(1)), 0),
+        AggFunc::Avg => (i128::from(slot(1).checked_div(slot(0)).unwrap_or(0)), 0),
+        AggFunc::Stddev => (i128::from(stddev(data, 1)), 0),
+        _ => weighted(data, |i| bucket_value(func, i)),
+    }
+}
+
+/// Sum of counts weighted by bucket value, and the count at value zero.
+fn weighted(data: &[u64], value: impl Fn(usize) -> i128) -> Measure {
+    let mut total = 0i128;
+    let mut zero = None;
+    for (i, &c) in data.iter().enumerate() {
+        let v = value(i);
+        if v == 0 && zero.is_none() {
+            zero = Some(c as i64);
+        }
+        total = total.saturating_add(v.saturating_mul(i128::from(c as i64)));
+    }
+    (total, zero.unwrap_or(0))
+}
+
+/// The value a histogram bucket stands for when sorting: quantize buckets
+/// their power of two; lquantize `base - 1` below the range, the level's
+/// lower bound, and `base + levels*step + 1` above it; llquantize the
+/// bucket's lower bound (its magnitude, for negative buckets).
+fn bucket_value(func: &AggFunc, i: usize) -> i128 {
+    match *func {
+        AggFunc::Lquantize { base, limit, step } => {
+            let levels = i128::from(lquantize_levels(base, limit, step));
+            let (base, step, i) = (i128::from(base), i128::from(step), i as i128);
+            if i == 0 {
+                base - 1
+            } else if i == levels + 1 {
+                base + levels * step + 1
+            } else {
+                base + (i - 1) * step
+            }
+        }
+        AggFunc::Llquantize {
+            factor,
+            low,
+            high,
+            nsteps,
+        } => {
+            let shape = LlqShape::new(factor, low, high, nsteps);
+            let bin0 = shape.bin0();
+            let magnitude = |off: usize| -> i128 {
+                let per = (shape.nsteps - shape.skipped()) as usize;
+                if off == 0 {
+                    0
+                } else if off > shape.nbins() / 2 - 1 {
+                    shape.pow(shape.high + 1) as i128
+                } else {
+                    let m = shape.low + ((off - 1) / per) as u32;
+                    let s = ((off - 1) % per) as u128 + shape.skipped();
+                    (s * shape.pow(m + 1) / shape.nsteps) as i128
+                }
+            };
+            if i < bin0 {
+                -magnitude(bin0 - i)
+            } else {
+                magnitude(i - bin0)
+            }
+        }
+        _ => i128::from(quantize_bucket_value(i)),
+    }
+}
+
+/// Compare keys column by column, starting at `start` (cyclically).
+pub(crate) fn compare_keys(a: &[Value], b: &[Value], start: usize) -> Ordering {
+    let n = a.len().min(b.len());
+    let start = if start >= n { 0 } else { start };
+    (0..n)
+        .map(|i| (i + start) % n)
+        .map(|i| compare_key(&a[i], &b[i]))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
+fn compare_key(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        (Value::Str(_), Value::Int { .. }) => Ordering::Greater,
+        (Value::Int { .. }, Value::Str(_)) => Ordering::Less,
+        _ => a
+            .size()
+            .cmp(&b.size())
+            .then(a.zero_extended().cmp(&b.zero_extended())),
+    }
+}
+
+/// One printed row of one or more aggregations joined by key: the key and
+/// each aggregation's slots (`None` where it has no such key).
+pub(crate) struct Bundle<'a> {
+    pub key: &'a [Value],
+    pub data: Vec<Option<&'a [u64]>>,
+}
+
+/// Join `aggs` by key and order the rows as DTrace prints them.
+pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<Bundle<'a>> {
+    let mut out: Vec<Bundle<'a>> = Vec::new();
+    let mut seen = std::collections::HashMap::new();
+    for (n, agg) in aggs.iter().enumerate() {
+        for row in agg.rows() {
+            let slot = *seen.entry(&row.key).or_insert_with(|| {
+                out.push(Bundle {
+                    key: &row.key,
+                    data: vec![None; aggs.len()],
+                });
+                out.len() - 1
+            });
+            out[slot].data[n] = Some(&row.data);
+        }
+    }
+    let pos = if opts.position < aggs.len() {
+        opts.position
+    } else {
+        0
+    };
+    let measures = |b: &Bundle| -> Vec<Measure> {
+        (0..aggs.len())
+            .map(|i| (i + pos) % aggs.len())
+            .map(|i| {
+                let zero = vec![0; slot_count(&aggs[i].func)];
+                measure(&aggs[i].func, b.data[i].unwrap_or(&zero))
+            })
+            .collect()
+    };
+    let mut keyed: Vec<(Vec<Measure>, Bundle<'a>)> =
+        out.into_iter().map(|b| (measures(&b), b)).collect();
+    keyed.sort_by(|(ma, a), (mb, b)| {
+        let keys = compare_keys(a.key, b.key, opts.key_position);
+        if opts.by_key {
+            keys.then_with(|| ma.cmp(mb))
+        } else {
+            ma.cmp(mb).then(keys)
+        }
+    });
+    if opts.reverse {
+        keyed.reverse();
+    }
+    keyed.into_iter().map(|(_, b)| b).collect()
+}
+
+/// Row indices of `agg` ordered by value, ties by key (ignoring options).
+pub(crate) fn by_value(agg: &Aggregation) -> Vec<usize> {
+    let rows = agg.rows();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| {
+        measure(&agg.func, &rows[a].data)
+            .cmp(&measure(&agg.func, &rows[b].data))
+            .then_with(|| compare_keys(&rows[a].key, &rows[b].key, 0))
+    });
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_compare_unsigned_by_size() {
+        let k = |v: i32| vec![Value::i32(v)];
+        assert_eq!(compare_keys(&k(-1), &k(2), 0), Ordering::Greater);
+        assert_eq!(compare_keys(&k(1), &k(2), 0), Ordering::Less);
+        let s = |x: &str, y: i32| vec![Value::str(x), Value::i32(y)];
+        assert_eq!(compare_keys(&s("a", 2), &s("b", 1), 0), Ordering::Less);
+        assert_eq!(compare_keys(&s("a", 2), &s("b", 1), 1), Ordering::Greater);
+        assert_eq!(compare_keys(&s("a", 2), &s("b", 1), 5), Ordering::Less);
+        assert_eq!(
+            compare_keys(&[Value::str("ab")], &[Value::str("abc")], 0),
+            Ordering::Less
+        );
+    }
+
+    #[test]
+    fn histogram_measures() {
+        let mut q = vec![0u64; 127];
+        q[65] = 1; // value 2
+        q[62] = 3; // value -1
+        assert_eq!(measure(&AggFunc::Quantize, &q), (-1, 0));
+        let lq = AggFunc::Lquantize {
+            base: 0,
+            limit: 10,
+            step: 5,
+        };
+        assert_eq!(measure(&lq, &[1, 2, 0, 1]), (-1 + 11, 2));
+        let llq = AggFunc::Llquantize {
+            factor: 10,
+            low: 0,
+            high: 1,
+            nsteps: 10,
+        };
+        // bin0 = 19; bucket 21 stands for 2, bucket 29 for 10, the last for 100.
+        assert_eq!(
+            [
+                bucket_value(&llq, 19),
+                bucket_value(&llq, 21),
+                bucket_value(&llq, 29),
+                bucket_value(&llq, 38)
+            ],
+            [0, 2, 10, 100]
+        );
+        assert_eq!([bucket_value(&llq, 17), bucket_value(&llq, 0)], [-2, -100]);
+    }
+}

@@ -1,0 +1,663 @@
+//! D `printf()` formats: parsing (once, so the compiler can report errors and
+//! type-check arguments) and rendering against decoded [`Value`]s.
+//!
+//! Parsing follows DTrace's own format scanner: flags may appear in any order
+//! and the later of `-` / `0` wins, `?` means a pointer-sized width (16), `@`
+//! marks a `printa()` aggregation-value conversion, and a precision of 0 is
+//! dropped (DTrace only passes precisions greater than zero to the C library).
+//! Rendering follows DTrace's size rules: the argument's real size, not the
+//! length modifier, decides how it is printed.  Signed conversions (`%d`/`%i`
+//! of a signed value, `%c`) sign-extend 1- and 2-byte values to `int`;
+//! unsigned ones (`%u %o %x %X %p`, and `%d`/`%i` of an unsigned value)
+//! zero-extend 1-, 2- and 4-byte values, so `printf("%x", (int)-1)` prints
+//! `ffffffff`.  `%p` prints plain hexadecimal (DTrace maps it to `%x`).
+
+use std::fmt;
+
+pub use crate::cfmt::Flags;
+use crate::cfmt::{self, Field, FloatStyle, Radix};
+use crate::Value;
+
+/// A parsed format string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Format {
+    pieces: Vec<Piece>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(Vec<u8>),
+    Conv(Conversion),
+}
+
+/// One `%` conversion of a format string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversion {
+    /// 1-based position among the format's conversions (as in DTrace's
+    /// "format conversion #N" messages; `%%` counts).
+    pub number: usize,
+    /// The conversion character (`d`, `s`, `%`, ...).
+    pub spec: char,
+    /// The length modifier, if any (accepted and ignored when printing).
+    pub length: Option<Length>,
+    pub flags: Flags,
+    pub width: Count,
+    pub precision: Count,
+    /// `%@...`: consumes the aggregation value in `printa()`.
+    pub aggregation: bool,
+}
+
+/// A width or precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    Absent,
+    Fixed(usize),
+    /// `*`: taken from an integer argument.
+    Star,
+}
+
+/// Length modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    /// `hh`
+    Char,
+    /// `h`
+    Short,
+    /// `l`
+    Long,
+    /// `ll`
+    LongLong,
+    /// `L`
+    LongDouble,
+    /// `z`
+    Size,
+    /// `j`
+    IntMax,
+    /// `t`
+    PtrDiff,
+}
+
+/// What kind of argument a conversion expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Any integer (`%d %i %u %o %x %X`, and `*` widths/precisions).
+    Integer,
+    /// An integer no wider than `int` (`%c`).
+    Char,
+    /// A pointer or integer (`%p`).
+    Pointer,
+    /// A string or `char` array (`%s`).
+    String,
+    /// A floating-point value (`%e %f %g %E %G`).
+    Float,
+}
+
+/// What an argument is used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgRole {
+    Width,
+    Precision,
+    Value,
+}
+
+/// One argument consumed by a format, in consumption order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arg {
+    /// The conversion's [`Conversion::number`].
+    pub conversion: usize,
+    pub role: ArgRole,
+    pub kind: ArgKind,
+}
+
+/// A format-string error, worded as DTrace words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatError {
+    MultipleStar {
+        conversion: usize,
+        precision: bool,
+    },
+    MultipleDot {
+        conversion: usize,
+    },
+    Positional {
+        conversion: usize,
+    },
+    PercentWithFlags {
+        conversion: usize,
+    },
+    NameExpected {
+        conversion: usize,
+    },
+    Undefined {
+        conversion: usize,
+        name: String,
+    },
+    /// A conversion DTrace defines that this implementation does not.
+    Unsupported {
+        conversion: usize,
+        name: String,
+    },
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FormatError::MultipleStar {
+                conversion,
+                precision,
+            } => write!(
+                f,
+                "format conversion #{conversion} has more than one '*' specified for the output {}",
+                if *precision { "precision" } else { "width" }
+            ),
+            FormatError::MultipleDot { conversion } => write!(
+                f,
+                "format conversion #{conversion} has more than one '.' specified"
+            ),
+            FormatError::Positional { conversion } => write!(
+                f,
+                "format conversion #{conversion} uses unsupported positional format (%n$)"
+            ),
+            FormatError::PercentWithFlags { conversion } => write!(
+                f,
+                "format conversion #{conversion} cannot be combined with other format flags: %%"
+            ),
+            FormatError::NameExpected { conversion } => write!(
+                f,
+                "format conversion #{conversion} name expected before end of format string"
+            ),
+            FormatError::Undefined { conversion, name } => {
+                write!(f, "format conversion #{conversion} is undefined: %{name}")
+            }
+            FormatError::Unsupported { conversion, name } => {
+                write!(
+                    f,
+                    "format conversion #{conversion} is not supported: %{name}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// Parse a D format string.
+pub fn parse(fmt: &str) -> Result<Format, FormatError> {
+    let bytes = fmt.as_bytes();
+    let mut pieces = Vec::new();
+    let mut literal = Vec::new();
+    let mut number = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            literal.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        number += 1;
+        let (conv, next) = parse_conversion(bytes, i, number)?;
+        i = next;
+        if conv.spec == '%' {
+            literal.push(b'%');
+            continue;
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Literal(std::mem::take(&mut literal)));
+        }
+        pieces.push(Piece::Conv(conv));
+    }
+    if !literal.is_empty() {
+        pieces.push(Piece::Literal(literal));
+    }
+    Ok(Format { pieces })
+}
+
+/// Parse the conversion whose `%` is at `start`; returns it and the index
+/// just past it.
+fn parse_conversion(
+    bytes: &[u8],
+    start: usize,
+    number: usize,
+) -> Result<(Conversion, usize), FormatError> {
+    let mut conv = Conversion {
+        number,
+        spec: '%',
+        length: None,
+        flags: Flags::default(),
+        width: Count::Absent,
+        precision: Count::Absent,
+        aggregation: false,
+    };
+    let mut dot = false;
+    let mut digits = false;
+    let mut length = String::new();
+    let mut i = start + 1;
+    loop {
+        let Some(&c) = bytes.get(i) else {
+            return Err(FormatError::NameExpected { conversion: number });
+        };
+        i += 1;
+        match c {
+            b'0' if !dot && !digits => {
+                conv.flags.zero = true;
+                conv.flags.left = false;
+            }
+            b'0'..=b'9' => {
+                let mut n = usize::from(c - b'0');
+                while let Some(d @ b'0'..=b'9') = bytes.get(i) {
+                    n = n.saturating_mul(10).saturating_add(usize::from(d - b'0'));
+                    i += 1;
+                }
+                *if dot {
+                    &mut conv.precision
+                } else {
+                    &mut conv.width
+                } = Count::Fixed(n);
+                digits = true;
+            }
+            b'#' => conv.flags.alt = true,
+            b'*' => {
+                let slot = if dot {
+                    &mut conv.precision
+                } else {
+                    &mut conv.width
+                };
+                if *slot == Count::Star {
+                    return Err(FormatError::MultipleStar {
+                        conversion: number,
+                        precision: dot,
+                    });
+                }
+                *slot = Count::Star;
+            }
+            b'+' => conv.flags.plus = true,
+            b'-' => {
+                conv.flags.left = true;
+                conv.flags.zero = false;
+            }
+            b'.' => {
+                if dot {
+                    return Err(FormatError::MultipleDot { conversion: number });
+                }
+                dot = true;
+                digits = false;
+            }
+            b'?' => conv.width = Count::Fixed(16),
+            b'@' => conv.aggregation = true,
+            b'\'' => conv.flags.group = true,
+            b' ' => conv.flags.space = true,
+            b'$' => return Err(FormatError::Positional { conversion: number }),
+            b'%' if i == start + 2 => return Ok((conv, i)),
+            b'%' => return Err(FormatError::PercentWithFlags { conversion: number }),
+            b'h' | b'l' | b'L' | b'z' | b'j' | b't' => length.push(char::from(c)),
+            _ => {
+                conv.spec = char::from(c);
+                conv.length = resolve_length(&conv, &length)?;
+                return Ok((conv, i));
+            }
+        }
+    }
+}
+
+/// Check the conversion name (length modifier + character).
+fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, FormatError> {
+    let name = || format!("{length}{}", conv.spec);
+    let length = match length {
+        "" => None,
+        "hh" => Some(Length::Char),
+        "h" => Some(Length::Short),
+        "l" => Some(Length::Long),
+        "ll" => Some(Length::LongLong),
+        "L" => Some(Length::LongDouble),
+        "z" => Some(Length::Size),
+        "j" => Some(Length::IntMax),
+        "t" => Some(Length::PtrDiff),
+        _ => {
+            return Err(FormatError::Undefined {
+                conversion: conv.number,
+                name: name(),
+            })
+        }
+    };
+    match conv.spec {
+        'd' | 'i' | 'u' | 'o' | 'x' | 'X' | 'c' | 'e' | 'E' | 'f' | 'g' | 'G' => Ok(length),
+        's' | 'p' if length.is_none() => Ok(None),
+        'a' | 'A' | 'C' | 'k' | 'S' | 'T' | 'Y' if length.is_none() => {
+            Err(FormatError::Unsupported {
+                conversion: conv.number,
+                name: name(),
+            })
+        }
+        _ => Err(FormatError::Undefined {
+            conversion: conv.number,
+            name: name(),
+        }),
+    }
+}
+
+impl Conversion {
+    /// The kind of value argument this conversion expects.
+    pub fn kind(&self) -> ArgKind {
+        match self.spec {
+            'c' => ArgKind::Char,
+            'p' => ArgKind::Pointer,
+            's' => ArgKind::String,
+            'e' | 'E' | 'f' | 'g' | 'G' => ArgKind::Float,
+            _ => ArgKind::Integer,
+        }
+    }
+
+    /// Format one value with this conversion, given resolved field
+    /// parameters.
+    pub(crate) fn format_value(&self, out: &mut Vec<u8>, v: &Value, field: &Field) {
+        match self.spec {
+            'd' | 'i' => match v {
+                Value::Int { signed: true, .. } => cfmt::signed(out, v.sign_extended(), field),
+                _ => cfmt::unsigned(out, v.zero_extended(), Radix::Decimal, field),
+            },
+            'u' => cfmt::unsigned(out, v.zero_extended(), Radix::Decimal, field),
+            'o' => cfmt::unsigned(out, v.zero_extended(), Radix::Octal, field),
+            'x' | 'p' => cfmt::unsigned(out, v.zero_extended(), Radix::Hex, field),
+            'X' => cfmt::unsigned(out, v.zero_extended(), Radix::HexUpper, field),
+            'c' => cfmt::char(out, v.zero_extended() as u8, field),
+            's' => match v {
+                Value::Str(s) => cfmt::string(out, s, field),
+                Value::Int { signed, .. } => {
+                    let text = if *signed {
+                        v.sign_extended().to_string()
+                    } else {
+                        v.zero_extended().to_string()
+                    };
+                    cfmt::string(out, text.as_bytes(), field)
+                }
+            },
+            _ => {
+                let x = match v {
+                    Value::Int { signed: true, .. } => v.sign_extended() as f64,
+                    _ => v.zero_extended() as f64,
+                };
+                let style = match self.spec {
+                    'e' => FloatStyle::Exponent { upper: false },
+                    'E' => FloatStyle::Exponent { upper: true },
+                    'g' => FloatStyle::General { upper: false },
+                    'G' => FloatStyle::General { upper: true },
+                    _ => FloatStyle::Fixed,
+                };
+                cfmt::float(out, x, style, field);
+            }
+        }
+    }
+}
+
+impl Format {
+    /// The conversions, in order (`%%` excluded).
+    pub fn conversions(&self) -> impl Iterator<Item = &Conversion> {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Conv(c) => Some(c),
+            Piece::Literal(_) => None,
+        })
+    }
+
+    /// The arguments the format consumes, in order: for each conversion its
+    /// `*` width, then its `*` precision, then its value (none for `%@`).
+    pub fn args(&self) -> Vec<Arg> {
+        let mut args = Vec::new();
+        for c in self.conversions() {
+            let mut push = |role, kind| {
+                args.push(Arg {
+                    conversion: c.number,
+                    role,
+                    kind,
+                })
+            };
+            if c.width == Count::Star {
+                push(ArgRole::Width, ArgKind::Integer);
+            }
+            if c.precision == Count::Star {
+                push(ArgRole::Precision, ArgKind::Integer);
+            }
+            if !c.aggregation {
+                push(ArgRole::Value, c.kind());
+            }
+        }
+        args
+    }
+
+    /// Render with `args` (see [`Format::render_bytes`]); bytes that are not
+    /// UTF-8 are replaced.
+    pub fn render(&self, args: &[Value]) -> String {
+        String::from_utf8_lossy(&self.render_bytes(args)).into_owned()
+    }
+
+    /// Render with `args`, byte for byte.  Output stops at the first
+    /// conversion lacking an argument (DTrace reports a data mismatch
+    /// there); `%@` conversions print nothing outside `printa()`.
+    pub fn render_bytes(&self, args: &[Value]) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.render_into(&mut out, &mut args.iter(), &mut |_, _, _| {});
+        out
+    }
+
+    /// Render, taking ordinary arguments from `args` and letting `agg`
+    /// format each `%@` conversion.
+    pub(crate) fn render_into<'v>(
+        &self,
+        out: &mut Vec<u8>,
+        args: &mut dyn Iterator<Item = &'v Value>,
+        agg: &mut dyn FnMut(&Conversion, &Field, &mut Vec<u8>),
+    ) {
+        for piece in &self.pieces {
+            let conv = match piece {
+                Piece::Literal(text) => {
+                    out.extend_from_slice(text);
+                    continue;
+                }
+                Piece::Conv(conv) => conv,
+            };
+            let Some(field) = resolve_field(conv, args) else {
+                return;
+            };
+            if conv.aggregation {
+                agg(conv, &field, out);
+            } else if let Some(v) = args.next() {
+                conv.format_value(out, v, &field);
+            } else {
+                return;
+            }
+        }
+    }
+}
+
+/// Resolve width and precision, consuming `*` arguments; `None` when one is
+/// missing.
+fn resolve_field(conv: &Conversion, args: &mut dyn Iterator<Item = &Value>) -> Option<Field> {
+    let mut flags = conv.flags;
+    let width = match conv.width {
+        Count::Absent => 0,
+        Count::Fixed(n) => n,
+        Count::Star => {
+            let w = args.next()?.sign_extended() as i32;
+            if w < 0 {
+                flags.left = true;
+            }
+            w.unsigned_abs() as usize
+        }
+    };
+    let precision = match conv.precision {
+        Count::Absent => None,
+        Count::Fixed(n) => Some(n),
+        Count::Star => Some(args.next()?.sign_extended() as i32).map(|p| p.max(0) as usize),
+    };
+    Some(Field {
+        flags,
+        width,
+        precision: precision.filter(|&p| p > 0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(fmt: &str, args: &[Value]) -> String {
+        parse(fmt).unwrap().render(args)
+    }
+
+    fn int(value: u64, size: u8, signed: bool) -> Value {
+        Value::Int {
+            value,
+            size,
+            signed,
+        }
+    }
+
+    #[test]
+    fn integer_sizes() {
+        assert_eq!(render("%x", &[Value::i32(-1)]), "ffffffff");
+        assert_eq!(render("%X", &[Value::i64(-1)]), "FFFFFFFFFFFFFFFF");
+        assert_eq!(render("%d", &[Value::u64(1 << 63)]), "9223372036854775808");
+        assert_eq!(
+            render("%d", &[Value::i64(i64::MIN)]),
+            "-9223372036854775808"
+        );
+        assert_eq!(render("%u", &[Value::i32(-1)]), "4294967295");
+        assert_eq!(render("%d", &[int(0xff, 1, true)]), "-1");
+        assert_eq!(render("%d", &[int(0xff, 1, false)]), "255");
+        assert_eq!(render("%x", &[int(0xfffe, 2, true)]), "fffe");
+        assert_eq!(render("%o", &[Value::i32(8)]), "10");
+        assert_eq!(render("%i", &[Value::i32(-5)]), "-5");
+        assert_eq!(
+            render(
+                "%lld %hd %ld",
+                &[Value::i64(1), Value::i32(2), Value::i64(3)]
+            ),
+            "1 2 3"
+        );
+    }
+
+    #[test]
+    fn flags_width_precision() {
+        assert_eq!(render("[%5d]", &[Value::i32(42)]), "[   42]");
+        assert_eq!(render("[%-5d]", &[Value::i32(42)]), "[42   ]");
+        assert_eq!(render("[%05d]", &[Value::i32(-42)]), "[-0042]");
+        // DTrace: a later '0' cancels an earlier '-'.
+        assert_eq!(render("[%-05d]", &[Value::i32(42)]), "[00042]");
+        assert_eq!(
+            render("[%+d % d]", &[Value::i32(1), Value::i32(2)]),
+            "[+1  2]"
+        );
+        assert_eq!(
+            render("[%#x %#o]", &[Value::i32(255), Value::i32(8)]),
+            "[0xff 010]"
+        );
+        assert_eq!(render("[%.3d]", &[Value::i32(7)]), "[007]");
+        assert_eq!(render("[%*d]", &[Value::i32(4), Value::i32(7)]), "[   7]");
+        assert_eq!(render("[%*d]", &[Value::i32(-4), Value::i32(7)]), "[7   ]");
+        assert_eq!(
+            render(
+                "[%-*.*s]",
+                &[Value::i32(6), Value::i32(2), Value::str("abc")]
+            ),
+            "[ab    ]"
+        );
+        assert_eq!(render("[%?p]", &[Value::u64(0x1234)]), "[            1234]");
+        assert_eq!(
+            render("%p", &[Value::u64(0xffff_8000_0000_1000)]),
+            "ffff800000001000"
+        );
+    }
+
+    #[test]
+    fn strings_chars_percent() {
+        assert_eq!(render("%s!", &[Value::str("hi")]), "hi!");
+        assert_eq!(
+            render(
+                "%.2s|%-4s|%4s",
+                &[Value::str("hello"), Value::str("a"), Value::str("b")]
+            ),
+            "he|a   |   b"
+        );
+        // A precision of zero is dropped, as DTrace does.
+        assert_eq!(render("%.0s", &[Value::str("abc")]), "abc");
+        assert_eq!(render("%c%c", &[Value::i32(72), int(0x69, 1, true)]), "Hi");
+        assert_eq!(render("100%%", &[]), "100%");
+        assert_eq!(render("%3c|", &[Value::i32(65)]), "  A|");
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(
+            render(
+                "%f %e %g",
+                &[Value::i32(3), Value::i32(12345), Value::i32(100)]
+            ),
+            "3.000000 1.234500e+04 100"
+        );
+        assert_eq!(render("%.2f", &[Value::i32(-1)]), "-1.00");
+    }
+
+    #[test]
+    fn missing_arguments_stop_output() {
+        assert_eq!(render("a %d b %d c", &[Value::i32(1)]), "a 1 b ");
+    }
+
+    #[test]
+    fn arguments_for_type_checking() {
+        let f = parse("%*.*d %s %@u %c %p %f %%").unwrap();
+        let kinds: Vec<_> = f
+            .args()
+            .iter()
+            .map(|a| (a.conversion, a.role, a.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (1, ArgRole::Width, ArgKind::Integer),
+                (1, ArgRole::Precision, ArgKind::Integer),
+                (1, ArgRole::Value, ArgKind::Integer),
+                (2, ArgRole::Value, ArgKind::String),
+                (4, ArgRole::Value, ArgKind::Char),
+                (5, ArgRole::Value, ArgKind::Pointer),
+                (6, ArgRole::Value, ArgKind::Float),
+            ]
+        );
+        let c: Vec<_> = f.conversions().map(|c| (c.spec, c.aggregation)).collect();
+        assert_eq!(c[2], ('u', true));
+        assert_eq!(
+            parse("%lu").unwrap().conversions().next().unwrap().length,
+            Some(Length::Long)
+        );
+        assert_eq!(
+            parse("%hhx").unwrap().conversions().next().unwrap().length,
+            Some(Length::Char)
+        );
+    }
+
+    #[test]
+    fn errors() {
+        let err = |f: &str| parse(f).unwrap_err().to_string();
+        assert_eq!(
+            err("%"),
+            "format conversion #1 name expected before end of format string"
+        );
+        assert_eq!(err("%d %q"), "format conversion #2 is undefined: %q");
+        assert_eq!(err("%ls"), "format conversion #1 is undefined: %ls");
+        assert_eq!(
+            err("%**d"),
+            "format conversion #1 has more than one '*' specified for the output width"
+        );
+        assert_eq!(
+            err("%.*.*d"),
+            "format conversion #1 has more than one '.' specified"
+        );
+        assert_eq!(
+            err("%1$d"),
+            "format conversion #1 uses unsupported positional format (%n$)"
+        );
+        assert_eq!(
+            err("%5%"),
+            "format conversion #1 cannot be combined with other format flags: %%"
+        );
+        assert_eq!(err("%Y"), "format conversion #1 is not supported: %Y");
+    }
+}

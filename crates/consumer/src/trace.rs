@@ -1,0 +1,126 @@
+//! `trace()` records and the default per-firing probe prefix.
+//!
+//! In the default (non-quiet) mode dtrace(1) prints a heading once, then for
+//! every firing a prefix of CPU, probe ID and `function:name`, each traced
+//! record in a fixed-width column, and a newline after the firing's last
+//! record.  In quiet mode only the records themselves are printed, bare.
+
+use crate::Value;
+
+/// The heading printed before the first firing (non-quiet mode), with its
+/// newline.
+pub fn heading() -> String {
+    format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME")
+}
+
+/// The prefix of one firing: CPU, probe ID and `func:name` right-aligned in
+/// 32 columns, followed by a space (`:BEGIN` for the BEGIN probe, whose
+/// function is empty).
+pub fn probe_prefix(cpu: u32, probe_id: u32, function: &str, name: &str) -> String {
+    format!(
+        "{cpu:>3} {probe_id:>6} {:>32} ",
+        format!("{function}:{name}")
+    )
+}
+
+/// What ends a firing's output: a newline unless quiet.
+pub fn firing_end(quiet: bool) -> &'static str {
+    if quiet {
+        ""
+    } else {
+        "\n"
+    }
+}
+
+/// One `trace()` record.  Non-quiet: integers get a leading space and a
+/// width of 3, 5, 10 or 19/20 columns by size (signed/unsigned), strings two
+/// leading spaces and a left-justified 33-column field.  Quiet: the bare
+/// value.  Returned as bytes because strings need not be UTF-8.
+pub fn trace_record(v: &Value, quiet: bool) -> Vec<u8> {
+    match v {
+        Value::Str(s) if quiet => s.clone(),
+        Value::Str(s) => {
+            let mut out = b"  ".to_vec();
+            out.extend_from_slice(s);
+            out.resize(out.len().max(2 + 33), b' ');
+            out
+        }
+        Value::Int { signed, size, .. } => {
+            let text = if *signed {
+                v.sign_extended().to_string()
+            } else {
+                v.zero_extended().to_string()
+            };
+            if quiet {
+                return text.into_bytes();
+            }
+            let width = match (size, signed) {
+                (1, _) => 3,
+                (2, _) => 5,
+                (4, _) => 10,
+                (_, true) => 19,
+                (_, false) => 20,
+            };
+            format!(" {text:>width$}").into_bytes()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(v: Value, quiet: bool) -> String {
+        String::from_utf8(trace_record(&v, quiet)).unwrap()
+    }
+
+    #[test]
+    fn heading_and_prefix() {
+        assert_eq!(heading(), "CPU     ID                    FUNCTION:NAME\n");
+        assert_eq!(
+            probe_prefix(0, 1, "", "BEGIN"),
+            "  0      1                           :BEGIN "
+        );
+        assert_eq!(
+            probe_prefix(12, 4567, "do_sys_open", "entry"),
+            " 12   4567                do_sys_open:entry "
+        );
+        assert_eq!(firing_end(false), "\n");
+        assert_eq!(firing_end(true), "");
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(
+            record(Value::i64(-2), false),
+            format!("{}-2", " ".repeat(18))
+        );
+        assert_eq!(record(Value::u64(5), false), format!("{}5", " ".repeat(20)));
+        assert_eq!(
+            record(Value::i32(-1), false),
+            format!("{}-1", " ".repeat(9))
+        );
+        let c = Value::Int {
+            value: 0xfe,
+            size: 1,
+            signed: true,
+        };
+        assert_eq!(record(c.clone(), false), "  -2");
+        assert_eq!(record(c, true), "-2");
+        let s = Value::Int {
+            value: 0xfffe,
+            size: 2,
+            signed: false,
+        };
+        assert_eq!(record(s, false), " 65534");
+    }
+
+    #[test]
+    fn strings() {
+        assert_eq!(record(Value::str("hello"), true), "hello");
+        assert_eq!(
+            record(Value::str("hello"), false),
+            "  hello                            "
+        );
+    }
+}

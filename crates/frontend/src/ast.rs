@@ -1,0 +1,305 @@
+//! The abstract syntax tree of a D program; every node carries the [`Span`] it came from.
+
+use crate::span::Span;
+
+/// A whole D program: the items of one or more `-n`/`-s` sources, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Clause(Clause),
+    Pragma(Pragma),
+    Decl(Decl),
+    Inline(Inline),
+    Translator(Translator),
+}
+
+/// `descriptions /predicate/ { statements }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    /// One or more probe descriptions, as written (`syscall::read*:entry`, `BEGIN`, `pid$target:a.out:main:entry`).
+    pub probes: Vec<ProbeDesc>,
+    pub predicate: Option<Expr>,
+    /// `None` when the clause has no `{ ... }` at all (DTrace then applies the default action).
+    pub body: Option<Vec<Stmt>>,
+    pub span: Span,
+}
+
+/// A probe description exactly as written; macro variables (`$target`) are still unexpanded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeDesc {
+    pub text: String,
+    pub span: Span,
+}
+
+/// `#pragma D option name=value`, `#pragma D depends_on ...`, `#pragma D attributes ...`, `#pragma D binding ...`, ...
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pragma {
+    /// The words after `#pragma`, e.g. `["D", "option", "quiet"]` or `["D", "option", "bufsize=16m"]`.
+    pub words: Vec<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Expr(Expr),
+    /// `if (cond) stmt-or-block [else stmt-or-block]` (Oracle D).
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        otherwise: Option<Vec<Stmt>>,
+        span: Span,
+    },
+    /// A declaration inside a clause body (`this int x;` is not allowed there in DTrace, but
+    /// the parser accepts declarations and the compiler reports them).
+    Decl(Decl),
+    /// A bare `{ ... }` block.
+    Block(Vec<Stmt>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer constant with its C suffix and base (the base decides whether an unsuffixed
+    /// constant may take an unsigned type, as in C).
+    Int {
+        value: u64,
+        unsigned: bool,
+        /// Number of `l`/`L` in the suffix (0, 1 or 2).
+        longs: u8,
+        decimal: bool,
+    },
+    /// A character constant (`'a'`, `'\n'`, `'\0'`), of type `char`.
+    Char(u8),
+    /// A string literal with escapes resolved.
+    Str(Vec<u8>),
+    /// A plain identifier: variable, built-in variable, enum constant, function name.
+    Ident(String),
+    /// `$1`.. `$9` (`Arg(1)`), `$$1` (`StrArg(1)`), and named macros (`$target`, `$pid`, `$ppid`, `$uid`, ...).
+    Macro(MacroVar),
+    /// `self->name`
+    SelfVar(String),
+    /// `this->name`
+    ThisVar(String),
+    /// `@name`, or `@` alone (empty name).
+    Aggregation(String),
+    /// `` `name `` or `module`name`: a kernel symbol.
+    Symbol {
+        module: Option<String>,
+        name: String,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `lhs = rhs` (`op` = None) or `lhs op= rhs`.
+    Assign {
+        op: Option<BinaryOp>,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
+    /// `a, b`
+    Comma(Box<Expr>, Box<Expr>),
+    /// A call of an action, subroutine or aggregating function: `printf(...)`, `count()`.
+    Call {
+        name: String,
+        name_span: Span,
+        args: Vec<Expr>,
+    },
+    /// `base[i, j]`: associative array, aggregation key tuple, array or pointer index.
+    Index {
+        base: Box<Expr>,
+        args: Vec<Expr>,
+    },
+    /// `base.name` (`arrow` = false) or `base->name` (`arrow` = true).
+    Member {
+        base: Box<Expr>,
+        name: String,
+        arrow: bool,
+    },
+    Cast {
+        ty: TypeName,
+        operand: Box<Expr>,
+    },
+    SizeofType(TypeName),
+    SizeofExpr(Box<Expr>),
+    Offsetof {
+        ty: TypeName,
+        member: String,
+    },
+    /// `stringof expr` or `stringof(expr)`
+    Stringof(Box<Expr>),
+    /// `xlate <type> (expr)`
+    Xlate {
+        ty: TypeName,
+        operand: Box<Expr>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MacroVar {
+    /// `$1`..: the Nth argument after the script, as an integer/identifier (`$0` is the script name).
+    Arg(u32),
+    /// `$$1`..: the Nth argument as a string.
+    StrArg(u32),
+    /// `$target`, `$pid`, `$ppid`, `$pgid`, `$sid`, `$uid`, `$gid`, `$euid`, `$egid`, `$projid`, `$taskid`.
+    Named(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    Deref,
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Mul,
+    Div,
+    Mod,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitXor,
+    BitOr,
+    LogAnd,
+    LogXor,
+    LogOr,
+}
+
+/// A type as written in a cast, `sizeof`, declaration or translator: specifiers plus an
+/// abstract declarator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeName {
+    pub spec: TypeSpec,
+    /// Applied inside-out like C: `char *[4]` is `[Pointer, Array(4)]` read as "array of 4 pointers to char".
+    pub declarator: Vec<DeclaratorPart>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeSpec {
+    /// Built-in C/D type words in canonical order, e.g. `unsigned long long`, `char`, `void`,
+    /// `string`, `float`; with qualifiers (`const`, `volatile`) dropped into `qualifiers`.
+    /// The order is `[unsigned | signed] [short | long | long long] [base]`: `signed` is kept
+    /// only for `signed char`, the base `int` is dropped after `short`/`long`
+    /// (`long unsigned int` is `unsigned long`) and implied otherwise (`unsigned` is
+    /// `unsigned int`, `signed` and `const` alone are `int`).
+    Builtin {
+        words: Vec<String>,
+        qualifiers: Vec<String>,
+    },
+    /// A typedef name (`uint64_t`, `pid_t`, a user typedef), possibly with a module scope
+    /// (`vmlinux`pid_t`).
+    Named {
+        name: String,
+        qualifiers: Vec<String>,
+    },
+    Struct {
+        union: bool,
+        name: Option<String>,
+        /// `Some` when the body `{ ... }` is given.
+        members: Option<Vec<Decl>>,
+        qualifiers: Vec<String>,
+    },
+    Enum {
+        name: Option<String>,
+        variants: Option<Vec<(String, Option<Expr>, Span)>>,
+        qualifiers: Vec<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeclaratorPart {
+    Pointer {
+        qualifiers: Vec<String>,
+    },
+    /// `[N]` or `[]`.
+    Array(Option<Box<Expr>>),
+    /// An associative-array declarator: `[string, int]`.
+    AssocArray(Vec<TypeName>),
+    /// A function declarator: `(int, char *)`.
+    Function(Vec<TypeName>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StorageClass {
+    Self_,
+    This,
+    Extern,
+    Static,
+    Register,
+    Typedef,
+}
+
+/// A declaration: `int x;`, `self int y, z;`, `int a[string];`, `typedef int foo_t;`,
+/// `struct s { int a; };`, bitfields in struct members (`int a : 3;`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decl {
+    pub class: Option<StorageClass>,
+    pub spec: TypeSpec,
+    pub declarators: Vec<Declarator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declarator {
+    /// Empty for an unnamed bit-field (`int : 0;`).
+    pub name: String,
+    pub parts: Vec<DeclaratorPart>,
+    pub bitfield: Option<Expr>,
+    pub span: Span,
+}
+
+/// `inline type name = expr;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inline {
+    pub ty: TypeName,
+    pub name: String,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// `translator out_type < in_type name > { member = expr; ... };`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Translator {
+    pub output: TypeName,
+    pub input: TypeName,
+    pub input_name: String,
+    pub members: Vec<(String, Expr, Span)>,
+    pub span: Span,
+}

@@ -1,0 +1,458 @@
+//! Expressions, by precedence climbing over D's C-like operator table.
+
+use super::Parser;
+use crate::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+use crate::error::{CompileError, Result};
+use crate::span::Span;
+use crate::token::{Keyword, Punct, TokenKind};
+
+/// Binary operators with their precedence (higher binds tighter); all are left-associative.
+fn binary_op(p: Punct) -> Option<(BinaryOp, u8)> {
+    use BinaryOp::*;
+    Some(match p {
+        Punct::OrOr => (LogOr, 1),
+        Punct::XorXor => (LogXor, 2),
+        Punct::AndAnd => (LogAnd, 3),
+        Punct::Pipe => (BitOr, 4),
+        Punct::Caret => (BitXor, 5),
+        Punct::Amp => (BitAnd, 6),
+        Punct::EqEq => (Eq, 7),
+        Punct::Ne => (Ne, 7),
+        Punct::Lt => (Lt, 8),
+        Punct::Le => (Le, 8),
+        Punct::Gt => (Gt, 8),
+        Punct::Ge => (Ge, 8),
+        Punct::Shl => (Shl, 9),
+        Punct::Shr => (Shr, 9),
+        Punct::Plus => (Add, 10),
+        Punct::Minus => (Sub, 10),
+        Punct::Star => (Mul, 11),
+        Punct::Slash => (Div, 11),
+        Punct::Percent => (Mod, 11),
+        _ => return None,
+    })
+}
+
+/// `=` (`Some(None)`) and the compound assignments (`Some(Some(op))`).
+fn assign_op(p: Punct) -> Option<Option<BinaryOp>> {
+    use BinaryOp::*;
+    Some(match p {
+        Punct::Assign => None,
+        Punct::PlusEq => Some(Add),
+        Punct::MinusEq => Some(Sub),
+        Punct::StarEq => Some(Mul),
+        Punct::SlashEq => Some(Div),
+        Punct::PercentEq => Some(Mod),
+        Punct::AmpEq => Some(BitAnd),
+        Punct::CaretEq => Some(BitXor),
+        Punct::PipeEq => Some(BitOr),
+        Punct::ShlEq => Some(Shl),
+        Punct::ShrEq => Some(Shr),
+        _ => return None,
+    })
+}
+
+fn unary_op(p: Punct) -> Option<UnaryOp> {
+    Some(match p {
+        Punct::Amp => UnaryOp::AddrOf,
+        Punct::Star => UnaryOp::Deref,
+        Punct::Plus => UnaryOp::Plus,
+        Punct::Minus => UnaryOp::Neg,
+        Punct::Tilde => UnaryOp::BitNot,
+        Punct::Bang => UnaryOp::Not,
+        _ => return None,
+    })
+}
+
+fn expr(kind: ExprKind, span: Span) -> Expr {
+    Expr { kind, span }
+}
+
+fn unary(op: UnaryOp, operand: Expr, span: Span) -> Expr {
+    expr(
+        ExprKind::Unary {
+            op,
+            operand: Box::new(operand),
+        },
+        span,
+    )
+}
+
+impl Parser<'_> {
+    /// A full expression, including the comma operator.
+    pub(super) fn expression(&mut self) -> Result<Expr> {
+        let mut lhs = self.assignment()?;
+        while self.eat_punct(Punct::Comma)?.is_some() {
+            let rhs = self.assignment()?;
+            let span = lhs.span.to(rhs.span);
+            lhs = expr(ExprKind::Comma(Box::new(lhs), Box::new(rhs)), span);
+        }
+        Ok(lhs)
+    }
+
+    /// An assignment expression: a function argument, an initializer, an index.
+    pub(super) fn assignment(&mut self) -> Result<Expr> {
+        self.nested(|p| {
+            let (lhs, is_unary) = p.conditional_form()?;
+            let op = match p.peek_kind()? {
+                TokenKind::Punct(punct) => assign_op(*punct),
+                _ => None,
+            };
+            match op {
+                None => Ok(lhs),
+                // Only a unary expression may be assigned to, as in C's grammar.
+                Some(_) if !is_unary => p.unexpected(),
+                Some(op) => p.assignment_rhs(op, lhs),
+            }
+        })
+    }
+
+    fn assignment_rhs(&mut self, op: Option<BinaryOp>, lhs: Expr) -> Result<Expr> {
+        self.bump()?;
+        let rhs = self.assignment()?;
+        let span = lhs.span.to(rhs.span);
+        let kind = ExprKind::Assign {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        };
+        Ok(expr(kind, span))
+    }
+
+    /// A conditional (constant) expression: array sizes, bit-field widths, enum values.
+    pub(super) fn conditional(&mut self) -> Result<Expr> {
+        self.nested(|p| p.conditional_form().map(|(e, _)| e))
+    }
+
+    /// A conditional expression, and whether it is a bare unary expression.
+    fn conditional_form(&mut self) -> Result<(Expr, bool)> {
+        let (cond, is_unary) = self.binary(1)?;
+        if self.at_punct(Punct::Question)? {
+            return Ok((self.ternary_tail(cond)?, false));
+        }
+        Ok((cond, is_unary))
+    }
+
+    /// `? expr : conditional`, after the condition.
+    fn ternary_tail(&mut self, cond: Expr) -> Result<Expr> {
+        self.bump()?;
+        let then = self.expression()?;
+        self.expect_punct(Punct::Colon)?;
+        let otherwise = self.conditional()?;
+        let span = cond.span.to(otherwise.span);
+        let kind = ExprKind::Ternary {
+            cond: Box::new(cond),
+            then: Box::new(then),
+            otherwise: Box::new(otherwise),
+        };
+        Ok(expr(kind, span))
+    }
+
+    /// Binary operators of precedence `min_prec` and above.
+    fn binary(&mut self, min_prec: u8) -> Result<(Expr, bool)> {
+        let (mut lhs, mut is_unary) = self.cast()?;
+        loop {
+            let op = match self.peek_kind()? {
+                TokenKind::Punct(p) => binary_op(*p),
+                _ => None,
+            };
+            let Some((op, prec)) = op.filter(|&(_, prec)| prec >= min_prec) else {
+                return Ok((lhs, is_unary));
+            };
+            lhs = self.binary_rhs(op, prec, lhs)?;
+            is_unary = false;
+        }
+    }
+
+    fn binary_rhs(&mut self, op: BinaryOp, prec: u8, lhs: Expr) -> Result<Expr> {
+        self.bump()?;
+        let (rhs, _) = self.binary(prec + 1)?;
+        let span = lhs.span.to(rhs.span);
+        let kind = ExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        };
+        Ok(expr(kind, span))
+    }
+
+    /// `(type) expr` or a unary expression (then flagged `true`).
+    fn cast(&mut self) -> Result<(Expr, bool)> {
+        self.nested(|p| {
+            if p.at_punct(Punct::LParen)? && p.at_type_name_start(1)? {
+                Ok((p.cast_tail()?, false))
+            } else {
+                Ok((p.unary()?, true))
+            }
+        })
+    }
+
+    /// `(type) operand`, at the `(`.
+    fn cast_tail(&mut self) -> Result<Expr> {
+        let open = self.bump()?.span;
+        let ty = self.type_name()?;
+        self.expect_punct(Punct::RParen)?;
+        let (operand, _) = self.cast()?;
+        let span = open.to(operand.span);
+        let kind = ExprKind::Cast {
+            ty,
+            operand: Box::new(operand),
+        };
+        Ok(expr(kind, span))
+    }
+
+    fn unary(&mut self) -> Result<Expr> {
+        let (kind, span) = {
+            let tok = self.peek()?;
+            (tok.kind.clone(), tok.span)
+        };
+        match kind {
+            TokenKind::Punct(p) => match (unary_op(p), p) {
+                (Some(op), _) => self.prefix(op, span, Self::cast_operand),
+                (None, Punct::PlusPlus) => self.prefix(UnaryOp::PreInc, span, Self::unary),
+                (None, Punct::MinusMinus) => self.prefix(UnaryOp::PreDec, span, Self::unary),
+                _ => self.postfix(),
+            },
+            TokenKind::Keyword(Keyword::Sizeof) => self.sizeof(span),
+            TokenKind::Keyword(Keyword::Stringof) => self.stringof(span),
+            _ => self.postfix(),
+        }
+    }
+
+    fn cast_operand(&mut self) -> Result<Expr> {
+        self.cast().map(|(e, _)| e)
+    }
+
+    /// A prefix operator at `start` applied to the operand `operand` parses.
+    fn prefix(
+        &mut self,
+        op: UnaryOp,
+        start: Span,
+        operand: fn(&mut Self) -> Result<Expr>,
+    ) -> Result<Expr> {
+        self.bump()?;
+        let operand = self.nested(operand)?;
+        let span = start.to(operand.span);
+        Ok(unary(op, operand, span))
+    }
+
+    /// `sizeof (type)` or `sizeof expr`, at the keyword.
+    fn sizeof(&mut self, start: Span) -> Result<Expr> {
+        self.bump()?;
+        if self.at_punct(Punct::LParen)? && self.at_type_name_start(1)? {
+            self.bump()?;
+            let ty = self.type_name()?;
+            let close = self.expect_punct(Punct::RParen)?;
+            return Ok(expr(ExprKind::SizeofType(ty), start.to(close.span)));
+        }
+        let operand = self.nested(Self::unary)?;
+        let span = start.to(operand.span);
+        Ok(expr(ExprKind::SizeofExpr(Box::new(operand)), span))
+    }
+
+    /// `stringof expr`, at the keyword.
+    fn stringof(&mut self, start: Span) -> Result<Expr> {
+        self.bump()?;
+        let operand = self.nested(Self::unary)?;
+        let span = start.to(operand.span);
+        Ok(expr(ExprKind::Stringof(Box::new(operand)), span))
+    }
+
+    fn postfix(&mut self) -> Result<Expr> {
+        let mut e = self.primary()?;
+        loop {
+            let TokenKind::Punct(p) = *self.peek_kind()? else {
+                return Ok(e);
+            };
+            e = match p {
+                Punct::LBracket => self.index(e)?,
+                Punct::LParen => self.call(e)?,
+                Punct::Dot | Punct::Arrow => self.member(e, p == Punct::Arrow)?,
+                Punct::PlusPlus | Punct::MinusMinus => {
+                    let op_span = self.bump()?.span;
+                    let op = if p == Punct::PlusPlus {
+                        UnaryOp::PostInc
+                    } else {
+                        UnaryOp::PostDec
+                    };
+                    let span = e.span.to(op_span);
+                    unary(op, e, span)
+                }
+                _ => return Ok(e),
+            };
+        }
+    }
+
+    /// `base[args]`, at the `[`.
+    fn index(&mut self, base: Expr) -> Result<Expr> {
+        self.bump()?;
+        let args = self.arguments()?;
+        let close = self.expect_punct(Punct::RBracket)?;
+        let span = base.span.to(close.span);
+        let kind = ExprKind::Index {
+            base: Box::new(base),
+            args,
+        };
+        Ok(expr(kind, span))
+    }
+
+    /// `base.name` or `base->name`, at the operator.
+    fn member(&mut self, base: Expr, arrow: bool) -> Result<Expr> {
+        self.bump()?;
+        let (name, name_span) = self.expect_name(true)?;
+        let span = base.span.to(name_span);
+        let kind = ExprKind::Member {
+            base: Box::new(base),
+            name,
+            arrow,
+        };
+        Ok(expr(kind, span))
+    }
+
+    /// `name(args)`: only an identifier may be called.
+    fn call(&mut self, callee: Expr) -> Result<Expr> {
+        let ExprKind::Ident(name) = callee.kind else {
+            return Err(CompileError::new(
+                "D_FUNC_IDENT",
+                "function designator is not of function type",
+                callee.span,
+            ));
+        };
+        self.bump()?;
+        let args = if self.at_punct(Punct::RParen)? {
+            Vec::new()
+        } else {
+            self.arguments()?
+        };
+        let close = self.expect_punct(Punct::RParen)?;
+        Ok(expr(
+            ExprKind::Call {
+                name,
+                name_span: callee.span,
+                args,
+            },
+            callee.span.to(close.span),
+        ))
+    }
+
+    /// A non-empty comma-separated list of assignment expressions.
+    fn arguments(&mut self) -> Result<Vec<Expr>> {
+        let mut args = vec![self.assignment()?];
+        while self.eat_punct(Punct::Comma)?.is_some() {
+            args.push(self.assignment()?);
+        }
+        Ok(args)
+    }
+
+    fn primary(&mut self) -> Result<Expr> {
+        let tok = self.peek()?.clone();
+        let kind = match tok.kind {
+            TokenKind::Ident(ref name) => match name.split_once('`') {
+                None => ExprKind::Ident(name.clone()),
+                Some((module, sym)) if !sym.is_empty() && !sym.contains('`') => ExprKind::Symbol {
+                    module: (!module.is_empty()).then(|| module.to_string()),
+                    name: sym.to_string(),
+                },
+                Some(_) => return Err(self.error_near(&tok)),
+            },
+            TokenKind::Int {
+                value,
+                unsigned,
+                longs,
+                decimal,
+            } => ExprKind::Int {
+                value,
+                unsigned,
+                longs,
+                decimal,
+            },
+            TokenKind::Char(c) => ExprKind::Char(c),
+            TokenKind::Str(s) => ExprKind::Str(s),
+            TokenKind::Macro(m) => ExprKind::Macro(m),
+            TokenKind::Aggregation(name) => ExprKind::Aggregation(name),
+            TokenKind::Keyword(k @ (Keyword::Self_ | Keyword::This)) => {
+                return self.self_or_this(k, tok.span)
+            }
+            TokenKind::Punct(Punct::LParen) => return self.parenthesized(),
+            TokenKind::Keyword(Keyword::Offsetof) => return self.offsetof(tok.span),
+            TokenKind::Keyword(Keyword::Xlate) => return self.xlate(tok.span),
+            _ => return Err(self.error_near(&tok)),
+        };
+        self.bump()?;
+        Ok(expr(kind, tok.span))
+    }
+
+    /// `self->name` or `this->name`, at the keyword.
+    fn self_or_this(&mut self, k: Keyword, start: Span) -> Result<Expr> {
+        self.bump()?;
+        self.expect_punct(Punct::Arrow)?;
+        let (name, name_span) = self.expect_name(true)?;
+        let kind = if k == Keyword::Self_ {
+            ExprKind::SelfVar(name)
+        } else {
+            ExprKind::ThisVar(name)
+        };
+        Ok(expr(kind, start.to(name_span)))
+    }
+
+    fn parenthesized(&mut self) -> Result<Expr> {
+        self.bump()?;
+        let inner = self.expression()?;
+        self.expect_punct(Punct::RParen)?;
+        Ok(inner)
+    }
+
+    /// `offsetof(type, member)`, at the keyword.
+    fn offsetof(&mut self, start: Span) -> Result<Expr> {
+        self.bump()?;
+        self.expect_punct(Punct::LParen)?;
+        let ty = self.type_name()?;
+        self.expect_punct(Punct::Comma)?;
+        let (member, _) = self.expect_name(true)?;
+        let close = self.expect_punct(Punct::RParen)?;
+        Ok(expr(
+            ExprKind::Offsetof { ty, member },
+            start.to(close.span),
+        ))
+    }
+
+    /// `xlate <type> (expr)`, at the keyword.
+    fn xlate(&mut self, start: Span) -> Result<Expr> {
+        self.bump()?;
+        self.expect_punct(Punct::Lt)?;
+        let ty = self.type_name()?;
+        self.expect_punct(Punct::Gt)?;
+        self.expect_punct(Punct::LParen)?;
+        let operand = self.expression()?;
+        let close = self.expect_punct(Punct::RParen)?;
+        let kind = ExprKind::Xlate {
+            ty,
+            operand: Box::new(operand),
+        };
+        Ok(expr(kind, start.to(close.span)))
+    }
+
+    /// Whether the `n`th token ahead begins a type name. An identifier naming a type is
+    /// still taken as a variable when followed by `++`, `--`, `=`, `[` or `;`, as DTrace's
+    /// lexer decides.
+    pub(super) fn at_type_name_start(&mut self, n: usize) -> Result<bool> {
+        let tok = self.peek_at(n)?.clone();
+        Ok(match tok.kind {
+            TokenKind::Keyword(k) => k.is_type_word(),
+            TokenKind::Ident(name) => {
+                self.is_type_name(&name)
+                    && !matches!(
+                        self.peek_at(n + 1)?.kind,
+                        TokenKind::Punct(
+                            Punct::PlusPlus
+                                | Punct::MinusMinus
+                                | Punct::Assign
+                                | Punct::LBracket
+                                | Punct::Semi
+                        )
+                    )
+            }
+            _ => false,
+        })
+    }
+}

@@ -1,0 +1,287 @@
+//! The D parser: a hand-written recursive-descent parser over the context-sensitive
+//! lexer. This module holds the token cursor, error helpers and the program's outer
+//! loop; clauses, declarations and expressions live in the submodules.
+
+mod clause;
+mod decl;
+mod expr;
+
+use std::collections::{HashSet, VecDeque};
+
+use crate::ast::{Item, Pragma, Program};
+use crate::error::{CompileError, Result};
+use crate::lexer::{syntax_error_near, ControlLine, Lexer, Mode};
+use crate::pragma;
+use crate::span::{Origin, Source, Span};
+use crate::token::{Keyword, Punct, Token, TokenKind};
+
+/// Deepest nesting of expressions, statements and declarators accepted (a parenthesised
+/// subexpression counts two). Keeps recursion well within a 2 MiB thread stack even in
+/// unoptimised builds.
+const MAX_DEPTH: usize = 200;
+
+/// Parses one D source into a program. `is_type_name` tells whether an identifier names a
+/// type known outside the program (D built-in typedefs, kernel types); typedefs declared
+/// by the program itself are tracked here. Spans carry `source_index`.
+pub fn parse(
+    source: &Source,
+    source_index: u16,
+    is_type_name: &dyn Fn(&str) -> bool,
+) -> Result<Program> {
+    let mut parser = Parser {
+        lexer: Lexer::new(&source.text, source_index),
+        text: &source.text,
+        is_script: matches!(source.origin, Origin::Script(_)),
+        mode: Mode::Outer,
+        lookahead: VecDeque::new(),
+        control_end: 0,
+        pragmas: Vec::new(),
+        is_type_name,
+        typedefs: HashSet::new(),
+        parens: 0,
+        brackets: 0,
+        braces: 0,
+        depth: 0,
+        last: Span::new(source_index, 0, 0),
+    };
+    parser.program()
+}
+
+struct Parser<'a> {
+    lexer: Lexer<'a>,
+    text: &'a str,
+    /// `-s file` programs need a predicate or body after a probe description.
+    is_script: bool,
+    mode: Mode,
+    /// Tokens lexed ahead in `mode`.
+    lookahead: VecDeque<Token>,
+    /// End of the last control line taken, so re-lexing does not take it twice.
+    control_end: usize,
+    /// Pragmas met while lexing, not yet emitted as items.
+    pragmas: Vec<Pragma>,
+    is_type_name: &'a dyn Fn(&str) -> bool,
+    typedefs: HashSet<String>,
+    /// Open `(`, `[` and `{` among the tokens lexed so far, as DTrace's lexer counts them.
+    parens: i32,
+    brackets: i32,
+    braces: i32,
+    depth: usize,
+    /// Span of the last token consumed.
+    last: Span,
+}
+
+impl<'a> Parser<'a> {
+    fn program(&mut self) -> Result<Program> {
+        let mut items = Vec::new();
+        loop {
+            self.set_mode(Mode::Outer);
+            let tok = self.peek()?.clone();
+            items.extend(self.pragmas.drain(..).map(Item::Pragma));
+            let item = match tok.kind {
+                TokenKind::Eof => break,
+                TokenKind::ProbeDesc(_) => Item::Clause(self.clause()?),
+                TokenKind::Keyword(Keyword::Inline) => Item::Inline(self.inline_definition()?),
+                TokenKind::Keyword(Keyword::Translator) => {
+                    Item::Translator(self.translator_definition()?)
+                }
+                TokenKind::Keyword(Keyword::Provider) => {
+                    return Err(CompileError::new(
+                        "D_UNKNOWN",
+                        "provider definitions are not supported",
+                        tok.span,
+                    ))
+                }
+                TokenKind::Keyword(Keyword::Counter | Keyword::Import) => {
+                    return Err(self.error_near(&tok))
+                }
+                TokenKind::Keyword(_) | TokenKind::Ident(_) => {
+                    self.set_mode(Mode::Expr);
+                    Item::Decl(self.declaration()?)
+                }
+                _ => return Err(self.error_near(&tok)),
+            };
+            items.push(item);
+        }
+        Ok(Program { items })
+    }
+
+    // ---- token cursor -------------------------------------------------------------
+
+    fn lex(&mut self) -> Result<Token> {
+        let mut lines: Vec<ControlLine> = Vec::new();
+        let tok = {
+            let (typedefs, is_type_name) = (&self.typedefs, self.is_type_name);
+            let is_type = |name: &str| typedefs.contains(name) || is_type_name(name);
+            self.lexer.next_token(self.mode, &is_type, &mut lines)?
+        };
+        for line in lines {
+            if line.span.start as usize >= self.control_end {
+                self.control_end = line.span.end as usize;
+                self.pragmas.extend(pragma::interpret(&line)?);
+            }
+        }
+        self.count_nesting(&tok, 1)?;
+        Ok(tok)
+    }
+
+    /// Tracks bracket balance like DTrace's lexer, with its errors for a stray closer and
+    /// for a predicate closed inside parentheses or brackets.
+    fn count_nesting(&mut self, tok: &Token, sign: i32) -> Result<()> {
+        let TokenKind::Punct(p) = tok.kind else {
+            return Ok(());
+        };
+        let (counter, what) = match p {
+            Punct::LParen | Punct::RParen => (&mut self.parens, ')'),
+            Punct::LBracket | Punct::RBracket => (&mut self.brackets, ']'),
+            Punct::LBrace | Punct::RBrace => (&mut self.braces, '}'),
+            Punct::EndPredicate if sign > 0 => {
+                for (open, closer) in [(self.parens, ')'), (self.brackets, ']')] {
+                    if open != 0 {
+                        return Err(CompileError::new(
+                            "D_SYNTAX",
+                            format!("closing {closer} expected in predicate before /"),
+                            tok.span,
+                        ));
+                    }
+                }
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        let opens = matches!(p, Punct::LParen | Punct::LBracket | Punct::LBrace);
+        *counter += if opens { sign } else { -sign };
+        if *counter < 0 {
+            return Err(CompileError::new(
+                "D_SYNTAX",
+                format!("extra {what} in input stream"),
+                tok.span,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Switches lexical mode; tokens already lexed ahead are lexed again in the new mode.
+    fn set_mode(&mut self, mode: Mode) {
+        if mode == self.mode {
+            return;
+        }
+        self.mode = mode;
+        if let Some(first) = self.lookahead.front() {
+            self.lexer.seek(first.span.start as usize);
+        }
+        for tok in std::mem::take(&mut self.lookahead) {
+            // Undoing a count cannot fail.
+            let _ = self.count_nesting(&tok, -1);
+        }
+    }
+
+    fn peek_at(&mut self, n: usize) -> Result<&Token> {
+        while self.lookahead.len() <= n {
+            let tok = match self.lookahead.back() {
+                Some(last) if last.kind == TokenKind::Eof => last.clone(),
+                _ => self.lex()?,
+            };
+            self.lookahead.push_back(tok);
+        }
+        Ok(&self.lookahead[n])
+    }
+
+    fn peek(&mut self) -> Result<&Token> {
+        self.peek_at(0)
+    }
+
+    fn peek_kind(&mut self) -> Result<&TokenKind> {
+        Ok(&self.peek()?.kind)
+    }
+
+    fn bump(&mut self) -> Result<Token> {
+        let tok = self.peek()?.clone();
+        self.lookahead.pop_front();
+        self.last = tok.span;
+        Ok(tok)
+    }
+
+    fn at_punct(&mut self, p: Punct) -> Result<bool> {
+        Ok(*self.peek_kind()? == TokenKind::Punct(p))
+    }
+
+    fn at_keyword(&mut self, k: Keyword) -> Result<bool> {
+        Ok(*self.peek_kind()? == TokenKind::Keyword(k))
+    }
+
+    fn eat_punct(&mut self, p: Punct) -> Result<Option<Token>> {
+        if self.at_punct(p)? {
+            self.bump().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn expect_punct(&mut self, p: Punct) -> Result<Token> {
+        match self.eat_punct(p)? {
+            Some(tok) => Ok(tok),
+            None => self.unexpected(),
+        }
+    }
+
+    /// An identifier, or (where D allows it, after `.` and `->`) a keyword used as a name.
+    fn expect_name(&mut self, keywords_allowed: bool) -> Result<(String, Span)> {
+        let tok = self.peek()?.clone();
+        match tok.kind {
+            TokenKind::Ident(name) => {
+                self.bump()?;
+                Ok((name, tok.span))
+            }
+            TokenKind::Keyword(k) if keywords_allowed => {
+                self.bump()?;
+                Ok((k.as_str().to_string(), tok.span))
+            }
+            _ => Err(self.error_near(&tok)),
+        }
+    }
+
+    // ---- errors and limits ----------------------------------------------------------
+
+    fn error_near(&self, tok: &Token) -> CompileError {
+        let text = match tok.kind {
+            TokenKind::Eof => "",
+            _ => &self.text[tok.span.start as usize..tok.span.end as usize],
+        };
+        syntax_error_near(text, tok.span)
+    }
+
+    /// A syntax error at the next token.
+    fn unexpected<T>(&mut self) -> Result<T> {
+        let tok = self.peek()?.clone();
+        Err(self.error_near(&tok))
+    }
+
+    /// Runs `f` one nesting level deeper, failing cleanly beyond [`MAX_DEPTH`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.nested_costing(1, f)
+    }
+
+    /// Like [`Parser::nested`] for constructs whose recursion uses `cost` times more stack.
+    fn nested_costing<T>(
+        &mut self,
+        cost: usize,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        if self.depth + cost > MAX_DEPTH {
+            let span = self.peek()?.span;
+            return Err(CompileError::new(
+                "D_SYNTAX",
+                "program is nested too deeply",
+                span,
+            ));
+        }
+        self.depth += cost;
+        let result = f(self);
+        self.depth -= cost;
+        result
+    }
+
+    fn is_type_name(&self, name: &str) -> bool {
+        self.typedefs.contains(name) || (self.is_type_name)(name)
+    }
+}

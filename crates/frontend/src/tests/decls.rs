@@ -1,0 +1,130 @@
+//! Declarations: variables, associative arrays, typedefs, structs, enums, inlines,
+//! translators.
+
+use super::{clauses, decl, error, expr, program, type_name};
+use crate::ast::{Item, Stmt};
+
+fn decls(text: &str) -> Vec<String> {
+    program(text)
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Decl(d) => Some(decl(d)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn variable_declarations() {
+    assert_eq!(
+        decls("int x; self int y, *z; this string s; uint64_t t; int a[string, int];"),
+        [
+            "int x;",
+            "self int y, z*;",
+            "this string s;",
+            "uint64_t t;",
+            "int a[string, int];"
+        ]
+    );
+    assert_eq!(
+        decls("unsigned long long int a; long double b; signed char c; short d; unsigned e; long f; const volatile int g; int*p; char *argv[4]; char (*q)[4]; uint64_t m[pid_t];"),
+        [
+            "unsigned long long a;",
+            "long double b;",
+            "signed char c;",
+            "short d;",
+            "unsigned int e;",
+            "long f;",
+            "const volatile int g;",
+            "int p*;",
+            "char argv*[4];",
+            "char q[4]*;",
+            "uint64_t m[pid_t];"
+        ]
+    );
+    assert_eq!(
+        decls("extern int errno_x; int (*fp)(int, char *);"),
+        ["extern int errno_x;", "int fp(int, char *)*;"]
+    );
+}
+
+#[test]
+fn typedefs_are_tracked() {
+    let p = program("typedef unsigned long my_t; my_t x; BEGIN { y = (my_t)1; }");
+    assert_eq!(p.items.len(), 3);
+    assert_eq!(
+        decls("typedef struct foo { int a; } foo_t; foo_t *f;"),
+        ["typedef struct foo {int a;} foo_t;", "foo_t f*;"]
+    );
+}
+
+#[test]
+fn structs_unions_enums() {
+    assert_eq!(
+        decls("struct s { int a : 3, b : 5; unsigned : 0; char *name; struct s *next; }; union u { int i; char c[4]; } uu; enum e { A, B = 2, C = B + 1 }; enum e ev;"),
+        [
+            "struct s {int a:3, b:5; unsigned int :0; char name*; struct s next*;} ;",
+            "union u {int i; char c[4];} uu;",
+            "enum e {A, B=2, C=(B + 1)} ;",
+            "enum e ev;"
+        ]
+    );
+    assert_eq!(error("struct s { };").1, "syntax error near \"}\"");
+}
+
+#[test]
+fn type_combination_errors() {
+    assert_eq!(error("int char x;").0, "D_DECL_COMBO");
+    assert_eq!(error("long char x;").0, "D_DECL_CHARATTR");
+    assert_eq!(error("unsigned void x;").0, "D_DECL_VOIDATTR");
+    assert_eq!(error("unsigned string x;").0, "D_DECL_SIGNINT");
+    assert_eq!(error("long long long x;").0, "D_DECL_COMBO");
+    assert_eq!(
+        error("self this int x;"),
+        (
+            "D_DECL_CLASS",
+            "only one storage class allowed in a declaration".into(),
+            1,
+            6
+        )
+    );
+    assert_eq!(error("int x = 5;").1, "syntax error near \"=\"");
+}
+
+#[test]
+fn inline_and_translator() {
+    let p = program("inline int MAX = 10 * 2;\ninline string name = \"x\";\ntranslator struct psinfo < struct task_struct *T > { pr_pid = T->pid; pr_ppid = T->real_parent->pid; };");
+    let Item::Inline(i) = &p.items[0] else {
+        panic!()
+    };
+    assert_eq!((i.name.as_str(), type_name(&i.ty)), ("MAX", "int".into()));
+    assert_eq!(super::render(&i.value), "(10 * 2)");
+    let Item::Translator(t) = &p.items[2] else {
+        panic!()
+    };
+    assert_eq!(type_name(&t.output), "struct psinfo");
+    assert_eq!(type_name(&t.input), "struct task_struct *");
+    assert_eq!(t.input_name, "T");
+    assert_eq!(t.members.len(), 2);
+}
+
+#[test]
+fn declarations_in_bodies_and_casts() {
+    let c = clauses("BEGIN { this int x; uint64_t y; y = 1; }");
+    let body = c[0].body.as_ref().unwrap();
+    assert!(matches!(
+        &body[..],
+        [Stmt::Decl(_), Stmt::Decl(_), Stmt::Expr(_)]
+    ));
+    assert_eq!(expr("(unsigned)x"), "((unsigned int) x)");
+}
+
+#[test]
+fn outer_scope_type_words_versus_probes() {
+    // `int*` begins a declaration, a word that is not a type is a probe description.
+    assert_eq!(decls("int*x;"), ["int x*;"]);
+    assert_eq!(decls("size_t*x;"), ["size_t x*;"]);
+    let p = program("foo_t*:::entry { }");
+    assert!(matches!(p.items[0], Item::Clause(_)));
+}

@@ -1,0 +1,146 @@
+//! The `profile` provider: `profile-N[unit]` fires on every CPU, `tick-N[unit]` on one,
+//! through cpu-clock perf events. A bare number is a rate in Hz; units are `ns nsec us
+//! usec ms msec s sec m min h hour d day hz`.
+
+use dtrace_backend::program::{ProbeContext, ProbeSite};
+use dtrace_runtime::{cpus, Link, PerfEvent, Program, Sampling};
+
+use crate::desc::Description;
+use crate::{Attach, Probe};
+
+/// The probes DTrace's profile provider offers before any is asked for.
+const STANDARD: &[&str] = &[
+    "profile-97",
+    "profile-199",
+    "profile-499",
+    "profile-997",
+    "profile-1999",
+    "profile-4001",
+    "profile-4999",
+    "tick-1",
+    "tick-10",
+    "tick-100",
+    "tick-500",
+    "tick-1000",
+    "tick-5000",
+];
+
+/// Shortest period allowed, as DTrace: 200 µs for profile and tick alike.
+const MIN_PERIOD_NS: u64 = 200_000;
+
+fn probe(id: u32, name: &str) -> Option<Probe> {
+    let (kind, spec) = name.split_once('-')?;
+    let every_cpu = match kind {
+        "profile" => true,
+        "tick" => false,
+        _ => return None,
+    };
+    let period_ns = parse_period(spec)?;
+    Some(Probe {
+        site: ProbeSite {
+            id,
+            provider: "profile".into(),
+            module: String::new(),
+            function: String::new(),
+            name: name.into(),
+            context: ProbeContext::PerfEvent,
+        },
+        attach: Attach::Timer {
+            period_ns: period_ns.max(MIN_PERIOD_NS),
+            every_cpu,
+        },
+    })
+}
+
+pub fn standard_probes(first_id: u32) -> Vec<Probe> {
+    STANDARD
+        .iter()
+        .enumerate()
+        .filter_map(|(i, name)| probe(first_id + i as u32, name))
+        .collect()
+}
+
+/// The probe an exact description names (`profile-10ms`, `tick-5s`), if it is one.
+pub fn on_demand(desc: &Description, id: u32) -> Option<Probe> {
+    let exact = |f: &str| !f.contains(['*', '?', '[', '\\']);
+    if !(desc.provider.is_empty() || desc.provider == "profile")
+        || !desc.module.is_empty()
+        || !desc.function.is_empty()
+        || !exact(&desc.name)
+    {
+        return None;
+    }
+    probe(id, &desc.name)
+}
+
+/// Period in ns of `N[unit]`; a bare number or `hz` is a frequency.
+fn parse_period(spec: &str) -> Option<u64> {
+    let digits = spec.bytes().take_while(u8::is_ascii_digit).count();
+    let value: u64 = spec[..digits].parse().ok()?;
+    if value == 0 {
+        return None;
+    }
+    let ns_per = |unit: u64| value.checked_mul(unit);
+    match &spec[digits..] {
+        "" | "hz" => Some(1_000_000_000 / value),
+        "ns" | "nsec" => Some(value),
+        "us" | "usec" => ns_per(1_000),
+        "ms" | "msec" => ns_per(1_000_000),
+        "s" | "sec" => ns_per(1_000_000_000),
+        "m" | "min" => ns_per(60_000_000_000),
+        "h" | "hour" => ns_per(3_600_000_000_000),
+        "d" | "day" => ns_per(86_400_000_000_000),
+        _ => None,
+    }
+}
+
+/// Attach `prog` to a timer on every online CPU, or on the first for `tick`.
+pub fn attach(prog: &Program, period_ns: u64, every_cpu: bool) -> dtrace_runtime::Result<Vec<Link>> {
+    let online = cpus::online()?;
+    let chosen: Vec<u32> = if every_cpu {
+        online
+    } else {
+        online.into_iter().take(1).collect()
+    };
+    chosen
+        .into_iter()
+        .map(|cpu| {
+            let event = PerfEvent::cpu_clock(cpu, Sampling::PeriodNs(period_ns))?;
+            Link::perf_event(prog, event)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periods() {
+        assert_eq!(parse_period("997"), Some(1_000_000_000 / 997));
+        assert_eq!(parse_period("5s"), Some(5_000_000_000));
+        assert_eq!(parse_period("10ms"), Some(10_000_000));
+        assert_eq!(parse_period("100hz"), Some(10_000_000));
+        assert_eq!(parse_period("1sec"), Some(1_000_000_000));
+        assert_eq!(parse_period("2m"), Some(120_000_000_000));
+        assert_eq!(parse_period("x"), None);
+        assert_eq!(parse_period("5parsecs"), None);
+        assert_eq!(parse_period("0"), None);
+    }
+
+    #[test]
+    fn creates_named_timers() {
+        let d = Description::parse("tick-5s").unwrap();
+        let p = on_demand(&d, 99).unwrap();
+        assert_eq!(p.site.name, "tick-5s");
+        assert_eq!(
+            p.attach,
+            Attach::Timer {
+                period_ns: 5_000_000_000,
+                every_cpu: false
+            }
+        );
+        assert!(on_demand(&Description::parse("tick-*").unwrap(), 1).is_none());
+        assert!(on_demand(&Description::parse("syscall::read:entry").unwrap(), 1).is_none());
+    }
+}
