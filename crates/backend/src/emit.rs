@@ -89,7 +89,12 @@ impl Emitter {
     /// `dst = &map[0] + offset` (direct value access of a single-element array map).
     pub fn ld_map_value(&mut self, dst: Reg, map: MapId, offset: u32) {
         self.map_relocs.push(self.insns.len());
-        self.emit_all(Insn::ld_map(dst, BPF_PSEUDO_MAP_VALUE, map.0 as i32, offset));
+        self.emit_all(Insn::ld_map(
+            dst,
+            BPF_PSEUDO_MAP_VALUE,
+            map.0 as i32,
+            offset,
+        ));
     }
 
     /// A point to roll back to: code emitted after it can be discarded with [`Emitter::rollback`].
@@ -111,7 +116,8 @@ impl Emitter {
         for (at, label) in self.fixups {
             let target = self.labels[label.0].ok_or("jump to an unbound label")?;
             let off = target as i64 - at as i64 - 1;
-            insns[at].off = i16::try_from(off).map_err(|_| "program too large: jump out of range")?;
+            insns[at].off =
+                i16::try_from(off).map_err(|_| "program too large: jump out of range")?;
         }
         Ok(Code {
             insns,

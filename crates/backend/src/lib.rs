@@ -10,5 +10,5 @@ pub mod program;
 pub mod slots;
 pub mod types;
 
-pub use codegen::{compile, CodegenOptions, Input, KernelLayout, MacroArgs};
 pub use codegen::FormatCheck;
+pub use codegen::{compile, CodegenOptions, Input, KernelLayout, MacroArgs};

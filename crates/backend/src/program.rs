@@ -159,7 +159,7 @@ impl FaultRecord {
 #[repr(u32)]
 pub enum Fault {
     BadAddr = 1,
-    DivZero = 3,
+    DivZero = 4,
 }
 
 /// The maps' fixed roles.

@@ -1,1 +1,319 @@
-fn main() {}
+//! The `dtrace` command: D to eBPF, run on the live kernel, printed as DTrace prints.
+//!
+//! The pipeline: [`args`] -> [`compile`] (front end, probe matching, back end) -> [`load`]
+//! (maps and programs into the kernel) -> [`session`] (BEGIN, attach, consume, END).
+
+mod aggregations;
+mod args;
+mod compile;
+mod decode;
+mod diagnostics;
+mod format_check;
+mod kernel_types;
+mod load;
+mod options;
+mod session;
+mod signals;
+mod target;
+
+use std::io::Write;
+
+use dtrace_backend::MacroArgs;
+use dtrace_frontend::ast::Item;
+use dtrace_probes::{Catalog, Description};
+
+use args::Args;
+use compile::Failure;
+use options::Options;
+use target::Target;
+
+const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
+\t[-I path] [-L path] [-o output] [-p pid] [-s script] [-U name]
+\t[-x opt[=val]] [-X a|c|s|t]
+
+\t[-P provider [[ predicate ] action ]]
+\t[-m [ provider: ] module [[ predicate ] action ]]
+\t[-f [[ provider: ] module: ] func [[ predicate ] action ]]
+\t[-n [[[ provider: ] module: ] func: ] name [[ predicate ] action ]]
+\t[-i probe-id [[ predicate ] action ]] [ args ... ]
+
+\tpredicate -> '/' D-expression '/'
+\t   action -> '{' D-statements '}'
+
+\t-b  set trace buffer size
+\t-c  run specified command and exit upon its completion
+\t-C  run cpp(1) preprocessor on script files
+\t-D  define symbol when invoking preprocessor
+\t-e  exit after compiling request but prior to enabling probes
+\t-f  enable or list probes matching the specified function name
+\t-h  generate a header file with definitions for static probes
+\t-G  generate an ELF file containing embedded dtrace program
+\t-H  print included files when invoking preprocessor
+\t-i  enable or list probes matching the specified probe id
+\t-I  add include directory to preprocessor search path
+\t-l  list probes matching specified criteria
+\t-L  add library directory to library search path
+\t-m  enable or list probes matching the specified module name
+\t-n  enable or list probes matching the specified probe name
+\t-o  set output file
+\t-p  grab specified process-ID and cache its symbol tables
+\t-P  enable or list probes matching the specified provider name
+\t-q  set quiet mode (only output explicitly traced data)
+\t-s  enable or list probes according to the specified D script
+\t-S  print D compiler intermediate code
+\t-U  undefine symbol when invoking preprocessor
+\t-v  set verbose mode (report stability attributes, arguments)
+\t-V  report DTrace API version
+\t-w  permit destructive actions
+\t-x  enable or modify compiler and tracing options
+\t-Z  permit probe descriptions that match zero probes
+";
+
+/// An I/O error's text without Rust's "(os error N)" suffix.
+pub fn errno_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let status = run(&argv);
+    std::process::exit(status);
+}
+
+fn run(argv: &[String]) -> i32 {
+    let args = match args::parse(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprint!("dtrace: {e}\n{USAGE}");
+            return 2;
+        }
+    };
+    if args.version {
+        println!("dtrace: Sun D 2.0");
+        return 0;
+    }
+    if args.header || args.object {
+        eprintln!("dtrace: -h and -G (generating USDT provider headers and objects) are not supported yet; use sys/sdt.h probes, which this dtrace reads from .note.stapsdt");
+        return 1;
+    }
+    if args.cpp {
+        eprintln!("dtrace: -C (running the C preprocessor) is not supported yet");
+        return 1;
+    }
+    if args.sources.is_empty() && !args.list {
+        eprint!("{USAGE}");
+        return 2;
+    }
+    let mut options = Options::default();
+    options.quiet = args.quiet;
+    options.destructive = args.destructive;
+    for (name, value) in &args.options {
+        if let Err(why) = options.set(name, value.as_deref()) {
+            eprintln!("dtrace: failed to set -x {name}: {why}");
+            return 2;
+        }
+    }
+    let mut target = None;
+    for cmd in &args.commands {
+        match Target::spawn(cmd) {
+            Ok(t) => target = Some(t),
+            Err(msg) => {
+                eprint!("{msg}");
+                return 1;
+            }
+        }
+    }
+    for pid in &args.pids {
+        match Target::attach(pid) {
+            Ok(t) => target = Some(t),
+            Err(msg) => {
+                eprint!("{msg}");
+                return 1;
+            }
+        }
+    }
+    let status = trace(&args, options, &mut target);
+    if status != 0 {
+        if let Some(t) = target.as_mut() {
+            t.abandon();
+        }
+    }
+    status
+}
+
+/// The macro variables: `$0..$N` and named ones.
+fn macros(args: &Args, options: &Options, target: Option<&Target>) -> MacroArgs {
+    let script = args.sources.iter().find_map(|s| match s {
+        args::ProgramSource::Script(p) => Some(p.clone()),
+        _ => None,
+    });
+    let mut list = vec![script.unwrap_or_else(|| "dtrace".to_string())];
+    list.extend(args.operands.iter().cloned());
+    let mut named = std::collections::HashMap::new();
+    // SAFETY: these getters cannot fail and touch no memory.
+    let (pid, ppid, uid, gid, pgid, sid) = unsafe {
+        (
+            libc::getpid(),
+            libc::getppid(),
+            libc::getuid(),
+            libc::getgid(),
+            libc::getpgid(0),
+            libc::getsid(0),
+        )
+    };
+    for (k, v) in [
+        ("pid", pid as i64),
+        ("ppid", ppid as i64),
+        ("uid", uid as i64),
+        ("gid", gid as i64),
+        ("euid", uid as i64),
+        ("egid", gid as i64),
+        ("pgid", pgid as i64),
+        ("sid", sid as i64),
+        ("projid", 0),
+        ("taskid", 0),
+    ] {
+        named.insert(k.to_string(), v);
+    }
+    named.insert("target".to_string(), target.map_or(0, |t| t.pid() as i64));
+    MacroArgs {
+        args: list,
+        named,
+        defaultargs: options.defaultargs,
+    }
+}
+
+fn report(failure: Failure, errtags: bool, verbose: bool) -> i32 {
+    match failure {
+        Failure::Compile(err, sources) => {
+            eprint!("{}", diagnostics::compile_error(&err, &sources, errtags));
+            if verbose {
+                if let Some(loc) = diagnostics::location(&err, &sources) {
+                    eprint!("{loc}");
+                }
+            }
+        }
+        Failure::Message(msg) => eprint!("{msg}"),
+    }
+    1
+}
+
+fn trace(args: &Args, mut options: Options, target: &mut Option<Target>) -> i32 {
+    let sources = match compile::read_sources(args) {
+        Ok(s) => s,
+        Err(f) => return report(f, options.errtags, args.verbose),
+    };
+    let items = match compile::parse_all(&sources) {
+        Ok(i) => i,
+        Err(f) => return report(f, options.errtags, args.verbose),
+    };
+    if let Err(f) = compile::apply_pragmas(&items, &mut options, &sources) {
+        return report(f, options.errtags, args.verbose);
+    }
+    let macros = macros(args, &options, target.as_ref());
+    let mut catalog = Catalog::new();
+    if args.list {
+        return list(&items, &mut catalog, &macros);
+    }
+    let comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
+        Ok(c) => c,
+        Err(f) => return report(f, options.errtags, args.verbose),
+    };
+    if !options.quiet {
+        for (kind, name, count) in &comp.matched {
+            eprint!(
+                "{}",
+                dtrace_consumer::messages::matched_probes(kind, name, *count)
+            );
+        }
+    }
+    if args.disassemble {
+        for prog in &comp.compiled.programs {
+            eprintln!("eBPF program for {}:", prog.probe.full_name());
+            eprint!("{}", dtrace_ebpf::disasm::disassemble(&prog.code.insns));
+        }
+    }
+    let loaded = match load::load(&comp.compiled, args.verbose) {
+        Ok(l) => l,
+        Err(msg) => {
+            eprint!("{msg}");
+            return 1;
+        }
+    };
+    if args.compile_only {
+        return 0;
+    }
+    let out: Box<dyn Write> = match &args.output {
+        Some(path) => match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => {
+                eprintln!(
+                    "dtrace: failed to open output file '{path}': {}",
+                    errno_text(&e)
+                );
+                return 1;
+            }
+        },
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
+    signals::install();
+    let mut session = match session::Session::new(&comp, loaded, options, out) {
+        Ok(s) => s,
+        Err(msg) => {
+            eprint!("{msg}");
+            return 1;
+        }
+    };
+    match session.run(target.take()) {
+        Ok(outcome) => outcome.status,
+        Err(msg) => {
+            eprint!("{msg}");
+            1
+        }
+    }
+}
+
+/// `-l`: list the probes the descriptions match, or every probe.
+fn list(items: &[Vec<Item>], catalog: &mut Catalog, macros: &MacroArgs) -> i32 {
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let _ = out.write_all(dtrace_probes::list_header().as_bytes());
+    let descs: Vec<String> = items
+        .iter()
+        .flatten()
+        .filter_map(|i| match i {
+            Item::Clause(c) => Some(c.probes.iter().map(|p| p.text.clone()).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    if descs.is_empty() {
+        for p in catalog.all() {
+            let _ = out.write_all(dtrace_probes::list_line(&p.site).as_bytes());
+        }
+    }
+    for text in descs {
+        let text = text.replace(
+            "$target",
+            &macros.named.get("target").copied().unwrap_or(0).to_string(),
+        );
+        let Ok(d) = Description::parse(&text) else {
+            continue;
+        };
+        for p in catalog.matching(&d) {
+            if seen.insert(p.site.id) {
+                let _ = out.write_all(dtrace_probes::list_line(&p.site).as_bytes());
+            }
+        }
+    }
+    let _ = out.flush();
+    0
+}

@@ -93,21 +93,13 @@ pub fn describe(insns: &[Insn], i: usize) -> (String, usize) {
             };
             return (text, 2);
         }
-        BPF_LDX => format!(
-            "r{d} = *({} *)(r{s} {:+})",
-            size_name(insn.code),
-            insn.off
-        ),
+        BPF_LDX => format!("r{d} = *({} *)(r{s} {:+})", size_name(insn.code), insn.off),
         BPF_STX if insn.code & 0xe0 == BPF_ATOMIC => format!(
             "lock *({} *)(r{d} {:+}) += r{s}",
             size_name(insn.code),
             insn.off
         ),
-        BPF_STX => format!(
-            "*({} *)(r{d} {:+}) = r{s}",
-            size_name(insn.code),
-            insn.off
-        ),
+        BPF_STX => format!("*({} *)(r{d} {:+}) = r{s}", size_name(insn.code), insn.off),
         BPF_ST => format!(
             "*({} *)(r{d} {:+}) = {}",
             size_name(insn.code),

@@ -154,8 +154,7 @@ impl Insn {
     /// True for any jump other than call and exit (those whose `off` is a branch target).
     pub fn is_branch(&self) -> bool {
         let class = self.class();
-        (class == BPF_JMP || class == BPF_JMP32)
-            && !matches!(self.code & 0xf0, BPF_CALL | BPF_EXIT)
+        (class == BPF_JMP || class == BPF_JMP32) && !matches!(self.code & 0xf0, BPF_CALL | BPF_EXIT)
     }
 
     /// `dst op= imm` on 64 bits.
@@ -216,7 +215,13 @@ impl Insn {
     }
     /// Atomic `*(size *)(dst + off) += src` (size W or DW).
     pub fn atomic_add(size: Size, dst: Reg, off: i16, src: Reg) -> Insn {
-        Insn::new(BPF_STX | size.code() | BPF_ATOMIC, dst, src, off, BPF_ADD as i32)
+        Insn::new(
+            BPF_STX | size.code() | BPF_ATOMIC,
+            dst,
+            src,
+            off,
+            BPF_ADD as i32,
+        )
     }
     /// Conditional jump comparing `dst` with an immediate; `off` is relative to the next insn.
     pub fn jmp_imm(op: u8, dst: Reg, imm: i32, off: i16) -> Insn {

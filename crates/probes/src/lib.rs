@@ -56,8 +56,10 @@ impl Catalog {
     /// exactly when it does not exist yet.
     pub fn matching(&mut self, desc: &Description) -> Vec<Probe> {
         if let Some(probe) = profile::on_demand(desc, self.probes.len() as u32 + 1) {
-            if !self.probes.iter().any(|p| p.site.name == probe.site.name
-                && p.site.provider == probe.site.provider)
+            if !self
+                .probes
+                .iter()
+                .any(|p| p.site.name == probe.site.name && p.site.provider == probe.site.provider)
             {
                 self.probes.push(probe);
             }

@@ -95,7 +95,11 @@ fn parse_period(spec: &str) -> Option<u64> {
 }
 
 /// Attach `prog` to a timer on every online CPU, or on the first for `tick`.
-pub fn attach(prog: &Program, period_ns: u64, every_cpu: bool) -> dtrace_runtime::Result<Vec<Link>> {
+pub fn attach(
+    prog: &Program,
+    period_ns: u64,
+    every_cpu: bool,
+) -> dtrace_runtime::Result<Vec<Link>> {
     let online = cpus::online()?;
     let chosen: Vec<u32> = if every_cpu {
         online

@@ -12,10 +12,33 @@ use crate::program::{Action, ActionKind, Field};
 use crate::types::{self, Type};
 
 const ACTIONS: &[&str] = &[
-    "trace", "printf", "printa", "exit", "clear", "trunc", "normalize", "denormalize",
-    "setopt", "stack", "ustack", "jstack", "tracemem", "system", "raise", "stop", "panic",
-    "chill", "breakpoint", "copyout", "copyoutstr", "speculate", "commit", "discard", "ftruncate",
-    "freopen", "print",
+    "trace",
+    "printf",
+    "printa",
+    "exit",
+    "clear",
+    "trunc",
+    "normalize",
+    "denormalize",
+    "setopt",
+    "stack",
+    "ustack",
+    "jstack",
+    "tracemem",
+    "system",
+    "raise",
+    "stop",
+    "panic",
+    "chill",
+    "breakpoint",
+    "copyout",
+    "copyoutstr",
+    "speculate",
+    "commit",
+    "discard",
+    "ftruncate",
+    "freopen",
+    "print",
 ];
 
 pub(crate) fn is_action(name: &str) -> bool {
@@ -25,7 +48,12 @@ pub(crate) fn is_action(name: &str) -> bool {
 /// Checks a printf-style format against its argument types, at compile time.
 pub trait FormatCheck {
     /// `Err((tag, message))` when the format is malformed or an argument does not fit.
-    fn check(&self, format: &str, args: &[Type], printa: bool) -> std::result::Result<(), (&'static str, String)>;
+    fn check(
+        &self,
+        format: &str,
+        args: &[Type],
+        printa: bool,
+    ) -> std::result::Result<(), (&'static str, String)>;
 }
 
 fn arg_count(name: &str, args: &[Expr], min: usize, max: usize, span: Span) -> Result<()> {
@@ -61,7 +89,13 @@ fn string_literal<'e>(e: &'e Expr, what: &str) -> Result<&'e [u8]> {
 
 impl Gen<'_, '_> {
     /// Compile `name(args)` if `name` is an action; `Ok(None)` if it is not one.
-    pub(crate) fn action(&mut self, name: &str, args: &[Expr], name_span: Span, span: Span) -> Result<Option<()>> {
+    pub(crate) fn action(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<Option<()>> {
         if !is_action(name) {
             return Ok(None);
         }
@@ -75,7 +109,8 @@ impl Gen<'_, '_> {
             }
             "printf" => {
                 arg_count(name, args, 1, usize::MAX, span)?;
-                let format = String::from_utf8_lossy(string_literal(&args[0], "printf( ) format")?).into_owned();
+                let format = String::from_utf8_lossy(string_literal(&args[0], "printf( ) format")?)
+                    .into_owned();
                 let mut fields = Vec::new();
                 let mut types = Vec::new();
                 for a in &args[1..] {
@@ -154,9 +189,12 @@ impl Gen<'_, '_> {
             }
             "setopt" => {
                 arg_count(name, args, 1, 2, span)?;
-                let option = String::from_utf8_lossy(string_literal(&args[0], "setopt( ) option")?).into_owned();
+                let option = String::from_utf8_lossy(string_literal(&args[0], "setopt( ) option")?)
+                    .into_owned();
                 let value = match args.get(1) {
-                    Some(v) => Some(String::from_utf8_lossy(string_literal(v, "setopt( ) value")?).into_owned()),
+                    Some(v) => Some(
+                        String::from_utf8_lossy(string_literal(v, "setopt( ) value")?).into_owned(),
+                    ),
                     None => None,
                 };
                 ActionKind::Setopt { option, value }
@@ -190,7 +228,11 @@ impl Gen<'_, '_> {
         }
         let field = self.record_value(&Val {
             reg: v.reg,
-            ty: if v.ty.scalar_size() == 8 { v.ty.clone() } else { types::INT },
+            ty: if v.ty.scalar_size() == 8 {
+                v.ty.clone()
+            } else {
+                types::INT
+            },
         });
         self.pop(v.reg);
         Ok(field)
@@ -234,7 +276,8 @@ impl Gen<'_, '_> {
             self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
         } else {
             let r = regs::read(&mut self.e, v.reg, R1);
-            self.e.emit(Insn::stx(Size::DW, SCRATCH, self.small(offset), r));
+            self.e
+                .emit(Insn::stx(Size::DW, SCRATCH, self.small(offset), r));
         }
         Field {
             offset,

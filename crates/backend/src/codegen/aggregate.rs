@@ -19,7 +19,15 @@ use crate::types::Type;
 pub const MAX_SLOTS: usize = 4096;
 
 const FUNCTIONS: &[&str] = &[
-    "count", "sum", "avg", "min", "max", "stddev", "quantize", "lquantize", "llquantize",
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "stddev",
+    "quantize",
+    "lquantize",
+    "llquantize",
 ];
 
 pub(crate) fn is_function(name: &str) -> bool {
@@ -59,7 +67,10 @@ fn const_arg(func: &str, args: &[Expr], i: usize, what: &str) -> Result<i64> {
     constant(&args[i]).ok_or_else(|| {
         CompileError::new(
             "D_LQUANT_BASETYPE",
-            format!("{func}( ) argument #{} ({what}) must be an integer constant", i + 1),
+            format!(
+                "{func}( ) argument #{} ({what}) must be an integer constant",
+                i + 1
+            ),
             args[i].span,
         )
     })
@@ -117,7 +128,10 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
                 1
             };
             if step <= 0 {
-                return bad("D_LQUANT_STEPVAL", "lquantize( ) step must be greater than zero".into());
+                return bad(
+                    "D_LQUANT_STEPVAL",
+                    "lquantize( ) step must be greater than zero".into(),
+                );
             }
             if limit <= base {
                 return bad(
@@ -129,7 +143,10 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
             if levels > (MAX_SLOTS - 2) as i64 {
                 return bad(
                     "D_LQUANT_STEPLARGE",
-                    format!("lquantize( ) step ({step}) is too small for the range; at most {} levels", MAX_SLOTS - 2),
+                    format!(
+                        "lquantize( ) step ({step}) is too small for the range; at most {} levels",
+                        MAX_SLOTS - 2
+                    ),
                 );
             }
             (
@@ -148,16 +165,26 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
             let high = const_arg(func, args, 3, "high magnitude")?;
             let nsteps = const_arg(func, args, 4, "linear steps per magnitude")?;
             if factor < 2 {
-                return bad("D_LLQUANT_FACTORSMALL", "llquantize( ) factor must be greater than or equal to 2".into());
+                return bad(
+                    "D_LLQUANT_FACTORSMALL",
+                    "llquantize( ) factor must be greater than or equal to 2".into(),
+                );
             }
             if high < low {
                 return bad("D_LLQUANT_MAGRANGE", "llquantize( ) high magnitude must be greater than or equal to the low magnitude".into());
             }
             if nsteps < factor || nsteps % factor != 0 {
-                return bad("D_LLQUANT_FACTORNSTEPS", "llquantize( ) factor must evenly divide the number of steps per magnitude".into());
+                return bad(
+                    "D_LLQUANT_FACTORNSTEPS",
+                    "llquantize( ) factor must evenly divide the number of steps per magnitude"
+                        .into(),
+                );
             }
             if (factor as f64).powi(high as i32 + 1) > i64::MAX as f64 {
-                return bad("D_LLQUANT_MAGTOOBIG", "llquantize( ) factor and high magnitude overflow 64 bits".into());
+                return bad(
+                    "D_LLQUANT_MAGTOOBIG",
+                    "llquantize( ) factor and high magnitude overflow 64 bits".into(),
+                );
             }
             let kind = AggFunc::Llquantize {
                 factor: factor as u64,
@@ -166,7 +193,10 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
                 nsteps: nsteps as u64,
             };
             if slot_count(&kind) > MAX_SLOTS {
-                return bad("D_LLQUANT_NSTEPS", "llquantize( ) has too many buckets".into());
+                return bad(
+                    "D_LLQUANT_NSTEPS",
+                    "llquantize( ) has too many buckets".into(),
+                );
             }
             (kind, if args.len() == 6 { 2 } else { 1 })
         }
@@ -181,7 +211,12 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
 
 impl Gen<'_, '_> {
     /// `@name[keys] = func(args)`
-    pub(crate) fn aggregate(&mut self, (name, keys): (&str, &[Expr]), rhs: &Expr, span: Span) -> Result<()> {
+    pub(crate) fn aggregate(
+        &mut self,
+        (name, keys): (&str, &[Expr]),
+        rhs: &Expr,
+        span: Span,
+    ) -> Result<()> {
         let ExprKind::Call {
             name: func,
             args,
@@ -245,7 +280,13 @@ impl Gen<'_, '_> {
     }
 
     /// The aggregation called `name`, created on first use.
-    fn aggregation_for(&mut self, name: &str, kind: &AggFunc, keys: &[Type], span: Span) -> Result<usize> {
+    fn aggregation_for(
+        &mut self,
+        name: &str,
+        kind: &AggFunc,
+        keys: &[Type],
+        span: Span,
+    ) -> Result<usize> {
         if let Some(i) = self.c.aggregations.iter().position(|a| a.name == name) {
             let a = &self.c.aggregations[i];
             if &a.kind != kind {
@@ -260,7 +301,10 @@ impl Gen<'_, '_> {
                 ));
             }
             let same_keys = a.keys.len() == keys.len()
-                && a.keys.iter().zip(keys).all(|(k, t)| k.ty.is_string() == t.is_string());
+                && a.keys
+                    .iter()
+                    .zip(keys)
+                    .all(|(k, t)| k.ty.is_string() == t.is_string());
             if !same_keys {
                 return Err(CompileError::new(
                     "D_AGG_REDEF",
@@ -273,9 +317,17 @@ impl Gen<'_, '_> {
         let mut fields = Vec::new();
         let mut offset = 0;
         for t in keys {
-            let ty = if t.is_integer() && t.scalar_size() < 8 { t.promoted() } else { t.clone() };
+            let ty = if t.is_integer() && t.scalar_size() < 8 {
+                t.promoted()
+            } else {
+                t.clone()
+            };
             fields.push(Field { offset, ty });
-            offset += if t.is_string() { self.strsize().next_multiple_of(8) } else { 8 };
+            offset += if t.is_string() {
+                self.strsize().next_multiple_of(8)
+            } else {
+                8
+            };
         }
         let key_size = self.c.key_size(keys);
         let slots = slot_count(kind);
@@ -345,7 +397,11 @@ impl Gen<'_, '_> {
                 e.emit(Insn::ldx(Size::DW, R2, R0, 0));
                 e.jmp_imm(BPF_JEQ, R2, 0, set);
                 e.emit(Insn::ldx(Size::DW, R3, R0, 8));
-                let keep = if matches!(kind, AggFunc::Min) { BPF_JSGE } else { BPF_JSLE };
+                let keep = if matches!(kind, AggFunc::Min) {
+                    BPF_JSGE
+                } else {
+                    BPF_JSLE
+                };
                 e.jmp_reg(keep, R1, R3, done);
                 e.bind(set);
                 e.emit(Insn::st(Size::DW, R0, 0, 1));
@@ -401,7 +457,7 @@ fn square_128(e: &mut crate::emit::Emitter) {
     e.emit(Insn::mov64_reg(R5, R3));
     e.emit(Insn::alu64_reg(BPF_MUL, R5, R3)); // r5 = hi²
     e.emit(Insn::alu64_reg(BPF_MUL, R2, R3)); // r2 = mid = hi·lo
-    // Add mid·2^33: low += mid << 33 (with carry), high += mid >> 31.
+                                              // Add mid·2^33: low += mid << 33 (with carry), high += mid >> 31.
     e.emit(Insn::mov64_reg(R3, R2));
     e.emit(Insn::alu64_imm(BPF_RSH, R3, 31));
     e.emit(Insn::alu64_reg(BPF_ADD, R5, R3));
@@ -502,7 +558,14 @@ fn thresholds(bucket: impl Fn(i64) -> usize, buckets: usize) -> Vec<(i64, usize)
 
 /// r2 = the bucket of r1 by binary search over `t[lo..hi]`, given that r1 is below
 /// `t[hi]` and at or above `t[lo - 1]` (whose bucket is `below`).
-fn search(e: &mut crate::emit::Emitter, t: &[(i64, usize)], lo: usize, hi: usize, below: usize, done: crate::emit::Label) {
+fn search(
+    e: &mut crate::emit::Emitter,
+    t: &[(i64, usize)],
+    lo: usize,
+    hi: usize,
+    below: usize,
+    done: crate::emit::Label,
+) {
     if lo == hi {
         e.emit(Insn::mov64_imm(R2, below as i32));
         e.goto(done);

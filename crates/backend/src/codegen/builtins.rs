@@ -10,10 +10,34 @@ use crate::program::ProbeContext;
 use crate::types::{self, Type};
 
 const NAMES: &[&str] = &[
-    "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9",
-    "timestamp", "vtimestamp", "walltimestamp", "pid", "tid", "ppid", "uid", "gid",
-    "execname", "cpu", "probeprov", "probemod", "probefunc", "probename", "id", "epid",
-    "curthread", "errno",
+    "arg0",
+    "arg1",
+    "arg2",
+    "arg3",
+    "arg4",
+    "arg5",
+    "arg6",
+    "arg7",
+    "arg8",
+    "arg9",
+    "timestamp",
+    "vtimestamp",
+    "walltimestamp",
+    "pid",
+    "tid",
+    "ppid",
+    "uid",
+    "gid",
+    "execname",
+    "cpu",
+    "probeprov",
+    "probemod",
+    "probefunc",
+    "probename",
+    "id",
+    "epid",
+    "curthread",
+    "errno",
 ];
 
 /// `x86_64` `struct pt_regs` offsets inside `struct bpf_perf_event_data`.
@@ -43,7 +67,11 @@ impl Gen<'_, '_> {
                 };
                 return self.string_literal(text.as_bytes(), span).map(Some);
             }
-            "id" => return self.constant(self.probe.id as u64, types::UINT, span).map(Some),
+            "id" => {
+                return self
+                    .constant(self.probe.id as u64, types::UINT, span)
+                    .map(Some)
+            }
             "epid" => {
                 let epid = self.clause_state().epid;
                 return self.constant(epid as u64, types::UINT, span).map(Some);
@@ -97,7 +125,9 @@ impl Gen<'_, '_> {
             }
             "curthread" => {
                 self.e.emit(Insn::call(helpers::GET_CURRENT_TASK));
-                Type::Ptr(Box::new(types::builtin_typedef("uintptr_t").expect("uintptr_t")))
+                Type::Ptr(Box::new(
+                    types::builtin_typedef("uintptr_t").expect("uintptr_t"),
+                ))
             }
             _ => unreachable!("every name in NAMES is handled"),
         };
@@ -137,7 +167,12 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
         self.e.emit(Insn::mov64_imm(R2, size));
         self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
-        self.e.emit(Insn::ldx(Size::from_bytes(size as usize), R0, R10, KEY_SLOT));
+        self.e.emit(Insn::ldx(
+            Size::from_bytes(size as usize),
+            R0,
+            R10,
+            KEY_SLOT,
+        ));
     }
 
     fn execname(&mut self, span: Span) -> Result<Val> {

@@ -34,7 +34,16 @@ pub fn int_constant_type(value: u64, unsigned: bool, longs: u8, decimal: bool) -
 
 fn fits(value: u64, ty: &Type) -> bool {
     match ty {
-        Type::Int { size: 4, signed, .. } => value <= if *signed { i32::MAX as u64 } else { u32::MAX as u64 },
+        Type::Int {
+            size: 4, signed, ..
+        } => {
+            value
+                <= if *signed {
+                    i32::MAX as u64
+                } else {
+                    u32::MAX as u64
+                }
+        }
         Type::Int { signed: true, .. } => value <= i64::MAX as u64,
         _ => true,
     }
@@ -245,7 +254,11 @@ impl Gen<'_, '_> {
                     Some(t) => t,
                     None if macros.defaultargs => String::new(),
                     None => {
-                        let dollars = if matches!(m, MacroVar::StrArg(_)) { "$$" } else { "$" };
+                        let dollars = if matches!(m, MacroVar::StrArg(_)) {
+                            "$$"
+                        } else {
+                            "$"
+                        };
                         return Err(CompileError::new(
                             "D_MACRO_UNDEF",
                             format!("macro argument {dollars}{n} is not defined"),
@@ -340,7 +353,8 @@ impl Gen<'_, '_> {
                         span,
                     ));
                 };
-                let old = self.load_var_or_zero(VarRef::of(operand).expect("a variable"), operand.span)?;
+                let old =
+                    self.load_var_or_zero(VarRef::of(operand).expect("a variable"), operand.span)?;
                 if !old.ty.is_scalar() {
                     return Err(arith_error(text, span));
                 }
@@ -406,7 +420,13 @@ impl Gen<'_, '_> {
     }
 
     /// `a op b` on two evaluated values; the result replaces `a`.
-    pub(crate) fn binary_values(&mut self, op: BinaryOp, a: &Val, b: &Val, span: Span) -> Result<Val> {
+    pub(crate) fn binary_values(
+        &mut self,
+        op: BinaryOp,
+        a: &Val,
+        b: &Val,
+        span: Span,
+    ) -> Result<Val> {
         let text = binary_op_text(op);
         let comparison = matches!(
             op,
@@ -509,13 +529,21 @@ impl Gen<'_, '_> {
         let short = self.e.label();
         let done = self.e.label();
         let ra = regs::read(&mut self.e, a, R1);
-        let short_op = if op == BinaryOp::LogAnd { BPF_JEQ } else { BPF_JNE };
+        let short_op = if op == BinaryOp::LogAnd {
+            BPF_JEQ
+        } else {
+            BPF_JNE
+        };
         self.e.jmp_imm(short_op, ra, 0, short);
         let b = self.truth(rhs)?;
         let rb = regs::read(&mut self.e, b, R1);
         self.pop(b);
         self.e.jmp_imm(short_op, rb, 0, short);
-        let (full, cut) = if op == BinaryOp::LogAnd { (1, 0) } else { (0, 1) };
+        let (full, cut) = if op == BinaryOp::LogAnd {
+            (1, 0)
+        } else {
+            (0, 1)
+        };
         self.e.emit(Insn::mov64_imm(R0, full));
         self.e.goto(done);
         self.e.bind(short);

@@ -26,7 +26,8 @@ impl Gen<'_, '_> {
             Some(r) => self.e.emit(Insn::stx(Size::DW, SCRATCH, 24, r)),
             None => self.e.emit(Insn::st(Size::DW, SCRATCH, 24, 0)),
         }
-        self.e.emit(Insn::st(Size::W, SCRATCH, 0, FAULT_EPID as i32));
+        self.e
+            .emit(Insn::st(Size::W, SCRATCH, 0, FAULT_EPID as i32));
         self.e.emit(Insn::st(Size::W, SCRATCH, 8, epid as i32));
         self.e.emit(Insn::st(Size::W, SCRATCH, 12, fault as i32));
         self.e.emit(Insn::st(Size::W, SCRATCH, 16, action as i32));

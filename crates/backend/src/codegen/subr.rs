@@ -7,7 +7,13 @@ use dtrace_frontend::{CompileError, Result, Span};
 use super::{actions, aggregate, Gen, Val};
 
 impl Gen<'_, '_> {
-    pub(crate) fn subroutine(&mut self, name: &str, args: &[Expr], name_span: Span, span: Span) -> Result<Val> {
+    pub(crate) fn subroutine(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<Val> {
         match name {
             "strlen" => {
                 let [s] = self.string_args::<1>(name, args, span)?;
@@ -38,7 +44,12 @@ impl Gen<'_, '_> {
     }
 
     /// Evaluate exactly `N` string arguments of `name`.
-    fn string_args<const N: usize>(&mut self, name: &str, args: &[Expr], span: Span) -> Result<[Val; N]> {
+    fn string_args<const N: usize>(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<[Val; N]> {
         if args.len() != N {
             return Err(CompileError::new(
                 "D_PROTO_LEN",

@@ -171,7 +171,12 @@ impl Compiler<'_> {
     }
 
     /// Resolve the type a declaration names.
-    pub(crate) fn resolve_type(&self, spec: &ast::TypeSpec, parts: &[DeclaratorPart], span: Span) -> Result<Type> {
+    pub(crate) fn resolve_type(
+        &self,
+        spec: &ast::TypeSpec,
+        parts: &[DeclaratorPart],
+        span: Span,
+    ) -> Result<Type> {
         let base = match spec {
             ast::TypeSpec::Builtin { words, .. } => types::from_words(words),
             ast::TypeSpec::Named { name, .. } => types::builtin_typedef(name),
@@ -483,7 +488,8 @@ impl Gen<'_, '_> {
             let r = regs::read(&mut self.e, val.reg, R3);
             self.e.jmp_imm(BPF_JEQ, r, 0, delete);
             let tmp = self.scratch(8);
-            self.e.emit(Insn::stx(Size::DW, SCRATCH, self.small(tmp), r));
+            self.e
+                .emit(Insn::stx(Size::DW, SCRATCH, self.small(tmp), r));
             self.scratch_addr(R3, tmp);
         }
         self.e.ld_map(R1, map);
@@ -543,7 +549,12 @@ impl Gen<'_, '_> {
     }
 
     /// Evaluate `args` into a key tuple of `types` in scratch; returns its offset.
-    pub(crate) fn build_key(&mut self, args: &[ast::Expr], types: &[Type], span: Span) -> Result<u32> {
+    pub(crate) fn build_key(
+        &mut self,
+        args: &[ast::Expr],
+        types: &[Type],
+        span: Span,
+    ) -> Result<u32> {
         if args.len() != types.len() {
             return Err(CompileError::new(
                 "D_ARR_BADREF",
@@ -581,7 +592,8 @@ impl Gen<'_, '_> {
                 off += self.strsize();
             } else {
                 let r = regs::read(&mut self.e, v.reg, R1);
-                self.e.emit(Insn::stx(Size::DW, SCRATCH, self.small(off), r));
+                self.e
+                    .emit(Insn::stx(Size::DW, SCRATCH, self.small(off), r));
                 off += 8;
             }
         }

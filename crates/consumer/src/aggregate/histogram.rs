@@ -8,10 +8,10 @@
 //! are half as long and grow either side of a centre line.  Counts are
 //! divided by the normalization factor; bars are not.
 
+use super::AggFunc;
 use dtrace_backend::slots::{
     lquantize_levels, quantize_bucket_value, LlqShape, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
-use super::AggFunc;
 
 const BAR: usize = 40;
 

@@ -8,12 +8,11 @@ mod sort;
 
 use std::collections::HashMap;
 
-pub use print::{printa, printa_format, render_exit};
 pub use dtrace_backend::slots::{
-    AggFunc,
     llquantize_bucket, lquantize_bucket, merge, quantize_bucket, quantize_bucket_value, slot_count,
-    QUANTIZE_BUCKETS, QUANTIZE_ZERO,
+    AggFunc, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
+pub use print::{printa, printa_format, render_exit};
 
 use crate::Value;
 

@@ -11,9 +11,9 @@
 
 use super::sort::{bundles, Bundle};
 use super::{histogram, slot_count, AggFunc, Aggregation, SortOptions};
-use dtrace_backend::slots;
 use crate::printf::Format;
 use crate::Value;
+use dtrace_backend::slots;
 
 /// Everything printed when tracing ends: dtrace(1)'s newline, then every
 /// aggregation not already printed by `printa()`, in the given order (that

@@ -9,9 +9,9 @@
 
 use std::cmp::Ordering;
 
-use dtrace_backend::slots::{lquantize_levels, quantize_bucket_value, stddev, LlqShape};
 use super::{slot_count, AggFunc, Aggregation, SortOptions};
 use crate::Value;
+use dtrace_backend::slots::{lquantize_levels, quantize_bucket_value, stddev, LlqShape};
 
 /// A comparable summary of one value: the main measure, then the zero
 /// bucket's count (0 for non-histograms).

@@ -1,0 +1,163 @@
+//! The command line, parsed getopt-style as dtrace(1) does: flags may be grouped (`-qn`),
+//! program sources (`-n -s -P -m -f -i`) keep their order, and the first operand ends the
+//! options; operands become the macro arguments `$1 $2 ...`.
+//!
+//! Hand-written rather than clap: DTrace's interleaved, order-preserving options and its
+//! exact usage errors do not fit a declarative parser.
+
+/// One program source, in command-line order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProgramSource {
+    /// `-n`: a probe description, optionally with predicate and actions.
+    Description(String),
+    /// `-s`: a script file.
+    Script(String),
+    /// `-P -m -f -i`: a provider, module, function or probe id to enable or list.
+    Provider(String),
+    Module(String),
+    Function(String),
+    Id(String),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub sources: Vec<ProgramSource>,
+    pub quiet: bool,
+    pub list: bool,
+    pub compile_only: bool,
+    pub disassemble: bool,
+    pub verbose: bool,
+    pub version: bool,
+    pub destructive: bool,
+    pub zero_matches_ok: bool,
+    pub cpp: bool,
+    pub header: bool,
+    pub object: bool,
+    pub options: Vec<(String, Option<String>)>,
+    pub output: Option<String>,
+    pub commands: Vec<String>,
+    pub pids: Vec<String>,
+    pub defines: Vec<String>,
+    pub undefines: Vec<String>,
+    pub includes: Vec<String>,
+    pub operands: Vec<String>,
+}
+
+/// Options that take an argument.
+const WITH_ARG: &[u8] = b"nsPmfixoCcpDUIbLX";
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut args = Args::default();
+    let mut i = 0;
+    while i < argv.len() {
+        let arg = &argv[i];
+        i += 1;
+        if arg == "--" {
+            args.operands.extend(argv[i..].iter().cloned());
+            break;
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            args.operands.push(arg.clone());
+            args.operands.extend(argv[i..].iter().cloned());
+            break;
+        }
+        let flags = arg.as_bytes();
+        let mut j = 1;
+        while j < flags.len() {
+            let flag = flags[j];
+            j += 1;
+            let takes_arg = WITH_ARG.contains(&flag) && flag != b'C';
+            let value = if takes_arg {
+                let v = if j < flags.len() {
+                    String::from_utf8_lossy(&flags[j..]).into_owned()
+                } else if i < argv.len() {
+                    i += 1;
+                    argv[i - 1].clone()
+                } else {
+                    return Err(format!("option requires an argument -- '{}'", flag as char));
+                };
+                j = flags.len();
+                v
+            } else {
+                String::new()
+            };
+            match flag {
+                b'n' => args.sources.push(ProgramSource::Description(value)),
+                b's' => args.sources.push(ProgramSource::Script(value)),
+                b'P' => args.sources.push(ProgramSource::Provider(value)),
+                b'm' => args.sources.push(ProgramSource::Module(value)),
+                b'f' => args.sources.push(ProgramSource::Function(value)),
+                b'i' => args.sources.push(ProgramSource::Id(value)),
+                b'x' => {
+                    let (name, v) = match value.split_once('=') {
+                        Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                        None => (value, None),
+                    };
+                    args.options.push((name, v));
+                }
+                b'b' => args.options.push(("bufsize".into(), Some(value))),
+                b'X' => args.options.push(("stdc".into(), Some(value))),
+                b'L' => args.options.push(("libdir".into(), Some(value))),
+                b'o' => args.output = Some(value),
+                b'c' => args.commands.push(value),
+                b'p' => args.pids.push(value),
+                b'D' => args.defines.push(value),
+                b'U' => args.undefines.push(value),
+                b'I' => args.includes.push(value),
+                b'q' => args.quiet = true,
+                b'l' => args.list = true,
+                b'e' => args.compile_only = true,
+                b'S' => args.disassemble = true,
+                b'v' => args.verbose = true,
+                b'V' => args.version = true,
+                b'w' => args.destructive = true,
+                b'Z' => args.zero_matches_ok = true,
+                b'C' => args.cpp = true,
+                b'h' => args.header = true,
+                b'G' => args.object = true,
+                b'a' | b'A' | b'F' | b'H' => {}
+                other => return Err(format!("invalid option -- '{}'", other as char)),
+            }
+        }
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn grouped_flags_and_order() {
+        let a = parse(&argv(&[
+            "-qn",
+            "BEGIN",
+            "-s",
+            "x.d",
+            "-xstrsize=32",
+            "a",
+            "-q",
+        ]))
+        .unwrap();
+        assert!(a.quiet);
+        assert_eq!(
+            a.sources,
+            vec![
+                ProgramSource::Description("BEGIN".into()),
+                ProgramSource::Script("x.d".into())
+            ]
+        );
+        assert_eq!(a.options, vec![("strsize".into(), Some("32".into()))]);
+        assert_eq!(a.operands, argv(&["a", "-q"]));
+    }
+
+    #[test]
+    fn missing_argument() {
+        assert!(parse(&argv(&["-n"])).is_err());
+        assert!(parse(&argv(&["-k"])).is_err());
+    }
+}

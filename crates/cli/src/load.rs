@@ -1,0 +1,115 @@
+//! Putting a compiled program into the kernel: create its maps, patch map references, load
+//! each program (a verifier rejection is our bug and is reported as one) and attach them.
+
+use dtrace_backend::program::{Compiled, MapKind, ProbeContext, ProbeSite};
+use dtrace_runtime::{
+    cpus, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, Update,
+};
+
+/// Maps and programs living in the kernel; dropping this detaches and frees everything.
+pub struct Loaded {
+    pub maps: Vec<Map>,
+    /// Parallel to [`Compiled::programs`].
+    pub programs: Vec<Program>,
+    pub links: Vec<Link>,
+}
+
+fn map_type(kind: MapKind) -> MapType {
+    match kind {
+        MapKind::Hash => MapType::Hash,
+        MapKind::Array => MapType::Array,
+        MapKind::PercpuHash => MapType::PercpuHash,
+        MapKind::PercpuArray => MapType::PercpuArray,
+        MapKind::Ringbuf => MapType::RingBuf,
+    }
+}
+
+/// Number of possible CPUs (highest id + 1), for per-CPU arrays indexed by CPU id.
+pub fn possible_cpus() -> u32 {
+    cpus::possible()
+        .ok()
+        .and_then(|c| c.iter().max().map(|m| m + 1))
+        .unwrap_or(1)
+}
+
+/// Create the maps and load every program.
+pub fn load(compiled: &Compiled, verbose: bool) -> Result<Loaded, String> {
+    let mut maps = Vec::new();
+    for spec in &compiled.maps {
+        let max_entries = if spec.per_cpu_entries {
+            possible_cpus()
+        } else {
+            spec.max_entries
+        };
+        let map = Map::create(&MapSpec {
+            map_type: map_type(spec.kind),
+            key_size: spec.key_size,
+            value_size: spec.value_size,
+            max_entries,
+            flags: if spec.kind == MapKind::Hash { 1 } else { 0 },
+            name: spec.name.clone(),
+        })
+        .map_err(|e| format!("dtrace: failed to create map {}: {e}\n", spec.name))?;
+        if let Some(initial) = &spec.initial {
+            map.update(&0u32.to_ne_bytes(), initial, Update::Any)
+                .map_err(|e| format!("dtrace: failed to initialise map {}: {e}\n", spec.name))?;
+        }
+        maps.push(map);
+    }
+    let mut programs = Vec::new();
+    for prog in &compiled.programs {
+        let mut insns = prog.code.insns.clone();
+        for &at in &prog.code.map_relocs {
+            insns[at].imm = maps[insns[at].imm as usize].fd();
+        }
+        let prog_type = match prog.probe.context {
+            ProbeContext::ArgArray => ProgramType::RawTracepoint,
+            ProbeContext::PerfEvent => ProgramType::PerfEvent,
+        };
+        let name = program_name(&prog.probe);
+        let mut spec = ProgramSpec::new(prog_type, &name, &insns);
+        spec.always_log = verbose;
+        let loaded = Program::load(&spec).map_err(|e| rejected(&prog.probe, &e, verbose))?;
+        programs.push(loaded);
+    }
+    Ok(Loaded {
+        maps,
+        programs,
+        links: Vec::new(),
+    })
+}
+
+fn program_name(probe: &ProbeSite) -> String {
+    let mut name: String = format!("dt_{}", probe.name)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    name.truncate(15);
+    name
+}
+
+/// The message for a program the kernel refused.
+fn rejected(probe: &ProbeSite, err: &dtrace_runtime::Error, verbose: bool) -> String {
+    match err {
+        dtrace_runtime::Error::Verifier { log, errno, .. } => {
+            let mut msg = format!(
+                "dtrace: failed to enable {}: the kernel verifier rejected the generated program (errno {errno}); this is a bug in dtrace, please report it with the script\n",
+                probe.full_name()
+            );
+            if verbose {
+                msg.push_str("dtrace: verifier log:\n");
+                msg.push_str(log);
+                if !log.ends_with('\n') {
+                    msg.push('\n');
+                }
+            } else {
+                msg.push_str("dtrace: run with -v to see the verifier log\n");
+            }
+            msg
+        }
+        other => format!(
+            "dtrace: failed to load program for {}: {other}\n",
+            probe.full_name()
+        ),
+    }
+}

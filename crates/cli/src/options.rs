@@ -1,0 +1,192 @@
+//! DTrace options (`-x name[=value]` and `#pragma D option`): their names, value syntax
+//! (sizes like `4m`, rates like `10hz`) and the settings they produce.
+
+use dtrace_consumer::aggregate::SortOptions;
+
+/// The settings options control.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub quiet: bool,
+    pub bufsize: u64,
+    pub strsize: u64,
+    pub dynvarsize: u64,
+    pub aggsize: u64,
+    /// Nanoseconds between buffer reads.
+    pub switchrate_ns: u64,
+    pub aggrate_ns: u64,
+    pub errtags: bool,
+    pub defaultargs: bool,
+    pub destructive: bool,
+    pub zdefs: bool,
+    pub sort: SortOptions,
+    pub flowindent: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            quiet: false,
+            bufsize: 4 << 20,
+            strsize: 256,
+            dynvarsize: 1 << 20,
+            aggsize: 4 << 20,
+            switchrate_ns: 1_000_000_000,
+            aggrate_ns: 1_000_000_000,
+            errtags: false,
+            defaultargs: false,
+            destructive: false,
+            zdefs: false,
+            sort: SortOptions::default(),
+            flowindent: false,
+        }
+    }
+}
+
+/// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
+const ACCEPTED: &[&str] = &[
+    "bufpolicy",
+    "bufresize",
+    "cleanrate",
+    "cpu",
+    "nspec",
+    "specsize",
+    "stackframes",
+    "ustackframes",
+    "statusrate",
+    "jstackframes",
+    "jstackstrsize",
+    "aggpercpu",
+    "rawbytes",
+    "grabanon",
+    "linkmode",
+    "libdir",
+    "stdc",
+    "ldpath",
+    "cpp",
+    "cpppath",
+    "incdir",
+    "nolibs",
+    "core",
+    "evaltime",
+    "verbose",
+    "version",
+    "tree",
+    "temporal",
+    "pspec",
+    "iregs",
+    "disasm",
+    "droptags",
+    "amin",
+    "argref",
+    "debug",
+    "knodefs",
+    "unodefs",
+    "lazyload",
+    "modpath",
+    "strip",
+    "syslibs",
+    "procs",
+    "dynvar",
+    "noresolve",
+    "maxframes",
+];
+
+impl Options {
+    /// Apply `name[=value]`; the error is DTrace's reason text.
+    pub fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
+        let flag = |v: Option<&str>| -> Result<bool, String> {
+            match v {
+                None | Some("") => Ok(true),
+                Some(_) => Err("Invalid value for specified option".into()),
+            }
+        };
+        match name {
+            "quiet" => self.quiet = flag(value)?,
+            "errtags" => self.errtags = flag(value)?,
+            "defaultargs" => self.defaultargs = flag(value)?,
+            "destructive" => self.destructive = flag(value)?,
+            "zdefs" => self.zdefs = flag(value)?,
+            "flowindent" => self.flowindent = flag(value)?,
+            "aggsortkey" => self.sort.by_key = flag(value)?,
+            "aggsortrev" => self.sort.reverse = flag(value)?,
+            "aggsortpos" => self.sort.position = number(value)? as usize,
+            "aggsortkeypos" => self.sort.key_position = number(value)? as usize,
+            "bufsize" => self.bufsize = size(value)?,
+            "strsize" => self.strsize = size(value)?,
+            "dynvarsize" => self.dynvarsize = size(value)?,
+            "aggsize" => self.aggsize = size(value)?,
+            "switchrate" => self.switchrate_ns = rate(value)?,
+            "aggrate" => self.aggrate_ns = rate(value)?,
+            _ if ACCEPTED.contains(&name) => {}
+            _ => return Err("Invalid option name".into()),
+        }
+        Ok(())
+    }
+}
+
+fn number(value: Option<&str>) -> Result<u64, String> {
+    value
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| "Invalid value for specified option".to_string())
+}
+
+/// A size: bytes, or with a `k m g t` suffix.
+fn size(value: Option<&str>) -> Result<u64, String> {
+    let bad = || "Invalid value for specified option".to_string();
+    let v = value.ok_or_else(bad)?.to_ascii_lowercase();
+    let (digits, mult) = match v.chars().last() {
+        Some('k') => (&v[..v.len() - 1], 1u64 << 10),
+        Some('m') => (&v[..v.len() - 1], 1 << 20),
+        Some('g') => (&v[..v.len() - 1], 1 << 30),
+        Some('t') => (&v[..v.len() - 1], 1 << 40),
+        _ => (v.as_str(), 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(bad)
+}
+
+/// A rate: `N` or `Nhz` per second, or a period with a time unit (`10ms`, `1s`).
+fn rate(value: Option<&str>) -> Result<u64, String> {
+    let bad = || "Invalid value for specified option".to_string();
+    let v = value.ok_or_else(bad)?;
+    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
+    let n: u64 = v[..digits].parse().map_err(|_| bad())?;
+    if n == 0 {
+        return Err(bad());
+    }
+    let unit: u64 = match &v[digits..] {
+        "" | "hz" => return Ok(1_000_000_000 / n),
+        "ns" | "nsec" => 1,
+        "us" | "usec" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "s" | "sec" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" | "hour" => 3_600_000_000_000,
+        "d" | "day" => 86_400_000_000_000,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(unit).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values() {
+        let mut o = Options::default();
+        o.set("bufsize", Some("16m")).unwrap();
+        assert_eq!(o.bufsize, 16 << 20);
+        o.set("switchrate", Some("10hz")).unwrap();
+        assert_eq!(o.switchrate_ns, 100_000_000);
+        o.set("aggrate", Some("250ms")).unwrap();
+        assert_eq!(o.aggrate_ns, 250_000_000);
+        o.set("quiet", None).unwrap();
+        assert!(o.quiet);
+        assert!(o.set("nonsense", None).is_err());
+        assert!(o.set("strsize", Some("x")).is_err());
+    }
+}

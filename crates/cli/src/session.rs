@@ -1,0 +1,325 @@
+//! A tracing session: run BEGIN, enable the probes, consume records until `exit()`, a
+//! signal or the end of the traced process, then disable the probes, run END and print the
+//! aggregations. Records are decoded here and printed with the consumer crate.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use dtrace_backend::program::{ActionKind, Compiled, EnabledProbe, FAULT_EPID};
+use dtrace_consumer::{messages, printf, trace, Value};
+use dtrace_probes::{Attach, DtraceProbe};
+use dtrace_runtime::RingBuf;
+
+use crate::aggregations::Aggregations;
+use crate::compile::Compilation;
+use crate::decode::{self, u32_at, u64_at};
+use crate::load::Loaded;
+use crate::options::Options;
+use crate::signals;
+use crate::target::Target;
+
+/// How the consumer loop ended.
+pub struct Outcome {
+    pub status: i32,
+}
+
+pub struct Session<'a> {
+    comp: &'a Compilation,
+    loaded: Loaded,
+    options: Options,
+    out: Box<dyn Write>,
+    ring: RingBuf,
+    aggs: Aggregations,
+    heading_done: bool,
+    exit_status: Option<i32>,
+    formats: HashMap<String, Option<printf::Format>>,
+    drops: Vec<u64>,
+    dynvar_drops: u64,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(
+        comp: &'a Compilation,
+        loaded: Loaded,
+        options: Options,
+        out: Box<dyn Write>,
+    ) -> Result<Session<'a>, String> {
+        let ring = RingBuf::new(&loaded.maps[comp.compiled.core.ringbuf.0])
+            .map_err(|e| format!("dtrace: failed to map the trace buffer: {e}\n"))?;
+        let aggs = Aggregations::new(&comp.compiled, options.strsize as usize);
+        Ok(Session {
+            comp,
+            loaded,
+            options,
+            out,
+            ring,
+            aggs,
+            heading_done: false,
+            exit_status: None,
+            formats: HashMap::new(),
+            drops: Vec::new(),
+            dynvar_drops: 0,
+        })
+    }
+
+    fn compiled(&self) -> &'a Compiled {
+        &self.comp.compiled
+    }
+
+    /// Index of the program for a dtrace-provider probe, if any clause uses it.
+    fn dtrace_program(&self, which: DtraceProbe) -> Option<usize> {
+        self.compiled().programs.iter().position(|p| {
+            matches!(self.comp.probes.get(&p.probe.id).map(|p| &p.attach), Some(Attach::Dtrace(w)) if *w == which)
+        })
+    }
+
+    /// Fire BEGIN, END or ERROR by test-running its program with `args`.
+    fn fire(&mut self, which: DtraceProbe, args: [u64; 6]) {
+        let Some(i) = self.dtrace_program(which) else {
+            return;
+        };
+        let mut ctx = [0u8; 96];
+        for (k, a) in args.iter().enumerate() {
+            ctx[k * 8..k * 8 + 8].copy_from_slice(&a.to_le_bytes());
+        }
+        if let Err(e) = self.loaded.programs[i].test_run(&ctx) {
+            self.warn(&format!("dtrace: failed to fire {which:?}: {e}\n"));
+        }
+        self.drain();
+    }
+
+    /// Run the session to its end.
+    pub fn run(&mut self, mut target: Option<Target>) -> Result<Outcome, String> {
+        self.fire(DtraceProbe::Begin, [0; 6]);
+        if self.exit_status.is_none() {
+            self.attach()?;
+            if let Some(t) = target.as_mut() {
+                t.release();
+            }
+            self.consume_until_done(target.as_mut());
+        }
+        self.loaded.links.clear();
+        self.drain();
+        self.fire(DtraceProbe::End, [0; 6]);
+        self.report_drops();
+        let text = self.aggs.render_exit(&self.loaded.maps, &self.options.sort);
+        self.write(text.as_bytes());
+        let _ = self.out.flush();
+        Ok(Outcome {
+            status: self.exit_status.unwrap_or(0),
+        })
+    }
+
+    fn attach(&mut self) -> Result<(), String> {
+        for (i, prog) in self.compiled().programs.iter().enumerate() {
+            let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
+                continue;
+            };
+            let links = probe.attach(&self.loaded.programs[i]).map_err(|e| {
+                format!("dtrace: failed to enable {}: {e}\n", prog.probe.full_name())
+            })?;
+            self.loaded.links.extend(links);
+        }
+        Ok(())
+    }
+
+    fn consume_until_done(&mut self, mut target: Option<&mut Target>) {
+        let period = Duration::from_nanos(self.options.switchrate_ns.clamp(1_000_000, 100_000_000));
+        let mut last_drop_check = Instant::now();
+        while self.exit_status.is_none() && !signals::stop_requested() {
+            let _ = self.ring.wait(period);
+            self.drain();
+            if last_drop_check.elapsed() >= Duration::from_millis(500) {
+                self.report_drops();
+                last_drop_check = Instant::now();
+            }
+            if let Some(t) = target.as_deref_mut() {
+                if t.exited() {
+                    self.drain();
+                    let _ = self.out.flush();
+                    eprint!("dtrace: pid {} has exited\n", t.pid());
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Process every record waiting in the ring buffer.
+    fn drain(&mut self) {
+        let mut records = Vec::new();
+        self.ring.consume(|r| records.push(r.to_vec()));
+        for r in records {
+            self.record(&r);
+        }
+        let _ = self.out.flush();
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let _ = self.out.write_all(bytes);
+    }
+
+    fn warn(&mut self, text: &str) {
+        let _ = self.out.flush();
+        eprint!("{text}");
+    }
+
+    fn record(&mut self, rec: &[u8]) {
+        let epid = u32_at(rec, 0);
+        if epid == FAULT_EPID {
+            return self.fault(rec);
+        }
+        let Some(ep) = self.compiled().enabled.get(epid as usize - 1) else {
+            return;
+        };
+        let cpu = u32_at(rec, 4);
+        let presence = u64_at(rec, 8);
+        if !self.options.quiet {
+            if !self.heading_done {
+                self.heading_done = true;
+                self.write(trace::heading().as_bytes());
+            }
+            let prefix = trace::probe_prefix(cpu, ep.probe.id, &ep.probe.function, &ep.probe.name);
+            self.write(prefix.as_bytes());
+        }
+        for action in &ep.actions {
+            if let Some(bit) = action.presence {
+                if presence & (1 << bit) == 0 {
+                    continue;
+                }
+            }
+            self.action(ep, &action.kind, rec);
+        }
+        if !self.options.quiet {
+            self.write(trace::firing_end(false).as_bytes());
+        }
+    }
+
+    fn action(&mut self, _ep: &EnabledProbe, kind: &ActionKind, rec: &[u8]) {
+        let strsize = self.options.strsize as usize;
+        match kind {
+            ActionKind::Trace(field) => {
+                let v = decode::value(rec, field, strsize);
+                let bytes = trace::trace_record(&v, self.options.quiet);
+                self.write(&bytes);
+            }
+            ActionKind::Printf { format, args } => {
+                let values: Vec<Value> = args
+                    .iter()
+                    .map(|f| decode::value(rec, f, strsize))
+                    .collect();
+                let parsed = self
+                    .formats
+                    .entry(format.clone())
+                    .or_insert_with(|| printf::parse(format).ok());
+                if let Some(f) = parsed {
+                    let bytes = f.render_bytes(&values);
+                    self.write(&bytes);
+                }
+            }
+            ActionKind::Printa {
+                format,
+                aggregations,
+            } => {
+                let text = self.aggs.printa(
+                    format.as_deref(),
+                    aggregations,
+                    &self.loaded.maps,
+                    &self.options.sort,
+                );
+                self.write(text.as_bytes());
+            }
+            ActionKind::Exit(field) => {
+                if self.exit_status.is_none() {
+                    let v = decode::u64_at(rec, field.offset as usize) as i64;
+                    self.exit_status = Some(v as i32);
+                }
+            }
+            ActionKind::Clear(i) => self.aggs.clear(*i, &self.loaded.maps),
+            ActionKind::Trunc { aggregation, count } => {
+                let n = count
+                    .as_ref()
+                    .map(|f| decode::u64_at(rec, f.offset as usize) as i64);
+                self.aggs.trunc(*aggregation, n, &self.loaded.maps);
+            }
+            ActionKind::Normalize {
+                aggregation,
+                factor,
+            } => {
+                let n = decode::u64_at(rec, factor.offset as usize);
+                self.aggs.normalize(*aggregation, n);
+            }
+            ActionKind::Denormalize(i) => self.aggs.denormalize(*i),
+            ActionKind::Setopt { option, value } => {
+                if let Err(why) = self.options.set(option, value.as_deref()) {
+                    self.warn(&format!("dtrace: failed to set option {option}: {why}\n"));
+                }
+            }
+        }
+    }
+
+    /// A runtime fault: DTrace's error message, then the ERROR probe.
+    fn fault(&mut self, rec: &[u8]) {
+        let epid = u32_at(rec, 8);
+        let code = u32_at(rec, 12);
+        let action = u32_at(rec, 16);
+        let offset = u32_at(rec, 20) as i32;
+        let addr = u64_at(rec, 24);
+        let Some(ep) = self.compiled().enabled.get((epid as usize).wrapping_sub(1)) else {
+            return;
+        };
+        let probe = messages::ProbeDesc {
+            id: ep.probe.id,
+            provider: ep.probe.provider.clone(),
+            module: ep.probe.module.clone(),
+            function: ep.probe.function.clone(),
+            name: ep.probe.name.clone(),
+        };
+        let fault = messages::Fault::from_code(code as u64, addr);
+        let text = messages::probe_error(epid, &probe, fault, action, Some(offset));
+        self.warn(&text);
+        if ep.probe.name != "ERROR" {
+            self.fire(
+                DtraceProbe::Error,
+                [
+                    0,
+                    epid as u64,
+                    action as u64,
+                    offset as u64,
+                    code as u64,
+                    addr,
+                ],
+            );
+        }
+    }
+
+    /// Print new drop counts: record drops per CPU, dynamic variable drops overall.
+    fn report_drops(&mut self) {
+        let map = &self.loaded.maps[self.compiled().core.drops.0];
+        let Ok(Some(percpu)) = map.lookup_percpu(&0u32.to_ne_bytes()) else {
+            return;
+        };
+        let slots = decode::slots(&percpu);
+        self.drops.resize(slots.len(), 0);
+        let mut messages = String::new();
+        let mut dynvar = 0;
+        for (cpu, s) in slots.iter().enumerate() {
+            let total = s.first().copied().unwrap_or(0);
+            if total > self.drops[cpu] {
+                messages.push_str(&messages::cpu_drops(total - self.drops[cpu], cpu as u32));
+                self.drops[cpu] = total;
+            }
+            dynvar += s.get(1).copied().unwrap_or(0);
+        }
+        if dynvar > self.dynvar_drops {
+            messages.push_str(&messages::status_drops(
+                messages::StatusDrop::Dynamic,
+                dynvar - self.dynvar_drops,
+            ));
+            self.dynvar_drops = dynvar;
+        }
+        if !messages.is_empty() {
+            self.warn(&messages);
+        }
+    }
+}
