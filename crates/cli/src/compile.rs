@@ -200,7 +200,7 @@ pub fn compile(
         agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
         wall_offset: wall_offset(),
     };
-    let layout = BtfLayout::load();
+    let layout = BtfLayout::default();
     let compiled = dtrace_backend::compile(dtrace_backend::Input {
         program: &program,
         probes: &clause_probes,
