@@ -114,7 +114,7 @@ fn run(argv: &[String]) -> i32 {
     for (name, value) in &args.options {
         if let Err(why) = options.set(name, value.as_deref()) {
             eprintln!("dtrace: failed to set -x {name}: {why}");
-            return 2;
+            return 1;
         }
     }
     let mut target = None;
