@@ -47,7 +47,7 @@ pub(crate) fn target(lhs: &Expr) -> Option<(&str, &[Expr])> {
 }
 
 /// A constant integer expression (literals with unary minus and parentheses folded).
-fn constant(e: &Expr) -> Option<i64> {
+pub(crate) fn constant(e: &Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value as i64),
         ExprKind::Char(c) => Some(*c as i8 as i64),

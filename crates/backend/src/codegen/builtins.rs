@@ -49,8 +49,15 @@ impl Gen<'_, '_> {
         NAMES.contains(&name)
     }
 
-    /// The value of built-in variable `name`, or None if `name` is not one.
+    /// The value of built-in variable, inline or enum constant `name`, or None if `name` is
+    /// none of those.
     pub(crate) fn builtin(&mut self, name: &str, span: Span) -> Result<Option<Val>> {
+        if let Some(&value) = self.c.enum_constants.get(name) {
+            return self.constant(value as u64, types::INT, span).map(Some);
+        }
+        if let Some((ty, value)) = self.c.inlines.get(name).cloned() {
+            return self.inline(name, &ty, &value, span).map(Some);
+        }
         if !self.is_builtin(name) {
             return Ok(None);
         }
@@ -134,6 +141,42 @@ impl Gen<'_, '_> {
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
         Ok(Some(Val { reg: v, ty }))
+    }
+
+    /// The value of an `inline`, converted to its declared type.
+    fn inline(
+        &mut self,
+        name: &str,
+        ty: &Type,
+        value: &dtrace_frontend::ast::Expr,
+        span: Span,
+    ) -> Result<Val> {
+        if self.c.expanding.iter().any(|n| n == name) {
+            return Err(CompileError::new(
+                "D_IDENT_UNDEF",
+                format!("inline {name} is defined in terms of itself"),
+                span,
+            ));
+        }
+        self.c.expanding.push(name.to_string());
+        let v = self.expr(value);
+        self.c.expanding.pop();
+        let v = v?;
+        if v.ty.is_string() != ty.is_string() {
+            return Err(CompileError::new(
+                "D_OP_INCOMPAT",
+                format!(
+                    "inline {name} is declared {ty} but its value has type {}",
+                    v.ty
+                ),
+                span,
+            ));
+        }
+        self.convert(&v, ty);
+        Ok(Val {
+            reg: v.reg,
+            ty: ty.clone(),
+        })
     }
 
     fn member_offset(&self, strukt: &str, path: &str, span: Span) -> Result<i32> {

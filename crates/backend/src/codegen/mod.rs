@@ -86,8 +86,10 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
         })
         .collect();
     for item in &input.program.items {
-        if let Item::Decl(decl) = item {
-            c.declare(decl)?;
+        match item {
+            Item::Decl(decl) => c.declare(decl)?,
+            Item::Inline(inline) => c.define_inline(inline)?,
+            _ => {}
         }
     }
     // One program per probe, in order of first mention; clauses are compiled in program
@@ -163,6 +165,12 @@ pub(crate) struct Compiler<'a> {
     vars: vars::Variables,
     aggregations: Vec<Aggregation>,
     enabled: Vec<EnabledProbe>,
+    /// `inline` definitions: name -> (type, value).
+    inlines: HashMap<String, (Type, ast::Expr)>,
+    /// Constants of enums the program defines.
+    enum_constants: HashMap<String, i64>,
+    /// Inlines being expanded (to refuse recursive definitions).
+    expanding: Vec<String>,
     /// Largest scratch area any program needs.
     scratch_size: u32,
 }
@@ -239,6 +247,9 @@ impl<'a> Compiler<'a> {
             core,
             aggregations: Vec::new(),
             enabled: Vec::new(),
+            inlines: HashMap::new(),
+            enum_constants: HashMap::new(),
+            expanding: Vec::new(),
         }
     }
 

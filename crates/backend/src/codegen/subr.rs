@@ -19,6 +19,27 @@ impl Gen<'_, '_> {
                 let [s] = self.string_args::<1>(name, args, span)?;
                 self.strlen(&s)
             }
+            "rand" => {
+                if !args.is_empty() {
+                    return Err(CompileError::new(
+                        "D_PROTO_LEN",
+                        format!(
+                            "rand( ) prototype mismatch: {} args passed, 0 expected",
+                            args.len()
+                        ),
+                        span,
+                    ));
+                }
+                self.e.emit(dtrace_ebpf::Insn::call(
+                    dtrace_ebpf::helpers::GET_PRANDOM_U32,
+                ));
+                let v = self.push(span)?;
+                super::regs::write(&mut self.e, v, dtrace_ebpf::R0);
+                Ok(Val {
+                    reg: v,
+                    ty: crate::types::INT,
+                })
+            }
             "strjoin" => {
                 let [a, b] = self.string_args::<2>(name, args, span)?;
                 let v = self.strjoin(&a, &b)?;

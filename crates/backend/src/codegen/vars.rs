@@ -180,6 +180,7 @@ impl Compiler<'_> {
         let base = match spec {
             ast::TypeSpec::Builtin { words, .. } => types::from_words(words),
             ast::TypeSpec::Named { name, .. } => types::builtin_typedef(name),
+            ast::TypeSpec::Enum { .. } => Some(types::INT),
             _ => None,
         };
         let Some(mut ty) = base else {
@@ -198,8 +199,45 @@ impl Compiler<'_> {
         Ok(ty)
     }
 
+    /// Record `inline type name = value;`.
+    pub(crate) fn define_inline(&mut self, inline: &ast::Inline) -> Result<()> {
+        let ty = self.resolve_type(&inline.ty.spec, &inline.ty.declarator, inline.ty.span)?;
+        self.inlines
+            .insert(inline.name.clone(), (ty, inline.value.clone()));
+        Ok(())
+    }
+
+    /// Record the constants of an enum definition (`enum e { A, B = 5, C };`).
+    fn define_enum(&mut self, spec: &ast::TypeSpec) -> Result<()> {
+        let ast::TypeSpec::Enum {
+            variants: Some(variants),
+            ..
+        } = spec
+        else {
+            return Ok(());
+        };
+        let mut next = 0i64;
+        for (name, value, span) in variants {
+            if let Some(v) = value {
+                next = super::aggregate::constant(v).ok_or_else(|| {
+                    CompileError::new(
+                        "D_DECL_ENCONST",
+                        format!(
+                            "enumerator '{name}' must be assigned an integral constant expression"
+                        ),
+                        *span,
+                    )
+                })?;
+            }
+            self.enum_constants.insert(name.clone(), next);
+            next = next.wrapping_add(1);
+        }
+        Ok(())
+    }
+
     /// Record a top-level declaration (`int x;`, `self string s;`, `int a[string, int];`).
     pub(crate) fn declare(&mut self, decl: &ast::Decl) -> Result<()> {
+        self.define_enum(&decl.spec)?;
         if decl.class == Some(StorageClass::Typedef) {
             return Ok(());
         }

@@ -1,0 +1,166 @@
+//! Back-end tests without the kernel: D error tags of semantic errors, and the shape of
+//! compiled programs (programs per probe, records, aggregations, maps).
+
+use dtrace_backend::program::{ActionKind, Compiled, ProbeContext, ProbeSite};
+use dtrace_backend::types::Type;
+use dtrace_backend::{compile, CodegenOptions, FormatCheck, Input, KernelLayout, MacroArgs};
+use dtrace_frontend::ast::Item;
+use dtrace_frontend::{Origin, Source};
+
+struct NoKernel;
+impl KernelLayout for NoKernel {
+    fn member_offset(&self, _: &str, _: &str) -> Option<u32> {
+        Some(0)
+    }
+}
+
+struct AnyFormat;
+impl FormatCheck for AnyFormat {
+    fn check(&self, _: &str, _: &[Type], _: bool) -> Result<(), (&'static str, String)> {
+        Ok(())
+    }
+}
+
+fn site(id: u32, name: &str) -> ProbeSite {
+    ProbeSite {
+        id,
+        provider: "dtrace".into(),
+        module: String::new(),
+        function: String::new(),
+        name: name.into(),
+        context: ProbeContext::ArgArray,
+    }
+}
+
+/// Compile `text`, enabling every clause on BEGIN (id 1), or on END (id 2) when its first
+/// probe description says END.
+fn build(text: &str) -> Result<Compiled, (String, String)> {
+    let source = Source::new(Origin::Description, text.to_string());
+    let program = dtrace_frontend::parse(&source, 0, &|n| {
+        dtrace_backend::types::builtin_typedef(n).is_some()
+    })
+    .map_err(|e| (e.tag.to_string(), e.message))?;
+    let probes: Vec<Vec<ProbeSite>> = program
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Clause(c) if c.probes[0].text == "END" => Some(vec![site(2, "END")]),
+            Item::Clause(_) => Some(vec![site(1, "BEGIN")]),
+            _ => None,
+        })
+        .collect();
+    let macros = MacroArgs {
+        args: vec!["dtrace".into(), "42".into()],
+        ..MacroArgs::default()
+    };
+    compile(Input {
+        program: &program,
+        probes: &probes,
+        options: CodegenOptions::default(),
+        macros: &macros,
+        kernel: &NoKernel,
+        formats: &AnyFormat,
+    })
+    .map_err(|e| (e.tag.to_string(), e.message))
+}
+
+fn tag_of(text: &str) -> String {
+    match build(text) {
+        Ok(_) => "ok".into(),
+        Err((tag, _)) => tag,
+    }
+}
+
+#[test]
+fn semantic_errors_carry_their_d_tags() {
+    let cases = [
+        ("BEGIN { trace(nosuchvar); }", "D_IDENT_UNDEF"),
+        ("BEGIN { x = \"a\" + 1; }", "D_OP_INCOMPAT"),
+        ("BEGIN { x = \"s\"; x = 1; }", "D_OP_INCOMPAT"),
+        ("BEGIN { @a = 1; }", "D_AGG_FUNC"),
+        ("BEGIN { @a = count(); @a = sum(1); }", "D_AGG_REDEF"),
+        ("BEGIN { @a = count(1); }", "D_PROTO_LEN"),
+        ("BEGIN { trace(1, 2); }", "D_PROTO_LEN"),
+        ("BEGIN { x = count(); }", "D_AGG_FUNC"),
+        ("BEGIN { x = printf(\"a\"); }", "D_ACT_SPEC"),
+        ("BEGIN { x = nosuchfunc(); }", "D_FUNC_UNDEF"),
+        ("BEGIN { 1 = 2; }", "D_OP_LVAL"),
+        ("BEGIN { printa(@nothere); }", "D_AGG_NOTDEF"),
+        (
+            "BEGIN { @a = lquantize(1, 10, 0, 1); }",
+            "D_LQUANT_MISMATCH",
+        ),
+        ("BEGIN { @a = lquantize(1, 0, 10, 0); }", "D_LQUANT_STEPVAL"),
+        (
+            "BEGIN { @a = lquantize(1, x, 10, 1); }",
+            "D_LQUANT_BASETYPE",
+        ),
+        (
+            "BEGIN { @a = llquantize(1, 10, 0, 3, 7); }",
+            "D_LLQUANT_FACTORNSTEPS",
+        ),
+        (
+            "BEGIN { @a = llquantize(1, 1, 0, 3, 10); }",
+            "D_LLQUANT_FACTORSMALL",
+        ),
+        ("BEGIN { x = strlen(1); }", "D_PROTO_ARG"),
+        ("BEGIN { trace($3); }", "D_MACRO_UNDEF"),
+        ("BEGIN { timestamp = 1; }", "D_OP_WRITE"),
+        ("BEGIN { x = -\"a\"; }", "D_OP_ARITH"),
+        ("BEGIN /\"s\"/ { }", "D_PRED_SCALAR"),
+        ("BEGIN { a[1] = 2; a[\"x\"] = 3; }", "D_ARR_BADREF"),
+        ("inline int I = I + 1; BEGIN { trace(I); }", "D_IDENT_UNDEF"),
+        (
+            "BEGIN { trace($1 + 1); printf(\"%d\", strlen(\"ab\")); }",
+            "ok",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (text, want) in cases {
+        let got = tag_of(text);
+        if got != want {
+            wrong.push(format!("{text}: expected {want}, got {got}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn one_program_per_probe_with_clauses_in_order() {
+    let c = build("BEGIN { x = 1; } END { trace(x); } BEGIN { @a = count(); }").unwrap();
+    assert_eq!(c.programs.len(), 2);
+    assert_eq!(c.programs[0].probe.name, "BEGIN");
+    assert_eq!(c.programs[1].probe.name, "END");
+    // Three enabled probes (epids 1..3) in program order; the aggregation-only clause
+    // writes no record.
+    let records: Vec<(u32, bool)> = c.enabled.iter().map(|e| (e.epid, e.records)).collect();
+    assert_eq!(records, vec![(1, true), (2, true), (3, false)]);
+    assert_eq!(c.aggregations.len(), 1);
+    assert_eq!(c.aggregations[0].slots, 1);
+}
+
+#[test]
+fn records_lay_out_actions_in_order() {
+    let c = build("BEGIN { printf(\"%d %s\", 1, \"a\"); trace(2); if (1) { exit(0); } }").unwrap();
+    let actions = &c.enabled[0].actions;
+    assert_eq!(actions.len(), 3);
+    let ActionKind::Printf { args, .. } = &actions[0].kind else {
+        panic!("printf first");
+    };
+    // After the 16-byte header: an 8-byte int, then a strsize string.
+    assert_eq!(args[0].offset, 16);
+    assert_eq!(args[1].offset, 24);
+    assert!(matches!(&actions[1].kind, ActionKind::Trace(f) if f.offset == 24 + 256));
+    assert_eq!(actions[0].presence, None);
+    assert_eq!(actions[2].presence, Some(0));
+}
+
+#[test]
+fn aggregations_get_per_cpu_hash_maps_sized_by_keys() {
+    let c = build("BEGIN { @q[\"k\", 1] = quantize(1); @l = lquantize(1, 0, 100, 10); }").unwrap();
+    let q = &c.aggregations[0];
+    assert_eq!(q.slots, 127);
+    assert_eq!(q.key_size, 256 + 8);
+    assert_eq!(c.maps[q.map.0].value_size, 127 * 8);
+    assert_eq!(c.aggregations[1].slots, 12);
+}
