@@ -108,9 +108,11 @@ fn run(argv: &[String]) -> i32 {
         eprint!("{USAGE}");
         return 2;
     }
-    let mut options = Options::default();
-    options.quiet = args.quiet;
-    options.destructive = args.destructive;
+    let mut options = Options {
+        quiet: args.quiet,
+        destructive: args.destructive,
+        ..Options::default()
+    };
     for (name, value) in &args.options {
         if let Err(why) = options.set(name, value.as_deref()) {
             eprintln!("dtrace: failed to set -x {name}: {why}");

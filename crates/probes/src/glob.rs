@@ -36,13 +36,12 @@ fn matches(p: &[u8], t: &[u8]) -> bool {
                         continue;
                     }
                 }
-                b'\\' if pi + 1 < p.len() => {
-                    if p[pi + 1] == t[ti] {
-                        pi += 2;
-                        ti += 1;
-                        continue;
-                    }
+                b'\\' if pi + 1 < p.len() && p[pi + 1] == t[ti] => {
+                    pi += 2;
+                    ti += 1;
+                    continue;
                 }
+                b'\\' if pi + 1 < p.len() => {}
                 c if c == t[ti] => {
                     pi += 1;
                     ti += 1;

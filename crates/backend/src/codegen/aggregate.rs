@@ -342,7 +342,7 @@ impl Gen<'_, '_> {
         });
         self.c.aggregations.push(Aggregation {
             name: name.to_string(),
-            kind: kind.clone(),
+            kind: *kind,
             keys: fields,
             key_size,
             slots,
