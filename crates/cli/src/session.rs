@@ -138,7 +138,7 @@ impl<'a> Session<'a> {
                 if t.exited() {
                     self.drain();
                     let _ = self.out.flush();
-                    eprint!("dtrace: pid {} has exited\n", t.pid());
+                    eprintln!("dtrace: pid {} has exited", t.pid());
                     break;
                 }
             }
