@@ -170,9 +170,11 @@ impl Gen<'_, '_> {
                         e.span,
                     ));
                 }
-                let v = Val { ty: target, ..v };
-                self.convert(&v, &v.ty.clone());
-                Ok(v)
+                // Convert from the operand's type: `convert` compares against the value's
+                // current type, so it must run before the value is retyped (retyping first
+                // made every integer cast a no-op, leaving `(char)300` as 300).
+                self.convert(&v, &target);
+                Ok(Val { ty: target, ..v })
             }
             ExprKind::SizeofType(tn) => {
                 let ty = self.c.resolve_type(&tn.spec, &tn.declarator, tn.span)?;

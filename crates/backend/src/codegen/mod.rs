@@ -13,6 +13,7 @@ mod expr;
 mod fault;
 mod regs;
 mod strings;
+mod strsubr;
 mod subr;
 mod vars;
 

@@ -4,7 +4,7 @@
 use dtrace_frontend::ast::Expr;
 use dtrace_frontend::{CompileError, Result, Span};
 
-use super::{actions, aggregate, Gen, Val};
+use super::{actions, aggregate, strsubr, Gen, Val};
 
 impl Gen<'_, '_> {
     pub(crate) fn subroutine(
@@ -46,6 +46,7 @@ impl Gen<'_, '_> {
                 self.pop(b.reg);
                 Ok(v)
             }
+            _ if strsubr::is_string_subroutine(name) => self.string_subroutine(name, args, span),
             _ if actions::is_action(name) => Err(CompileError::new(
                 "D_ACT_SPEC",
                 format!("{name}( ) may not be used in an expression"),
