@@ -100,10 +100,6 @@ fn run(argv: &[String]) -> i32 {
         eprintln!("dtrace: -h and -G (generating USDT provider headers and objects) are not supported yet; use sys/sdt.h probes, which this dtrace reads from .note.stapsdt");
         return 1;
     }
-    if args.cpp {
-        eprintln!("dtrace: -C (running the C preprocessor) is not supported yet");
-        return 1;
-    }
     if args.sources.is_empty() && !args.list {
         eprint!("{USAGE}");
         return 2;
