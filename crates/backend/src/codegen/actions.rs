@@ -138,9 +138,10 @@ impl Gen<'_, '_> {
                         span,
                     ));
                 }
+                let first = args.len() - aggs.len();
                 let mut indices = Vec::new();
-                for a in aggs {
-                    indices.push(self.aggregation_arg(a, "printa")?);
+                for (i, a) in aggs.iter().enumerate() {
+                    indices.push(self.aggregation_arg(a, "printa", first + i + 1)?);
                 }
                 if let Some(f) = &format {
                     let keys: Vec<Type> = self.c.aggregations[indices[0]]
@@ -162,7 +163,7 @@ impl Gen<'_, '_> {
             }
             "clear" | "denormalize" => {
                 arg_count(name, args, 1, 1, span)?;
-                let agg = self.aggregation_arg(&args[0], name)?;
+                let agg = self.aggregation_arg(&args[0], name, 1)?;
                 if name == "clear" {
                     ActionKind::Clear(agg)
                 } else {
@@ -171,7 +172,7 @@ impl Gen<'_, '_> {
             }
             "trunc" => {
                 arg_count(name, args, 1, 2, span)?;
-                let aggregation = self.aggregation_arg(&args[0], name)?;
+                let aggregation = self.aggregation_arg(&args[0], name, 1)?;
                 let count = match args.get(1) {
                     Some(n) => Some(self.record_int(n, name)?),
                     None => None,
@@ -180,7 +181,7 @@ impl Gen<'_, '_> {
             }
             "normalize" => {
                 arg_count(name, args, 2, 2, span)?;
-                let aggregation = self.aggregation_arg(&args[0], name)?;
+                let aggregation = self.aggregation_arg(&args[0], name, 1)?;
                 let factor = self.record_int(&args[1], name)?;
                 ActionKind::Normalize {
                     aggregation,
@@ -238,12 +239,22 @@ impl Gen<'_, '_> {
         Ok(field)
     }
 
-    /// The index of the aggregation `e` names (`@a`).
-    fn aggregation_arg(&mut self, e: &Expr, action: &str) -> Result<usize> {
+    /// The index of the aggregation `e` names (`@a`), argument `argno` (1-based) of `action`.
+    fn aggregation_arg(&mut self, e: &Expr, action: &str, argno: usize) -> Result<usize> {
         let ExprKind::Aggregation(name) = &e.kind else {
+            let tag = match action {
+                "printa" => "D_PRINTA_AGGARG",
+                "clear" => "D_CLEAR_AGGARG",
+                "trunc" => "D_TRUNC_AGGARG",
+                "normalize" => "D_NORMALIZE_AGGARG",
+                _ => "D_PROTO_ARG",
+            };
+            let ty = self
+                .type_of(e)
+                .map_or_else(|_| "non-aggregation".to_string(), |t| t.to_string());
             return Err(CompileError::new(
-                "D_PROTO_ARG",
-                format!("{action}( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: non-aggregation"),
+                tag,
+                format!("{action}( ) argument #{argno} is incompatible with prototype:\n\tprototype: aggregation\n\t argument: {ty}"),
                 e.span,
             ));
         };
