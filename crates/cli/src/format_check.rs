@@ -1,81 +1,168 @@
 //! Compile-time checking of `printf`/`printa` formats against argument types, with the
-//! consumer's format parser (the one that later renders them).
+//! consumer's format parser (the one that later renders them), worded and tagged as DTrace
+//! words its checks (`D_PRINTF_ARG_TYPE`, `D_PRINTF_ARG_PROTO`, ...).
 
 use dtrace_backend::types::Type;
 use dtrace_backend::FormatCheck;
-use dtrace_consumer::printf::{self, ArgKind, ArgRole};
+use dtrace_consumer::printf::{self, Conversion, Count, Length};
 
 pub struct PrintfCheck;
 
-fn kind_name(kind: ArgKind) -> &'static str {
-    match kind {
-        ArgKind::Integer | ArgKind::Char => "integer",
-        ArgKind::Pointer => "pointer",
-        ArgKind::String => "char [] or string",
-        ArgKind::Float => "float",
+/// A conversion's name as DTrace spells it: length modifiers then the letter (`lld`).
+fn name(c: &Conversion) -> String {
+    let length = match c.length {
+        None => "",
+        Some(Length::Char) => "hh",
+        Some(Length::Short) => "h",
+        Some(Length::Long) => "l",
+        Some(Length::LongLong) => "ll",
+        Some(Length::LongDouble) => "L",
+        Some(Length::Size) => "z",
+        Some(Length::IntMax) => "j",
+        Some(Length::PtrDiff) => "t",
+    };
+    format!("{length}{}", c.spec)
+}
+
+/// What the conversion accepts, as DTrace describes it, and whether `ty` fits.
+fn prototype(c: &Conversion, ty: &Type) -> (&'static str, bool) {
+    let int = ty.is_integer();
+    match (c.length, c.spec) {
+        (_, 's' | 'S') => ("char [] or string (or use stringof)", ty.is_string()),
+        (_, 'c' | 'C') => ("char, short, or int", int && ty.scalar_size() <= 4),
+        (_, 'p') => ("pointer or integer", ty.is_scalar()),
+        (_, 'e' | 'E' | 'f' | 'g' | 'G') => ("float, double, or long double", false),
+        (Some(Length::Short), 'd' | 'i' | 'x' | 'X') => ("short", int),
+        (Some(Length::Short), 'o' | 'u') => ("unsigned short", int),
+        (Some(Length::Long), 'd' | 'i' | 'x' | 'X') => ("long", int),
+        (Some(Length::Long), 'o' | 'u') => ("unsigned long", int),
+        (Some(Length::LongLong), 'd' | 'i' | 'x' | 'X') => ("long long", int),
+        (Some(Length::LongLong), 'o' | 'u') => ("unsigned long long", int),
+        _ => ("char, short, int, long, or long long", ty.is_scalar()),
     }
 }
 
 impl FormatCheck for PrintfCheck {
-    fn check(
-        &self,
-        format: &str,
-        args: &[Type],
-        printa: bool,
-    ) -> Result<(), (&'static str, String)> {
-        let parsed = printf::parse(format).map_err(|e| ("D_PRINTF_FMT", e.to_string()))?;
-        // printa's %@ conversions take the aggregation value, the rest take the keys.
-        let wanted: Vec<_> = parsed
-            .args()
-            .into_iter()
-            .filter(|a| !(printa && parsed_is_aggregation(&parsed, a.conversion)))
-            .collect();
-        let action = if printa { "printa" } else { "printf" };
-        if !printa && wanted.len() > args.len() {
+    fn check(&self, format: &str, args: &[Type], printa: bool) -> Result<(), (&'static str, String)> {
+        let func = if printa { "printa" } else { "printf" };
+        if format.is_empty() {
             return Err((
-                "D_PRINTF_ARG_PROTO",
-                format!("{action}( ) prototype mismatch: conversion #{} is missing a corresponding value argument", wanted[args.len()].conversion),
+                "D_PRINTF_FMT_EMPTY",
+                format!("{func}( ) format string is empty"),
             ));
         }
-        if !printa && wanted.len() < args.len() {
-            return Err((
-                "D_PRINTF_ARG_EXTRA",
-                format!("{action}( ) prototype mismatch: only {} arguments required by this format string", wanted.len()),
-            ));
-        }
-        for (i, (want, ty)) in wanted.iter().zip(args).enumerate() {
-            let fits = match want.kind {
-                ArgKind::String => ty.is_string(),
-                ArgKind::Float => false,
-                _ => ty.is_scalar(),
+        let parsed = printf::parse(format).map_err(|e| ("D_SYNTAX", e.to_string()))?;
+        // printa's values are the aggregation keys; its %@ takes the aggregation's value.
+        // The format itself is argument #1 in DTrace's numbering.
+        let mut args = args.iter();
+        let mut used = 0;
+        for c in parsed.conversions() {
+            if c.spec == '%' {
+                continue;
+            }
+            let dynamic = [
+                (c.width == Count::Star, "*"),
+                (c.precision == Count::Star, ".*"),
+            ];
+            for (is_star, star) in dynamic {
+                if !is_star {
+                    continue;
+                }
+                let Some(ty) = args.next() else {
+                    return Err((
+                        "D_PRINTF_DYN_PROTO",
+                        format!(
+                            "{func}( ) prototype mismatch: conversion #{} (%{}) is missing a corresponding \"{star}\" argument",
+                            c.number,
+                            name(c)
+                        ),
+                    ));
+                };
+                used += 1;
+                if !ty.is_integer() {
+                    return Err((
+                        "D_PRINTF_DYN_TYPE",
+                        format!(
+                            "{func}( ) argument #{} is incompatible with conversion #{} prototype:\n\tconversion: % {star} {}\n\t prototype: int\n\t  argument: {ty}",
+                            used + 1,
+                            c.number,
+                            name(c)
+                        ),
+                    ));
+                }
+            }
+            if c.aggregation {
+                if !printa {
+                    return Err((
+                        "D_PRINTF_AGG_CONV",
+                        format!("%@ conversion requires an aggregation and is not for use with {func}( )"),
+                    ));
+                }
+                continue;
+            }
+            let Some(ty) = args.next() else {
+                return Err((
+                    "D_PRINTF_ARG_PROTO",
+                    format!(
+                        "{func}( ) prototype mismatch: conversion #{} (%{}) is missing a corresponding value argument",
+                        c.number,
+                        name(c)
+                    ),
+                ));
             };
-            if !fits || (want.role != ArgRole::Value && !ty.is_integer()) {
+            used += 1;
+            let (proto, fits) = prototype(c, ty);
+            if !fits {
                 return Err((
                     "D_PRINTF_ARG_TYPE",
                     format!(
-                        "{action}( ) argument #{} is incompatible with conversion #{} prototype:\n\tconversion: %{}\n\t prototype: {}\n\t  argument: {ty}",
-                        i + 2,
-                        want.conversion,
-                        conversion_text(&parsed, want.conversion),
-                        kind_name(want.kind)
+                        "{func}( ) argument #{} is incompatible with conversion #{} prototype:\n\tconversion: %{}\n\t prototype: {proto}\n\t  argument: {ty}",
+                        used + 1,
+                        c.number,
+                        name(c)
                     ),
                 ));
             }
+        }
+        if !printa && args.next().is_some() {
+            return Err((
+                "D_PRINTF_ARG_EXTRA",
+                format!("{func}( ) prototype mismatch: only {used} arguments required by this format string"),
+            ));
         }
         Ok(())
     }
 }
 
-fn parsed_is_aggregation(format: &printf::Format, number: usize) -> bool {
-    format
-        .conversions()
-        .any(|c| c.number == number && c.aggregation)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dtrace_backend::types;
 
-fn conversion_text(format: &printf::Format, number: usize) -> String {
-    format
-        .conversions()
-        .find(|c| c.number == number)
-        .map(|c| c.spec.to_string())
-        .unwrap_or_default()
+    fn check(fmt: &str, args: &[Type]) -> Result<(), (&'static str, String)> {
+        PrintfCheck.check(fmt, args, false)
+    }
+
+    #[test]
+    fn dtrace_wording() {
+        assert_eq!(
+            check("%d\n", &[Type::String]).unwrap_err(),
+            (
+                "D_PRINTF_ARG_TYPE",
+                "printf( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %d\n\t prototype: char, short, int, long, or long long\n\t  argument: string".to_string()
+            )
+        );
+        assert_eq!(
+            check("%s", &[]).unwrap_err().1,
+            "printf( ) prototype mismatch: conversion #1 (%s) is missing a corresponding value argument"
+        );
+        assert_eq!(
+            check("%d", &[types::INT, types::INT]).unwrap_err().1,
+            "printf( ) prototype mismatch: only 1 arguments required by this format string"
+        );
+        assert_eq!(check("%Z", &[types::INT]).unwrap_err().0, "D_SYNTAX");
+        assert_eq!(check("", &[]).unwrap_err().0, "D_PRINTF_FMT_EMPTY");
+        assert!(check("%*d %s %%", &[types::INT, types::LONG, Type::String]).is_ok());
+        assert_eq!(check("%@d", &[]).unwrap_err().0, "D_PRINTF_AGG_CONV");
+    }
 }

@@ -637,7 +637,11 @@ impl Gen<'_, '_> {
             }
         };
         self.store_var(var, &value, span)?;
-        Ok(value)
+        // As in C, the assignment has the type of its left operand: `store_var` converted
+        // the value to it in place, so retype it too (keeping the right operand's type gave
+        // `(u = -1) < 0` true for an unsigned int `u`, and `sizeof (c = 300)` 4 for a char).
+        let ty = self.type_of(lhs)?;
+        Ok(Val { ty, ..value })
     }
 }
 

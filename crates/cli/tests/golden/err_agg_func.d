@@ -1,0 +1,7 @@
+/* flags: -q -x errtags */
+/* An aggregation assigned a plain value. */
+
+BEGIN
+{
+	@a = 1;
+}

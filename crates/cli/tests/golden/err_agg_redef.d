@@ -1,0 +1,8 @@
+/* flags: -q -x errtags */
+/* One aggregation, two functions. */
+
+BEGIN
+{
+	@a = count();
+	@a = sum(1);
+}

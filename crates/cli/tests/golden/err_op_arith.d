@@ -1,0 +1,7 @@
+/* flags: -q -x errtags */
+/* Multiplying a string. */
+
+BEGIN
+{
+	x = "a" * 2;
+}

@@ -1,0 +1,7 @@
+/* flags: -q -x errtags */
+/* %d given a string. */
+
+BEGIN
+{
+	printf("%d\n", "str");
+}

@@ -1,0 +1,7 @@
+/* flags: -q -x errtags */
+/* trace() needs an argument. */
+
+BEGIN
+{
+	trace();
+}

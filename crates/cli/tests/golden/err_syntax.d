@@ -1,0 +1,7 @@
+/* flags: -q -x errtags */
+/* A syntax error. */
+
+BEGIN
+{
+	x = ;
+}
