@@ -138,7 +138,7 @@ impl<'a> Session<'a> {
                 if t.exited() {
                     self.drain();
                     let _ = self.out.flush();
-                    eprintln!("dtrace: pid {} has exited", t.pid());
+                    eprint!("{}", t.exit_notice());
                     break;
                 }
             }

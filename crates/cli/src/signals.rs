@@ -1,5 +1,11 @@
 //! SIGINT and SIGTERM end tracing cleanly (END runs, aggregations print), as in DTrace; a
 //! second signal exits at once.
+//!
+//! As DTrace does, a signal that was ignored when dtrace started (`nohup`, a background job
+//! of a non-interactive shell) stays ignored, and SIGPIPE gets its default action back (Rust
+//! ignores it), so `dtrace ... | head` ends when the reader goes away instead of tracing on,
+//! writing nowhere. Kernel objects are owned by file descriptors, so they go with the process
+//! on every path.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -12,19 +18,35 @@ extern "C" fn on_signal(_: libc::c_int) {
     }
 }
 
-/// Install the handlers (without SA_RESTART, so blocking waits return early).
-pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: sigaction with a zeroed struct and a handler that only touches an atomic.
-        unsafe {
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut act.sa_mask);
-            libc::sigaction(sig, &act, std::ptr::null_mut());
+/// Set `sig`'s action to `handler` (a function or `SIG_DFL`), without SA_RESTART so that
+/// blocking waits return early; unless `keep_ignored` and it is ignored now.
+fn set(sig: libc::c_int, handler: libc::sighandler_t, keep_ignored: bool) {
+    // SAFETY: sigaction with zeroed structs and a handler that only touches an atomic and
+    // calls _exit.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if keep_ignored
+            && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+        {
+            return;
         }
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = handler;
+        libc::sigemptyset(&mut act.sa_mask);
+        libc::sigaction(sig, &act, std::ptr::null_mut());
     }
 }
 
+/// Install the handlers.
+pub fn install() {
+    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    set(libc::SIGINT, handler, true);
+    set(libc::SIGTERM, handler, true);
+    set(libc::SIGPIPE, libc::SIG_DFL, false);
+}
+
+/// Whether SIGINT or SIGTERM asked tracing to stop.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }

@@ -1,94 +1,251 @@
 //! Traced processes: `-c cmd` starts a command that waits until every probe is attached
 //! (it is held before exec on a pipe), and `-p pid` follows a running process; tracing ends
 //! when they exit.
+//!
+//! The command is forked by hand rather than with `std::process::Command`: `Command::spawn`
+//! waits until the child has exec'd, which a child held before exec never does. The held child
+//! execs only when it reads the release byte; if dtrace exits (or is killed) first, the pipe
+//! reads end-of-file and the child exits without running the command. A command still running
+//! when the session ends is killed, as DTrace kills the processes it created, and so it is when
+//! dtrace dies (the parent-death signal).
 
-use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 /// A process whose lifetime bounds the tracing session.
 pub enum Target {
+    /// A command we started (`-c`).
     Child {
-        child: Child,
+        pid: i32,
+        /// Program name, for messages.
+        program: String,
+        /// Write end of the hold pipe; `None` once released.
         release: Option<OwnedFd>,
+        /// Read end of the exec-error pipe (`CLOEXEC` in the child: end-of-file on success).
+        exec_error: Option<OwnedFd>,
+        /// Set once reaped; the wait status when it was ours to collect.
+        reaped: bool,
+        status: Option<i32>,
     },
-    Existing(i32),
+    /// A process we follow (`-p`); the pidfd, when the kernel has them, turns readable when
+    /// the process exits (zombie or not) and is immune to pid reuse.
+    Existing { pid: i32, pidfd: Option<OwnedFd> },
+}
+
+/// Create a pipe with both ends close-on-exec.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two fds into the valid array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Whether `path` is a regular file we may execute.
+fn executable(path: &Path) -> Result<(), std::io::Error> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+    }
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+    // SAFETY: access reads the NUL-terminated path only.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Find `program` as execvp(3) would: as given if it has a slash, else on `$PATH`.
+fn resolve(program: &str) -> Result<PathBuf, std::io::Error> {
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return executable(&path).map(|_| path);
+    }
+    let search = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let mut first_error = None;
+    for dir in std::env::split_paths(&search) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(program);
+        match executable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {}
+        }
+    }
+    Err(first_error.unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT)))
+}
+
+fn cstring(s: &OsStr) -> Result<CString, String> {
+    CString::new(s.as_bytes()).map_err(|_| "dtrace: failed to execute: NUL in command\n".into())
+}
+
+/// The child between fork and exec: only async-signal-safe calls from here on.
+///
+/// # Safety
+/// Must only be called in the child of a fork; every pointer must be valid.
+unsafe fn held_child(
+    hold: libc::c_int,
+    error: libc::c_int,
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+) -> ! {
+    // Rust ignores SIGPIPE; the command should not inherit that.
+    let mut act: libc::sigaction = std::mem::zeroed();
+    act.sa_sigaction = libc::SIG_DFL;
+    libc::sigemptyset(&mut act.sa_mask);
+    libc::sigaction(libc::SIGPIPE, &act, std::ptr::null_mut());
+    // Die with dtrace, however it dies (illumos grabs the process kill-on-last-close). Set
+    // before waiting: a dtrace that died earlier closed the hold pipe, so the read sees it.
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+    let mut byte = 0u8;
+    loop {
+        let n = libc::read(hold, (&mut byte as *mut u8).cast(), 1);
+        if n == 1 {
+            break;
+        }
+        if n < 0 && *libc::__errno_location() == libc::EINTR {
+            continue;
+        }
+        // End-of-file: dtrace exited (or was killed) before releasing us; run nothing.
+        libc::_exit(127);
+    }
+    libc::execv(path, argv);
+    let errno = *libc::__errno_location();
+    libc::write(
+        error,
+        (&errno as *const i32).cast(),
+        std::mem::size_of::<i32>(),
+    );
+    libc::_exit(127);
 }
 
 impl Target {
     /// Start `command` (split on blanks, as dtrace does), held before exec.
     pub fn spawn(command: &str) -> Result<Target, String> {
         let words: Vec<&str> = command.split_whitespace().collect();
-        let Some((program, rest)) = words.split_first() else {
-            return Err("dtrace: failed to execute : empty command\n".to_string());
+        let Some(&program) = words.first() else {
+            return Err("dtrace: failed to execute : No such file or directory\n".to_string());
         };
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 writes two fds into the valid array.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(format!(
-                "dtrace: failed to execute {command}: {}\n",
-                std::io::Error::last_os_error()
-            ));
-        }
-        // SAFETY: both fds were just created and are owned by nobody else.
-        let (read_end, write_end) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        let (read_raw, write_raw) = (fds[0], fds[1]);
-        let mut cmd = Command::new(program);
-        cmd.args(rest);
-        // SAFETY: the closure only calls close(2) and read(2), which are async-signal-safe, in the child
-        // between fork and exec; it waits until dtrace releases it (or exits).
-        unsafe {
-            cmd.pre_exec(move || {
-                // Drop the child's copy of the write end, so dtrace exiting releases it.
-                libc::close(write_raw);
-                let mut f = std::fs::File::from_raw_fd(read_raw);
-                let mut byte = [0u8; 1];
-                let _ = f.read(&mut byte);
-                std::mem::forget(f);
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().map_err(|e| {
+        let fail = |e: &std::io::Error| {
             format!(
                 "dtrace: failed to execute {program}: {}\n",
-                crate::errno_text(&e)
+                crate::errno_text(e)
             )
-        })?;
-        drop(read_end);
+        };
+        let path = resolve(program).map_err(|e| fail(&e))?;
+        let c_path = cstring(path.as_os_str())?;
+        let c_args = words
+            .iter()
+            .map(|w| cstring(OsStr::new(w)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let (hold_read, hold_write) = pipe().map_err(|e| fail(&e))?;
+        let (error_read, error_write) = pipe().map_err(|e| fail(&e))?;
+        // SAFETY: the child only calls async-signal-safe functions (close, sigaction, prctl,
+        // read, execv, write, _exit) on memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(fail(&std::io::Error::last_os_error()));
+        }
+        if pid == 0 {
+            // SAFETY: in the child; the fds and strings are valid (the parent's copies).
+            unsafe {
+                libc::close(hold_write.as_raw_fd());
+                libc::close(error_read.as_raw_fd());
+                held_child(
+                    hold_read.as_raw_fd(),
+                    error_write.as_raw_fd(),
+                    c_path.as_ptr(),
+                    argv.as_ptr(),
+                )
+            }
+        }
+        drop(hold_read);
+        drop(error_write);
         Ok(Target::Child {
-            child,
-            release: Some(write_end),
+            pid,
+            program: program.to_string(),
+            release: Some(hold_write),
+            exec_error: Some(error_read),
+            reaped: false,
+            status: None,
         })
     }
 
+    /// Follow the running process `pid` (`-p`).
     pub fn attach(pid: &str) -> Result<Target, String> {
-        let pid: i32 = pid
-            .parse()
-            .map_err(|_| format!("dtrace: invalid process ID: {pid}\n"))?;
-        // SAFETY: kill with signal 0 only checks that the process exists.
-        if unsafe { libc::kill(pid, 0) } != 0 {
+        let pid: i32 = match pid.trim().parse() {
+            Ok(p) if p > 0 => p,
+            _ => return Err(format!("dtrace: invalid process ID: {pid}\n")),
+        };
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd >= 0 {
+            // SAFETY: the fd (close-on-exec, as pidfds are) was just returned to us and is
+            // owned by nobody else.
+            let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+            let target = Target::Existing {
+                pid,
+                pidfd: Some(pidfd),
+            };
+            if target.existing_exited(pid) {
+                return Err(format!(
+                    "dtrace: failed to grab pid {pid}: No such process\n"
+                ));
+            }
+            return Ok(target);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::ESRCH) || !process_alive(pid) {
             return Err(format!(
                 "dtrace: failed to grab pid {pid}: No such process\n"
             ));
         }
-        Ok(Target::Existing(pid))
+        Ok(Target::Existing { pid, pidfd: None })
     }
 
     pub fn pid(&self) -> i32 {
         match self {
-            Target::Child { child, .. } => child.id() as i32,
-            Target::Existing(pid) => *pid,
+            Target::Child { pid, .. } | Target::Existing { pid, .. } => *pid,
         }
     }
 
-    /// Let a held command run.
+    /// Let a held command run; say so if its exec failed.
     pub fn release(&mut self) {
-        if let Target::Child { release, .. } = self {
+        if let Target::Child {
+            release,
+            exec_error,
+            program,
+            ..
+        } = self
+        {
             if let Some(fd) = release.take() {
                 let mut f = std::fs::File::from(fd);
                 let _ = std::io::Write::write_all(&mut f, b"g");
+            }
+            if let Some(fd) = exec_error.take() {
+                // End-of-file once the exec succeeded (the write end is close-on-exec).
+                let mut f = std::fs::File::from(fd);
+                let mut errno = [0u8; 4];
+                if let Ok(4) = std::io::Read::read(&mut f, &mut errno) {
+                    let e = std::io::Error::from_raw_os_error(i32::from_ne_bytes(errno));
+                    eprintln!(
+                        "dtrace: failed to execute {program}: {}",
+                        crate::errno_text(&e)
+                    );
+                }
             }
         }
     }
@@ -96,17 +253,159 @@ impl Target {
     /// Whether the process has exited (reaping our child).
     pub fn exited(&mut self) -> bool {
         match self {
-            Target::Child { child, .. } => !matches!(child.try_wait(), Ok(None)),
-            // SAFETY: kill with signal 0 only checks that the process exists.
-            Target::Existing(pid) => unsafe { libc::kill(*pid, 0) != 0 },
+            Target::Child {
+                pid,
+                reaped,
+                status,
+                ..
+            } => {
+                if !*reaped {
+                    let mut wstatus = 0;
+                    // SAFETY: waitpid on our own child with a valid status pointer.
+                    let r = unsafe { libc::waitpid(*pid, &mut wstatus, libc::WNOHANG) };
+                    if r == *pid {
+                        *status = Some(wstatus);
+                    }
+                    *reaped = r == *pid
+                        || (r < 0
+                            && std::io::Error::last_os_error().raw_os_error()
+                                == Some(libc::ECHILD));
+                }
+                *reaped
+            }
+            Target::Existing { pid, .. } => {
+                let pid = *pid;
+                self.existing_exited(pid)
+            }
         }
     }
 
-    /// Stop a command we started when tracing fails before it ran.
-    pub fn abandon(&mut self) {
-        if let Target::Child { child, .. } = self {
-            let _ = child.kill();
-            let _ = child.wait();
+    /// DTrace's notice once the process has exited: how our command ended, when we know.
+    pub fn exit_notice(&self) -> String {
+        let pid = self.pid();
+        match self {
+            Target::Child {
+                status: Some(w), ..
+            } if libc::WIFSIGNALED(*w) => {
+                format!(
+                    "dtrace: pid {pid} terminated by {}\n",
+                    signal_name(libc::WTERMSIG(*w))
+                )
+            }
+            Target::Child {
+                status: Some(w), ..
+            } if libc::WIFEXITED(*w) && libc::WEXITSTATUS(*w) != 0 => {
+                format!(
+                    "dtrace: pid {pid} exited with status {}\n",
+                    libc::WEXITSTATUS(*w)
+                )
+            }
+            _ => format!("dtrace: pid {pid} has exited\n"),
         }
     }
+
+    fn existing_exited(&self, pid: i32) -> bool {
+        if let Target::Existing {
+            pidfd: Some(fd), ..
+        } = self
+        {
+            let mut p = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll on one valid pollfd with no timeout.
+            let n = unsafe { libc::poll(&mut p, 1, 0) };
+            return n > 0 && p.revents != 0;
+        }
+        !process_alive(pid)
+    }
+
+    /// Stop a command we started when tracing fails before it ran, or that outlives the
+    /// session; wait for it so it is neither leaked nor left a zombie.
+    pub fn abandon(&mut self) {
+        if let Target::Child {
+            pid,
+            release,
+            exec_error,
+            reaped,
+            ..
+        } = self
+        {
+            if !*reaped {
+                // SAFETY: kill and waitpid on our own, not yet reaped, child.
+                unsafe {
+                    libc::kill(*pid, libc::SIGKILL);
+                    let mut status = 0;
+                    while libc::waitpid(*pid, &mut status, 0) < 0
+                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+                    {
+                    }
+                }
+                *reaped = true;
+            }
+            release.take();
+            exec_error.take();
+        }
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        self.abandon();
+    }
+}
+
+/// A signal's name as DTrace prints it (`SIGKILL`).
+fn signal_name(sig: i32) -> String {
+    const NAMES: [&str; 32] = [
+        "",
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    match NAMES.get(sig as usize) {
+        Some(name) if sig > 0 => name.to_string(),
+        _ => format!("SIG#{sig}"),
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process, from /proc.
+fn process_alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the parenthesised command name, which may itself hold parentheses.
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, Some("Z") | Some("X") | Some("x") | None)
 }
