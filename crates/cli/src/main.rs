@@ -115,10 +115,11 @@ fn run(argv: &[String]) -> i32 {
             return 1;
         }
     }
-    let mut target = None;
+    // Every -c and -p process is followed; $target is the first one's pid.
+    let mut targets = Vec::new();
     for cmd in &args.commands {
         match Target::spawn(cmd) {
-            Ok(t) => target = Some(t),
+            Ok(t) => targets.push(t),
             Err(msg) => {
                 eprint!("{msg}");
                 return 1;
@@ -127,16 +128,16 @@ fn run(argv: &[String]) -> i32 {
     }
     for pid in &args.pids {
         match Target::attach(pid) {
-            Ok(t) => target = Some(t),
+            Ok(t) => targets.push(t),
             Err(msg) => {
                 eprint!("{msg}");
                 return 1;
             }
         }
     }
-    let status = trace(&args, options, &mut target);
+    let status = trace(&args, options, &mut targets);
     if status != 0 {
-        if let Some(t) = target.as_mut() {
+        for t in &mut targets {
             t.abandon();
         }
     }
@@ -200,7 +201,7 @@ fn report(failure: Failure, errtags: bool, verbose: bool) -> i32 {
     1
 }
 
-fn trace(args: &Args, mut options: Options, target: &mut Option<Target>) -> i32 {
+fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     let sources = match compile::read_sources(args) {
         Ok(s) => s,
         Err(f) => return report(f, options.errtags, args.verbose),
@@ -212,7 +213,7 @@ fn trace(args: &Args, mut options: Options, target: &mut Option<Target>) -> i32 
     if let Err(f) = compile::apply_pragmas(&items, &mut options, &sources) {
         return report(f, options.errtags, args.verbose);
     }
-    let macros = macros(args, &options, target.as_ref());
+    let macros = macros(args, &options, targets.first());
     let mut catalog = Catalog::new();
     if args.list {
         return list(&items, &mut catalog, &macros);
@@ -270,7 +271,7 @@ fn trace(args: &Args, mut options: Options, target: &mut Option<Target>) -> i32 
             return 1;
         }
     };
-    match session.run(target.take()) {
+    match session.run(std::mem::take(targets)) {
         Ok(outcome) => outcome.status,
         Err(msg) => {
             eprint!("{msg}");

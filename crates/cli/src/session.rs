@@ -90,14 +90,14 @@ impl<'a> Session<'a> {
     }
 
     /// Run the session to its end.
-    pub fn run(&mut self, mut target: Option<Target>) -> Result<Outcome, String> {
+    pub fn run(&mut self, mut targets: Vec<Target>) -> Result<Outcome, String> {
         self.fire(DtraceProbe::Begin, [0; 6]);
         if self.exit_status.is_none() {
             self.attach()?;
-            if let Some(t) = target.as_mut() {
+            for t in &mut targets {
                 t.release();
             }
-            self.consume_until_done(target.as_mut());
+            self.consume_until_done(&mut targets);
         }
         self.loaded.links.clear();
         self.drain();
@@ -124,7 +124,9 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    fn consume_until_done(&mut self, mut target: Option<&mut Target>) {
+    /// Consume until exit(), a signal, or the end of every traced process.
+    fn consume_until_done(&mut self, targets: &mut [Target]) {
+        let mut running: Vec<bool> = vec![true; targets.len()];
         let period = Duration::from_nanos(self.options.switchrate_ns.clamp(1_000_000, 100_000_000));
         let mut last_drop_check = Instant::now();
         while self.exit_status.is_none() && !signals::stop_requested() {
@@ -134,13 +136,16 @@ impl<'a> Session<'a> {
                 self.report_drops();
                 last_drop_check = Instant::now();
             }
-            if let Some(t) = target.as_deref_mut() {
-                if t.exited() {
+            for (t, alive) in targets.iter_mut().zip(running.iter_mut()) {
+                if *alive && t.exited() {
+                    *alive = false;
                     self.drain();
                     let _ = self.out.flush();
                     eprint!("{}", t.exit_notice());
-                    break;
                 }
+            }
+            if !targets.is_empty() && running.iter().all(|alive| !alive) {
+                break;
             }
         }
     }
