@@ -2,6 +2,7 @@
 //! consumer's format parser (the one that later renders them), worded and tagged as DTrace
 //! words its checks (`D_PRINTF_ARG_TYPE`, `D_PRINTF_ARG_PROTO`, ...).
 
+use dtrace_backend::codegen::FormatArg;
 use dtrace_backend::types::Type;
 use dtrace_backend::FormatCheck;
 use dtrace_consumer::printf::{self, Conversion, Count, Length};
@@ -24,8 +25,13 @@ fn name(c: &Conversion) -> String {
     format!("{length}{}", c.spec)
 }
 
-/// What the conversion accepts, as DTrace describes it, and whether `ty` fits.
-fn prototype(c: &Conversion, ty: &Type) -> (&'static str, bool) {
+/// What the conversion accepts, as DTrace describes it, and whether `arg` fits (an
+/// aggregation or a `void` action result fits nothing).
+fn prototype(c: &Conversion, arg: &FormatArg) -> (&'static str, bool) {
+    let ty = match arg {
+        FormatArg::Value(ty) => ty,
+        FormatArg::Aggregation => &Type::Void,
+    };
     let int = ty.is_integer();
     match (c.length, c.spec) {
         (_, 's' | 'S') => ("char [] or string (or use stringof)", ty.is_string()),
@@ -43,7 +49,22 @@ fn prototype(c: &Conversion, ty: &Type) -> (&'static str, bool) {
 }
 
 impl FormatCheck for PrintfCheck {
-    fn check(&self, format: &str, args: &[Type], printa: bool) -> Result<(), (&'static str, String)> {
+    fn check(
+        &self,
+        format: &str,
+        args: &[Type],
+        printa: bool,
+    ) -> Result<(), (&'static str, String)> {
+        let args: Vec<FormatArg> = args.iter().cloned().map(FormatArg::Value).collect();
+        self.check_args(format, &args, printa)
+    }
+
+    fn check_args(
+        &self,
+        format: &str,
+        args: &[FormatArg],
+        printa: bool,
+    ) -> Result<(), (&'static str, String)> {
         let func = if printa { "printa" } else { "printf" };
         if format.is_empty() {
             return Err((
@@ -79,7 +100,7 @@ impl FormatCheck for PrintfCheck {
                     ));
                 };
                 used += 1;
-                if !ty.is_integer() {
+                if !matches!(ty, FormatArg::Value(t) if t.is_integer()) {
                     return Err((
                         "D_PRINTF_DYN_TYPE",
                         format!(

@@ -114,6 +114,9 @@ fn check_d_pragma(name: &str, args: &[ControlWord], line: &ControlLine) -> Resul
             "\"version\" <ident>",
         ),
     };
+    if ok && name == "attributes" {
+        return check_attributes(&args[0].text, &args[1].text, line);
+    }
     if ok {
         Ok(())
     } else {
@@ -123,4 +126,48 @@ fn check_d_pragma(name: &str, args: &[ControlWord], line: &ControlLine) -> Resul
             line,
         ))
     }
+}
+
+/// `#pragma D attributes NAME/DATA/CLASS ident`: the attributes must parse (each part
+/// optional after the first, names case-insensitive), and the ident must name something.
+/// Identifiers are not resolved here, so only a word that cannot be an identifier is unused.
+fn check_attributes(attrs: &str, ident: &str, line: &ControlLine) -> Result<()> {
+    const STABILITY: &[&str] = &[
+        "internal", "private", "obsolete", "external", "unstable", "evolving", "stable", "standard",
+    ];
+    const CLASS: &[&str] = &["unknown", "cpu", "platform", "group", "isa", "common"];
+    let parts: Vec<String> = attrs
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let valid = !parts.is_empty()
+        && parts.len() <= 3
+        && parts
+            .iter()
+            .enumerate()
+            .all(|(i, p)| if i < 2 { STABILITY } else { CLASS }.contains(&p.as_str()));
+    if !valid {
+        return Err(error(
+            "D_PRAGMA_INVAL",
+            "invalid attributes specified by #pragma attributes".into(),
+            line,
+        ));
+    }
+    let is_ident = ident != "provider"
+        && ident
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '`')
+        && ident
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '`');
+    if !is_ident && ident != "provider" {
+        return Err(error(
+            "D_PRAGMA_UNUSED",
+            "unused #pragma attributes".into(),
+            line,
+        ));
+    }
+    Ok(())
 }

@@ -45,6 +45,24 @@ pub(crate) fn is_action(name: &str) -> bool {
     ACTIONS.contains(&name)
 }
 
+/// An argument of a printf-style action, as the format check sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// A value of this type (`void` for an action used as a value).
+    Value(Type),
+    /// A bare aggregation reference (`@a`), which no conversion accepts.
+    Aggregation,
+}
+
+impl std::fmt::Display for FormatArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FormatArg::Value(t) => write!(f, "{t}"),
+            FormatArg::Aggregation => write!(f, "aggregation"),
+        }
+    }
+}
+
 /// Checks a printf-style format against its argument types, at compile time.
 pub trait FormatCheck {
     /// `Err((tag, message))` when the format is malformed or an argument does not fit.
@@ -54,26 +72,70 @@ pub trait FormatCheck {
         args: &[Type],
         printa: bool,
     ) -> std::result::Result<(), (&'static str, String)>;
+
+    /// [`FormatCheck::check`] for arguments that may also be aggregations; by default an
+    /// aggregation is checked as `void`, which no conversion accepts either.
+    fn check_args(
+        &self,
+        format: &str,
+        args: &[FormatArg],
+        printa: bool,
+    ) -> std::result::Result<(), (&'static str, String)> {
+        let types: Vec<Type> = args
+            .iter()
+            .map(|a| match a {
+                FormatArg::Value(t) => t.clone(),
+                FormatArg::Aggregation => Type::Void,
+            })
+            .collect();
+        self.check(format, &types, printa)
+    }
 }
 
+/// The argument count check, worded as DTrace words it for `name`: the generic prototype
+/// check (`1 arg passed`) for most actions, the action's own check for the aggregation
+/// actions (`1 args passed`, with their own tags).
 fn arg_count(name: &str, args: &[Expr], min: usize, max: usize, span: Span) -> Result<()> {
-    if args.len() < min || args.len() > max {
-        let expected = if min == max {
-            format!("{min}")
-        } else {
-            format!("{min} to {max}")
-        };
-        return Err(CompileError::new(
-            "D_PROTO_LEN",
-            format!(
-                "{name}( ) prototype mismatch: {} arg{} passed, {expected} expected",
-                args.len(),
-                if args.len() == 1 { "" } else { "s" }
-            ),
-            span,
-        ));
+    let n = args.len();
+    if n >= min && n <= max {
+        return Ok(());
     }
-    Ok(())
+    let (tag, message) = match name {
+        "clear" => (
+            "D_CLEAR_PROTO",
+            format!("{name}( ) prototype mismatch: {n} args passed, 1 expected"),
+        ),
+        "normalize" | "denormalize" => (
+            "D_NORMALIZE_PROTO",
+            format!("{name}( ) prototype mismatch: {n} args passed, {min} expected"),
+        ),
+        "trunc" => (
+            "D_TRUNC_PROTO",
+            format!(
+                "{name}( ) prototype mismatch: {n} args passed, {} expected",
+                if n < min {
+                    "at least 1"
+                } else {
+                    "no more than 2"
+                }
+            ),
+        ),
+        _ => {
+            let expected = if max == usize::MAX || min == max {
+                format!("{min}")
+            } else {
+                format!("at least {min}")
+            };
+            (
+                "D_PROTO_LEN",
+                format!(
+                    "{name}( ) prototype mismatch: {n} arg{}passed, {expected} expected",
+                    if n == 1 { " " } else { "s " }
+                ),
+            )
+        }
+    };
+    Err(CompileError::new(tag, message, span))
 }
 
 fn string_literal<'e>(e: &'e Expr, what: &str) -> Result<&'e [u8]> {
@@ -109,17 +171,36 @@ impl Gen<'_, '_> {
             }
             "printf" => {
                 arg_count(name, args, 1, usize::MAX, span)?;
-                let format = String::from_utf8_lossy(string_literal(&args[0], "printf( ) format")?)
-                    .into_owned();
+                let format = match &args[0].kind {
+                    ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
+                    _ => {
+                        let ty = self.type_of(&args[0])?;
+                        return Err(CompileError::new(
+                            "D_PRINTF_ARG_FMT",
+                            format!("printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {ty}"),
+                            span,
+                        ));
+                    }
+                };
+                // Aggregations and actions have no value to print; the format check
+                // reports them (as DTrace does) against the conversion they meet.
+                let kinds: Vec<FormatArg> = args[1..]
+                    .iter()
+                    .map(|a| match &a.kind {
+                        ExprKind::Aggregation(_) => Ok(FormatArg::Aggregation),
+                        ExprKind::Call { name, .. } if is_action(name) => {
+                            Ok(FormatArg::Value(Type::Void))
+                        }
+                        _ => self.type_of(a).map(FormatArg::Value),
+                    })
+                    .collect::<Result<_>>()?;
+                self.check_format(&format, &kinds, false, span)?;
                 let mut fields = Vec::new();
-                let mut types = Vec::new();
                 for a in &args[1..] {
                     let v = self.expr(a)?;
-                    types.push(v.ty.clone());
                     fields.push(self.record_value(&v));
                     self.pop(v.reg);
                 }
-                self.check_format(&format, &types, false, args[0].span)?;
                 ActionKind::Printf {
                     format,
                     args: fields,
@@ -134,7 +215,11 @@ impl Gen<'_, '_> {
                 if aggs.is_empty() {
                     return Err(CompileError::new(
                         "D_PRINTA_PROTO",
-                        "printa( ) prototype mismatch: aggregation expected",
+                        format!(
+                            "printa( ) prototype mismatch: {} args passed, {} expected",
+                            args.len(),
+                            args.len() + 1
+                        ),
                         span,
                     ));
                 }
@@ -144,12 +229,12 @@ impl Gen<'_, '_> {
                     indices.push(self.aggregation_arg(a, "printa", first + i + 1)?);
                 }
                 if let Some(f) = &format {
-                    let keys: Vec<Type> = self.c.aggregations[indices[0]]
+                    let keys: Vec<FormatArg> = self.c.aggregations[indices[0]]
                         .keys
                         .iter()
-                        .map(|k| k.ty.clone())
+                        .map(|k| FormatArg::Value(k.ty.clone()))
                         .collect();
-                    self.check_format(f, &keys, true, args[0].span)?;
+                    self.check_format(f, &keys, true, span)?;
                 }
                 ActionKind::Printa {
                     format,
@@ -207,10 +292,16 @@ impl Gen<'_, '_> {
         Ok(Some(()))
     }
 
-    fn check_format(&self, format: &str, args: &[Type], printa: bool, span: Span) -> Result<()> {
+    fn check_format(
+        &self,
+        format: &str,
+        args: &[FormatArg],
+        printa: bool,
+        span: Span,
+    ) -> Result<()> {
         self.c
             .formats
-            .check(format, args, printa)
+            .check_args(format, args, printa)
             .map_err(|(tag, message)| CompileError::new(tag, message, span))
     }
 

@@ -28,7 +28,7 @@ use crate::program::*;
 use crate::types::Type;
 use regs::{VReg, VRegs, CTX_SLOT, KEY_SLOT, SCRATCH};
 
-pub use actions::FormatCheck;
+pub use actions::{FormatArg, FormatCheck};
 pub use vars::MacroArgs;
 
 /// Kernel structure layout the generated code needs, answered from BTF by the caller.

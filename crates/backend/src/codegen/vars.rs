@@ -202,6 +202,16 @@ impl Compiler<'_> {
     /// Record `inline type name = value;`.
     pub(crate) fn define_inline(&mut self, inline: &ast::Inline) -> Result<()> {
         let ty = self.resolve_type(&inline.ty.spec, &inline.ty.declarator, inline.ty.span)?;
+        if self.inlines.contains_key(&inline.name) {
+            return Err(CompileError::new(
+                "D_DECL_IDRED",
+                format!(
+                    "identifier redefined: {}\n\t current: inline definition\n\tprevious: scalar inline",
+                    inline.name
+                ),
+                inline.span,
+            ));
+        }
         self.inlines
             .insert(inline.name.clone(), (ty, inline.value.clone()));
         Ok(())
