@@ -15,7 +15,12 @@ pub(crate) fn is_string_subroutine(name: &str) -> bool {
 
 impl Gen<'_, '_> {
     /// Compile a call of one of [`NAMES`].
-    pub(crate) fn string_subroutine(&mut self, name: &str, args: &[Expr], span: Span) -> Result<Val> {
+    pub(crate) fn string_subroutine(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Val> {
         let _ = (name, args);
         Err(super::expr::unsupported(name, span))
     }
