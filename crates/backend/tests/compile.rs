@@ -107,6 +107,8 @@ fn semantic_errors_carry_their_d_tags() {
         ("BEGIN { trace($3); }", "D_MACRO_UNDEF"),
         ("BEGIN { timestamp = 1; }", "D_OP_WRITE"),
         ("BEGIN { x = -\"a\"; }", "D_OP_ARITH"),
+        ("BEGIN { x = 1 / (3 - 3); }", "D_DIV_ZERO"),
+        ("BEGIN { x = 7 % (char)0; }", "D_DIV_ZERO"),
         ("BEGIN /\"s\"/ { }", "D_PRED_SCALAR"),
         ("BEGIN { a[1] = 2; a[\"x\"] = 3; }", "D_ARR_BADREF"),
         ("inline int I = I + 1; BEGIN { trace(I); }", "D_IDENT_UNDEF"),

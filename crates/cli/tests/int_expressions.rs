@@ -302,9 +302,9 @@ const TRICKY: &[(&str, i64, IntType)] = &[
     ("3 ^^ 4", 0, INT),
     ("!0x100000000", 0, INT),
     ("0x100000000 && 1", 1, INT),
-    ("0 && (1 / 0)", 0, INT),
-    ("1 || (1 % 0)", 1, INT),
-    ("0 ? 1 / 0 : 5", 5, INT),
+    ("0 && (1 / (int)(timestamp * 0))", 0, INT),
+    ("1 || (1 % (int)(timestamp * 0))", 1, INT),
+    ("0 ? 1 / (int)(timestamp * 0) : 5", 5, INT),
     // The comma operator gives its right operand, unpromoted.
     ("(1, (char)200)", -56, CHAR),
 ];

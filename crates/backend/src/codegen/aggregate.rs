@@ -85,8 +85,9 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
             Err(CompileError::new(
                 "D_PROTO_LEN",
                 format!(
-                    "{func}( ) prototype mismatch: {} args passed, {} expected",
+                    "{func}( ) prototype mismatch: {} arg{} passed, {} expected",
                     args.len(),
+                    if args.len() == 1 { "" } else { "s" },
                     if n.start() == n.end() {
                         n.start().to_string()
                     } else {

@@ -414,6 +414,16 @@ impl Gen<'_, '_> {
             BinaryOp::LogAnd | BinaryOp::LogOr => return self.logical(op, lhs, rhs, span),
             _ => {}
         }
+        if matches!(op, BinaryOp::Div | BinaryOp::Mod)
+            && fold(lhs).is_some()
+            && fold(rhs) == Some(0)
+        {
+            return Err(CompileError::new(
+                "D_DIV_ZERO",
+                "expression contains division by zero",
+                span,
+            ));
+        }
         let a = self.expr(lhs)?;
         let b = self.expr(rhs)?;
         let result = self.binary_values(op, &a, &b, span)?;
@@ -643,6 +653,43 @@ impl Gen<'_, '_> {
         let ty = self.type_of(lhs)?;
         Ok(Val { ty, ..value })
     }
+}
+
+/// The value of an integer constant expression (constants and operators on them), in 64
+/// bits; used to reject division by a constant zero at compile time, as DTrace does.
+fn fold(e: &Expr) -> Option<i64> {
+    Some(match &e.kind {
+        ExprKind::Int { value, .. } => *value as i64,
+        ExprKind::Char(c) => *c as i8 as i64,
+        ExprKind::Unary { op, operand } => {
+            let v = fold(operand)?;
+            match op {
+                UnaryOp::Neg => v.wrapping_neg(),
+                UnaryOp::Plus => v,
+                UnaryOp::BitNot => !v,
+                UnaryOp::Not => (v == 0) as i64,
+                _ => return None,
+            }
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (fold(lhs)?, fold(rhs)?);
+            match op {
+                BinaryOp::Add => a.wrapping_add(b),
+                BinaryOp::Sub => a.wrapping_sub(b),
+                BinaryOp::Mul => a.wrapping_mul(b),
+                BinaryOp::Div if b != 0 => a.wrapping_div(b),
+                BinaryOp::Mod if b != 0 => a.wrapping_rem(b),
+                BinaryOp::BitAnd => a & b,
+                BinaryOp::BitOr => a | b,
+                BinaryOp::BitXor => a ^ b,
+                BinaryOp::Shl => a.wrapping_shl(b as u32),
+                BinaryOp::Shr => a.wrapping_shr(b as u32),
+                _ => return None,
+            }
+        }
+        ExprKind::Cast { operand, .. } => fold(operand)?,
+        _ => return None,
+    })
 }
 
 /// Parse a macro argument as a C integer (decimal, 0x hex, 0 octal, optional sign).

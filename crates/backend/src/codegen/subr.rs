@@ -24,8 +24,9 @@ impl Gen<'_, '_> {
                     return Err(CompileError::new(
                         "D_PROTO_LEN",
                         format!(
-                            "rand( ) prototype mismatch: {} args passed, 0 expected",
-                            args.len()
+                            "rand( ) prototype mismatch: {} arg{} passed, 0 expected",
+                            args.len(),
+                            if args.len() == 1 { "" } else { "s" }
                         ),
                         span,
                     ));
@@ -76,8 +77,9 @@ impl Gen<'_, '_> {
             return Err(CompileError::new(
                 "D_PROTO_LEN",
                 format!(
-                    "{name}( ) prototype mismatch: {} args passed, {N} expected",
-                    args.len()
+                    "{name}( ) prototype mismatch: {} arg{} passed, {N} expected",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" }
                 ),
                 span,
             ));

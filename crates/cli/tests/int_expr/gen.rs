@@ -6,6 +6,9 @@
 
 use super::eval::*;
 
+/// The clause-local variable holding 0 in every batch.
+pub const ZERO_VAR: &str = "this->zero";
+
 /// xorshift64* seeded through splitmix64: small, fast, and the same on every platform.
 pub struct Rng(u64);
 
@@ -113,6 +116,15 @@ impl Generator {
             self.sinks.push((var.clone(), ty));
             vars.push((var, init));
         }
+        // A zero the compiler cannot fold: divisor of never-evaluated divisions (D rejects
+        // division by a constant zero at compile time, wherever it appears).
+        vars.push((
+            ZERO_VAR.to_string(),
+            Expr::Const {
+                text: "0".into(),
+                value: Value::new(0, INT),
+            },
+        ));
         for i in 0..nvars {
             let &(name, ty) = self.rng.pick(CAST_NAMES);
             let init = Expr::Cast {
@@ -320,17 +332,24 @@ impl Generator {
                 let decided = eval(&a).is_ok_and(|v| v.truth() == (op == BinOp::LogOr));
                 self.expr(depth, live && !decided)
             }
-            BinOp::Div | BinOp::Mod if !live && self.rng.chance(30) => Expr::Const {
-                text: "0".into(),
+            BinOp::Div | BinOp::Mod if !live && self.rng.chance(30) => Expr::Var {
+                name: ZERO_VAR.into(),
                 value: Value::new(0, INT),
             },
             BinOp::Div | BinOp::Mod => {
+                // Evaluated or not, a divisor must not be a constant zero (a compile error).
                 let mut d = self.expr(depth, live);
                 for _ in 0..8 {
-                    if !live || eval(&d).is_ok_and(|v| v.truth()) {
+                    if eval(&d).is_ok_and(|v| v.truth()) {
                         break;
                     }
                     d = self.expr(depth, live);
+                }
+                if !eval(&d).is_ok_and(|v| v.truth()) {
+                    d = Expr::Const {
+                        text: "1".into(),
+                        value: Value::new(1, INT),
+                    };
                 }
                 d
             }
