@@ -16,6 +16,8 @@
 //! unique to the test (`tick-NNNNNms` loads as `dt_tick_NNNNNms`). Every wait has a timeout,
 //! so a hang fails the test. They need root and `bpftool`; as another user they are skipped.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
@@ -27,21 +29,6 @@ use std::time::{Duration, Instant};
 
 /// The longest any single wait may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
-
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Skip the test (return early) when not root.
-macro_rules! need_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: loading BPF programs needs root");
-            return;
-        }
-    };
-}
 
 /// A tick period in ms unique to this test process and the test (`idx`), five digits so that
 /// `dt_tick_NNNNNms` fits the 15 characters of a program name.
@@ -359,25 +346,25 @@ fn leaves_nothing_after(sig: libc::c_int, idx: u32, name: &str) {
 
 #[test]
 fn sigint_leaves_nothing() {
-    need_root!();
+    common::require_root();
     leaves_nothing_after(libc::SIGINT, 0, "sigint_leaves_nothing");
 }
 
 #[test]
 fn sigterm_leaves_nothing() {
-    need_root!();
+    common::require_root();
     leaves_nothing_after(libc::SIGTERM, 1, "sigterm_leaves_nothing");
 }
 
 #[test]
 fn sigkill_leaves_nothing() {
-    need_root!();
+    common::require_root();
     leaves_nothing_after(libc::SIGKILL, 2, "sigkill_leaves_nothing");
 }
 
 #[test]
 fn exit_leaves_nothing() {
-    need_root!();
+    common::require_root();
     let dir = scratch("exit_leaves_nothing");
     let ms = unique_ms(3);
     let probe = format!("tick-{ms}ms {{ }} tick-3s {{ exit(0); }}");
@@ -419,13 +406,13 @@ fn signal_runs_end(sig: libc::c_int, name: &str) {
 
 #[test]
 fn sigint_runs_end_and_prints_aggregations() {
-    need_root!();
+    common::require_root();
     signal_runs_end(libc::SIGINT, "sigint_runs_end");
 }
 
 #[test]
 fn sigterm_runs_end_and_prints_aggregations() {
-    need_root!();
+    common::require_root();
     signal_runs_end(libc::SIGTERM, "sigterm_runs_end");
 }
 
@@ -433,7 +420,7 @@ fn sigterm_runs_end_and_prints_aggregations() {
 /// the second must end it at once, leaving nothing behind.
 #[test]
 fn second_sigint_exits_at_once() {
-    need_root!();
+    common::require_root();
     let dir = scratch("second_sigint");
     let ms = unique_ms(4);
     let probe = format!(
@@ -486,7 +473,7 @@ fn second_sigint_exits_at_once() {
 /// A reader that goes away ends dtrace (SIGPIPE), instead of tracing on, writing nowhere.
 #[test]
 fn closed_stdout_ends_dtrace() {
-    need_root!();
+    common::require_root();
     let dir = scratch("closed_stdout");
     let ms = unique_ms(7);
     let probe = format!("tick-{ms}ms {{ }} tick-1ms {{ printf(\"line\\n\"); }}");
@@ -507,7 +494,7 @@ fn closed_stdout_ends_dtrace() {
 
 #[test]
 fn exit_status_compile_error_is_1() {
-    need_root!();
+    common::require_root();
     let dir = scratch("status_compile");
     let status = run(&dir, &["-n", "BEGIN { x = ; }"]);
     assert_eq!(status.code(), Some(1));
@@ -516,7 +503,7 @@ fn exit_status_compile_error_is_1() {
 
 #[test]
 fn exit_status_is_exit_value() {
-    need_root!();
+    common::require_root();
     let dir = scratch("status_exit");
     assert_eq!(run(&dir, &["-qn", "BEGIN { exit(3); }"]).code(), Some(3));
     assert_eq!(run(&dir, &["-qn", "BEGIN { exit(0); }"]).code(), Some(0));
@@ -524,7 +511,7 @@ fn exit_status_is_exit_value() {
 
 #[test]
 fn exit_status_bad_usage_is_2() {
-    need_root!();
+    common::require_root();
     let dir = scratch("status_usage");
     assert_eq!(run(&dir, &[]).code(), Some(2), "no program");
     assert_eq!(
@@ -536,7 +523,7 @@ fn exit_status_bad_usage_is_2() {
 
 #[test]
 fn exit_from_tick_stops_tracing() {
-    need_root!();
+    common::require_root();
     let dir = scratch("exit_from_tick");
     let status = run(
         &dir,
@@ -552,7 +539,7 @@ fn exit_from_tick_stops_tracing() {
 
 #[test]
 fn dash_c_target_is_the_command_pid() {
-    need_root!();
+    common::require_root();
     let dir = scratch("c_target");
     let script = dir.join("pid.sh");
     std::fs::write(&script, "echo \"child=$$\"\n").unwrap();
@@ -587,7 +574,7 @@ fn dash_c_target_is_the_command_pid() {
 
 #[test]
 fn dash_c_ends_tracing_and_prints_aggregations() {
-    need_root!();
+    common::require_root();
     let dir = scratch("c_ends");
     let start = Instant::now();
     let status = run(
@@ -604,7 +591,7 @@ fn dash_c_ends_tracing_and_prints_aggregations() {
 /// The command sees our program already attached: it lists the kernel's programs and links.
 #[test]
 fn dash_c_command_starts_after_attach() {
-    need_root!();
+    common::require_root();
     let dir = scratch("c_after_attach");
     let ms = unique_ms(5);
     let script = dir.join("list.sh");
@@ -636,7 +623,7 @@ fn dash_c_command_starts_after_attach() {
 
 #[test]
 fn dash_c_missing_command_fails() {
-    need_root!();
+    common::require_root();
     let dir = scratch("c_missing");
     let status = run(
         &dir,
@@ -663,7 +650,7 @@ fn dash_c_missing_command_fails() {
 /// A held command is killed, never run, when compilation fails after it was spawned.
 #[test]
 fn dash_c_held_command_killed_on_compile_error() {
-    need_root!();
+    common::require_root();
     let dir = scratch("c_compile_error");
     let marker = dir.join("ran");
     let cmd = format!("/bin/touch {}", marker.display());
@@ -680,7 +667,7 @@ fn dash_c_held_command_killed_on_compile_error() {
 /// opening `-o` on a FIFO (after loading, before attaching), then SIGKILLed.
 #[test]
 fn dash_c_held_command_dies_with_dtrace() {
-    need_root!();
+    common::require_root();
     let dir = scratch("c_sigkill_held");
     let fifo = dir.join("fifo");
     mkfifo(&fifo);
@@ -718,7 +705,7 @@ fn dash_c_held_command_dies_with_dtrace() {
 /// when dtrace stops on SIGINT and when dtrace itself is SIGKILLed.
 #[test]
 fn dash_c_command_does_not_outlive_dtrace() {
-    need_root!();
+    common::require_root();
     for (sig, idx) in [(libc::SIGINT, 8), (libc::SIGKILL, 9)] {
         let dir = scratch(&format!("c_outlive_{sig}"));
         // A duration unique to this run identifies the command among all processes.
@@ -752,7 +739,7 @@ fn dash_c_command_does_not_outlive_dtrace() {
 
 #[test]
 fn dash_p_ends_when_process_exits() {
-    need_root!();
+    common::require_root();
     let dir = scratch("p_exits");
     // Not reaped until dtrace is done: dtrace must notice the exit of a zombie too.
     let mut sleeper = spawn(Command::new("/bin/sleep").arg("0.5"));
@@ -779,7 +766,7 @@ fn dash_p_ends_when_process_exits() {
 
 #[test]
 fn dash_p_missing_pid_fails() {
-    need_root!();
+    common::require_root();
     let dir = scratch("p_missing");
     let mut gone = Command::new("/bin/true").spawn().unwrap();
     wait(&mut gone, TIMEOUT, "true");
@@ -795,7 +782,7 @@ fn dash_p_missing_pid_fails() {
 
 #[test]
 fn dash_o_appends() {
-    need_root!();
+    common::require_root();
     let dir = scratch("o_appends");
     let file = dir.join("out");
     File::create(&file).unwrap().write_all(b"before\n").unwrap();

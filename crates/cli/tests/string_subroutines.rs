@@ -5,21 +5,9 @@
 //! their prototype errors and a check that each loads in a `profile-97` clause with
 //! operands unknown at compile time (the verifier's worst case). Needs root.
 
+mod common;
+
 use std::process::{Command, Output};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-macro_rules! need_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: loading BPF programs needs root");
-            return;
-        }
-    };
-}
 
 fn dtrace(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dtrace"))
@@ -120,7 +108,7 @@ const SUBSTR: &[(&str, &str, &str)] = &[
 
 #[test]
 fn substr_matches_dtrace() {
-    need_root!();
+    common::require_root();
     // Literal and variable operands (a literal's length bounds some loops at compile time).
     for s in ["\"foobarbazbop\"", "str"] {
         let cases: Vec<(String, &str)> = SUBSTR
@@ -151,7 +139,7 @@ fn substr_matches_dtrace() {
 
 #[test]
 fn substr_edge_cases() {
-    need_root!();
+    common::require_root();
     check_strings(&[
         ("substr(\"\", 0)", ""),
         ("substr(\"\", -1)", ""),
@@ -228,7 +216,7 @@ const INDEX: &[(&str, &str, Option<i64>, i64, i64)] = &[
 
 #[test]
 fn index_and_rindex_match_dtrace() {
-    need_root!();
+    common::require_root();
     // Literal operands, and the same through variables (no compile-time lengths).
     for via_vars in [false, true] {
         let mut setup = String::new();
@@ -261,7 +249,7 @@ fn index_and_rindex_match_dtrace() {
 
 #[test]
 fn strstr_matches_dtrace() {
-    need_root!();
+    common::require_root();
     check_strings(&[
         ("strstr(\"foobarbaz\", \"bar\")", "barbaz"),
         ("strstr(\"foobarbaz\", \"baz\")", "baz"),
@@ -280,7 +268,7 @@ fn strstr_matches_dtrace() {
 
 #[test]
 fn strchr_and_strrchr_match_dtrace() {
-    need_root!();
+    common::require_root();
     // Oracle's tst.strchr.d.
     let out = begin(
         "str = \"fooeyfooeyfoo\"; c = 'f';
@@ -303,7 +291,7 @@ fn strchr_and_strrchr_match_dtrace() {
 
 #[test]
 fn toupper_and_tolower() {
-    need_root!();
+    common::require_root();
     check_strings(&[
         ("toupper(\"foo bar\")", "FOO BAR"),
         ("toupper(\"Hello, World! az{`@[\")", "HELLO, WORLD! AZ{`@["),
@@ -315,7 +303,7 @@ fn toupper_and_tolower() {
 
 #[test]
 fn lltostr_matches_dtrace() {
-    need_root!();
+    common::require_root();
     // Oracle's tst.lltostr.d / .r.
     assert_eq!(
         begin(
@@ -380,7 +368,7 @@ const PATHS: &[(&str, &str, &str)] = &[
 
 #[test]
 fn basename_and_dirname_match_dtrace() {
-    need_root!();
+    common::require_root();
     let cases: Vec<(String, &str)> = PATHS
         .iter()
         .flat_map(|(p, b, d)| {
@@ -396,7 +384,7 @@ fn basename_and_dirname_match_dtrace() {
 
 #[test]
 fn basename_and_dirname_agree_with_coreutils() {
-    need_root!();
+    common::require_root();
     for (p, _, _) in PATHS.iter().filter(|(p, _, _)| !p.is_empty()) {
         let tool = |name: &str| {
             let out = Command::new(name).arg(p).output().expect(name);
@@ -418,7 +406,7 @@ fn basename_and_dirname_agree_with_coreutils() {
 
 #[test]
 fn strtoll_converts() {
-    need_root!();
+    common::require_root();
     check_ints(&[
         ("strtoll(\"123\")", 123),
         ("strtoll(\"-123\")", -123),
@@ -440,7 +428,7 @@ fn strtoll_converts() {
 
 #[test]
 fn prototype_errors() {
-    need_root!();
+    common::require_root();
     let cases = [
         (
             "substr(\"a\")",
@@ -492,7 +480,7 @@ fn prototype_errors() {
 
 #[test]
 fn each_loads_in_a_profile_clause() {
-    need_root!();
+    common::require_root();
     // Operands unknown at compile time: the loops run to their strsize bounds.
     let exprs = [
         "substr(execname, 1)",
