@@ -15,6 +15,7 @@ mod ringbuf;
 mod rlimit;
 pub mod sys;
 pub mod tracefs;
+pub mod uprobe;
 
 pub use error::{Error, Result};
 pub use link::Link;
