@@ -44,6 +44,54 @@ pub enum ProbeContext {
     ArgArray,
     /// A perf event (profile/tick): `arg0` is the kernel PC, `arg1` the user PC.
     PerfEvent,
+    /// A tracepoint program (`BPF_PROG_TYPE_TRACEPOINT`): the context is the event's record,
+    /// laid out as its tracefs `format` file says.
+    Tracepoint(TracepointLayout),
+    /// A kernel function's entry or return (fentry/fexit): the context is an array of `nargs`
+    /// u64 arguments, followed at return by the return value.
+    Function {
+        /// BTF id of the function (`BTF_KIND_FUNC`).
+        btf_id: u32,
+        nargs: u32,
+        ret: bool,
+    },
+}
+
+/// Where a tracepoint probe's arguments are in its record.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TracepointLayout {
+    /// `args[0]`, `args[1]`, ... in order (also `arg0`, `arg1`, ... for scalar fields).
+    pub args: Vec<TracepointField>,
+    /// A system call's return: `errno` is `-args[0]` when `args[0]` is negative.
+    pub syscall_return: bool,
+}
+
+/// One field of a tracepoint record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TracepointField {
+    pub name: String,
+    /// The C type as the format file spells it (`const char *`, `char[16]`).
+    pub ctype: String,
+    pub offset: u32,
+    pub size: u32,
+    pub signed: bool,
+    pub kind: FieldKind,
+}
+
+/// How a tracepoint field is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// An integer of `ty` stored in `size` bytes (system call arguments are 8 bytes whatever
+    /// their C type).
+    Int(Type),
+    /// A pointer: a 64-bit address (`uintptr_t`), for `copyin`/`copyinstr`.
+    Pointer,
+    /// `char name[N]`: a string of at most N bytes in the record.
+    CharArray,
+    /// `__data_loc char[] name`: a u32 whose low 16 bits are the string's offset in the record.
+    DataLocString,
+    /// Anything else (other arrays, structs): not readable from D yet.
+    Other,
 }
 
 /// One probe a clause is enabled on.

@@ -85,7 +85,7 @@ fn semantic_errors_carry_their_d_tags() {
         ("BEGIN { x = printf(\"a\"); }", "D_ACT_SPEC"),
         ("BEGIN { x = nosuchfunc(); }", "D_FUNC_UNDEF"),
         ("BEGIN { 1 = 2; }", "D_OP_LVAL"),
-        ("BEGIN { printa(@nothere); }", "D_AGG_NOTDEF"),
+        ("BEGIN { printa(@nothere); }", "D_PRINTA_AGGBAD"),
         (
             "BEGIN { @a = lquantize(1, 10, 0, 1); }",
             "D_LQUANT_MISMATCH",

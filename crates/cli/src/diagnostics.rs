@@ -18,20 +18,18 @@ pub fn compile_error(err: &CompileError, sources: &[Source], errtags: bool) -> S
     let Some(source) = source else {
         return format!("dtrace: {tag}{}\n", err.message);
     };
+    let message = dtrace_frontend::expand_line_markers(&err.message, sources);
     match &source.origin {
         Origin::Script(file) => {
             let line = err
                 .span
                 .map(|s| format!("line {}: ", source.line_col(s.start).0))
                 .unwrap_or_default();
-            format!(
-                "dtrace: failed to compile script {file}: {tag}{line}{}\n",
-                err.message
-            )
+            format!("dtrace: failed to compile script {file}: {tag}{line}{message}\n")
         }
         Origin::Description => format!(
-            "dtrace: invalid probe specifier {}: {tag}{}\n",
-            source.text, err.message
+            "dtrace: invalid probe specifier {}: {tag}{message}\n",
+            source.text
         ),
     }
 }

@@ -3,7 +3,7 @@
 
 use dtrace_backend::program::{Compiled, MapKind, ProbeContext, ProbeSite};
 use dtrace_runtime::{
-    cpus, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, Update,
+    cpus, AttachType, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, Update,
 };
 
 /// Maps and programs living in the kernel; dropping this detaches and frees everything.
@@ -62,12 +62,28 @@ pub fn load(compiled: &Compiled, verbose: bool) -> Result<Loaded, String> {
         for &at in &prog.code.map_relocs {
             insns[at].imm = maps[insns[at].imm as usize].fd();
         }
-        let prog_type = match prog.probe.context {
-            ProbeContext::ArgArray => ProgramType::RawTracepoint,
-            ProbeContext::PerfEvent => ProgramType::PerfEvent,
-        };
         let name = program_name(&prog.probe);
-        let mut spec = ProgramSpec::new(prog_type, &name, &insns);
+        let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, &insns);
+        match prog.probe.context {
+            ProbeContext::ArgArray => {}
+            ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
+            ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
+            ProbeContext::Function { btf_id, ret, .. } => {
+                if let Some(why) = dtrace_probes::fbt::kernel_refusal() {
+                    return Err(format!(
+                        "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}); use syscall or sdt probes instead\n",
+                        prog.probe.full_name()
+                    ));
+                }
+                spec.prog_type = ProgramType::Tracing;
+                spec.attach_btf_id = btf_id;
+                spec.expected_attach_type = Some(if ret {
+                    AttachType::TraceFexit
+                } else {
+                    AttachType::TraceFentry
+                });
+            }
+        }
         spec.always_log = verbose;
         let loaded = Program::load(&spec).map_err(|e| rejected(&prog.probe, &e, verbose))?;
         programs.push(loaded);

@@ -35,52 +35,7 @@ use std::time::{Duration, Instant};
 
 /// Cases that fail because of bugs outside the consumer (parser, code generator), with the
 /// reason.  They still run; their mismatch is printed but does not fail the suite.
-const KNOWN_FAILURES: &[(&str, &str)] = &[
-    (
-        "agg_signedkeys",
-        "backend codegen/aggregate.rs promotes char/short keys to int: `@[(char)-2] = count()` prints `       -2`, DTrace ` 254`",
-    ),
-    (
-        "err_agg_func_call",
-        "`@a = strlen(\"x\")`: DTrace says `@a must be assigned the result of an aggregating function`",
-    ),
-    (
-        "err_agg_redef",
-        "D_AGG_REDEF text lacks `@a = ` and the previous line: `current: @a = sum( )` / `previous: @a = count( ) : line 6`",
-    ),
-    (
-        "err_op_arith",
-        "`\"a\" * 2` is D_OP_ARITH `operator * requires operands of arithmetic type`, not D_OP_INCOMPAT",
-    ),
-    (
-        "err_printf_arg_proto",
-        "cli format_check.rs: missing `(%s)` after `conversion #1`",
-    ),
-    (
-        "err_printf_arg_type",
-        "cli format_check.rs: %d prototype is `char, short, int, long, or long long`, not `integer`",
-    ),
-    (
-        "err_printf_arg_type_str",
-        "cli format_check.rs: %s prototype is `char [] or string (or use stringof)`",
-    ),
-    (
-        "err_printf_positional",
-        "cli format_check.rs: format-string errors are tagged D_SYNTAX, not D_PRINTF_FMT",
-    ),
-    (
-        "err_printf_undefined",
-        "cli format_check.rs: format-string errors are tagged D_SYNTAX, not D_PRINTF_FMT",
-    ),
-    (
-        "err_probe_spec",
-        "an unknown function is `undefined function name: Printf`, not `failed to resolve Printf: Unknown function name`",
-    ),
-    (
-        "err_proto_len_printf",
-        "`printf()` says `1 to 18446744073709551615 expected`; DTrace: `0 args passed, 1 expected`",
-    ),
-];
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// How long one case may run.
 const TIMEOUT: Duration = Duration::from_secs(60);

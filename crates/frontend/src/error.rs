@@ -30,3 +30,33 @@ impl CompileError {
 }
 
 pub type Result<T> = std::result::Result<T, CompileError>;
+
+/// Text standing for the line number of `span` inside an error message (DTrace names a
+/// second place in some messages: `previous: @a = count( ) : line 6`).  The message's
+/// printer replaces it with the number; see [`expand_line_markers`].
+pub fn line_marker(span: Span) -> String {
+    format!("\u{1}{}:{}\u{1}", span.source, span.start)
+}
+
+/// Replace every [`line_marker`] in `message` by the line it names in `sources`.
+pub fn expand_line_markers(message: &str, sources: &[crate::span::Source]) -> String {
+    let mut out = String::new();
+    let mut parts = message.split('\u{1}');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let mut marker = true;
+    for part in parts {
+        if marker {
+            let line = part.split_once(':').and_then(|(s, o)| {
+                let source = sources.get(s.parse::<usize>().ok()?)?;
+                Some(source.line_col(o.parse().ok()?).0)
+            });
+            out.push_str(&line.map_or_else(|| part.to_string(), |l| l.to_string()));
+        } else {
+            out.push_str(part);
+        }
+        marker = !marker;
+    }
+    out
+}

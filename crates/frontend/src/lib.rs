@@ -12,6 +12,6 @@ pub mod token;
 #[cfg(test)]
 mod tests;
 
-pub use error::{CompileError, Result};
+pub use error::{expand_line_markers, line_marker, CompileError, Result};
 pub use parser::parse;
 pub use span::{Origin, Source, Span};

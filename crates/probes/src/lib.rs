@@ -2,19 +2,42 @@
 //!
 //! [`Catalog`] knows every probe of every provider (creating `profile-N` probes when a
 //! description names them, as DTrace does), matches descriptions against them, and attaches
-//! a loaded program to a probe. One module per provider.
+//! a loaded program to a probe. One module per provider: `dtrace` (BEGIN/END/ERROR),
+//! `profile`, `syscall`, `sdt` (every tracepoint) and `fbt` (kernel functions from BTF).
+//!
+//! Kernel probes are discovered only when a description could name them (or for a full
+//! listing), and a tracepoint's format file is read only when a probe on it is matched, so a
+//! script that uses only BEGIN never touches tracefs, and `dtrace -l` reads one file.
 
 mod desc;
 mod dtrace;
+pub mod fbt;
 mod glob;
 mod profile;
+mod sdt;
+mod syscall;
+pub mod tracepoint;
+pub mod usdt;
 
 pub use desc::{Description, DescriptionError};
 pub use dtrace::DtraceProbe;
 pub use glob::glob_match;
 
-use dtrace_backend::program::ProbeSite;
-use dtrace_runtime::{Link, Program};
+use std::collections::HashSet;
+
+use dtrace_backend::program::{ProbeContext, ProbeSite};
+use dtrace_runtime::{tracefs, Link, PerfEvent, Program};
+
+/// How a tracepoint's fields become a probe's arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgStyle {
+    /// Every field after the common ones (`sdt`).
+    Plain,
+    /// A system call's arguments: the fields after `__syscall_nr`.
+    SyscallEntry,
+    /// A system call's return value (`ret`), which also gives `errno`.
+    SyscallReturn,
+}
 
 /// How a probe is made to fire.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +46,16 @@ pub enum Attach {
     Dtrace(DtraceProbe),
     /// A timer every `period_ns`, on every online CPU (`profile`) or on one (`tick`).
     Timer { period_ns: u64, every_cpu: bool },
+    /// Tracepoint `category:event`, through a perf event (a `BPF_PROG_TYPE_TRACEPOINT`
+    /// program).
+    Tracepoint {
+        category: String,
+        event: String,
+        style: ArgStyle,
+    },
+    /// A kernel function's entry or return: a tracing program whose target is fixed at load
+    /// time (see [`ProbeContext::Function`]), attached with `BPF_RAW_TRACEPOINT_OPEN`.
+    Function,
 }
 
 /// A probe: where it is and how to attach to it.
@@ -36,6 +69,12 @@ pub struct Probe {
 #[derive(Debug)]
 pub struct Catalog {
     probes: Vec<Probe>,
+    /// Whether the tracepoint providers (`syscall`, `sdt`) have been discovered.
+    tracepoints: bool,
+    /// Whether `fbt` has been discovered (it reads the kernel's BTF).
+    functions: bool,
+    /// Probes whose tracepoint format has been read.
+    resolved: HashSet<u32>,
 }
 
 impl Default for Catalog {
@@ -44,18 +83,73 @@ impl Default for Catalog {
     }
 }
 
+/// Providers discovered from tracefs.
+const TRACEPOINT_PROVIDERS: &[&str] = &["syscall", "sdt"];
+
 impl Catalog {
     pub fn new() -> Catalog {
         let mut probes = dtrace::probes();
         let next = probes.len() as u32 + 1;
         probes.extend(profile::standard_probes(next));
-        Catalog { probes }
+        Catalog {
+            probes,
+            tracepoints: false,
+            functions: false,
+            resolved: HashSet::new(),
+        }
+    }
+
+    fn next_id(&self) -> u32 {
+        self.probes.len() as u32 + 1
+    }
+
+    fn discover_tracepoints(&mut self) {
+        if std::mem::replace(&mut self.tracepoints, true) {
+            return;
+        }
+        let events = tracepoint::events();
+        let syscalls = syscall::probes(&events, self.next_id());
+        self.probes.extend(syscalls);
+        let sdt = sdt::probes(&events, self.next_id());
+        self.probes.extend(sdt);
+    }
+
+    fn discover_functions(&mut self) {
+        if std::mem::replace(&mut self.functions, true) {
+            return;
+        }
+        // Tracepoints first, so probe ids do not depend on what was asked for.
+        self.discover_tracepoints();
+        let fbt = fbt::probes(self.next_id());
+        self.probes.extend(fbt);
+    }
+
+    /// Discover the kernel providers `desc` could name. `fbt` (tens of thousands of probes
+    /// from BTF) only when the description names its provider, so `:::entry` means system
+    /// calls (and tracepoints named `entry`), not every kernel function.
+    fn discover_for(&mut self, desc: &Description) {
+        let dtrace_only = desc.provider.is_empty()
+            && desc.module.is_empty()
+            && desc.function.is_empty()
+            && (matches!(desc.name.as_str(), "BEGIN" | "END" | "ERROR")
+                || desc.name.starts_with("profile-")
+                || desc.name.starts_with("tick-"));
+        if !dtrace_only
+            && TRACEPOINT_PROVIDERS
+                .iter()
+                .any(|p| glob_match(&desc.provider, p))
+        {
+            self.discover_tracepoints();
+        }
+        if !desc.provider.is_empty() && glob_match(&desc.provider, "fbt") {
+            self.discover_functions();
+        }
     }
 
     /// Probes matching `desc`, creating a `profile`/`tick` probe the description names
     /// exactly when it does not exist yet.
     pub fn matching(&mut self, desc: &Description) -> Vec<Probe> {
-        if let Some(probe) = profile::on_demand(desc, self.probes.len() as u32 + 1) {
+        if let Some(probe) = profile::on_demand(desc, self.next_id()) {
             if !self
                 .probes
                 .iter()
@@ -64,14 +158,44 @@ impl Catalog {
                 self.probes.push(probe);
             }
         }
-        self.probes
-            .iter()
-            .filter(|p| desc.matches(&p.site))
-            .cloned()
-            .collect()
+        self.discover_for(desc);
+        let mut found = Vec::new();
+        for i in 0..self.probes.len() {
+            if desc.matches(&self.probes[i].site) {
+                self.resolve(i);
+                found.push(self.probes[i].clone());
+            }
+        }
+        found
     }
 
-    pub fn all(&self) -> &[Probe] {
+    /// Read the format of probe `i`'s tracepoint, once, into its context.
+    fn resolve(&mut self, i: usize) {
+        let probe = &mut self.probes[i];
+        let Attach::Tracepoint {
+            category,
+            event,
+            style,
+        } = &probe.attach
+        else {
+            return;
+        };
+        if !self.resolved.insert(probe.site.id) {
+            return;
+        }
+        let layout = match style {
+            ArgStyle::Plain => sdt::layout(category, event),
+            _ => syscall::layout(event, *style),
+        };
+        if let Ok(layout) = layout {
+            probe.site.context = ProbeContext::Tracepoint(layout);
+        }
+    }
+
+    /// Every probe of every provider (discovering the kernel's).
+    pub fn all(&mut self) -> &[Probe] {
+        self.discover_tracepoints();
+        self.discover_functions();
         &self.probes
     }
 }
@@ -85,6 +209,13 @@ impl Probe {
                 period_ns,
                 every_cpu,
             } => profile::attach(prog, *period_ns, *every_cpu),
+            Attach::Tracepoint {
+                category, event, ..
+            } => {
+                let id = tracefs::tracepoint_id(category, event)?;
+                Ok(vec![Link::perf_event(prog, PerfEvent::tracepoint(id)?)?])
+            }
+            Attach::Function => Ok(vec![Link::raw_tracepoint(prog, None)?]),
         }
     }
 }
@@ -103,4 +234,53 @@ pub fn list_line(site: &ProbeSite) -> String {
         "{:>5} {:>10} {:>17} {:>33} {}\n",
         site.id, site.provider, site.module, site.function, site.name
     )
+}
+
+/// The `-lv` argument lines of a probe: `args[N]: TYPE` for each typed argument.
+pub fn list_args(site: &ProbeSite) -> String {
+    let mut out = String::new();
+    if let ProbeContext::Tracepoint(layout) = &site.context {
+        for (i, f) in layout.args.iter().enumerate() {
+            out.push_str(&format!(
+                "\t\targs[{i}]: {}\n",
+                tracepoint::arg_type_name(f)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn begin_alone_discovers_nothing() {
+        let mut c = Catalog::new();
+        let before = c.probes.len();
+        assert_eq!(c.matching(&Description::parse("BEGIN").unwrap()).len(), 1);
+        assert_eq!(c.probes.len(), before);
+    }
+
+    #[test]
+    fn matches_and_types_kernel_probes() {
+        let mut c = Catalog::new();
+        let found = c.matching(&Description::parse("syscall::openat:entry").unwrap());
+        assert_eq!(found.len(), 1);
+        let ProbeContext::Tracepoint(layout) = &found[0].site.context else {
+            panic!("not a tracepoint: {:?}", found[0].site.context);
+        };
+        assert_eq!(layout.args[1].name, "filename");
+        let exec = c.matching(&Description::parse("sdt:sched::sched_process_exec").unwrap());
+        assert_eq!(exec.len(), 1);
+        assert!(list_args(&exec[0].site).contains("args[0]: string"));
+        let all = c.matching(&Description::parse("syscall:::entry").unwrap());
+        assert!(all.len() > 200, "{} syscalls", all.len());
+        assert!(c
+            .matching(&Description::parse("syscall::no_such_call:entry").unwrap())
+            .is_empty());
+        // Ids are unique.
+        let ids: HashSet<u32> = c.all().iter().map(|p| p.site.id).collect();
+        assert_eq!(ids.len(), c.all().len());
+    }
 }

@@ -45,6 +45,10 @@ pub enum AttachType {
     PerfEvent,
     /// `BPF_TRACE_UPROBE_MULTI`, for kprobe-type programs attached with uprobe_multi links.
     TraceUprobeMulti,
+    /// `BPF_TRACE_FENTRY`: a tracing program run at a kernel function's entry.
+    TraceFentry,
+    /// `BPF_TRACE_FEXIT`: a tracing program run at a kernel function's return.
+    TraceFexit,
 }
 
 impl AttachType {
@@ -54,6 +58,8 @@ impl AttachType {
             AttachType::TraceRawTp => 23,
             AttachType::PerfEvent => sys::BPF_PERF_EVENT,
             AttachType::TraceUprobeMulti => 48,
+            AttachType::TraceFentry => 24,
+            AttachType::TraceFexit => 25,
         }
     }
 }

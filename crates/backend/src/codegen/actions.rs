@@ -354,11 +354,16 @@ impl Gen<'_, '_> {
             .iter()
             .position(|a| &a.name == name)
             .ok_or_else(|| {
-                CompileError::new(
-                    "D_AGG_NOTDEF",
-                    format!("aggregation @{name} is not defined"),
-                    e.span,
-                )
+                // As in DTrace, an aggregation must be assigned earlier in the program
+                // text than the action that names it.
+                let tag = match action {
+                    "printa" => "D_PRINTA_AGGBAD",
+                    "clear" => "D_CLEAR_AGGBAD",
+                    "trunc" => "D_TRUNC_AGGBAD",
+                    "normalize" | "denormalize" => "D_NORMALIZE_AGGBAD",
+                    _ => "D_PROTO_ARG",
+                };
+                CompileError::new(tag, format!("undefined aggregation: @{name}"), e.span)
             })
     }
 

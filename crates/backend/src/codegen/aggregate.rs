@@ -10,7 +10,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 
 use super::regs::{self, VReg};
 use super::vars::Rodata;
-use super::Gen;
+use super::{actions, strsubr, Gen};
 use crate::program::{Aggregation, Field, MapKind, MapSpec};
 use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
 use crate::types::Type;
@@ -210,6 +210,106 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
     })
 }
 
+/// DTrace's errors for a histogram aggregation used again with other parameters.
+fn parameter_mismatch(old: &AggFunc, new: &AggFunc, span: Span) -> Option<CompileError> {
+    let err = |tag, what: &str, expected: i64, found: i64| {
+        Some(CompileError::new(
+            tag,
+            format!(
+                "{what} doesn't match previous declaration: expected {expected}, found {found}"
+            ),
+            span,
+        ))
+    };
+    match (old, new) {
+        (
+            AggFunc::Lquantize {
+                base: ob,
+                limit: ol,
+                step: os,
+            },
+            AggFunc::Lquantize {
+                base: nb,
+                limit: nl,
+                step: ns,
+            },
+        ) => {
+            let lim = |b: i64, l: i64, s: i64| b + (l - b) / s * s;
+            if ob != nb {
+                return err(
+                    "D_LQUANT_MATCHBASE",
+                    "lquantize( ) base (argument #1)",
+                    *ob,
+                    *nb,
+                );
+            }
+            if lim(*ob, *ol, *os) - ob != lim(*nb, *nl, *ns) - nb {
+                return err(
+                    "D_LQUANT_MATCHLIM",
+                    "lquantize( ) limit (argument #2)",
+                    lim(*ob, *ol, *os),
+                    lim(*nb, *nl, *ns),
+                );
+            }
+            if os != ns {
+                return err(
+                    "D_LQUANT_MATCHSTEP",
+                    "lquantize( ) step (argument #3)",
+                    *os,
+                    *ns,
+                );
+            }
+            None
+        }
+        (
+            AggFunc::Llquantize {
+                factor: of,
+                low: ol,
+                high: oh,
+                nsteps: on,
+            },
+            AggFunc::Llquantize {
+                factor: nf,
+                low: nl,
+                high: nh,
+                nsteps: nn,
+            },
+        ) => {
+            let checks = [
+                (
+                    "D_LLQUANT_MATCHFACTOR",
+                    "llquantize( ) factor (argument #1)",
+                    of,
+                    nf,
+                ),
+                (
+                    "D_LLQUANT_MATCHLMAG",
+                    "llquantize( ) lmag (argument #2)",
+                    ol,
+                    nl,
+                ),
+                (
+                    "D_LLQUANT_MATCHHMAG",
+                    "llquantize( ) hmag (argument #3)",
+                    oh,
+                    nh,
+                ),
+                (
+                    "D_LLQUANT_MATCHSTEPS",
+                    "llquantize( ) steps (argument #4)",
+                    on,
+                    nn,
+                ),
+            ];
+            checks
+                .into_iter()
+                .find(|(_, _, o, n)| o != n)
+                .and_then(|(tag, what, o, n)| err(tag, what, *o as i64, *n as i64))
+        }
+        _ => None,
+    }
+}
+
 impl Gen<'_, '_> {
     /// `@name[keys] = func(args)`
     pub(crate) fn aggregate(
@@ -231,16 +331,44 @@ impl Gen<'_, '_> {
             ));
         };
         if !is_function(func) {
+            let known = actions::is_action(func)
+                || strsubr::is_string_subroutine(func)
+                || matches!(func.as_str(), "strlen" | "strjoin" | "rand");
+            if !known {
+                return Err(CompileError::new(
+                    "D_FUNC_UNDEF",
+                    format!("undefined function name: {func}"),
+                    *name_span,
+                ));
+            }
             return Err(CompileError::new(
                 "D_AGG_FUNC",
-                format!("{func}( ) is not an aggregating function"),
-                *name_span,
+                format!("@{name} must be assigned the result of an aggregating function"),
+                rhs.span,
             ));
         }
         let (kind, value_args) = parse_function(func, args, rhs.span)?;
         // Key and value types decide (on first use) or must match the aggregation.
         let mut key_types = Vec::new();
-        for k in keys {
+        for (i, k) in keys.iter().enumerate() {
+            let void = match &k.kind {
+                ExprKind::Call { name, .. } => actions::is_action(name),
+                ExprKind::Cast { ty, .. } => matches!(
+                    self.c.resolve_type(&ty.spec, &ty.declarator, ty.span)?,
+                    Type::Void
+                ),
+                _ => false,
+            };
+            if void {
+                return Err(CompileError::new(
+                    "D_KEY_TYPE",
+                    format!(
+                        "void expression may not be used as aggregation index: key #{}",
+                        i + 1
+                    ),
+                    k.span,
+                ));
+            }
             key_types.push(self.type_of(k)?);
         }
         let index = self.aggregation_for(name, &kind, &key_types, span)?;
@@ -254,6 +382,13 @@ impl Gen<'_, '_> {
                 a
             };
             let v = self.expr(a)?;
+            if i == 0 && !v.ty.is_scalar() {
+                return Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    format!("{func}( ) argument #1 must be of scalar type"),
+                    rhs.span,
+                ));
+            }
             if !v.ty.is_scalar() {
                 return Err(CompileError::new(
                     "D_PROTO_ARG",
@@ -290,13 +425,18 @@ impl Gen<'_, '_> {
     ) -> Result<usize> {
         if let Some(i) = self.c.aggregations.iter().position(|a| a.name == name) {
             let a = &self.c.aggregations[i];
+            if let Some(err) = parameter_mismatch(&a.kind, kind, span) {
+                return Err(err);
+            }
             if &a.kind != kind {
+                let first = self.c.agg_spans.get(name).copied().unwrap_or(span);
                 return Err(CompileError::new(
                     "D_AGG_REDEF",
                     format!(
-                        "aggregation redefined: @{name}\n\t current: {}( )\n\tprevious: {}( )",
+                        "aggregation redefined: @{name}\n\t current: @{name} = {}( )\n\tprevious: @{name} = {}( ) : line {}",
                         kind.name(),
-                        a.kind.name()
+                        a.kind.name(),
+                        dtrace_frontend::line_marker(first)
                     ),
                     span,
                 ));
@@ -315,15 +455,16 @@ impl Gen<'_, '_> {
             }
             return Ok(i);
         }
+        self.c.agg_spans.insert(name.to_string(), span);
         let mut fields = Vec::new();
         let mut offset = 0;
         for t in keys {
-            let ty = if t.is_integer() && t.scalar_size() < 8 {
-                t.promoted()
-            } else {
-                t.clone()
-            };
-            fields.push(Field { offset, ty });
+            // Keys keep their C type: DTrace prints 1- and 2-byte keys unsigned, in
+            // columns of their own width.
+            fields.push(Field {
+                offset,
+                ty: t.clone(),
+            });
             offset += if t.is_string() {
                 self.strsize().next_multiple_of(8)
             } else {

@@ -2,11 +2,12 @@
 //! the probe context, the current task (through BTF offsets) or constants of the probe.
 
 use dtrace_ebpf::*;
+use dtrace_frontend::ast::Expr;
 use dtrace_frontend::{CompileError, Result, Span};
 
 use super::regs::{self, CTX_SLOT, KEY_SLOT};
 use super::{Gen, Val};
-use crate::program::ProbeContext;
+use crate::program::{FieldKind, ProbeContext, TracepointField};
 use crate::types::{self, Type};
 
 const NAMES: &[&str] = &[
@@ -83,7 +84,7 @@ impl Gen<'_, '_> {
                 let epid = self.clause_state().epid;
                 return self.constant(epid as u64, types::UINT, span).map(Some);
             }
-            "errno" => return self.constant(0, types::INT, span).map(Some),
+            "errno" => return self.errno(span).map(Some),
             "execname" => return self.execname(span).map(Some),
             "timestamp" => {
                 self.e.emit(Insn::call(helpers::KTIME_GET_NS));
@@ -235,7 +236,7 @@ impl Gen<'_, '_> {
     /// `argN` of the probe.
     fn arg(&mut self, n: i16, span: Span) -> Result<Val> {
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
-        match self.probe.context {
+        match &self.probe.context {
             ProbeContext::ArgArray => {
                 self.e.emit(Insn::ldx(Size::DW, R0, R1, n * 8));
             }
@@ -250,6 +251,34 @@ impl Gen<'_, '_> {
                     self.e.emit(Insn::ldx(Size::DW, R0, R1, PT_REGS_IP));
                 }
             }
+            ProbeContext::Tracepoint(layout) => {
+                // A system call's return: arg0 and arg1 are both the return value.
+                let index = if layout.syscall_return {
+                    (n <= 1).then_some(0)
+                } else {
+                    Some(n as usize)
+                };
+                match index.and_then(|i| layout.args.get(i)).cloned() {
+                    Some(f) if matches!(f.kind, FieldKind::Int(_) | FieldKind::Pointer) => {
+                        self.load_field(&f)
+                    }
+                    // Strings and other non-scalar fields have no argN value: use args[N].
+                    _ => self.e.emit(Insn::mov64_imm(R0, 0)),
+                }
+            }
+            &ProbeContext::Function { nargs, ret, .. } => {
+                // fbt: the arguments at entry; arg1 is the return value at return (arg0 would
+                // be the return offset, which BTF trampolines do not know).
+                let slot = match (ret, n) {
+                    (false, n) if (n as u32) < nargs => Some(n),
+                    (true, 1) => Some(nargs as i16),
+                    _ => None,
+                };
+                match slot {
+                    Some(slot) => self.e.emit(Insn::ldx(Size::DW, R0, R1, slot * 8)),
+                    None => self.e.emit(Insn::mov64_imm(R0, 0)),
+                }
+            }
         }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
@@ -257,5 +286,163 @@ impl Gen<'_, '_> {
             reg: v,
             ty: types::INT64,
         })
+    }
+
+    /// r0 = the integer or pointer field `f` of the tracepoint record (r1 = the context),
+    /// sign-extended to 64 bits when the format says it is signed.
+    fn load_field(&mut self, f: &TracepointField) {
+        let size = match f.size {
+            1 | 2 | 4 | 8 => f.size,
+            _ => 8,
+        };
+        self.e.emit(Insn::ldx(
+            Size::from_bytes(size as usize),
+            R0,
+            R1,
+            f.offset as i16,
+        ));
+        if f.signed && size < 8 {
+            self.e.emit(Insn::movsx64(R0, R0, (size * 8) as i16));
+        }
+    }
+
+    /// `errno`: at a system call's return, `-ret` when the call failed; 0 everywhere else.
+    fn errno(&mut self, span: Span) -> Result<Val> {
+        let ret = match &self.probe.context {
+            ProbeContext::Tracepoint(layout) if layout.syscall_return => layout.args.first(),
+            _ => None,
+        };
+        let Some(f) = ret.cloned() else {
+            return self.constant(0, types::INT, span);
+        };
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+        self.load_field(&f);
+        // r0 = ret < 0 ? -ret : 0
+        self.e.emit(Insn::jmp_imm(BPF_JSLT, R0, 0, 2));
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.emit(Insn::ja(1));
+        self.e.emit(Insn::alu64_imm(BPF_NEG, R0, 0));
+        let v = self.push(span)?;
+        regs::write(&mut self.e, v, R0);
+        Ok(Val {
+            reg: v,
+            ty: types::INT,
+        })
+    }
+
+    /// `args[i]`: argument `i` typed as the probe describes it. `index` is what is between
+    /// the brackets; it must be an integer constant.
+    pub(crate) fn typed_arg(&mut self, index: &[Expr], span: Span) -> Result<Val> {
+        let i = match index {
+            [e] => super::aggregate::constant(e),
+            _ => None,
+        };
+        let Some(i) = i.filter(|&i| i >= 0) else {
+            return Err(CompileError::new(
+                "D_ARGS_IDX",
+                "args[ ] must be indexed by one non-negative integer constant",
+                span,
+            ));
+        };
+        let probe = self.probe.full_name();
+        let out_of_range = || {
+            CompileError::new(
+                "D_ARGS_IDX",
+                format!("index {i} is out of range for {probe} args[ ]"),
+                span,
+            )
+        };
+        match self.probe.context.clone() {
+            ProbeContext::Tracepoint(layout) => {
+                let field = if layout.syscall_return {
+                    (i <= 1).then(|| layout.args.first()).flatten()
+                } else {
+                    layout.args.get(i as usize)
+                };
+                let f = field.cloned().ok_or_else(out_of_range)?;
+                self.field_value(&f, span)
+            }
+            ProbeContext::Function { nargs, ret, .. } => {
+                if (ret && i > 1) || (!ret && i as u32 >= nargs) {
+                    return Err(out_of_range());
+                }
+                self.arg(i as i16, span)
+            }
+            ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(CompileError::new(
+                "D_ARGS_TYPE",
+                format!("args[ ] is not available for probe {probe}"),
+                span,
+            )),
+        }
+    }
+
+    /// The typed value of tracepoint field `f`.
+    fn field_value(&mut self, f: &TracepointField, span: Span) -> Result<Val> {
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+        let ty = match &f.kind {
+            FieldKind::Int(ty) => {
+                self.load_field(f);
+                let v = self.push(span)?;
+                regs::write(&mut self.e, v, R0);
+                let raw = Val {
+                    reg: v,
+                    ty: if f.signed {
+                        types::INT64
+                    } else {
+                        types::UINT64
+                    },
+                };
+                self.convert(&raw, ty);
+                return Ok(Val {
+                    reg: v,
+                    ty: ty.clone(),
+                });
+            }
+            FieldKind::Pointer => {
+                self.load_field(f);
+                types::builtin_typedef("uintptr_t").expect("uintptr_t")
+            }
+            FieldKind::CharArray | FieldKind::DataLocString => {
+                let buf = self.string_buffer(false);
+                let strsize = self.strsize();
+                if f.kind == FieldKind::CharArray {
+                    self.e.emit(Insn::mov64_reg(R3, R1));
+                    self.e.emit(Insn::alu64_imm(BPF_ADD, R3, f.offset as i32));
+                    self.e
+                        .emit(Insn::mov64_imm(R2, f.size.clamp(1, strsize) as i32));
+                } else {
+                    // The low 16 bits locate the string in the record.
+                    self.e.emit(Insn::ldx(Size::W, R3, R1, f.offset as i16));
+                    self.e.emit(Insn::alu64_imm(BPF_AND, R3, 0xffff));
+                    self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
+                    self.e.emit(Insn::mov64_imm(R2, strsize as i32));
+                }
+                self.scratch_addr(R1, buf);
+                self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+                let v = self.push(span)?;
+                self.scratch_addr(R1, buf);
+                regs::write(&mut self.e, v, R1);
+                return Ok(Val {
+                    reg: v,
+                    ty: Type::String,
+                });
+            }
+            FieldKind::Other => {
+                return Err(CompileError::new(
+                    "D_ARGS_TYPE",
+                    format!(
+                        "{} argument {} ({} {}) has a type D cannot read yet",
+                        self.probe.full_name(),
+                        f.name,
+                        f.ctype,
+                        f.name
+                    ),
+                    span,
+                ))
+            }
+        };
+        let v = self.push(span)?;
+        regs::write(&mut self.e, v, R0);
+        Ok(Val { reg: v, ty })
     }
 }

@@ -69,6 +69,18 @@ fn arith_error(op: &str, span: Span) -> CompileError {
     )
 }
 
+/// DTrace names an unknown function `undefined function name: NAME` (D_FUNC_UNDEF).
+fn undefined_function(err: CompileError, name: &str) -> CompileError {
+    if err.tag == "D_FUNC_UNDEF" && err.message.starts_with("failed to resolve") {
+        CompileError {
+            message: format!("undefined function name: {name}"),
+            ..err
+        }
+    } else {
+        err
+    }
+}
+
 pub fn binary_op_text(op: BinaryOp) -> &'static str {
     match op {
         BinaryOp::Mul => "*",
@@ -126,19 +138,28 @@ impl Gen<'_, '_> {
                 let var = VarRef::of(e).expect("a variable");
                 self.load_var(var, e.span)
             }
-            ExprKind::Index { base, .. } => match &base.kind {
+            ExprKind::Index { base, args } => match &base.kind {
                 ExprKind::Ident(name) if self.c.is_assoc(name) => {
                     self.load_var(VarRef::of(e).expect("an array"), e.span)
                 }
+                ExprKind::Ident(name) if name == "args" => self.typed_arg(args, e.span),
                 ExprKind::Ident(name) => Err(CompileError::new(
                     "D_IDENT_UNDEF",
                     format!("failed to resolve {name}: Unknown variable name"),
                     base.span,
                 )),
-                ExprKind::Aggregation(_) => Err(aggregation_in_expr(e.span)),
+                ExprKind::Aggregation(name) => Err(self.aggregation_in_expr(name, e.span)),
+                ExprKind::Index { base: inner, .. }
+                    if matches!(inner.kind, ExprKind::Aggregation(_)) =>
+                {
+                    let ExprKind::Aggregation(name) = &inner.kind else {
+                        unreachable!()
+                    };
+                    Err(multi_dimensional(name, e.span))
+                }
                 _ => Err(unsupported("indexing of this expression", e.span)),
             },
-            ExprKind::Aggregation(_) => Err(aggregation_in_expr(e.span)),
+            ExprKind::Aggregation(name) => Err(self.aggregation_in_expr(name, e.span)),
             ExprKind::Unary { op, operand } => self.unary(*op, operand, e.span),
             ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, e.span),
             ExprKind::Assign { op, lhs, rhs } => self.assign(*op, lhs, rhs, e.span),
@@ -156,7 +177,9 @@ impl Gen<'_, '_> {
                 name,
                 args,
                 name_span,
-            } => self.subroutine(name, args, *name_span, e.span),
+            } => self
+                .subroutine(name, args, *name_span, e.span)
+                .map_err(|err| undefined_function(err, name)),
             ExprKind::Cast { ty, operand } => {
                 let target = self.c.resolve_type(&ty.spec, &ty.declarator, ty.span)?;
                 let v = self.expr(operand)?;
@@ -274,9 +297,17 @@ impl Gen<'_, '_> {
                 if text.is_empty() {
                     return self.constant(0, types::INT, span);
                 }
-                match parse_int(&text) {
+                // A negative argument is the negation of its magnitude, typed as the
+                // magnitude's constant would be (`-7` is an int).
+                let digits = text.strip_prefix('-').unwrap_or(&text);
+                match parse_int(digits).filter(|_| !digits.starts_with(['-', '+'])) {
                     Some(v) => {
-                        let ty = int_constant_type(v, false, 0, !text.starts_with('0'));
+                        let ty = int_constant_type(v, false, 0, !digits.starts_with('0'));
+                        let v = if digits.len() < text.len() {
+                            v.wrapping_neg()
+                        } else {
+                            v
+                        };
                         self.constant(v, ty, span)
                     }
                     None => Err(CompileError::new(
@@ -447,6 +478,22 @@ impl Gen<'_, '_> {
         if a.ty.is_string() || b.ty.is_string() {
             if comparison && a.ty.is_string() && b.ty.is_string() {
                 return self.string_compare(op, a, b);
+            }
+            match op {
+                BinaryOp::Mul | BinaryOp::Div => return Err(arith_error(text, span)),
+                BinaryOp::Mod
+                | BinaryOp::Shl
+                | BinaryOp::Shr
+                | BinaryOp::BitAnd
+                | BinaryOp::BitXor
+                | BinaryOp::BitOr => {
+                    return Err(CompileError::new(
+                        "D_OP_INT",
+                        format!("operator {text} requires operands of integral type"),
+                        span,
+                    ))
+                }
+                _ => {}
             }
             return Err(CompileError::new(
                 "D_OP_INCOMPAT",
@@ -619,6 +666,13 @@ impl Gen<'_, '_> {
 
     fn assign(&mut self, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr, span: Span) -> Result<Val> {
         let Some(var) = VarRef::of(lhs) else {
+            if let ExprKind::Index { base, .. } = &lhs.kind {
+                if let ExprKind::Index { base: inner, .. } = &base.kind {
+                    if let ExprKind::Aggregation(name) = &inner.kind {
+                        return Err(multi_dimensional(name, lhs.span));
+                    }
+                }
+            }
             if matches!(lhs.kind, ExprKind::Aggregation(_))
                 || matches!(&lhs.kind, ExprKind::Index { base, .. } if matches!(base.kind, ExprKind::Aggregation(_)))
             {
@@ -719,10 +773,28 @@ pub(crate) fn unsupported(what: &str, span: Span) -> CompileError {
     )
 }
 
-fn aggregation_in_expr(span: Span) -> CompileError {
+fn multi_dimensional(name: &str, span: Span) -> CompileError {
     CompileError::new(
-        "D_AGG_SCALAR",
-        "aggregations may not be used in an expression; use printa()",
+        "D_AGG_MDIM",
+        format!("improper attempt to reference @{name} as a multi-dimensional array"),
         span,
     )
+}
+
+impl Gen<'_, '_> {
+    /// An aggregation read as a value: unknown names do not resolve, as in DTrace.
+    fn aggregation_in_expr(&self, name: &str, span: Span) -> CompileError {
+        if !self.c.aggregations.iter().any(|a| a.name == name) {
+            return CompileError::new(
+                "D_IDENT_UNDEF",
+                format!("failed to resolve @{name}: Unknown variable name"),
+                span,
+            );
+        }
+        CompileError::new(
+            "D_AGG_SCALAR",
+            "aggregations may not be used in an expression; use printa()",
+            span,
+        )
+    }
 }

@@ -165,6 +165,8 @@ pub(crate) struct Compiler<'a> {
     rodata: vars::Rodata,
     vars: vars::Variables,
     aggregations: Vec<Aggregation>,
+    /// Where each aggregation was first assigned (for D_AGG_REDEF).
+    agg_spans: HashMap<String, Span>,
     enabled: Vec<EnabledProbe>,
     /// `inline` definitions: name -> (type, value).
     inlines: HashMap<String, (Type, ast::Expr)>,
@@ -247,6 +249,7 @@ impl<'a> Compiler<'a> {
             maps,
             core,
             aggregations: Vec::new(),
+            agg_spans: HashMap::new(),
             enabled: Vec::new(),
             inlines: HashMap::new(),
             enum_constants: HashMap::new(),
@@ -576,6 +579,18 @@ impl<'c, 'a> Gen<'c, 'a> {
         if let ast::ExprKind::Assign { op: None, lhs, rhs } = &e.kind {
             if let Some(agg) = aggregate::target(lhs) {
                 return self.aggregate(agg, rhs, e.span);
+            }
+        }
+        // `@a[1];` and `@a;` alone do nothing: DTrace refuses them.
+        if let Some((name, _)) = aggregate::target(e) {
+            if self.c.aggregations.iter().any(|a| a.name == name)
+                || matches!(e.kind, ast::ExprKind::Index { .. })
+            {
+                return Err(CompileError::new(
+                    "D_AGG_NULL",
+                    format!("expression has null effect: @{name}"),
+                    e.span,
+                ));
             }
         }
         let v = self.expr(e)?;

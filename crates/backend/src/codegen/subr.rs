@@ -1,10 +1,15 @@
-//! Subroutines called in expressions (`strlen`, `strjoin`, ...), and the errors for actions
-//! and aggregating functions used where a value is needed.
+//! Subroutines called in expressions (`strlen`, `strjoin`, `copyinstr`, ...), and the errors
+//! for actions and aggregating functions used where a value is needed.
 
 use dtrace_frontend::ast::Expr;
 use dtrace_frontend::{CompileError, Result, Span};
 
-use super::{actions, aggregate, strsubr, Gen, Val};
+use dtrace_ebpf::*;
+
+use super::fault::FaultSite;
+use super::{actions, aggregate, regs, strsubr, Gen, Val};
+use crate::program::Fault;
+use crate::types::Type;
 
 impl Gen<'_, '_> {
     pub(crate) fn subroutine(
@@ -41,6 +46,7 @@ impl Gen<'_, '_> {
                     ty: crate::types::INT,
                 })
             }
+            "copyinstr" => self.copyinstr(args, span),
             "strjoin" => {
                 let [a, b] = self.string_args::<2>(name, args, span)?;
                 let v = self.strjoin(&a, &b)?;
@@ -64,6 +70,69 @@ impl Gen<'_, '_> {
                 name_span,
             )),
         }
+    }
+
+    /// `copyinstr(addr[, maxlen])`: the NUL-terminated string at user address `addr` (at most
+    /// `maxlen` bytes, and at most strsize - 1), copied into a scratch string. An address that
+    /// cannot be read raises DTrace's "invalid address" fault and abandons the clause.
+    fn copyinstr(&mut self, args: &[Expr], span: Span) -> Result<Val> {
+        if args.is_empty() || args.len() > 2 {
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                format!(
+                    "copyinstr( ) prototype mismatch: {} arg{} passed, 1 or 2 expected",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" }
+                ),
+                span,
+            ));
+        }
+        let mut vals = Vec::with_capacity(2);
+        for (i, a) in args.iter().enumerate() {
+            let v = self.expr(a)?;
+            if !v.ty.is_scalar() {
+                let proto = if i == 0 { "uintptr_t" } else { "size_t" };
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    format!(
+                        "copyinstr( ) argument #{} is incompatible with prototype:\n\tprototype: {proto}\n\t argument: {}",
+                        i + 1,
+                        v.ty
+                    ),
+                    a.span,
+                ));
+            }
+            vals.push(v);
+        }
+        let strsize = self.strsize() as i32;
+        // r2 = the buffer size: min(maxlen + 1, strsize), at least 1.
+        if let Some(max) = vals.get(1) {
+            regs::read_into(&mut self.e, max.reg, R2);
+            self.e.emit(Insn::alu64_imm(BPF_ADD, R2, 1));
+            self.e.emit(Insn::jmp_imm(BPF_JSLE, R2, strsize, 1));
+            self.e.emit(Insn::mov64_imm(R2, strsize));
+            self.e.emit(Insn::jmp_imm(BPF_JSGE, R2, 1, 1));
+            self.e.emit(Insn::mov64_imm(R2, 1));
+            self.pop(max.reg);
+        } else {
+            self.e.emit(Insn::mov64_imm(R2, strsize));
+        }
+        let addr = &vals[0];
+        let buf = self.string_buffer(false);
+        self.scratch_addr(R1, buf);
+        regs::read_into(&mut self.e, addr.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_USER_STR));
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
+        let bad = regs::read(&mut self.e, addr.reg, R1);
+        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
+        self.e.bind(ok);
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, addr.reg, R1);
+        Ok(Val {
+            reg: addr.reg,
+            ty: Type::String,
+        })
     }
 
     /// Evaluate exactly `N` string arguments of `name`.

@@ -1,0 +1,367 @@
+//! Kernel providers on the live kernel: `syscall` (entry arguments, return values, `errno`,
+//! exact counts), `sdt` tracepoints (typed arguments, strings from the record), `copyinstr`
+//! (user strings, and the ERROR message for a bad address while the script goes on), `fbt`
+//! (one clear sentence where the kernel refuses fentry), and `dtrace -l`.
+//!
+//! Every event is made by a process the test starts with `-c`, and every clause filters on
+//! `$target` (or the target's pid), so other activity on the machine cannot change the
+//! results, and nothing depends on timing: `-c` holds the command until every probe is
+//! attached, and tracing ends when it exits. Every run has a timeout.
+
+mod common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Run {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Run `dtrace` with `args`; kill it (and fail) after [`TIMEOUT`].
+fn dtrace(args: &[&str]) -> Run {
+    common::require_root();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dtrace"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start dtrace");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).unwrap();
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dtrace {args:?} did not finish within {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        status: status.code().unwrap_or(-1),
+        stdout: reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}
+
+/// A scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dtrace-kprov-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A C program: `getppid N` calls getppid(2) N times (through syscall(2), so no library
+/// can cache it), then exits.
+fn getppid_program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let dir = scratch("getppid");
+        let src = dir.join("getppid.c");
+        std::fs::write(
+            &src,
+            "#include <stdlib.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n\
+             int main(int argc, char **argv) {\n\
+               int n = argc > 1 ? atoi(argv[1]) : 1;\n\
+               for (int i = 0; i < n; i++) syscall(SYS_getppid);\n\
+               return 0;\n}\n",
+        )
+        .unwrap();
+        let exe = dir.join("getppid");
+        let status = Command::new("gcc")
+            .arg("-O0")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .expect("run gcc");
+        assert!(status.success(), "gcc failed");
+        exe
+    })
+}
+
+/// The pid in dtrace's "dtrace: pid N has exited" message.
+fn target_pid(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("dtrace: pid ")?.split(' ').next())
+        .unwrap_or_else(|| panic!("no target pid in {stderr:?}"))
+        .to_string()
+}
+
+fn assert_ok(run: &Run) {
+    assert_eq!(
+        run.status, 0,
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        run.status, run.stdout, run.stderr
+    );
+}
+
+#[test]
+fn openat_entry_shows_the_path_the_target_opened() {
+    let dir = scratch("openat");
+    let file = dir.join("known-file.txt");
+    std::fs::write(&file, "hello\n").unwrap();
+    let file = file.to_str().unwrap();
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"syscall::openat:entry /pid == $target/ { printf("path=%s dfd=%d\n", copyinstr(arg1), args[0]); }"#,
+        "-c",
+        &format!("/bin/cat {file}"),
+    ]);
+    assert_ok(&run);
+    // args[0] is the int dfd: AT_FDCWD prints as -100 whatever the upper register bits.
+    let expected = format!("path={file} dfd=-100");
+    assert!(
+        run.stdout.lines().any(|l| l == expected),
+        "no {expected:?} in:\n{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("hello"), "cat's own output is missing");
+}
+
+#[test]
+fn syscall_return_values_and_errno() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"syscall::openat:return /pid == $target/ { printf("ret %d %d errno %d\n", arg0, arg1, errno); }
+           syscall::openat:entry /pid == $target/ { printf("entry errno %d\n", errno); }"#,
+        "-c",
+        "/bin/cat /nonexistent-dtrace-test-file",
+    ]);
+    assert_ok(&run);
+    assert!(
+        run.stdout.lines().any(|l| l == "ret -2 -2 errno 2"),
+        "no failing openat (ENOENT) in:\n{}",
+        run.stdout
+    );
+    for line in run.stdout.lines().filter(|l| !l.is_empty()) {
+        if let Some(rest) = line.strip_prefix("ret ") {
+            let f: Vec<i64> = rest.split(' ').filter_map(|w| w.parse().ok()).collect();
+            assert_eq!(f[0], f[1], "arg0 and arg1 differ: {line}");
+            let errno = if f[0] < 0 { -f[0] } else { 0 };
+            assert_eq!(f[2], errno, "errno does not match the return value: {line}");
+        } else {
+            assert_eq!(line, "entry errno 0", "errno is not 0 at entry");
+        }
+    }
+}
+
+#[test]
+fn getppid_is_counted_exactly() {
+    let exe = getppid_program().to_str().unwrap();
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"syscall::getppid:entry /pid == $target/ { @calls = count(); }
+           syscall::getppid:* /pid == $target/ { @both[probename] = count(); }
+           END { printa("calls %@d\n", @calls); printa("%s %@d\n", @both); }"#,
+        "-c",
+        &format!("{exe} 37"),
+    ]);
+    assert_ok(&run);
+    assert!(run.stdout.contains("calls 37\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("entry 37\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("return 37\n"), "{}", run.stdout);
+}
+
+#[test]
+fn tracepoints_have_typed_arguments() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"sdt:sched::sched_process_exec /args[1] == $target/ {
+               printf("exec %s %d %d %d\n", args[0], args[1], arg1, args[2]);
+           }
+           sdt:sched::sched_process_exit /pid == $target/ {
+               printf("exit [%s] %d %s\n", args[0], args[1], probename);
+           }"#,
+        "-c",
+        "/bin/true",
+    ]);
+    assert_ok(&run);
+    let pid = target_pid(&run.stderr);
+    let exec = format!("exec /bin/true {pid} {pid} {pid}\n");
+    assert!(
+        run.stdout.contains(&exec),
+        "no {exec:?} in:\n{}",
+        run.stdout
+    );
+    let exit = format!("exit [true] {pid} sched_process_exit\n");
+    assert!(
+        run.stdout.contains(&exit),
+        "no {exit:?} in:\n{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn copyinstr_of_a_bad_address_is_an_error_and_the_script_goes_on() {
+    let exe = getppid_program().to_str().unwrap();
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"syscall::getppid:entry /pid == $target/ { printf("%s\n", copyinstr(8)); printf("not reached\n"); }
+           syscall::getppid:entry /pid == $target/ { printf("continued\n"); }"#,
+        "-c",
+        &format!("{exe} 3"),
+    ]);
+    assert_ok(&run);
+    assert_eq!(
+        run.stdout.matches("continued\n").count(),
+        3,
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("not reached"), "{}", run.stdout);
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("dtrace: error on enabled probe ID 1 "))
+        .collect();
+    assert_eq!(errors.len(), 3, "{}", run.stderr);
+    assert!(
+        errors[0].contains("syscall:vmlinux:getppid:entry): invalid address (0x8) in action #1"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[test]
+fn copyinstr_stops_at_maxlen() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"syscall::openat:entry /pid == $target/ { printf("[%s]\n", copyinstr(arg1, 4)); }"#,
+        "-c",
+        "/bin/cat /nonexistent-dtrace-maxlen",
+    ]);
+    assert_ok(&run);
+    assert!(run.stdout.contains("[/non]\n"), "{}", run.stdout);
+}
+
+#[test]
+fn fbt_fails_with_one_clear_sentence() {
+    let run = dtrace(&[
+        "-n",
+        "fbt::vfs_read:entry { trace(arg0); }",
+        "-n",
+        "BEGIN { exit(0); }",
+    ]);
+    match dtrace_probes::fbt::kernel_refusal() {
+        Some(why) => {
+            assert_eq!(run.status, 1, "{}", run.stderr);
+            let failures: Vec<&str> = run
+                .stderr
+                .lines()
+                .filter(|l| l.contains("fbt:vmlinux:vfs_read:entry"))
+                .collect();
+            assert_eq!(failures.len(), 1, "{}", run.stderr);
+            assert!(
+                failures[0].contains("this kernel refuses the fentry/fexit BPF programs")
+                    && failures[0].contains(&why),
+                "{}",
+                failures[0]
+            );
+            assert!(!run.stderr.contains("verifier"), "{}", run.stderr);
+        }
+        None => assert_ok(&run),
+    }
+}
+
+#[test]
+fn listing_shows_kernel_probes() {
+    let run = dtrace(&["-l"]);
+    assert_ok(&run);
+    let lines: Vec<Vec<&str>> = run
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(lines.len() > 1000, "only {} probes listed", lines.len());
+    let has = |fields: &[&str]| lines.iter().any(|l| l.get(1..) == Some(fields));
+    assert!(has(&["syscall", "vmlinux", "openat", "entry"]));
+    assert!(has(&["syscall", "vmlinux", "openat", "return"]));
+    assert!(has(&["sdt", "sched", "sched_process_exec"]));
+    let ids: std::collections::HashSet<&str> = lines.iter().skip(1).map(|l| l[0]).collect();
+    assert_eq!(ids.len(), lines.len() - 1, "probe ids are not unique");
+
+    let run = dtrace(&["-l", "-n", "syscall::read*:entry"]);
+    assert_ok(&run);
+    let funcs: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .collect();
+    assert!(
+        funcs.contains(&"read") && funcs.contains(&"readv"),
+        "{funcs:?}"
+    );
+    assert!(funcs.iter().all(|f| f.starts_with("read")), "{funcs:?}");
+}
+
+#[test]
+fn descriptions_matching_nothing_are_errors() {
+    let run = dtrace(&["-n", "syscall::no_such_call:entry { trace(arg0); }"]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr
+            .contains("probe description syscall::no_such_call:entry does not match any probes"),
+        "{}",
+        run.stderr
+    );
+    let run = dtrace(&["-n", "sdt:sched::no_such_event { trace(arg0); }"]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr.contains("does not match any probes"),
+        "{}",
+        run.stderr
+    );
+    let run = dtrace(&[
+        "-Z",
+        "-q",
+        "-n",
+        "syscall::no_such_call:entry { trace(arg0); }",
+        "-n",
+        "BEGIN { printf(\"begun\\n\"); exit(0); }",
+    ]);
+    assert_ok(&run);
+    assert_eq!(run.stdout.trim_end(), "begun");
+}
+
+#[test]
+fn args_out_of_range_is_a_compile_error() {
+    let run = dtrace(&["-n", "syscall::getppid:entry { trace(args[0]); }"]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr
+            .contains("index 0 is out of range for syscall:vmlinux:getppid:entry args[ ]"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,137 @@
+//! The `fbt` provider: `fbt:vmlinux:FUNC:entry` and `:return` for every kernel function BTF
+//! describes, through fentry/fexit tracing programs (`arg0..` the arguments at entry, `arg1`
+//! the return value at return). Some kernels refuse fentry/fexit programs (this project's
+//! test machine answers EPERM); [`kernel_refusal`] finds out once by loading a tiny one, so a
+//! script using fbt fails with one clear sentence instead of a verifier report.
+
+use std::sync::OnceLock;
+
+use dtrace_backend::program::{ProbeContext, ProbeSite};
+use dtrace_btf::{Btf, Kind, TypeKind};
+use dtrace_ebpf::{Insn, R0};
+use dtrace_runtime::{AttachType, Program, ProgramSpec, ProgramType};
+
+use crate::{Attach, Probe};
+
+/// Most arguments a BPF trampoline passes.
+const MAX_ARGS: usize = 12;
+
+/// Entry and return probes for every non-variadic function in the kernel's BTF, numbered
+/// from `first_id` and sorted by function name. Empty when BTF cannot be read.
+pub fn probes(first_id: u32) -> Vec<Probe> {
+    let Ok(btf) = Btf::vmlinux() else {
+        return Vec::new();
+    };
+    let mut funcs: Vec<(&str, u32, u32)> = btf
+        .types()
+        .iter()
+        .enumerate()
+        .filter_map(|(id, t)| {
+            let TypeKind::Func { .. } = t.kind else {
+                return None;
+            };
+            let proto = btf.func_proto(id as u32)?;
+            if proto.is_variadic() || proto.params.len() > MAX_ARGS {
+                return None;
+            }
+            Some((btf.str(t.name), id as u32, proto.params.len() as u32))
+        })
+        .collect();
+    funcs.sort_unstable();
+    funcs.dedup_by(|a, b| a.0 == b.0);
+    let mut probes = Vec::with_capacity(funcs.len() * 2);
+    for (name, btf_id, nargs) in funcs {
+        for (probe, ret) in [("entry", false), ("return", true)] {
+            probes.push(Probe {
+                site: ProbeSite {
+                    id: first_id + probes.len() as u32,
+                    provider: "fbt".into(),
+                    module: "vmlinux".into(),
+                    function: name.to_string(),
+                    name: probe.into(),
+                    context: ProbeContext::Function { btf_id, nargs, ret },
+                },
+                attach: Attach::Function,
+            });
+        }
+    }
+    probes
+}
+
+/// Why this kernel refuses fentry/fexit programs (the kernel's answer to loading a
+/// two-instruction fentry program on `vfs_read`), or None if it accepts them. Asked once per
+/// process.
+pub fn kernel_refusal() -> Option<String> {
+    static ANSWER: OnceLock<Option<String>> = OnceLock::new();
+    ANSWER.get_or_init(try_fentry).clone()
+}
+
+fn try_fentry() -> Option<String> {
+    let btf = match Btf::vmlinux() {
+        Ok(b) => b,
+        Err(e) => return Some(format!("kernel BTF is unreadable: {e}")),
+    };
+    let Some(target) = btf.find(Kind::Func, "vfs_read") else {
+        return Some("kernel BTF does not describe vfs_read".into());
+    };
+    let insns = [Insn::mov64_imm(R0, 0), Insn::exit()];
+    let mut spec = ProgramSpec::new(ProgramType::Tracing, "dt_fentry_test", &insns);
+    spec.expected_attach_type = Some(AttachType::TraceFentry);
+    spec.attach_btf_id = target;
+    match Program::load(&spec) {
+        Ok(_) => None,
+        Err(e) => Some(match e.errno() {
+            Some(errno) => format!(
+                "BPF_PROG_LOAD of an fentry program fails with {} ({})",
+                errno_name(errno),
+                std::io::Error::from_raw_os_error(errno)
+                    .to_string()
+                    .split(" (os error")
+                    .next()
+                    .unwrap_or_default()
+            ),
+            None => e.to_string(),
+        }),
+    }
+}
+
+fn errno_name(errno: i32) -> String {
+    match errno {
+        1 => "EPERM".into(),
+        22 => "EINVAL".into(),
+        524 => "ENOTSUPP".into(),
+        95 => "EOPNOTSUPP".into(),
+        n => format!("errno {n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_kernel_functions_from_btf() {
+        let p = probes(100);
+        assert!(p.len() > 10_000, "only {} fbt probes", p.len());
+        let read = p
+            .iter()
+            .find(|p| p.site.function == "vfs_read" && p.site.name == "entry")
+            .expect("fbt:vmlinux:vfs_read:entry");
+        assert!(matches!(
+            read.site.context,
+            ProbeContext::Function {
+                nargs: 4,
+                ret: false,
+                ..
+            }
+        ));
+        assert_eq!(p[0].site.id, 100);
+    }
+
+    #[test]
+    fn the_answer_about_fentry_is_stable() {
+        // Whatever this kernel says, it says it the same way twice (and the test machine says
+        // EPERM; a kernel that permits fentry answers None).
+        assert_eq!(kernel_refusal(), kernel_refusal());
+    }
+}

@@ -1,0 +1,274 @@
+//! A minimal ELF64 little-endian reader: section headers, program headers, notes and
+//! function/object symbols — what USDT discovery needs and nothing more. Every read is
+//! bounds-checked; a malformed file gives an error, never a panic.
+
+use std::ops::Range;
+
+/// Why a file could not be read as ELF.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElfError(pub String);
+
+impl std::fmt::Display for ElfError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ElfError {}
+
+type Result<T> = std::result::Result<T, ElfError>;
+
+fn bad(what: &str) -> ElfError {
+    ElfError(format!("malformed ELF file: {what}"))
+}
+
+pub const SHT_SYMTAB: u32 = 2;
+pub const SHT_NOTE: u32 = 7;
+pub const SHT_NOBITS: u32 = 8;
+pub const SHT_DYNSYM: u32 = 11;
+pub const PT_LOAD: u32 = 1;
+/// `e_machine` of x86_64.
+pub const EM_X86_64: u16 = 62;
+
+/// A section header.
+#[derive(Clone, Debug)]
+pub struct Section {
+    pub name: String,
+    pub kind: u32,
+    pub addr: u64,
+    pub offset: u64,
+    pub size: u64,
+    pub link: u32,
+}
+
+/// A program header.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub kind: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+}
+
+/// One ELF note: owner name (without its NUL), type and descriptor bytes.
+pub type Note<'a> = (&'a [u8], u32, &'a [u8]);
+
+/// A defined function or object symbol.
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    pub name: String,
+    pub value: u64,
+    pub size: u64,
+    pub is_func: bool,
+}
+
+/// A parsed ELF64 little-endian file, borrowing its bytes.
+pub struct Elf<'a> {
+    data: &'a [u8],
+    pub machine: u16,
+    pub sections: Vec<Section>,
+    pub segments: Vec<Segment>,
+}
+
+impl<'a> Elf<'a> {
+    pub fn parse(data: &'a [u8]) -> Result<Elf<'a>> {
+        if data.get(..4) != Some(b"\x7fELF") {
+            return Err(ElfError("not an ELF file".into()));
+        }
+        if data.get(4) != Some(&2) || data.get(5) != Some(&1) {
+            return Err(ElfError(
+                "only 64-bit little-endian ELF files are supported".into(),
+            ));
+        }
+        let mut elf = Elf {
+            data,
+            machine: u16_at(data, 0x12)?,
+            sections: Vec::new(),
+            segments: Vec::new(),
+        };
+        let (phoff, phentsize, phnum) = (
+            u64_at(data, 0x20)?,
+            u16_at(data, 0x36)? as u64,
+            u16_at(data, 0x38)? as u64,
+        );
+        for i in 0..phnum {
+            let at = to_usize(phoff + i * phentsize)?;
+            elf.segments.push(Segment {
+                kind: u32_at(data, at)?,
+                offset: u64_at(data, at + 8)?,
+                vaddr: u64_at(data, at + 16)?,
+                filesz: u64_at(data, at + 32)?,
+                memsz: u64_at(data, at + 40)?,
+            });
+        }
+        let (shoff, shentsize, shnum, shstrndx) = (
+            u64_at(data, 0x28)?,
+            u16_at(data, 0x3a)? as u64,
+            u16_at(data, 0x3c)? as u64,
+            u16_at(data, 0x3e)? as usize,
+        );
+        let mut name_offsets = Vec::new();
+        for i in 0..shnum {
+            let at = to_usize(shoff + i * shentsize)?;
+            name_offsets.push(u32_at(data, at)?);
+            elf.sections.push(Section {
+                name: String::new(),
+                kind: u32_at(data, at + 4)?,
+                addr: u64_at(data, at + 16)?,
+                offset: u64_at(data, at + 24)?,
+                size: u64_at(data, at + 32)?,
+                link: u32_at(data, at + 40)?,
+            });
+        }
+        if let Some(strtab) = elf.sections.get(shstrndx).cloned() {
+            let strings = elf.section_data(&strtab)?;
+            for (section, off) in elf.sections.iter_mut().zip(name_offsets) {
+                section.name = cstr_at(strings, off as usize)?.to_string();
+            }
+        }
+        Ok(elf)
+    }
+
+    /// The bytes of `section` in the file (empty for `SHT_NOBITS`).
+    pub fn section_data(&self, section: &Section) -> Result<&'a [u8]> {
+        if section.kind == SHT_NOBITS {
+            return Ok(&[]);
+        }
+        slice(self.data, section.offset, section.size)
+            .ok_or_else(|| bad(&format!("section {:?} lies outside the file", section.name)))
+    }
+
+    pub fn section(&self, name: &str) -> Option<&Section> {
+        self.sections.iter().find(|s| s.name == name)
+    }
+
+    /// The file offset that virtual address `vaddr` is loaded from: through the `PT_LOAD`
+    /// segment holding it, else (files without program headers) through its section.
+    pub fn vaddr_to_offset(&self, vaddr: u64) -> Option<u64> {
+        let in_range = |start: u64, len: u64| vaddr >= start && vaddr - start < len;
+        if let Some(seg) = self
+            .segments
+            .iter()
+            .find(|s| s.kind == PT_LOAD && in_range(s.vaddr, s.memsz))
+        {
+            return Some(vaddr - seg.vaddr + seg.offset);
+        }
+        if self.segments.iter().any(|s| s.kind == PT_LOAD) {
+            return None;
+        }
+        self.sections
+            .iter()
+            .find(|s| s.addr != 0 && in_range(s.addr, s.size))
+            .map(|s| vaddr - s.addr + s.offset)
+    }
+
+    /// The notes of every `SHT_NOTE` section named `section`: (owner, type, descriptor).
+    pub fn notes(&self, section: &str) -> Result<Vec<Note<'a>>> {
+        let mut out = Vec::new();
+        for s in self
+            .sections
+            .iter()
+            .filter(|s| s.kind == SHT_NOTE && s.name == section)
+        {
+            let data = self.section_data(s)?;
+            let mut at = 0usize;
+            while at + 12 <= data.len() {
+                let namesz = u32_at(data, at)? as usize;
+                let descsz = u32_at(data, at + 4)? as usize;
+                let kind = u32_at(data, at + 8)?;
+                let name_at = at + 12;
+                let desc_at = name_at + align4(namesz);
+                let name = data
+                    .get(name_at..name_at + namesz)
+                    .ok_or_else(|| bad("note name runs past its section"))?;
+                let desc = data
+                    .get(desc_at..desc_at + descsz)
+                    .ok_or_else(|| bad("note descriptor runs past its section"))?;
+                let owner = name.strip_suffix(b"\0").unwrap_or(name);
+                out.push((owner, kind, desc));
+                at = desc_at + align4(descsz);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Defined function and object symbols of `.symtab`, or of `.dynsym` when the file
+    /// has no `.symtab` (stripped).
+    pub fn symbols(&self) -> Result<Vec<Symbol>> {
+        let table = self
+            .sections
+            .iter()
+            .find(|s| s.kind == SHT_SYMTAB)
+            .or_else(|| self.sections.iter().find(|s| s.kind == SHT_DYNSYM));
+        let Some(table) = table else {
+            return Ok(Vec::new());
+        };
+        let strings = match self.sections.get(table.link as usize) {
+            Some(s) => self.section_data(s)?,
+            None => return Err(bad("symbol table without a string table")),
+        };
+        let data = self.section_data(table)?;
+        let mut out = Vec::new();
+        for sym in data.chunks_exact(24) {
+            let kind = sym[4] & 0xf;
+            let shndx = u16_at(sym, 6)?;
+            // STT_OBJECT or STT_FUNC, defined in a section.
+            if !(kind == 1 || kind == 2) || shndx == 0 {
+                continue;
+            }
+            out.push(Symbol {
+                name: cstr_at(strings, u32_at(sym, 0)? as usize)?.to_string(),
+                value: u64_at(sym, 8)?,
+                size: u64_at(sym, 16)?,
+                is_func: kind == 2,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+fn to_usize(v: u64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| bad("offset out of range"))
+}
+
+fn slice(data: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    data.get(start..end)
+}
+
+fn bytes<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N]> {
+    let range: Range<usize> = at..at.checked_add(N).ok_or_else(|| bad("offset overflow"))?;
+    data.get(range)
+        .map(|b| b.try_into().expect("N bytes"))
+        .ok_or_else(|| bad("truncated file"))
+}
+
+pub fn u16_at(data: &[u8], at: usize) -> Result<u16> {
+    bytes(data, at).map(u16::from_le_bytes)
+}
+
+pub fn u32_at(data: &[u8], at: usize) -> Result<u32> {
+    bytes(data, at).map(u32::from_le_bytes)
+}
+
+pub fn u64_at(data: &[u8], at: usize) -> Result<u64> {
+    bytes(data, at).map(u64::from_le_bytes)
+}
+
+/// The NUL-terminated string at `at` (lossily decoded: names are ASCII in practice).
+pub fn cstr_at(data: &[u8], at: usize) -> Result<std::borrow::Cow<'_, str>> {
+    let rest = data
+        .get(at..)
+        .ok_or_else(|| bad("string offset out of range"))?;
+    let len = rest
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or_else(|| bad("unterminated string"))?;
+    Ok(String::from_utf8_lossy(&rest[..len]))
+}

@@ -1,0 +1,206 @@
+//! USDT probe discovery: the `.note.stapsdt` notes of ELF executables and shared libraries,
+//! as written by systemtap's `sys/sdt.h` (`DTRACE_PROBEn`, `STAP_PROBEn`), the Rust USDT
+//! crates (ours is `dtrace-usdt`), and the runtimes that embed them (PostgreSQL, Python,
+//! Node, the JVM...).
+//!
+//! Each note (owner `"stapsdt"`, type 3) describes one probe site: its address, the address
+//! of `_.stapsdt.base` when it was linked, its is-enabled semaphore's address (0 if none),
+//! then the provider, the name and the argument specs. [`read_probes`] turns each into a
+//! [`UsdtProbe`] ready for the kernel: the site and the semaphore as *file offsets* (what a
+//! uprobe and its `ref_ctr_offset` take), the enclosing function, and the parsed arguments.
+//!
+//! If the file was prelinked (moved after linking), the `.stapsdt.base` section no longer
+//! sits at the address the note recorded; the difference is added to the site and the
+//! semaphore addresses, as systemtap, BCC and bpftrace do. Addresses are converted to file
+//! offsets through the `PT_LOAD` program header holding them.
+//!
+//! # Why a hand-written ELF reader
+//!
+//! The `object` crate would do (its MSRV is far below our 1.95, and with only the `read_core`
+//! and `elf` features it is small), but what we need is a few hundred lines of bounds-checked
+//! little-endian reads — section and program headers, notes, symbols of one class and byte
+//! order — and the workspace avoids dependencies it can write in a page (the `ebpf` and `btf`
+//! crates made the same call), which also keeps build time down on small CI machines. The
+//! reader is in [`elf`], and refuses anything but 64-bit little-endian files with a clear
+//! error. Argument specs are parsed for x86_64 only (see [`args`]); on other machines the
+//! notes are still read and [`UsdtProbe::args`] says why the arguments are not.
+
+pub mod args;
+pub mod elf;
+
+use std::path::Path;
+
+pub use args::{parse_arg, parse_arg_spec, ArgLocation, ArgSpecError, Reg, UsdtArg};
+pub use elf::ElfError;
+
+use elf::{Elf, Symbol, EM_X86_64};
+
+/// `NT_STAPSDT`.
+const NT_STAPSDT: u32 = 3;
+
+/// One probe site from a `.note.stapsdt` note.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsdtProbe {
+    pub provider: String,
+    /// As in the note: `__` in it is `-` in D (`file__start` is `file-start`).
+    pub name: String,
+    /// The site's link-time virtual address (after the prelink adjustment).
+    pub pc: u64,
+    /// The site's file offset: where to put the uprobe.
+    pub pc_offset: u64,
+    /// The semaphore's link-time virtual address, 0 if the probe has none.
+    pub semaphore: u64,
+    /// The semaphore's file offset (the uprobe's `ref_ctr_offset`), 0 if none.
+    pub semaphore_offset: u64,
+    /// The function the site is in, from the symbol table (mangled), if it names one.
+    pub function: Option<String>,
+    /// The argument specs as written in the note (`"-4@%edi 8@%rsi"`).
+    pub arg_spec: String,
+    /// The parsed arguments, with rip-relative and absolute symbols resolved.
+    pub args: Result<Vec<UsdtArg>, ArgSpecError>,
+}
+
+impl UsdtProbe {
+    /// The probe's name as D spells it: `__` becomes `-`.
+    pub fn d_name(&self) -> String {
+        self.name.replace("__", "-")
+    }
+}
+
+/// Why probes could not be read from a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsdtError {
+    pub path: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for UsdtError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
+}
+
+impl std::error::Error for UsdtError {}
+
+/// The USDT probe sites of the ELF file at `path`, in note order (empty if it has none).
+pub fn read_probes(path: &Path) -> Result<Vec<UsdtProbe>, UsdtError> {
+    let error = |reason: String| UsdtError {
+        path: path.display().to_string(),
+        reason,
+    };
+    let data = std::fs::read(path).map_err(|e| error(e.to_string()))?;
+    parse_probes(&data).map_err(|e| error(e.to_string()))
+}
+
+/// The USDT probe sites of an ELF file's bytes.
+pub fn parse_probes(data: &[u8]) -> Result<Vec<UsdtProbe>, ElfError> {
+    let elf = Elf::parse(data)?;
+    let notes = elf.notes(".note.stapsdt")?;
+    if notes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let base_section = elf.section(".stapsdt.base").map(|s| s.addr);
+    let mut symbols = elf.symbols()?;
+    symbols.sort_by_key(|s| s.value);
+    let mut probes = Vec::new();
+    for (owner, kind, desc) in notes {
+        if owner != b"stapsdt" || kind != NT_STAPSDT {
+            continue;
+        }
+        let bad = |what: &str| ElfError(format!("malformed .note.stapsdt note: {what}"));
+        let mut pc = elf::u64_at(desc, 0).map_err(|_| bad("too short"))?;
+        let base = elf::u64_at(desc, 8).map_err(|_| bad("too short"))?;
+        let mut semaphore = elf::u64_at(desc, 16).map_err(|_| bad("too short"))?;
+        let mut strings = desc[24..].split(|&b| b == 0);
+        let mut next = |what: &str| {
+            strings
+                .next()
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .ok_or_else(|| bad(&format!("no {what}")))
+        };
+        let provider = next("provider")?;
+        let name = next("name")?;
+        let arg_spec = next("arguments").unwrap_or_default();
+        if let Some(actual) = base_section {
+            if base != 0 && actual != base {
+                let delta = actual.wrapping_sub(base);
+                pc = pc.wrapping_add(delta);
+                if semaphore != 0 {
+                    semaphore = semaphore.wrapping_add(delta);
+                }
+            }
+        }
+        let pc_offset = elf.vaddr_to_offset(pc).ok_or_else(|| {
+            bad(&format!(
+                "probe {provider}:{name} at {pc:#x} is in no loadable segment"
+            ))
+        })?;
+        let semaphore_offset = match semaphore {
+            0 => 0,
+            sem => elf.vaddr_to_offset(sem).ok_or_else(|| {
+                bad(&format!(
+                    "semaphore of {provider}:{name} at {sem:#x} is in no loadable segment"
+                ))
+            })?,
+        };
+        let args = if elf.machine == EM_X86_64 {
+            parse_arg_spec(&arg_spec).map(|args| resolve_symbols(args, &symbols))
+        } else {
+            Err(ArgSpecError {
+                arg: arg_spec.clone(),
+                reason: format!(
+                    "argument specs of ELF machine {} are not supported",
+                    elf.machine
+                ),
+            })
+        };
+        probes.push(UsdtProbe {
+            function: enclosing_function(&symbols, pc),
+            provider,
+            name,
+            pc,
+            pc_offset,
+            semaphore,
+            semaphore_offset,
+            arg_spec,
+            args,
+        });
+    }
+    Ok(probes)
+}
+
+/// The function symbol (sorted by address) whose extent holds `pc`.
+fn enclosing_function(symbols: &[Symbol], pc: u64) -> Option<String> {
+    let end = symbols.partition_point(|s| s.value <= pc);
+    symbols[..end]
+        .iter()
+        .rev()
+        .find(|s| s.is_func && pc - s.value < s.size.max(1))
+        .map(|s| s.name.clone())
+}
+
+/// Fills in the link-time address of symbols named by rip-relative and absolute operands.
+fn resolve_symbols(mut args: Vec<UsdtArg>, symbols: &[Symbol]) -> Vec<UsdtArg> {
+    for arg in &mut args {
+        if let ArgLocation::RipRelative {
+            symbol,
+            offset,
+            address,
+        }
+        | ArgLocation::Absolute {
+            symbol,
+            offset,
+            address,
+        } = &mut arg.location
+        {
+            *address = symbols
+                .iter()
+                .find(|s| s.name == *symbol)
+                .map(|s| s.value.wrapping_add(*offset as u64));
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests;
