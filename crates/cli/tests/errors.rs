@@ -284,4 +284,41 @@ const CASES: &[Case] = &[
         "inline int foo = timestamp;\ninline int foo = 8;\n",
         "dtrace: failed to compile script test/unittest/inline/err.D_DECL_IDRED.redef1.d: [D_DECL_IDRED] line 21: identifier redefined: foo\n\t current: inline definition\n\tprevious: scalar inline\n",
     ),
+    // enum/ and more inline/
+    case(
+        "test/unittest/enum/err.D_DECL_IDRED.EnumSameName.d",
+        18,
+        "#pragma D option quiet\n\nenum colors {\n\tRED,\n\tGREEN,\n\tBLUE\n};\n\nenum shades {\n\tRED,\n\tORANGE,\n\tGREEN,\n\tWHITE\n};\n\nBEGIN\n{\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/enum/err.D_DECL_IDRED.EnumSameName.d: [D_DECL_IDRED] line 27: identifier redeclared: RED\n",
+    ),
+    case(
+        "test/unittest/enum/err.D_DECL_IDRED.RepeatIdentifiers.d",
+        19,
+        "#pragma D option quiet\n\nenum colors {\n\tRED,\n\tGREEN,\n\tGREEN = 2,\n\tBLUE\n};\n\nBEGIN\n{\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/enum/err.D_DECL_IDRED.RepeatIdentifiers.d: [D_DECL_IDRED] line 24: identifier redeclared: GREEN\n",
+    ),
+    case(
+        "test/unittest/inline/err.D_DECL_IDRED.redef2.d",
+        20,
+        "inline int rand = 7;\n",
+        "dtrace: failed to compile script test/unittest/inline/err.D_DECL_IDRED.redef2.d: [D_DECL_IDRED] line 20: identifier redefined: rand\n\t current: inline definition\n\tprevious: function \n",
+    ),
+    case(
+        "test/unittest/inline/err.D_IDENT_UNDEF.recur.d",
+        20,
+        "inline int foo = foo + 3;\n",
+        "dtrace: failed to compile script test/unittest/inline/err.D_IDENT_UNDEF.recur.d: [D_IDENT_UNDEF] line 20: failed to resolve foo: Unknown variable name\n",
+    ),
+    case(
+        "test/unittest/inline/err.D_OP_INCOMPAT.baddef2.d",
+        20,
+        "inline int i = \"i am a string\";\n",
+        "dtrace: failed to compile script test/unittest/inline/err.D_OP_INCOMPAT.baddef2.d: [D_OP_INCOMPAT] line 20: inline i definition uses incompatible types: \"int\" = \"string\"\n",
+    ),
+    case(
+        "test/unittest/arithmetic/err.D_DIV_ZERO.divby0.d",
+        16,
+        "\nBEGIN\n{\n\tc = 123/0;\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/arithmetic/err.D_DIV_ZERO.divby0.d: [D_DIV_ZERO] line 19: expression contains division by zero\n",
+    ),
 ];

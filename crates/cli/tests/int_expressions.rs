@@ -277,7 +277,7 @@ const TRICKY: &[(&str, i64, IntType)] = &[
     // Division truncates toward zero; the remainder has the dividend's sign.
     ("-7 / 2", -3, INT),
     ("-7 % 2", -1, INT),
-    ("7 % -2", 1, INT),
+    ("7 % -2", -1, INT), // D negates the remainder for a negative divisor
     ("(unsigned)-7 / 2", 2147483644, UINT),
     ("(unsigned)-7 % 2", 1, UINT),
     // Shifts: the type is the promoted left operand's; >> of signed is arithmetic.

@@ -572,6 +572,15 @@ impl Gen<'_, '_> {
             self.e.bind(ok);
             if signed {
                 self.e.emit(Insn::alu64_sdiv_reg(alu, R1, R2));
+                if op == BinaryOp::Mod {
+                    // DTrace's signed remainder takes the sign of the quotient: negative
+                    // when exactly one operand is (Oracle's tst.moddiv: -19 % -5 is 4,
+                    // 19 % -5 is -4); the kernel's takes the dividend's.
+                    let done = self.e.label();
+                    self.e.jmp_imm(BPF_JSGE, R2, 0, done);
+                    self.e.emit(Insn::alu64_imm(BPF_NEG, R1, 0));
+                    self.e.bind(done);
+                }
             } else {
                 self.e.emit(Insn::alu64_reg(alu, R1, R2));
             }
@@ -732,6 +741,7 @@ fn fold(e: &Expr) -> Option<i64> {
                 BinaryOp::Sub => a.wrapping_sub(b),
                 BinaryOp::Mul => a.wrapping_mul(b),
                 BinaryOp::Div if b != 0 => a.wrapping_div(b),
+                BinaryOp::Mod if b < 0 => a.wrapping_rem(b).wrapping_neg(),
                 BinaryOp::Mod if b != 0 => a.wrapping_rem(b),
                 BinaryOp::BitAnd => a & b,
                 BinaryOp::BitOr => a | b,

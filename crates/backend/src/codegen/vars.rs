@@ -202,19 +202,92 @@ impl Compiler<'_> {
     /// Record `inline type name = value;`.
     pub(crate) fn define_inline(&mut self, inline: &ast::Inline) -> Result<()> {
         let ty = self.resolve_type(&inline.ty.spec, &inline.ty.declarator, inline.ty.span)?;
-        if self.inlines.contains_key(&inline.name) {
+        let previous = if self.inlines.contains_key(&inline.name) {
+            Some("scalar inline")
+        } else if self.enum_constants.contains_key(&inline.name) {
+            Some("enumerator ")
+        } else if self.vars.globals.contains_key(&inline.name)
+            || BUILTIN_VARIABLES.contains(&inline.name.as_str())
+            || (inline.name.starts_with("arg")
+                && inline.name[3..].parse::<u8>().is_ok_and(|n| n < 10))
+        {
+            Some("scalar ")
+        } else if self.vars.assocs.contains_key(&inline.name) {
+            Some("associative array ")
+        } else {
+            identifier_kind(&inline.name)
+        };
+        if let Some(previous) = previous {
             return Err(CompileError::new(
                 "D_DECL_IDRED",
                 format!(
-                    "identifier redefined: {}\n\t current: inline definition\n\tprevious: scalar inline",
+                    "identifier redefined: {}\n\t current: inline definition\n\tprevious: {previous}",
                     inline.name
                 ),
                 inline.span,
             ));
         }
+        self.check_inline_idents(&inline.value)?;
+        let value_type = match &inline.value.kind {
+            ExprKind::Str(_) => Some("string"),
+            ExprKind::Int { .. } | ExprKind::Char(_) => Some("int"),
+            _ => None,
+        };
+        if let Some(value_type) = value_type {
+            if ty.is_string() != (value_type == "string") {
+                return Err(CompileError::new(
+                    "D_OP_INCOMPAT",
+                    format!(
+                        "inline {} definition uses incompatible types: \"{ty}\" = \"{value_type}\"",
+                        inline.name
+                    ),
+                    inline.value.span,
+                ));
+            }
+        }
         self.inlines
             .insert(inline.name.clone(), (ty, inline.value.clone()));
         Ok(())
+    }
+
+    /// Every plain identifier in an inline's value must already name something: an inline,
+    /// an enumerator, a declared variable or a built-in variable.
+    fn check_inline_idents(&self, e: &ast::Expr) -> Result<()> {
+        let mut subexprs: Vec<&ast::Expr> = Vec::new();
+        match &e.kind {
+            ExprKind::Ident(name) => {
+                let known = self.inlines.contains_key(name)
+                    || self.enum_constants.contains_key(name)
+                    || self.vars.globals.contains_key(name)
+                    || self.vars.assocs.contains_key(name)
+                    || BUILTIN_VARIABLES.contains(&name.as_str())
+                    || (name.starts_with("arg") && name[3..].parse::<u8>().is_ok_and(|n| n < 10));
+                if !known {
+                    return Err(CompileError::new(
+                        "D_IDENT_UNDEF",
+                        format!("failed to resolve {name}: Unknown variable name"),
+                        e.span,
+                    ));
+                }
+            }
+            ExprKind::Unary { operand, .. }
+            | ExprKind::Cast { operand, .. }
+            | ExprKind::SizeofExpr(operand)
+            | ExprKind::Stringof(operand) => subexprs.push(operand),
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Assign { lhs, rhs, .. }
+            | ExprKind::Comma(lhs, rhs) => subexprs.extend([&**lhs, &**rhs]),
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+            } => subexprs.extend([&**cond, &**then, &**otherwise]),
+            ExprKind::Call { args, .. } => subexprs.extend(args),
+            _ => {}
+        }
+        subexprs
+            .into_iter()
+            .try_for_each(|sub| self.check_inline_idents(sub))
     }
 
     /// Record the constants of an enum definition (`enum e { A, B = 5, C };`).
@@ -228,8 +301,15 @@ impl Compiler<'_> {
         };
         let mut next = 0i64;
         for (name, value, span) in variants {
+            if self.enum_constants.contains_key(name) {
+                return Err(CompileError::new(
+                    "D_DECL_IDRED",
+                    format!("identifier redeclared: {name}"),
+                    *span,
+                ));
+            }
             if let Some(v) = value {
-                next = super::aggregate::constant(v).ok_or_else(|| {
+                next = self.enum_value(v).ok_or_else(|| {
                     CompileError::new(
                         "D_DECL_ENCONST",
                         format!(
@@ -243,6 +323,62 @@ impl Compiler<'_> {
             next = next.wrapping_add(1);
         }
         Ok(())
+    }
+
+    /// The value of an enumerator's integral constant expression: integer and character
+    /// constants, enumerators defined before it, and the arithmetic, bitwise, relational
+    /// and logical operators on them.
+    fn enum_value(&self, e: &ast::Expr) -> Option<i64> {
+        use ast::{BinaryOp as B, UnaryOp as U};
+        match &e.kind {
+            ExprKind::Ident(name) => self.enum_constants.get(name).copied(),
+            ExprKind::Unary { op, operand } => {
+                let v = self.enum_value(operand)?;
+                match op {
+                    U::Neg => Some(v.wrapping_neg()),
+                    U::Plus => Some(v),
+                    U::BitNot => Some(!v),
+                    U::Not => Some((v == 0) as i64),
+                    _ => None,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.enum_value(lhs)?, self.enum_value(rhs)?);
+                Some(match op {
+                    B::Mul => a.wrapping_mul(b),
+                    B::Div => a.checked_div(b)?,
+                    B::Mod => a.checked_rem(b)?,
+                    B::Add => a.wrapping_add(b),
+                    B::Sub => a.wrapping_sub(b),
+                    B::Shl => a.wrapping_shl(b as u32),
+                    B::Shr => a.wrapping_shr(b as u32),
+                    B::Lt => (a < b) as i64,
+                    B::Le => (a <= b) as i64,
+                    B::Gt => (a > b) as i64,
+                    B::Ge => (a >= b) as i64,
+                    B::Eq => (a == b) as i64,
+                    B::Ne => (a != b) as i64,
+                    B::BitAnd => a & b,
+                    B::BitXor => a ^ b,
+                    B::BitOr => a | b,
+                    B::LogAnd => (a != 0 && b != 0) as i64,
+                    B::LogXor => ((a != 0) != (b != 0)) as i64,
+                    B::LogOr => (a != 0 || b != 0) as i64,
+                })
+            }
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+            } => {
+                if self.enum_value(cond)? != 0 {
+                    self.enum_value(then)
+                } else {
+                    self.enum_value(otherwise)
+                }
+            }
+            _ => super::aggregate::constant(e),
+        }
     }
 
     /// Record a top-level declaration (`int x;`, `self string s;`, `int a[string, int];`).
@@ -657,5 +793,153 @@ impl Gen<'_, '_> {
             self.e
                 .emit(Insn::st(Size::DW, SCRATCH, self.small(off + i), 0));
         }
+    }
+}
+
+/// DTrace's built-in variables (besides `arg0`..`arg9`), which an inline cannot redefine.
+const BUILTIN_VARIABLES: &[&str] = &[
+    "args",
+    "caller",
+    "chip",
+    "cpu",
+    "curcpu",
+    "curlwpsinfo",
+    "curpsinfo",
+    "curthread",
+    "cwd",
+    "epid",
+    "errno",
+    "execargs",
+    "execname",
+    "gid",
+    "id",
+    "ipl",
+    "lgrp",
+    "pid",
+    "ppid",
+    "probefunc",
+    "probemod",
+    "probename",
+    "probeprov",
+    "pset",
+    "root",
+    "stackdepth",
+    "tid",
+    "timestamp",
+    "ucaller",
+    "uid",
+    "uregs",
+    "ustackdepth",
+    "vtimestamp",
+    "walltimestamp",
+];
+
+/// How DTrace describes a predefined function identifier in a redefinition message: its
+/// kind followed by a blank (the blank stands for "not an inline").
+fn identifier_kind(name: &str) -> Option<&'static str> {
+    const SUBROUTINES: &[&str] = &[
+        "alloca",
+        "basename",
+        "bcopy",
+        "cleanpath",
+        "copyin",
+        "copyinstr",
+        "copyinto",
+        "copyout",
+        "copyoutstr",
+        "d_path",
+        "dirname",
+        "getmajor",
+        "getminor",
+        "htonl",
+        "htonll",
+        "htons",
+        "index",
+        "inet_ntoa",
+        "inet_ntoa6",
+        "inet_ntop",
+        "link_ntop",
+        "lltostr",
+        "msgdsize",
+        "msgsize",
+        "mutex_owned",
+        "mutex_owner",
+        "mutex_type_adaptive",
+        "mutex_type_spin",
+        "ntohl",
+        "ntohll",
+        "ntohs",
+        "progenyof",
+        "rand",
+        "rindex",
+        "rw_iswriter",
+        "rw_read_held",
+        "rw_write_held",
+        "speculation",
+        "strchr",
+        "strjoin",
+        "strlen",
+        "strrchr",
+        "strstr",
+        "strtok",
+        "strtoll",
+        "substr",
+        "tolower",
+        "toupper",
+    ];
+    const ACTIONS: &[&str] = &[
+        "breakpoint",
+        "chill",
+        "clear",
+        "commit",
+        "denormalize",
+        "discard",
+        "exit",
+        "freopen",
+        "ftruncate",
+        "func",
+        "jstack",
+        "mod",
+        "normalize",
+        "panic",
+        "print",
+        "printa",
+        "printf",
+        "raise",
+        "setopt",
+        "speculate",
+        "stack",
+        "stop",
+        "sym",
+        "symaddr",
+        "system",
+        "trace",
+        "tracemem",
+        "trunc",
+        "uaddr",
+        "ufunc",
+        "umod",
+        "usym",
+        "ustack",
+    ];
+    const AGGREGATING: &[&str] = &[
+        "avg",
+        "count",
+        "llquantize",
+        "lquantize",
+        "max",
+        "min",
+        "quantize",
+        "stddev",
+        "sum",
+    ];
+    if SUBROUTINES.contains(&name) {
+        Some("function ")
+    } else if ACTIONS.contains(&name) {
+        Some("tracing function ")
+    } else if AGGREGATING.contains(&name) {
+        Some("aggregating function ")
+    } else {
+        None
     }
 }

@@ -10,6 +10,8 @@
 //! - shift counts must be below the width of the promoted left operand (0..31 for int and
 //!   unsigned int, 0..63 for long); other counts are not given a meaning here (the generator
 //!   never evaluates one);
+//! - signed `%` is C's remainder negated when the divisor is negative (Oracle DTrace's
+//!   results: `19 % -5` is -4, `-19 % -5` is 4);
 //! - `^^` is logical exclusive or: both operands are evaluated, the result is int 0 or 1;
 //! - an assignment has its left operand's type, the value converted to it.
 //!
@@ -481,6 +483,9 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, Error> {
         // Values are extended to 64 bits, so for narrower types the quotient of MIN / -1
         // is exact here and wraps when normalized; for 64-bit types wrapping_div wraps.
         Div if ty.signed => sx.wrapping_div(sy) as u64,
+        // D (as Oracle's tst.moddiv shows) negates C's remainder when the divisor is
+        // negative: 19 % -5 is -4 and -19 % -5 is 4.
+        Mod if ty.signed && sy < 0 => sx.wrapping_rem(sy).wrapping_neg() as u64,
         Mod if ty.signed => sx.wrapping_rem(sy) as u64,
         Div => x.bits / y.bits,
         Mod => x.bits % y.bits,

@@ -378,7 +378,7 @@ impl Parser<'_> {
                     None => None,
                 };
                 variants.push((variant, value, span.to(self.last)));
-                if self.eat_punct(Punct::Comma)?.is_none() {
+                if self.eat_punct(Punct::Comma)?.is_none() || self.at_punct(Punct::RBrace)? {
                     self.expect_punct(Punct::RBrace)?;
                     break;
                 }
