@@ -55,6 +55,64 @@ pub enum ProbeContext {
         nargs: u32,
         ret: bool,
     },
+    /// A user-level probe (uprobe or uretprobe, a `BPF_PROG_TYPE_KPROBE` program attached
+    /// with a uprobe_multi link): the context is the process's `struct pt_regs`.
+    Uprobe(UprobeContext),
+}
+
+/// How a user-level probe's arguments and function name are found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UprobeContext {
+    pub kind: UprobeKind,
+    /// Function names by attach cookie, when one probe stands for many functions (a `pid`
+    /// glob attached with one uprobe_multi link): `probefunc` is read from this table at run
+    /// time. Empty when [`ProbeSite::function`] is the function.
+    pub functions: Vec<String>,
+}
+
+/// What a user-level probe is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UprobeKind {
+    /// A USDT probe: `arg0..argN` from the sites' operand specs. One spec list per distinct
+    /// spec among the probe's sites; a site's attach cookie is the index of its list (a
+    /// single list needs no cookie).
+    Usdt(Vec<Vec<UsdtOperand>>),
+    /// `pid` function entry (or an instruction offset): `arg0..arg5` are the x86_64
+    /// calling-convention registers (`rdi rsi rdx rcx r8 r9`).
+    Entry,
+    /// `pid` function return: `arg0` is the return offset (not known under uretprobes: 0)
+    /// and `arg1` the return value (`rax`).
+    Return,
+}
+
+/// One USDT argument as the program reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsdtOperand {
+    /// 1, 2, 4 or 8 bytes.
+    pub size: u8,
+    pub signed: bool,
+    pub location: OperandLocation,
+}
+
+/// Where a USDT argument is (register operands by their `struct pt_regs` offset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OperandLocation {
+    /// A register (`high_byte`: bits 8-15, for `%ah`...).
+    Register { offset: i16, high_byte: bool },
+    /// User memory at `base + index * scale + displacement`.
+    Memory {
+        base: Option<i16>,
+        index: Option<i16>,
+        scale: u8,
+        displacement: i64,
+    },
+    /// A constant.
+    Immediate(i64),
+    /// User memory at the run-time probe address plus `delta` (rip-relative operands: the
+    /// link-time address of the data minus that of the probe site).
+    PcRelative { delta: i64 },
+    /// An operand that could not be decoded: reads as 0.
+    Unknown,
 }
 
 /// Where a tracepoint probe's arguments are in its record.

@@ -197,7 +197,11 @@ fn expand_description(text: &str, macros: &MacroArgs) -> String {
 
 /// The text DTrace shows for a `-n` source in "matched" messages: the description part.
 fn description_label(text: &str) -> String {
-    let end = text.find(['{', '/']).unwrap_or(text.len());
+    // A `/` right after a `:` starts a module path (`myapp*:/usr/bin/myapp::tick`).
+    let b = text.as_bytes();
+    let end = (0..b.len())
+        .find(|&i| b[i] == b'{' || (b[i] == b'/' && (i == 0 || b[i - 1] != b':')))
+        .unwrap_or(text.len());
     text[..end].to_string()
 }
 
@@ -241,7 +245,7 @@ pub fn compile(
                 }
                 for p in found {
                     if !sites.iter().any(|s: &ProbeSite| s.id == p.site.id) {
-                        count += 1;
+                        count += dtrace_probes::probe_count(&p.site);
                         sites.push(p.site.clone());
                     }
                     probes.insert(p.site.id, p);

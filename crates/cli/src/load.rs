@@ -68,6 +68,11 @@ pub fn load(compiled: &Compiled, verbose: bool) -> Result<Loaded, String> {
             ProbeContext::ArgArray => {}
             ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
             ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
+            // Every user probe is attached with a uprobe_multi link.
+            ProbeContext::Uprobe(_) => {
+                spec.prog_type = ProgramType::Kprobe;
+                spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
+            }
             ProbeContext::Function { btf_id, ret, .. } => {
                 if let Some(why) = dtrace_probes::fbt::kernel_refusal() {
                     return Err(format!(

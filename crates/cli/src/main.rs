@@ -215,8 +215,18 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     }
     let macros = macros(args, &options, targets.first());
     let mut catalog = Catalog::new();
+    catalog.set_targets(
+        targets
+            .iter()
+            .map(|t| dtrace_probes::user::UserTarget {
+                pid: t.pid(),
+                exec: t.exec_path(),
+            })
+            .collect(),
+    );
     if args.list {
-        return list(&items, &mut catalog, &macros);
+        let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
+        return list(&items, &mut catalog, &macros, &pids);
     }
     let comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
         Ok(c) => c,
@@ -281,7 +291,8 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
 }
 
 /// `-l`: list the probes the descriptions match, or every probe.
-fn list(items: &[Vec<Item>], catalog: &mut Catalog, macros: &MacroArgs) -> i32 {
+/// With `-p`/`-c` and no description, the USDT probes of those processes.
+fn list(items: &[Vec<Item>], catalog: &mut Catalog, macros: &MacroArgs, pids: &[i32]) -> i32 {
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let _ = out.write_all(dtrace_probes::list_header().as_bytes());
     let descs: Vec<String> = items
@@ -294,7 +305,15 @@ fn list(items: &[Vec<Item>], catalog: &mut Catalog, macros: &MacroArgs) -> i32 {
         .flatten()
         .collect();
     let mut seen = std::collections::HashSet::new();
-    if descs.is_empty() {
+    if descs.is_empty() && !pids.is_empty() {
+        for &pid in pids {
+            for p in catalog.user_probes_of(pid) {
+                if seen.insert(p.site.id) {
+                    let _ = out.write_all(dtrace_probes::list_line(&p.site).as_bytes());
+                }
+            }
+        }
+    } else if descs.is_empty() {
         for p in catalog.all() {
             let _ = out.write_all(dtrace_probes::list_line(&p.site).as_bytes());
         }

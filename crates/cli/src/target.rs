@@ -21,6 +21,8 @@ pub enum Target {
         pid: i32,
         /// Program name, for messages.
         program: String,
+        /// The file it will exec (USDT and `pid` probes are read from it before it runs).
+        path: PathBuf,
         /// Write end of the hold pipe; `None` once released.
         release: Option<OwnedFd>,
         /// Read end of the exec-error pipe (`CLOEXEC` in the child: end-of-file on success).
@@ -177,6 +179,7 @@ impl Target {
         Ok(Target::Child {
             pid,
             program: program.to_string(),
+            path: std::fs::canonicalize(&path).unwrap_or(path),
             release: Some(hold_write),
             exec_error: Some(error_read),
             reaped: false,
@@ -214,6 +217,14 @@ impl Target {
             ));
         }
         Ok(Target::Existing { pid, pidfd: None })
+    }
+
+    /// For a command not yet released: the program file it will run.
+    pub fn exec_path(&self) -> Option<PathBuf> {
+        match self {
+            Target::Child { path, release, .. } if release.is_some() => Some(path.clone()),
+            _ => None,
+        }
     }
 
     pub fn pid(&self) -> i32 {

@@ -261,8 +261,24 @@ impl<'a> Lexer<'a> {
                 _ => Err(self.error_at_char(start)),
             };
         }
-        while self.peek_byte(0).is_some_and(is_pspec_char) {
-            self.pos += 1;
+        loop {
+            if self.peek_byte(0).is_some_and(is_pspec_char) {
+                self.pos += 1;
+                continue;
+            }
+            // A path in the module field (`myapp*:/usr/bin/myapp::tick`): a `/` right after
+            // a `:` whose run of path characters ends at another `:`.
+            if self.peek_byte(0) == Some(b'/') && self.bytes[self.pos - 1] == b':' {
+                let run = self.bytes[self.pos..]
+                    .iter()
+                    .take_while(|&&b| b.is_ascii_alphanumeric() || b"/._-+~@".contains(&b))
+                    .count();
+                if self.bytes.get(self.pos + run) == Some(&b':') {
+                    self.pos += run;
+                    continue;
+                }
+            }
+            break;
         }
         let text = &self.text[start..self.pos];
         if let Some(k) = Keyword::from_word(text).filter(|k| k.starts_outer_declaration()) {

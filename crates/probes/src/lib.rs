@@ -3,7 +3,9 @@
 //! [`Catalog`] knows every probe of every provider (creating `profile-N` probes when a
 //! description names them, as DTrace does), matches descriptions against them, and attaches
 //! a loaded program to a probe. One module per provider: `dtrace` (BEGIN/END/ERROR),
-//! `profile`, `syscall`, `sdt` (every tracepoint) and `fbt` (kernel functions from BTF).
+//! `profile`, `syscall`, `sdt` (every tracepoint) and `fbt` (kernel functions from BTF);
+//! `user` holds the user-level providers, USDT and `pid` (discovered per description from
+//! the processes and binaries it names).
 //!
 //! Kernel probes are discovered only when a description could name them (or for a full
 //! listing), and a tracepoint's format file is read only when a probe on it is matched, so a
@@ -18,6 +20,7 @@ mod sdt;
 mod syscall;
 pub mod tracepoint;
 pub mod usdt;
+pub mod user;
 
 pub use desc::{Description, DescriptionError};
 pub use dtrace::DtraceProbe;
@@ -56,6 +59,8 @@ pub enum Attach {
     /// A kernel function's entry or return: a tracing program whose target is fixed at load
     /// time (see [`ProbeContext::Function`]), attached with `BPF_RAW_TRACEPOINT_OPEN`.
     Function,
+    /// A USDT or `pid` probe: uprobes on a binary, with one uprobe_multi link.
+    User(user::UserAttach),
 }
 
 /// A probe: where it is and how to attach to it.
@@ -75,6 +80,8 @@ pub struct Catalog {
     functions: bool,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
+    /// USDT and `pid` probes.
+    user: user::UserProbes,
 }
 
 impl Default for Catalog {
@@ -96,7 +103,13 @@ impl Catalog {
             tracepoints: false,
             functions: false,
             resolved: HashSet::new(),
+            user: user::UserProbes::default(),
         }
+    }
+
+    /// The processes `-c`/`-p` follow, for `providerPID` descriptions.
+    pub fn set_targets(&mut self, targets: Vec<user::UserTarget>) {
+        self.user.targets = targets;
     }
 
     fn next_id(&self) -> u32 {
@@ -161,10 +174,15 @@ impl Catalog {
         self.discover_for(desc);
         let mut found = Vec::new();
         for i in 0..self.probes.len() {
-            if desc.matches(&self.probes[i].site) {
+            if !matches!(self.probes[i].attach, Attach::User(_))
+                && desc.matches(&self.probes[i].site)
+            {
                 self.resolve(i);
                 found.push(self.probes[i].clone());
             }
+        }
+        for i in self.user.discover(desc, &mut self.probes) {
+            found.push(self.probes[i].clone());
         }
         found
     }
@@ -192,6 +210,19 @@ impl Catalog {
         }
     }
 
+    /// The USDT probes of process `pid` (`-l -p PID`).
+    pub fn user_probes_of(&mut self, pid: i32) -> Vec<Probe> {
+        let mut found = Vec::new();
+        for provider in self.user.providers_of(pid) {
+            let desc = Description {
+                provider: format!("{provider}{pid}"),
+                ..Description::default()
+            };
+            found.extend(self.matching(&desc));
+        }
+        found
+    }
+
     /// Every probe of every provider (discovering the kernel's).
     pub fn all(&mut self) -> &[Probe] {
         self.discover_tracepoints();
@@ -216,6 +247,11 @@ impl Probe {
                 Ok(vec![Link::perf_event(prog, PerfEvent::tracepoint(id)?)?])
             }
             Attach::Function => Ok(vec![Link::raw_tracepoint(prog, None)?]),
+            Attach::User(u) => {
+                let mut links = Vec::new();
+                user::attach(prog, u, &u.sites, &mut links)?;
+                Ok(links)
+            }
         }
     }
 }
@@ -228,12 +264,28 @@ pub fn list_header() -> String {
     )
 }
 
-/// One `-l` line.
+/// One `-l` line (one per function for a probe standing for many `pid` functions).
 pub fn list_line(site: &ProbeSite) -> String {
-    format!(
-        "{:>5} {:>10} {:>17} {:>33} {}\n",
-        site.id, site.provider, site.module, site.function, site.name
-    )
+    let line = |function: &str| {
+        format!(
+            "{:>5} {:>10} {:>17} {:>33} {}\n",
+            site.id, site.provider, site.module, function, site.name
+        )
+    };
+    match &site.context {
+        ProbeContext::Uprobe(u) if !u.functions.is_empty() => {
+            u.functions.iter().map(|f| line(f)).collect()
+        }
+        _ => line(&site.function),
+    }
+}
+
+/// How many probes `site` stands for: the functions of a grouped `pid` probe, else 1.
+pub fn probe_count(site: &ProbeSite) -> u32 {
+    match &site.context {
+        ProbeContext::Uprobe(u) if !u.functions.is_empty() => u.functions.len() as u32,
+        _ => 1,
+    }
 }
 
 /// The `-lv` argument lines of a probe: `args[N]: TYPE` for each typed argument.

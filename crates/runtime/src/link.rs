@@ -88,6 +88,14 @@ impl Link {
     pub fn is_bpf_link(&self) -> bool {
         self.bpf_link.is_some()
     }
+
+    /// A BPF link descriptor made elsewhere (a uprobe_multi link).
+    pub(crate) fn from_bpf_link(fd: OwnedFd) -> Link {
+        Link {
+            bpf_link: Some(fd),
+            _event: None,
+        }
+    }
 }
 
 #[cfg(test)]

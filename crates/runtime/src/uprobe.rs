@@ -120,6 +120,20 @@ pub struct UprobeLink {
     _event: Option<OwnedFd>,
 }
 
+/// Attaches `prog` to `sites` of `path` with one uprobe_multi link, as a [`crate::Link`]
+/// (what the session keeps); see [`attach_uprobe_multi`].
+pub fn attach_multi_link(
+    prog: &Program,
+    path: &Path,
+    sites: &[UprobeSite],
+    pid: Option<i32>,
+    retprobe: bool,
+) -> Result<crate::Link> {
+    let link = attach_uprobe_multi(prog, path, sites, pid, retprobe)?;
+    let fd = link.bpf_link.expect("uprobe_multi links are BPF links");
+    Ok(crate::Link::from_bpf_link(fd))
+}
+
 impl UprobeLink {
     /// True if the kernel gave us a BPF link (rather than the perf-ioctl fallback).
     pub fn is_bpf_link(&self) -> bool {

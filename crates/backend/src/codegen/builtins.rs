@@ -7,7 +7,9 @@ use dtrace_frontend::{CompileError, Result, Span};
 
 use super::regs::{self, CTX_SLOT, KEY_SLOT};
 use super::{Gen, Val};
-use crate::program::{FieldKind, ProbeContext, TracepointField};
+use crate::program::{
+    FieldKind, OperandLocation, ProbeContext, TracepointField, UprobeKind, UsdtOperand,
+};
 use crate::types::{self, Type};
 
 const NAMES: &[&str] = &[
@@ -44,6 +46,12 @@ const NAMES: &[&str] = &[
 /// `x86_64` `struct pt_regs` offsets inside `struct bpf_perf_event_data`.
 const PT_REGS_IP: i16 = 16 * 8;
 const PT_REGS_CS: i16 = 17 * 8;
+/// `struct pt_regs` offsets of the x86_64 calling convention's argument registers
+/// (`rdi rsi rdx rcx r8 r9`) and of the return value (`rax`).
+const PT_REGS_ARGS: [i16; 6] = [112, 104, 96, 88, 72, 64];
+const PT_REGS_AX: i16 = 80;
+/// `bpf_get_attach_cookie(ctx)`.
+const GET_ATTACH_COOKIE: i32 = 174;
 
 impl Gen<'_, '_> {
     pub(crate) fn is_builtin(&self, name: &str) -> bool {
@@ -67,6 +75,14 @@ impl Gen<'_, '_> {
         }
         let ty = match name {
             "probeprov" | "probemod" | "probefunc" | "probename" => {
+                if name == "probefunc" {
+                    if let ProbeContext::Uprobe(u) = &self.probe.context {
+                        if !u.functions.is_empty() {
+                            let functions = u.functions.clone();
+                            return self.function_by_cookie(&functions, span).map(Some);
+                        }
+                    }
+                }
                 let text = match name {
                     "probeprov" => self.probe.provider.clone(),
                     "probemod" => self.probe.module.clone(),
@@ -279,12 +295,175 @@ impl Gen<'_, '_> {
                     None => self.e.emit(Insn::mov64_imm(R0, 0)),
                 }
             }
+            ProbeContext::Uprobe(u) => {
+                let kind = u.kind.clone();
+                self.uprobe_arg(&kind, n);
+            }
         }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
         Ok(Val {
             reg: v,
             ty: types::INT64,
+        })
+    }
+
+    /// r0 = argument `n` of a user-level probe (r1 = the context, a `struct pt_regs`).
+    /// Clobbers r1..r5.
+    fn uprobe_arg(&mut self, kind: &UprobeKind, n: i16) {
+        match kind {
+            UprobeKind::Entry => match PT_REGS_ARGS.get(n as usize) {
+                Some(&off) => self.e.emit(Insn::ldx(Size::DW, R0, R1, off)),
+                None => self.e.emit(Insn::mov64_imm(R0, 0)),
+            },
+            UprobeKind::Return => {
+                if n == 1 {
+                    self.e.emit(Insn::ldx(Size::DW, R0, R1, PT_REGS_AX));
+                } else {
+                    self.e.emit(Insn::mov64_imm(R0, 0));
+                }
+            }
+            UprobeKind::Usdt(specs) => {
+                let operands: Vec<Option<&UsdtOperand>> =
+                    specs.iter().map(|s| s.get(n as usize)).collect();
+                match operands.as_slice() {
+                    [] => self.e.emit(Insn::mov64_imm(R0, 0)),
+                    [only] => self.usdt_operand(*only),
+                    _ if operands.iter().all(|o| *o == operands[0]) => {
+                        self.usdt_operand(operands[0])
+                    }
+                    _ => {
+                        // Sites differ: the attach cookie is the index of the site's specs.
+                        self.e.emit(Insn::call(GET_ATTACH_COOKIE));
+                        let done = self.e.label();
+                        let last = operands.len() - 1;
+                        for (i, op) in operands.iter().enumerate() {
+                            let next = self.e.label();
+                            if i < last {
+                                self.e.jmp_imm(BPF_JNE, R0, i as i32, next);
+                            }
+                            self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+                            self.usdt_operand(*op);
+                            if i < last {
+                                self.e.goto(done);
+                            }
+                            self.e.bind(next);
+                        }
+                        self.e.bind(done);
+                    }
+                }
+            }
+        }
+    }
+
+    /// r0 = one USDT operand (r1 = the context); 0 if the site has no such argument.
+    fn usdt_operand(&mut self, op: Option<&UsdtOperand>) {
+        let Some(op) = op else {
+            self.e.emit(Insn::mov64_imm(R0, 0));
+            return;
+        };
+        match &op.location {
+            OperandLocation::Register { offset, high_byte } => {
+                self.e.emit(Insn::ldx(Size::DW, R0, R1, *offset));
+                if *high_byte {
+                    self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 8));
+                }
+            }
+            OperandLocation::Immediate(v) => {
+                self.e.mov_const(R0, *v as u64);
+                return;
+            }
+            OperandLocation::Unknown => {
+                self.e.emit(Insn::mov64_imm(R0, 0));
+                return;
+            }
+            OperandLocation::Memory {
+                base,
+                index,
+                scale,
+                displacement,
+            } => {
+                self.e.emit(Insn::mov64_imm(R3, 0));
+                if let Some(base) = base {
+                    self.e.emit(Insn::ldx(Size::DW, R3, R1, *base));
+                }
+                if let Some(index) = index {
+                    self.e.emit(Insn::ldx(Size::DW, R4, R1, *index));
+                    self.e
+                        .emit(Insn::alu64_imm(BPF_MUL, R4, (*scale).max(1) as i32));
+                    self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R4));
+                }
+                self.e.mov_const(R4, *displacement as u64);
+                self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R4));
+                self.read_user_operand(op.size);
+            }
+            OperandLocation::PcRelative { delta } => {
+                self.e.emit(Insn::ldx(Size::DW, R3, R1, PT_REGS_IP));
+                self.e.mov_const(R4, *delta as u64);
+                self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R4));
+                self.read_user_operand(op.size);
+            }
+        }
+        match (op.size, op.signed) {
+            (8, _) => {}
+            (size, true) => self.e.emit(Insn::movsx64(R0, R0, size as i16 * 8)),
+            (4, false) => self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0)),
+            (size, false) => self
+                .e
+                .emit(Insn::alu64_imm(BPF_AND, R0, (1i32 << (size * 8)) - 1)),
+        }
+    }
+
+    /// r0 = `size` bytes of user memory at r3 (0 if unreadable).
+    fn read_user_operand(&mut self, size: u8) {
+        let size = size.clamp(1, 8);
+        self.e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
+        self.e.emit(Insn::mov64_reg(R1, R10));
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
+        self.e.emit(Insn::mov64_imm(R2, size as i32));
+        self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+        self.e.emit(Insn::ldx(
+            Size::from_bytes(size as usize),
+            R0,
+            R10,
+            KEY_SLOT,
+        ));
+    }
+
+    /// `probefunc` of a probe standing for many functions: the name at index
+    /// `bpf_get_attach_cookie()` of a table of string offsets in the read-only data.
+    fn function_by_cookie(&mut self, functions: &[String], span: Span) -> Result<Val> {
+        let offsets: Vec<u32> = functions
+            .iter()
+            .map(|f| self.c.rodata_string(f.as_bytes()))
+            .collect();
+        let max = offsets.iter().copied().max().unwrap_or(0);
+        let table: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+        // A table holding a zero byte would end the string early; rodata strings are
+        // copied whole (`string` appends a NUL), so store it as raw bytes.
+        let table_off = self.c.rodata_string(&table);
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+        self.e.emit(Insn::call(GET_ATTACH_COOKIE));
+        let in_range = self.e.label();
+        self.e
+            .jmp_imm(BPF_JLT, R0, offsets.len().max(1) as i32, in_range);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.bind(in_range);
+        self.e.emit(Insn::alu64_imm(BPF_LSH, R0, 2));
+        self.e.ld_map_value(R1, self.c.core.rodata, table_off);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
+        self.e.emit(Insn::ldx(Size::W, R0, R1, 0));
+        let bounded = self.e.label();
+        self.e.jmp_imm(BPF_JLE, R0, max as i32, bounded);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.bind(bounded);
+        self.e.ld_map_value(R1, self.c.core.rodata, 0);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
+        let v = self.push(span)?;
+        regs::write(&mut self.e, v, R1);
+        Ok(Val {
+            reg: v,
+            ty: Type::String,
         })
     }
 
@@ -368,6 +547,7 @@ impl Gen<'_, '_> {
                 }
                 self.arg(i as i16, span)
             }
+            ProbeContext::Uprobe(_) => self.arg(i as i16, span),
             ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(CompileError::new(
                 "D_ARGS_TYPE",
                 format!("args[ ] is not available for probe {probe}"),

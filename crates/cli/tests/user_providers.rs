@@ -1,0 +1,452 @@
+//! User-level providers on the live kernel: USDT probes (sys/sdt.h in C programs built here
+//! with gcc, and the `dtrace-usdt` crate's `ticker` example) and the `pid` provider.
+//!
+//! Each test builds its own copy of the C program, so probes attached system-wide (by
+//! binary) by one test never see another test's processes. `-c` holds the command until
+//! every probe is attached, so exact counts do not depend on timing.
+
+mod common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Run {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Start `dtrace` with `args`.
+fn spawn(args: &[&str]) -> std::process::Child {
+    common::require_root();
+    Command::new(env!("CARGO_BIN_EXE_dtrace"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start dtrace")
+}
+
+/// Wait for a started `dtrace`; kill it (and fail) after [`TIMEOUT`].
+fn finish(mut child: std::process::Child, what: &str) -> Run {
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).unwrap();
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dtrace {what} did not finish within {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        status: status.code().unwrap_or(-1),
+        stdout: reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}
+
+fn dtrace(args: &[&str]) -> Run {
+    finish(spawn(args), &format!("{args:?}"))
+}
+
+fn assert_ok(run: &Run) {
+    assert_eq!(
+        run.status, 0,
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        run.status, run.stdout, run.stderr
+    );
+}
+
+/// A scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dtrace-user-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The test program: `prog N` fires `myprov:::tick(i, name)` N times (the name a string
+/// the program has already read, so its page is mapped), calls `square(i)` N times, fires the
+/// semaphore-guarded `myprov:::guarded(i)` and prints `enabled` or `disabled` each time,
+/// then fires `myprov:::file-done(sum of squares)`. `prog wait` waits for stdin first.
+const PROGRAM: &str = r#"
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEM(n) unsigned short myprov_##n##_semaphore __attribute__((unused)) __attribute__((section(".probes")));
+SEM(tick) SEM(guarded) SEM(file__done)
+
+__attribute__((noinline)) int square(int x) { __asm__ volatile(""); return x * x; }
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "wait") == 0) {
+        char line[16];
+        if (!fgets(line, sizeof line, stdin)) return 0;
+        argv[1] = "1";
+    }
+    int n = argc > 1 ? atoi(argv[1]) : 3;
+    const char *names[] = {"alpha", "beta", "gamma"};
+    volatile size_t touched = 0;
+    long s = 0;
+    for (int i = 0; i < n; i++) {
+        touched += strlen(names[i % 3]);
+        DTRACE_PROBE2(myprov, tick, i, names[i % 3]);
+        s += square(i);
+        if (myprov_guarded_semaphore) {
+            DTRACE_PROBE1(myprov, guarded, i);
+            printf("enabled\n");
+        } else {
+            printf("disabled\n");
+        }
+    }
+    DTRACE_PROBE1(myprov, file__done, s);
+    return 0;
+}
+"#;
+
+/// Build the test program into a directory of its own; returns its path.
+fn program(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let src = dir.join("prog.c");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let exe = dir.join(name);
+    let out = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run gcc (and sys/sdt.h from systemtap-sdt-dev)");
+    assert!(
+        out.status.success(),
+        "gcc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The value of aggregation row `key` in default output (`key value` lines).
+fn agg_value(stdout: &str, key: &str) -> Option<u64> {
+    stdout.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.next()? == key).then_some(())?;
+        w.next()?.parse().ok()
+    })
+}
+
+#[test]
+fn usdt_exact_counts_with_c() {
+    let prog = program("counts");
+    let cmd = format!("{} 7", path_str(&prog));
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "myprov$target:::tick { @[\"tick\"] = count(); } myprov$target:::file-done { @[\"done\"] = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&run);
+    assert_eq!(agg_value(&run.stdout, "tick"), Some(7), "{}", run.stdout);
+    assert_eq!(agg_value(&run.stdout, "done"), Some(1), "{}", run.stdout);
+}
+
+#[test]
+fn usdt_integer_and_string_arguments() {
+    let prog = program("args");
+    let cmd = format!("{} 4", path_str(&prog));
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "myprov$target:::tick { printf(\"tick %d %s\\n\", arg0, copyinstr(arg1)); }
+         myprov$target:::file-done { printf(\"done %d %s %s %s\\n\", arg0, probeprov, probemod, probename); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&run);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("tick") || l.starts_with("done"))
+        .collect();
+    let pid = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("dtrace: pid ")?.split(' ').next())
+        .unwrap_or("?")
+        .to_string();
+    assert_eq!(
+        lines,
+        [
+            "tick 0 alpha".to_string(),
+            "tick 1 beta".into(),
+            "tick 2 gamma".into(),
+            "tick 3 alpha".into(),
+            format!("done 14 myprov{pid} args file-done"),
+        ],
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+#[test]
+fn semaphore_is_enabled_only_while_traced() {
+    let prog = program("sema");
+    let untraced = Command::new(&prog).arg("3").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&untraced.stdout),
+        "disabled\ndisabled\ndisabled\n"
+    );
+    let cmd = format!("{} 3", path_str(&prog));
+    // Tracing another probe of the program does not enable `guarded`.
+    let other = dtrace(&["-n", "myprov$target:::tick { }", "-c", &cmd]);
+    assert_ok(&other);
+    assert_eq!(
+        other.stdout.matches("disabled").count(),
+        3,
+        "{}",
+        other.stdout
+    );
+    let traced = dtrace(&[
+        "-q",
+        "-n",
+        "myprov$target:::guarded { @[\"guarded\"] = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&traced);
+    assert_eq!(
+        traced.stdout.matches("enabled").count() - traced.stdout.matches("disabled").count(),
+        3,
+        "{}",
+        traced.stdout
+    );
+    assert_eq!(
+        agg_value(&traced.stdout, "guarded"),
+        Some(3),
+        "{}",
+        traced.stdout
+    );
+    // Detached again: the kernel dropped the semaphore count.
+    let after = Command::new(&prog).arg("2").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&after.stdout),
+        "disabled\ndisabled\n"
+    );
+}
+
+/// A shell script running `prog 3` `runs` times.
+fn loop_script(prog: &Path, runs: u32) -> PathBuf {
+    let script = prog.with_extension("sh");
+    std::fs::write(
+        &script,
+        format!(
+            "i=0\nwhile [ $i -lt {runs} ]; do {} 3 >/dev/null; i=$((i+1)); done\n",
+            path_str(prog)
+        ),
+    )
+    .unwrap();
+    script
+}
+
+#[test]
+fn provider_glob_traces_processes_started_later() {
+    // A waiting instance maps the binary, so `myprov*:::tick` finds it without a path; it
+    // never fires a probe while dtrace runs. The loop's 50 processes start after attaching.
+    let prog = program("globloop");
+    let mut holder = Command::new(&prog)
+        .arg("wait")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let script = loop_script(&prog, 50);
+    let cmd = format!("/bin/sh {}", path_str(&script));
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "myprov*:::tick { @[probeprov, probemod] = count(); } myprov*:::file-done { @d = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    drop(holder.stdin.take());
+    let _ = holder.wait();
+    assert_ok(&run);
+    let row = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("myprov"))
+        .unwrap_or_default()
+        .to_string();
+    let words: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(words, ["myprov", "globloop", "150"], "{}", run.stdout);
+    assert!(
+        run.stdout.lines().any(|l| l.trim() == "50"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn module_path_names_a_binary_nothing_runs() {
+    let prog = program("bypath");
+    let script = loop_script(&prog, 50);
+    let cmd = format!("/bin/sh {}", path_str(&script));
+    let desc = format!(
+        "myprov*:{p}::tick {{ @t = count(); }} pid*:{p}:square:entry {{ @s = count(); }}",
+        p = path_str(&prog)
+    );
+    let run = dtrace(&["-q", "-n", &desc, "-c", &cmd]);
+    assert_ok(&run);
+    let values: Vec<&str> = run.stdout.split_whitespace().collect();
+    assert_eq!(values, ["150", "150"], "{}", run.stdout);
+}
+
+#[test]
+fn pid_entry_and_return() {
+    let prog = program("pidfn");
+    let cmd = format!("{} 6", path_str(&prog));
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "pid$target:a.out:square:entry { @e = count(); @a = sum(arg0); }
+         pid$target:a.out:square:return { @r = count(); @v = sum(arg1); @f[probefunc] = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&run);
+    // 6 entries with arguments 0..5 (sum 15), 6 returns of squares (sum 55).
+    let values: Vec<&str> = run
+        .stdout
+        .split_whitespace()
+        .filter(|w| *w != "disabled")
+        .collect();
+    assert_eq!(
+        values,
+        ["6", "15", "6", "55", "square", "6"],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn pid_glob_over_libc_attaches_quickly() {
+    let prog = program("libcglob");
+    let cmd = format!("{} 3", path_str(&prog));
+    let start = Instant::now();
+    let run = dtrace(&[
+        "-n",
+        "pid$target:libc.so.6::entry /probefunc == \"puts\"/ { @[probefunc] = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    let elapsed = start.elapsed();
+    assert_ok(&run);
+    let matched: u32 = run
+        .stderr
+        .split_whitespace()
+        .skip_while(|w| *w != "matched")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(matched > 1000, "matched {matched}: {}", run.stderr);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some("puts")),
+        "{}",
+        run.stdout
+    );
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+}
+
+#[test]
+fn list_usdt_probes_of_a_command() {
+    let prog = program("listing");
+    let cmd = format!("{} 1", path_str(&prog));
+    let run = dtrace(&["-l", "-n", "myprov$target:::", "-c", &cmd]);
+    assert_ok(&run);
+    let names: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert_eq!(names, ["file-done", "guarded", "tick"], "{}", run.stdout);
+    assert!(run.stdout.contains(" listing "), "{}", run.stdout);
+}
+
+/// The `dtrace-usdt` crate's example, built with cargo.
+fn ticker() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "-q", "-p", "dtrace-usdt", "--example", "ticker"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("run cargo");
+    assert!(status.success(), "building the ticker example failed");
+    let exe = Path::new(env!("CARGO_BIN_EXE_dtrace"))
+        .parent()
+        .unwrap()
+        .join("examples/ticker");
+    assert!(exe.exists(), "{}", exe.display());
+    exe
+}
+
+#[test]
+fn rust_usdt_crate_probes() {
+    let exe = ticker();
+    let cmd = format!("{} 5", path_str(&exe));
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "ticker$target:::tick { printf(\"%d %s\\n\", arg0, copyinstr(arg1)); }
+         ticker$target:::item-done { @d = count(); @n = sum(arg1); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&run);
+    for i in 0..5 {
+        assert!(
+            run.stdout.contains(&format!("{i} item-{i}\n")),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains(&format!("{i} tick enabled")));
+    }
+    // item-done fires while enabled: 5 times, with -(0+1+2+3+4).
+    let tail: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| !l.contains("item") && !l.contains("tick"))
+        .flat_map(|l| l.split_whitespace())
+        .collect();
+    assert_eq!(tail, ["5", "-10"], "{}", run.stdout);
+}

@@ -1,0 +1,895 @@
+//! User-level providers: USDT (`.note.stapsdt` probes) and `pid` (function entry, return
+//! and instruction offsets), both on uprobes.
+//!
+//! # Naming
+//!
+//! - `providerPID:module:function:name` (`myapp$target:::tick`, `pid123:a.out:main:entry`):
+//!   probes of the binaries process PID maps (read from `/proc/PID/maps`; for a `-c` command
+//!   still held before its exec, from the program's file and the libraries its `DT_NEEDED`
+//!   entries name). They are attached with PID as the uprobe filter; the provider shown is
+//!   the note's provider followed by the pid.
+//! - `provider*:module:function:name` (any glob in the provider part): probes of binaries,
+//!   attached system-wide by inode, so every process that runs the binary is traced, also
+//!   ones started later, from their first instruction. Binaries are the ones running
+//!   processes map (one pass over `/proc/*/maps`; only files whose section headers name a
+//!   `.note.stapsdt` section are read further) or, when the module field is a path
+//!   (`myapp*:/usr/bin/myapp::tick`, `pid*:/path/bin:func:entry`), that file whether or not
+//!   anything runs it. The provider shown is the note's provider (no pid), and the module
+//!   the path as written.
+//! - Modules are basenames (`libc.so.6`); `a.out` is also the name of the main executable.
+//!   `__` in a note's probe name is `-` in D.
+//! - Function names are matched mangled or demangled (the nested-name part of Itanium C++
+//!   and legacy Rust `_ZN...E` symbols: `_ZN4core3fmt5write17h..E` is `core::fmt::write`;
+//!   no templates, arguments or Rust v0 symbols) and shown demangled.
+//!
+//! # Attaching
+//!
+//! Every user probe is attached with one uprobe_multi link per binary (one `BPF_LINK_CREATE`
+//! whatever the number of sites), with the USDT semaphores as `ref_ctr_offset`s so is-enabled
+//! probes flip on while traced. A USDT probe whose sites have different operand specs gets
+//! one argument decoder per distinct spec list in its program; each site's attach cookie is
+//! the index of its list. A `pid` description matching more than [`GROUP_MIN`] functions of
+//! one binary becomes one probe (one program, one link) whose cookie indexes the functions'
+//! names, so `probefunc` is still right; `-l` and the "matched" count show every function.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use dtrace_backend::program::{
+    OperandLocation, ProbeContext, ProbeSite, UprobeContext, UprobeKind, UsdtOperand,
+};
+use dtrace_runtime::uprobe::UprobeSite;
+
+use crate::glob::glob_match;
+use crate::usdt::elf::Elf;
+use crate::usdt::{self, ArgLocation, UsdtArg, UsdtProbe};
+use crate::{Attach, Description, Probe};
+
+/// A `pid` description matching more functions than this in one binary becomes one probe.
+pub const GROUP_MIN: usize = 8;
+
+/// A process the session follows (`-c`/`-p`): where its binaries are found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserTarget {
+    pub pid: i32,
+    /// For a `-c` command held before its exec: the program it will run.
+    pub exec: Option<PathBuf>,
+}
+
+/// How a user probe is attached: one uprobe_multi link on `path`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserAttach {
+    pub path: PathBuf,
+    pub sites: Vec<UprobeSite>,
+    /// `None`: system-wide.
+    pub pid: Option<i32>,
+    pub retprobe: bool,
+}
+
+/// `ENOTSUPP`: the kernel cannot put a uprobe on an instruction (some functions of libc
+/// start with one).
+const ENOTSUPP: i32 = 524;
+
+/// Attaches `prog` to `sites` of `u.path` with one uprobe_multi link; when the kernel
+/// refuses some site's instruction, the sites are split in halves until the refused ones
+/// are found, and those are left out (a glob over a library then attaches everything the
+/// kernel can probe; a single refused function is still an error).
+pub fn attach(
+    prog: &dtrace_runtime::Program,
+    u: &UserAttach,
+    sites: &[UprobeSite],
+    links: &mut Vec<dtrace_runtime::Link>,
+) -> dtrace_runtime::Result<()> {
+    let r = dtrace_runtime::uprobe::attach_multi_link(prog, &u.path, sites, u.pid, u.retprobe);
+    match r {
+        Ok(link) => {
+            links.push(link);
+            Ok(())
+        }
+        Err(dtrace_runtime::Error::Os { errno, .. }) if errno == ENOTSUPP && sites.len() > 1 => {
+            let (a, b) = sites.split_at(sites.len() / 2);
+            for half in [a, b] {
+                match attach(prog, u, half, links) {
+                    Err(dtrace_runtime::Error::Os { errno, .. })
+                        if errno == ENOTSUPP && half.len() == 1 => {}
+                    other => other?,
+                }
+            }
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What the provider part of a description asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Scope {
+    /// `myapp123`: the literal provider `myapp` in process 123.
+    Pid { provider: String, pid: i32 },
+    /// A glob over pids (`myapp*`): binaries, system-wide.
+    Binaries { pattern: String },
+}
+
+fn is_glob(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Kernel and consumer providers, never user ones.
+const KERNEL_PROVIDERS: &[&str] = &["dtrace", "profile", "tick", "syscall", "sdt", "fbt"];
+
+fn scope(provider: &str) -> Option<Scope> {
+    if provider.is_empty() || KERNEL_PROVIDERS.contains(&provider) {
+        return None;
+    }
+    // A glob must start with a literal character: `*:::` would scan every binary.
+    if is_glob(provider) {
+        let first = provider.chars().next()?;
+        return (first.is_ascii_alphabetic() || first == '_').then(|| Scope::Binaries {
+            pattern: provider.to_string(),
+        });
+    }
+    let digits = provider.len()
+        - provider
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .len();
+    if digits == 0 || digits == provider.len() {
+        return None;
+    }
+    let (name, pid) = provider.split_at(provider.len() - digits);
+    Some(Scope::Pid {
+        provider: name.to_string(),
+        pid: pid.parse().ok()?,
+    })
+}
+
+/// What identifies a user probe: (pid, binary, provider, module, function, name).
+type ProbeKey = (Option<i32>, PathBuf, String, String, String, String);
+
+/// User-probe discovery state of a [`crate::Catalog`].
+#[derive(Debug, Default)]
+pub struct UserProbes {
+    pub targets: Vec<UserTarget>,
+    /// Probe index in the catalog by (pid, path, provider, module, function, name).
+    known: HashMap<ProbeKey, usize>,
+    /// Binaries running processes map that have USDT notes (scanned once).
+    usdt_binaries: Option<Vec<PathBuf>>,
+    /// Parsed notes by path.
+    notes: HashMap<PathBuf, Vec<UsdtProbe>>,
+}
+
+impl UserProbes {
+    /// Discover and add to `probes` the user probes `desc` names; returns the indices of the
+    /// probes matching it.
+    pub fn discover(&mut self, desc: &Description, probes: &mut Vec<Probe>) -> Vec<usize> {
+        let Some(scope) = scope(&desc.provider) else {
+            return Vec::new();
+        };
+        let path_module = desc
+            .module
+            .starts_with('/')
+            .then(|| PathBuf::from(&desc.module));
+        let mut found = Vec::new();
+        match &scope {
+            Scope::Pid { provider, pid } => {
+                let binaries = match &path_module {
+                    Some(p) => vec![(p.clone(), false)],
+                    None => self.process_binaries(*pid),
+                };
+                for (path, main) in binaries {
+                    let modules = module_names(&path, main, path_module.is_some());
+                    if !modules.iter().any(|m| glob_match(&desc.module, m)) {
+                        continue;
+                    }
+                    let module = modules[0].clone();
+                    if provider == "pid" {
+                        found.extend(self.pid_probes(desc, &path, &module, Some(*pid), probes));
+                    } else {
+                        found.extend(self.usdt_probes(
+                            desc,
+                            &path,
+                            &module,
+                            &|p| p == provider,
+                            Some(*pid),
+                            probes,
+                        ));
+                    }
+                }
+            }
+            Scope::Binaries { pattern } => {
+                let binaries = match &path_module {
+                    Some(p) => vec![p.clone()],
+                    None => self.usdt_binaries().to_vec(),
+                };
+                for path in binaries {
+                    let modules = module_names(&path, false, path_module.is_some());
+                    if !modules.iter().any(|m| glob_match(&desc.module, m)) {
+                        continue;
+                    }
+                    let module = modules[0].clone();
+                    found.extend(self.usdt_probes(
+                        desc,
+                        &path,
+                        &module,
+                        &|p| glob_match(pattern, p),
+                        None,
+                        probes,
+                    ));
+                    if path_module.is_some() && glob_match(pattern, "pid") {
+                        found.extend(self.pid_probes(desc, &path, &module, None, probes));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// The USDT providers in the binaries process `pid` maps (for `-l -p PID`).
+    pub fn providers_of(&mut self, pid: i32) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (path, _) in self.process_binaries(pid) {
+            if !has_stapsdt(&path) {
+                continue;
+            }
+            for note in self.notes(&path) {
+                if !out.contains(&note.provider) {
+                    out.push(note.provider.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The ELF files process `pid` maps, `true` for its main executable.
+    fn process_binaries(&self, pid: i32) -> Vec<(PathBuf, bool)> {
+        if let Some(exec) = self
+            .targets
+            .iter()
+            .find(|t| t.pid == pid)
+            .and_then(|t| t.exec.clone())
+        {
+            let mut out = vec![(exec.clone(), true)];
+            out.extend(needed_libraries(&exec).into_iter().map(|p| (p, false)));
+            return out;
+        }
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        let mut out: Vec<(PathBuf, bool)> = Vec::new();
+        for path in maps_files(pid) {
+            if !out.iter().any(|(p, _)| *p == path) {
+                let main = exe.as_ref() == Some(&path);
+                out.push((path, main));
+            }
+        }
+        out
+    }
+
+    /// Files with USDT notes mapped by any running process.
+    fn usdt_binaries(&mut self) -> &[PathBuf] {
+        if self.usdt_binaries.is_none() {
+            let mut seen = HashSet::new();
+            let mut with_notes = Vec::new();
+            if let Ok(dir) = std::fs::read_dir("/proc") {
+                for entry in dir.flatten() {
+                    let name = entry.file_name();
+                    let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                        continue;
+                    };
+                    for path in maps_files(pid) {
+                        if seen.insert(path.clone()) && has_stapsdt(&path) {
+                            with_notes.push(path);
+                        }
+                    }
+                }
+            }
+            self.usdt_binaries = Some(with_notes);
+        }
+        self.usdt_binaries.as_deref().unwrap_or_default()
+    }
+
+    fn notes(&mut self, path: &Path) -> &[UsdtProbe] {
+        self.notes
+            .entry(path.to_path_buf())
+            .or_insert_with(|| usdt::read_probes(path).unwrap_or_default())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn usdt_probes(
+        &mut self,
+        desc: &Description,
+        path: &Path,
+        module: &str,
+        provider_ok: &dyn Fn(&str) -> bool,
+        pid: Option<i32>,
+        probes: &mut Vec<Probe>,
+    ) -> Vec<usize> {
+        // Sites grouped by (provider, function, name).
+        let mut groups: BTreeMap<(String, String, String), Vec<UsdtProbe>> = BTreeMap::new();
+        for note in self.notes(path) {
+            if !provider_ok(&note.provider) {
+                continue;
+            }
+            let provider = match pid {
+                Some(pid) => format!("{}{pid}", note.provider),
+                None => note.provider.clone(),
+            };
+            let function = note.function.as_deref().map(demangle).unwrap_or_default();
+            let name = note.d_name();
+            if !(glob_match(&desc.provider, &provider)
+                && glob_match(&desc.function, &function)
+                && glob_match(&desc.name, &name))
+            {
+                continue;
+            }
+            groups
+                .entry((provider, function, name))
+                .or_default()
+                .push(note.clone());
+        }
+        let mut found = Vec::new();
+        for ((provider, function, name), notes) in groups {
+            let key = (
+                pid,
+                path.to_path_buf(),
+                provider.clone(),
+                module.to_string(),
+                function.clone(),
+                name.clone(),
+            );
+            if let Some(&i) = self.known.get(&key) {
+                found.push(i);
+                continue;
+            }
+            let mut specs: Vec<Vec<UsdtOperand>> = Vec::new();
+            let mut sites = Vec::new();
+            for note in &notes {
+                let spec = operands(note);
+                let cookie = match specs.iter().position(|s| *s == spec) {
+                    Some(i) => i,
+                    None => {
+                        specs.push(spec);
+                        specs.len() - 1
+                    }
+                };
+                sites.push(UprobeSite {
+                    offset: note.pc_offset,
+                    ref_ctr_offset: note.semaphore_offset,
+                    cookie: cookie as u64,
+                });
+            }
+            let site = ProbeSite {
+                id: probes.len() as u32 + 1,
+                provider,
+                module: module.to_string(),
+                function,
+                name,
+                context: ProbeContext::Uprobe(UprobeContext {
+                    kind: UprobeKind::Usdt(specs),
+                    functions: Vec::new(),
+                }),
+            };
+            probes.push(Probe {
+                site,
+                attach: Attach::User(UserAttach {
+                    path: path.to_path_buf(),
+                    sites,
+                    pid,
+                    retprobe: false,
+                }),
+            });
+            self.known.insert(key, probes.len() - 1);
+            found.push(probes.len() - 1);
+        }
+        found
+    }
+
+    fn pid_probes(
+        &mut self,
+        desc: &Description,
+        path: &Path,
+        module: &str,
+        pid: Option<i32>,
+        probes: &mut Vec<Probe>,
+    ) -> Vec<usize> {
+        let provider = match pid {
+            Some(pid) => format!("pid{pid}"),
+            None => "pid".to_string(),
+        };
+        if !glob_match(&desc.provider, &provider) {
+            return Vec::new();
+        }
+        let functions: Vec<(String, u64)> = function_offsets(path)
+            .into_iter()
+            .filter_map(|(off, names)| {
+                // The first alias the description names (a plain name before `_IO_` ones).
+                let mut names = names;
+                names.sort_by_key(|(raw, _)| raw.starts_with('_'));
+                names
+                    .into_iter()
+                    .find(|(raw, name)| {
+                        glob_match(&desc.function, name) || glob_match(&desc.function, raw)
+                    })
+                    .map(|(_, name)| (name, off))
+            })
+            .collect();
+        if functions.is_empty() {
+            return Vec::new();
+        }
+        // entry, return, or an instruction offset.
+        let mut kinds: Vec<(String, Option<u64>)> = Vec::new();
+        for n in ["entry", "return"] {
+            if glob_match(&desc.name, n) {
+                kinds.push((n.to_string(), None));
+            }
+        }
+        if let Some(off) = parse_offset(&desc.name) {
+            kinds.push((format!("{off:x}"), Some(off)));
+        }
+        let mut found = Vec::new();
+        for (name, offset) in kinds {
+            let retprobe = name == "return";
+            let kind = if retprobe {
+                UprobeKind::Return
+            } else {
+                UprobeKind::Entry
+            };
+            let groups: Vec<Vec<&(String, u64)>> = if functions.len() > GROUP_MIN {
+                vec![functions.iter().collect()]
+            } else {
+                functions.iter().map(|f| vec![f]).collect()
+            };
+            for group in groups {
+                let grouped = group.len() > 1;
+                let function = if grouped {
+                    desc.function.clone()
+                } else {
+                    group[0].0.clone()
+                };
+                let key = (
+                    pid,
+                    path.to_path_buf(),
+                    provider.clone(),
+                    module.to_string(),
+                    format!("{function}\0{}", group.len()),
+                    name.clone(),
+                );
+                if let Some(&i) = self.known.get(&key) {
+                    found.push(i);
+                    continue;
+                }
+                let sites = group
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, off))| UprobeSite {
+                        offset: off + offset.unwrap_or(0),
+                        ref_ctr_offset: 0,
+                        cookie: i as u64,
+                    })
+                    .collect();
+                let site = ProbeSite {
+                    id: probes.len() as u32 + 1,
+                    provider: provider.clone(),
+                    module: module.to_string(),
+                    function,
+                    name: name.clone(),
+                    context: ProbeContext::Uprobe(UprobeContext {
+                        kind: kind.clone(),
+                        functions: if grouped {
+                            group.iter().map(|(n, _)| n.clone()).collect()
+                        } else {
+                            Vec::new()
+                        },
+                    }),
+                };
+                probes.push(Probe {
+                    site,
+                    attach: Attach::User(UserAttach {
+                        path: path.to_path_buf(),
+                        sites,
+                        pid,
+                        retprobe,
+                    }),
+                });
+                self.known.insert(key, probes.len() - 1);
+                found.push(probes.len() - 1);
+            }
+        }
+        found
+    }
+}
+
+/// `4`, `0x10`, `1f` (DTrace offsets are hex).
+fn parse_offset(name: &str) -> Option<u64> {
+    if name.is_empty() || is_glob(name) {
+        return None;
+    }
+    let hex = name.strip_prefix("0x").unwrap_or(name);
+    u64::from_str_radix(hex, 16).ok()
+}
+
+/// The names a binary answers to as a module: its basename (or the path as written when a
+/// description named it), and `a.out` for a main executable.
+fn module_names(path: &Path, main: bool, by_path: bool) -> Vec<String> {
+    let mut names = vec![if by_path {
+        path.display().to_string()
+    } else {
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }];
+    if main {
+        names.push("a.out".to_string());
+    }
+    names
+}
+
+/// The files mapped by process `pid`, in map order.
+fn maps_files(pid: i32) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    for line in text.lines() {
+        // address perms offset dev inode path
+        let mut fields = line.splitn(6, ' ');
+        let inode = fields.nth(4).unwrap_or("0");
+        let path = fields.next().unwrap_or("").trim_start();
+        if inode == "0" || !path.starts_with('/') || path.ends_with(" (deleted)") {
+            continue;
+        }
+        let path = PathBuf::from(path);
+        if out.last() != Some(&path) && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Whether the ELF file at `path` has a `.note.stapsdt` section, reading only its headers.
+pub fn has_stapsdt(path: &Path) -> bool {
+    fn check(path: &Path) -> Option<bool> {
+        let file = File::open(path).ok()?;
+        let mut header = [0u8; 64];
+        file.read_exact_at(&mut header, 0).ok()?;
+        if &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
+            return Some(false);
+        }
+        let u16_at = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]) as usize;
+        let u64_at =
+            |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
+        let shoff = u64_at(&header, 0x28);
+        let (entsize, count, strndx) = (
+            u16_at(&header, 0x3a),
+            u16_at(&header, 0x3c),
+            u16_at(&header, 0x3e),
+        );
+        if entsize < 64 || count == 0 || strndx >= count || count > 4096 {
+            return Some(false);
+        }
+        let mut headers = vec![0u8; entsize * count];
+        file.read_exact_at(&mut headers, shoff).ok()?;
+        let strtab = &headers[strndx * entsize..];
+        let (str_off, str_size) = (u64_at(strtab, 0x18), u64_at(strtab, 0x20));
+        if str_size > 1 << 20 {
+            return Some(false);
+        }
+        let mut names = vec![0u8; str_size as usize];
+        file.read_exact_at(&mut names, str_off).ok()?;
+        let wanted = b".note.stapsdt\0";
+        Some((0..count).any(|i| {
+            let name = u32::from_le_bytes(
+                headers[i * entsize..i * entsize + 4]
+                    .try_into()
+                    .unwrap_or([0; 4]),
+            ) as usize;
+            names.get(name..name + wanted.len()) == Some(&wanted[..])
+        }))
+    }
+    check(path).unwrap_or(false)
+}
+
+/// The argument operands of one note, as the program reads them.
+fn operands(note: &UsdtProbe) -> Vec<UsdtOperand> {
+    let Ok(args) = &note.args else {
+        return Vec::new();
+    };
+    args.iter().map(|a| operand(a, note.pc)).collect()
+}
+
+fn operand(arg: &UsdtArg, pc: u64) -> UsdtOperand {
+    let location = match &arg.location {
+        _ if arg.float => OperandLocation::Unknown,
+        ArgLocation::Register { reg, high_byte } => OperandLocation::Register {
+            offset: reg.pt_regs_offset(),
+            high_byte: *high_byte,
+        },
+        ArgLocation::Memory {
+            base,
+            index,
+            scale,
+            offset,
+            symbol: None,
+        } => OperandLocation::Memory {
+            base: base.map(|r| r.pt_regs_offset()),
+            index: index.map(|r| r.pt_regs_offset()),
+            scale: *scale,
+            displacement: *offset,
+        },
+        ArgLocation::Memory { .. } => OperandLocation::Unknown,
+        ArgLocation::Immediate(v) => OperandLocation::Immediate(*v),
+        ArgLocation::RipRelative {
+            address: Some(a), ..
+        } => OperandLocation::PcRelative {
+            delta: a.wrapping_sub(pc) as i64,
+        },
+        ArgLocation::Absolute {
+            address: Some(a), ..
+        } => OperandLocation::Memory {
+            base: None,
+            index: None,
+            scale: 1,
+            displacement: *a as i64,
+        },
+        ArgLocation::RipRelative { .. } | ArgLocation::Absolute { .. } => OperandLocation::Unknown,
+    };
+    UsdtOperand {
+        size: arg.size,
+        signed: arg.signed,
+        location,
+    }
+}
+
+/// Every defined function of the ELF file at `path` (`.symtab`, else `.dynsym`): its file
+/// offset and the `(raw, shown)` names of every symbol at that address (aliases such as
+/// `_IO_puts` and `puts`), in symbol-table order.
+pub fn function_offsets(path: &Path) -> Vec<(u64, Vec<(String, String)>)> {
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(elf) = Elf::parse(&data) else {
+        return Vec::new();
+    };
+    let Ok(symbols) = elf.symbols() else {
+        return Vec::new();
+    };
+    let mut index: HashMap<u64, usize> = HashMap::new();
+    let mut out: Vec<(u64, Vec<(String, String)>)> = Vec::new();
+    for s in symbols {
+        if !s.is_func || s.value == 0 || s.name.is_empty() {
+            continue;
+        }
+        let Some(offset) = elf.vaddr_to_offset(s.value) else {
+            continue;
+        };
+        if !probeable(data.get(offset as usize..).unwrap_or_default()) {
+            continue;
+        }
+        let name = demangle(&s.name);
+        match index.get(&offset) {
+            Some(&i) => out[i].1.push((s.name, name)),
+            None => {
+                index.insert(offset, out.len());
+                out.push((offset, vec![(s.name, name)]));
+            }
+        }
+    }
+    out
+}
+
+/// Whether x86_64 uprobes accept the instruction starting `code`: they refuse `lock`ed
+/// instructions (prefix 0xf0, after other legacy prefixes) and `int3`, which start some
+/// libc functions (`pthread_spin_lock`). Leaving them out here saves the kernel's refusal
+/// (a failed uprobe_multi attach costs about 100 ms); [`attach`] still copes with others.
+fn probeable(code: &[u8]) -> bool {
+    for &b in code.iter().take(5) {
+        match b {
+            0xf0 | 0xcc => return false,
+            0x66 | 0x67 | 0x2e | 0x3e | 0x26 | 0x64 | 0x65 | 0x36 | 0xf2 | 0xf3 => continue,
+            _ => return true,
+        }
+    }
+    !code.is_empty()
+}
+
+/// The nested name of an Itanium C++ or legacy Rust symbol (`_ZN3foo3barE` is `foo::bar`,
+/// dropping Rust's `17h<hash>E`), or the symbol itself. Templates and argument types are
+/// not decoded.
+pub fn demangle(symbol: &str) -> String {
+    fn nested(s: &str) -> Option<String> {
+        let mut rest = s.strip_prefix("_ZN")?;
+        let mut parts: Vec<String> = Vec::new();
+        while !rest.starts_with('E') {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 {
+                return None;
+            }
+            let len: usize = rest[..digits].parse().ok()?;
+            let part = rest.get(digits..digits + len)?;
+            rest = &rest[digits + len..];
+            parts.push(
+                part.replace("$LT$", "<")
+                    .replace("$GT$", ">")
+                    .replace("..", "::"),
+            );
+        }
+        if let Some(last) = parts.last() {
+            if last.len() == 17
+                && last.starts_with('h')
+                && last[1..].bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                parts.pop();
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("::"))
+    }
+    let base = symbol.split('.').next().unwrap_or(symbol);
+    nested(base).unwrap_or_else(|| symbol.to_string())
+}
+
+/// The shared libraries `exe` needs (`DT_NEEDED`, recursively), found as the dynamic linker
+/// would: `DT_RPATH`/`DT_RUNPATH` (with `$ORIGIN`), `LD_LIBRARY_PATH`, `/etc/ld.so.conf`
+/// directories, then the default ones.
+pub fn needed_libraries(exe: &Path) -> Vec<PathBuf> {
+    let mut dirs_default: Vec<PathBuf> = Vec::new();
+    if let Ok(v) = std::env::var("LD_LIBRARY_PATH") {
+        dirs_default.extend(v.split(':').filter(|d| !d.is_empty()).map(PathBuf::from));
+    }
+    dirs_default.extend(ld_so_conf_dirs(Path::new("/etc/ld.so.conf"), 0));
+    for d in [
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib64",
+        "/usr/lib64",
+        "/lib",
+        "/usr/lib",
+    ] {
+        dirs_default.push(PathBuf::from(d));
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut queue = vec![exe.to_path_buf()];
+    let mut seen_names = HashSet::new();
+    while let Some(file) = queue.pop() {
+        let Ok(data) = std::fs::read(&file) else {
+            continue;
+        };
+        let Ok(elf) = Elf::parse(&data) else { continue };
+        let (needed, paths) = dynamic_entries(&elf);
+        let origin = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut dirs: Vec<PathBuf> = paths
+            .iter()
+            .flat_map(|p| p.split(':'))
+            .filter(|d| !d.is_empty())
+            .map(|d| PathBuf::from(d.replace("$ORIGIN", &origin.display().to_string())))
+            .collect();
+        dirs.extend(dirs_default.iter().cloned());
+        for name in needed {
+            if !seen_names.insert(name.clone()) {
+                continue;
+            }
+            let found = if name.contains('/') {
+                Some(PathBuf::from(&name))
+            } else {
+                dirs.iter().map(|d| d.join(&name)).find(|p| p.is_file())
+            };
+            if let Some(p) = found {
+                let p = std::fs::canonicalize(&p).unwrap_or(p);
+                if !out.contains(&p) {
+                    out.push(p.clone());
+                    queue.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `DT_NEEDED` names and `DT_RPATH`/`DT_RUNPATH` values of a file.
+fn dynamic_entries(elf: &Elf) -> (Vec<String>, Vec<String>) {
+    let (Some(dynamic), Some(dynstr)) = (elf.section(".dynamic"), elf.section(".dynstr")) else {
+        return (Vec::new(), Vec::new());
+    };
+    let (Ok(d), Ok(strings)) = (elf.section_data(dynamic), elf.section_data(dynstr)) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut needed = Vec::new();
+    let mut paths = Vec::new();
+    for entry in d.chunks_exact(16) {
+        let tag = u64::from_le_bytes(entry[..8].try_into().unwrap_or([0; 8]));
+        let val = u64::from_le_bytes(entry[8..].try_into().unwrap_or([0; 8])) as usize;
+        let text = || {
+            strings
+                .get(val..)
+                .and_then(|s| s.split(|&b| b == 0).next())
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+        };
+        match tag {
+            0 => break,
+            1 => needed.extend(text()),
+            15 | 29 => paths.extend(text()),
+            _ => {}
+        }
+    }
+    (needed, paths)
+}
+
+fn ld_so_conf_dirs(path: &Path, depth: u32) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(pattern) = line.strip_prefix("include") {
+            let pattern = pattern.trim();
+            // Only `dir/*.conf` patterns, as distributions write them.
+            if let Some(dir) = pattern.strip_suffix("/*.conf") {
+                if depth < 4 {
+                    if let Ok(entries) = std::fs::read_dir(dir) {
+                        let mut files: Vec<PathBuf> = entries
+                            .flatten()
+                            .map(|e| e.path())
+                            .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                            .collect();
+                        files.sort();
+                        for f in files {
+                            out.extend(ld_so_conf_dirs(&f, depth + 1));
+                        }
+                    }
+                }
+            }
+        } else if line.starts_with('/') {
+            out.push(PathBuf::from(line));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes() {
+        assert_eq!(
+            scope("myapp123"),
+            Some(Scope::Pid {
+                provider: "myapp".into(),
+                pid: 123
+            })
+        );
+        assert_eq!(
+            scope("myapp*"),
+            Some(Scope::Binaries {
+                pattern: "myapp*".into()
+            })
+        );
+        assert_eq!(scope("syscall"), None);
+        assert_eq!(scope("*"), None);
+        assert_eq!(scope("123"), None);
+        assert_eq!(scope("myapp"), None);
+    }
+
+    #[test]
+    fn demangles_nested_names() {
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE"),
+            "core::fmt::write"
+        );
+        assert_eq!(demangle("_ZN3foo3barEv"), "foo::bar");
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(parse_offset("4"), Some(4));
+        assert_eq!(parse_offset("entry"), None);
+    }
+
+    #[test]
+    fn finds_libc_of_the_test_binary() {
+        let exe = std::env::current_exe().unwrap();
+        let libs = needed_libraries(&exe);
+        assert!(
+            libs.iter().any(|l| l.to_string_lossy().contains("libc.so")),
+            "{libs:?}"
+        );
+        let me = std::process::id() as i32;
+        assert!(maps_files(me).contains(&std::fs::canonicalize(&exe).unwrap()));
+    }
+}
