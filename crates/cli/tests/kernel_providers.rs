@@ -10,60 +10,11 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Run `dtrace` with `args`; kill it (and fail) after [`TIMEOUT`].
-fn dtrace(args: &[&str]) -> Run {
-    common::require_root();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dtrace"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start dtrace");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).unwrap();
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).unwrap();
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("dtrace {args:?} did not finish within {TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run {
-        status: status.code().unwrap_or(-1),
-        stdout: reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-    }
-}
+use common::{dtrace, Run};
 
 /// A scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {

@@ -7,67 +7,11 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Start `dtrace` with `args`.
-fn spawn(args: &[&str]) -> std::process::Child {
-    common::require_root();
-    Command::new(env!("CARGO_BIN_EXE_dtrace"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start dtrace")
-}
-
-/// Wait for a started `dtrace`; kill it (and fail) after [`TIMEOUT`].
-fn finish(mut child: std::process::Child, what: &str) -> Run {
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).unwrap();
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).unwrap();
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("dtrace {what} did not finish within {TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run {
-        status: status.code().unwrap_or(-1),
-        stdout: reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-    }
-}
-
-fn dtrace(args: &[&str]) -> Run {
-    finish(spawn(args), &format!("{args:?}"))
-}
+use common::{dtrace, Run};
 
 fn assert_ok(run: &Run) {
     assert_eq!(

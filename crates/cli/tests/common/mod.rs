@@ -1,5 +1,16 @@
 //! Shared by the integration tests: they load real programs into the running kernel, so they
-//! need root, and say so plainly instead of skipping.
+//! need root and say so plainly instead of skipping; and they run `dtrace` with a timeout so
+//! a hang fails the test instead of blocking CI.
+//!
+//! Each test binary compiles this module on its own and uses a subset of it.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest one `dtrace` run may take.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Fail the test with a clear message unless running as root.
 pub fn require_root() {
@@ -9,4 +20,61 @@ pub fn require_root() {
         euid, 0,
         "these tests load BPF programs into the running kernel and must run as root"
     );
+}
+
+/// How a `dtrace` run ended.
+pub struct Run {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Start `dtrace` with `args` (stdin empty, output captured).
+pub fn spawn(args: &[&str]) -> Child {
+    require_root();
+    Command::new(env!("CARGO_BIN_EXE_dtrace"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start dtrace")
+}
+
+/// Wait for a started `dtrace`; kill it (and fail) after [`TIMEOUT`].
+pub fn finish(mut child: Child, what: &str) -> Run {
+    let mut out = child.stdout.take().expect("piped stdout");
+    let mut err = child.stderr.take().expect("piped stderr");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).expect("read stdout");
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).expect("read stderr");
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for dtrace") {
+            break status;
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dtrace {what} did not finish within {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        status: status.code().unwrap_or(-1),
+        stdout: reader.join().expect("stdout reader"),
+        stderr: err_reader.join().expect("stderr reader"),
+    }
+}
+
+/// Run `dtrace` with `args` to its end.
+pub fn dtrace(args: &[&str]) -> Run {
+    finish(spawn(args), &format!("{args:?}"))
 }
