@@ -97,11 +97,11 @@ fn semantic_errors_carry_their_d_tags() {
         ),
         (
             "BEGIN { @a = llquantize(1, 10, 0, 3, 7); }",
-            "D_LLQUANT_FACTORNSTEPS",
+            "D_LLQUANT_STEPVAL",
         ),
         (
             "BEGIN { @a = llquantize(1, 1, 0, 3, 10); }",
-            "D_LLQUANT_FACTORSMALL",
+            "D_LLQUANT_FACTORVAL",
         ),
         ("BEGIN { x = strlen(1); }", "D_PROTO_ARG"),
         ("BEGIN { trace($3); }", "D_MACRO_UNDEF"),

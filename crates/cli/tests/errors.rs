@@ -117,6 +117,24 @@ fn oracle_error_tests() {
 }
 
 const CASES: &[Case] = &[
+    case(
+        "test/unittest/begin/err.D_PDESC_ZERO.begin.d",
+        19,
+        "BEGIN::read:entry\n{\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/begin/err.D_PDESC_ZERO.begin.d: [D_PDESC_ZERO] line 19: probe description BEGIN::read:entry does not match any probes\n",
+    ),
+    case(
+        "test/unittest/begin/err.D_PDESC_ZERO.tick.d",
+        17,
+        "#pragma D option quiet\n\n\nBEGIN:tick-1\n{\n\tprintf(\"Begin fired first\\n\");\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/begin/err.D_PDESC_ZERO.tick.d: [D_PDESC_ZERO] line 20: probe description ::BEGIN:tick-1 does not match any probes\n",
+    ),
+    case(
+        "test/unittest/exit/err.D_PROTO_LEN.noarg.d",
+        15,
+        "#pragma D option quiet\n\ndtrace:::BEGIN\n{\n\texit()\n}\n",
+        "dtrace: failed to compile script test/unittest/exit/err.D_PROTO_LEN.noarg.d: [D_PROTO_LEN] line 19: exit( ) prototype mismatch: 0 args passed, 1 expected\n",
+    ),
     // printa/
     case(
         "test/unittest/printa/err.D_PRINTA_AGGARG.badagg.d",

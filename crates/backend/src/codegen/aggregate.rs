@@ -161,31 +161,81 @@ fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usi
         }
         "llquantize" => {
             count(5..=6)?;
-            let factor = const_arg(func, args, 1, "factor")?;
-            let low = const_arg(func, args, 2, "low magnitude")?;
-            let high = const_arg(func, args, 3, "high magnitude")?;
-            let nsteps = const_arg(func, args, 4, "linear steps per magnitude")?;
-            if factor < 2 {
+            let arg = |i: usize, tag: &'static str| -> Result<i64> {
+                constant(&args[i]).ok_or_else(|| {
+                    CompileError::new(
+                        tag,
+                        format!("llquantize( ) argument #{i} must be an integer constant"),
+                        args[i].span,
+                    )
+                })
+            };
+            let factor = arg(1, "D_LLQUANT_FACTORTYPE")?;
+            if !(2..=u16::MAX as i64).contains(&factor) {
                 return bad(
-                    "D_LLQUANT_FACTORSMALL",
-                    "llquantize( ) factor must be greater than or equal to 2".into(),
+                    "D_LLQUANT_FACTORVAL",
+                    "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2".into(),
+                );
+            }
+            let low = arg(2, "D_LLQUANT_LMAGTYPE")?;
+            if !(0..=u16::MAX as i64).contains(&low) {
+                return bad(
+                    "D_LLQUANT_LMAGVAL",
+                    "llquantize( ) argument #2 must be an unsigned 16-bit quantity".into(),
+                );
+            }
+            let high = arg(3, "D_LLQUANT_HMAGTYPE")?;
+            if !(0..=u16::MAX as i64).contains(&high) {
+                return bad(
+                    "D_LLQUANT_HMAGVAL",
+                    "llquantize( ) argument #3 must be an unsigned 16-bit quantity".into(),
                 );
             }
             if high < low {
-                return bad("D_LLQUANT_MAGRANGE", "llquantize( ) high magnitude must be greater than or equal to the low magnitude".into());
-            }
-            if nsteps < factor || nsteps % factor != 0 {
                 return bad(
-                    "D_LLQUANT_FACTORNSTEPS",
-                    "llquantize( ) factor must evenly divide the number of steps per magnitude"
+                    "D_LLQUANT_HMAGVAL",
+                    "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)".into(),
+                );
+            }
+            if (factor as f64).powi(high as i32 + 1) > u64::MAX as f64 {
+                return bad(
+                    "D_LLQUANT_HMAGVAL",
+                    "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits"
                         .into(),
                 );
             }
-            if (factor as f64).powi(high as i32 + 1) > i64::MAX as f64 {
+            let nsteps = arg(4, "D_LLQUANT_STEPTYPE")?;
+            if !(1..=u16::MAX as i64).contains(&nsteps) {
                 return bad(
-                    "D_LLQUANT_MAGTOOBIG",
-                    "llquantize( ) factor and high magnitude overflow 64 bits".into(),
+                    "D_LLQUANT_STEPVAL",
+                    "llquantize( ) argument #4 must be an unsigned 16-bit quantity".into(),
                 );
+            }
+            if nsteps < factor && factor % nsteps != 0 {
+                return bad(
+                    "D_LLQUANT_STEPVAL",
+                    "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor".into(),
+                );
+            }
+            if nsteps > factor {
+                if nsteps % factor != 0 {
+                    return bad(
+                        "D_LLQUANT_STEPVAL",
+                        "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor".into(),
+                    );
+                }
+                let power = (factor as u128).saturating_pow(low.max(1) as u32 + 1);
+                if power % nsteps as u128 != 0 {
+                    return bad(
+                        "D_LLQUANT_STEPVAL",
+                        if low == 0 {
+                            "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0"
+                        } else {
+                            "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag==0"
+                        }
+                        .into(),
+                    );
+                }
             }
             let kind = AggFunc::Llquantize {
                 factor: factor as u64,

@@ -127,6 +127,10 @@ impl Gen<'_, '_> {
                 if let Some(v) = self.builtin(name, e.span)? {
                     return Ok(v);
                 }
+                if name == "NULL" {
+                    // DTrace's built-in NULL: the integer constant 0 (sizeof 4).
+                    return self.constant(0, types::INT, e.span);
+                }
                 Err(CompileError::new(
                     "D_IDENT_UNDEF",
                     format!("failed to resolve {name}: Unknown variable name"),
@@ -143,6 +147,7 @@ impl Gen<'_, '_> {
                     self.load_var(VarRef::of(e).expect("an array"), e.span)
                 }
                 ExprKind::Ident(name) if name == "args" => self.typed_arg(args, e.span),
+                ExprKind::SelfVar(_) => self.load_var(VarRef::of(e).expect("an array"), e.span),
                 ExprKind::Ident(name) => Err(CompileError::new(
                     "D_IDENT_UNDEF",
                     format!("failed to resolve {name}: Unknown variable name"),
@@ -236,10 +241,15 @@ impl Gen<'_, '_> {
     pub(crate) fn type_of(&mut self, e: &Expr) -> Result<Type> {
         let checkpoint = self.e.checkpoint();
         let scratch = self.scratch_top;
+        let this_count = self.this_offsets.len();
         let v = self.expr(e)?;
         self.pop(v.reg);
         self.e.rollback(checkpoint);
         self.scratch_top = scratch;
+        if self.this_offsets.len() != this_count {
+            // Slots placed while typing lie above the restored top: forget them.
+            self.this_offsets.retain(|_, off| *off < scratch);
+        }
         Ok(v.ty)
     }
 
@@ -418,7 +428,9 @@ impl Gen<'_, '_> {
     fn load_var_or_zero(&mut self, var: VarRef<'_>, span: Span) -> Result<Val> {
         match var {
             VarRef::Global(name) if !self.c.is_global(name) && !self.is_builtin(name) => {
-                self.constant(0, types::INT, span)
+                // The first use creates the variable; later firings read what was stored.
+                self.c.new_global(name, types::INT);
+                self.load_var(VarRef::Global(name), span)
             }
             other => self.load_var(other, span),
         }
@@ -457,6 +469,32 @@ impl Gen<'_, '_> {
         }
         let a = self.expr(lhs)?;
         let b = self.expr(rhs)?;
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            // A string against the null pointer constant (0 or NULL), as DTrace allows. A
+            // string that is "not found" (strchr, strstr, ...) is empty here, so NULL is
+            // taken to mean the empty string.
+            let null_const = |e: &Expr| {
+                fold(e) == Some(0) || matches!(&e.kind, ExprKind::Ident(n) if n == "NULL")
+            };
+            let string_side = if a.ty.is_string() && !b.ty.is_string() && null_const(rhs) {
+                Some(a.reg)
+            } else if b.ty.is_string() && !a.ty.is_string() && null_const(lhs) {
+                Some(b.reg)
+            } else {
+                None
+            };
+            if let Some(sreg) = string_side {
+                regs::read_into(&mut self.e, sreg, R1);
+                self.e.emit(Insn::ldx(Size::B, R1, R1, 0));
+                let jop = if op == BinaryOp::Eq { BPF_JEQ } else { BPF_JNE };
+                self.set_bool(a.reg, jop, R1, None);
+                self.pop(b.reg);
+                return Ok(Val {
+                    reg: a.reg,
+                    ty: types::INT,
+                });
+            }
+        }
         let result = self.binary_values(op, &a, &b, span)?;
         self.pop(b.reg);
         Ok(result)

@@ -111,6 +111,8 @@ pub(crate) enum VarRef<'e> {
     This(&'e str),
     SelfVar(&'e str),
     Assoc(&'e str, &'e [ast::Expr]),
+    /// A thread-local associative array, `self->name[...]`.
+    SelfAssoc(&'e str, &'e [ast::Expr]),
 }
 
 impl<'e> VarRef<'e> {
@@ -122,6 +124,7 @@ impl<'e> VarRef<'e> {
             ExprKind::SelfVar(name) => Some(VarRef::SelfVar(name)),
             ExprKind::Index { base, args } => match &base.kind {
                 ExprKind::Ident(name) => Some(VarRef::Assoc(name, args)),
+                ExprKind::SelfVar(name) => Some(VarRef::SelfAssoc(name, args)),
                 _ => None,
             },
             _ => None,
@@ -143,7 +146,7 @@ impl Compiler<'_> {
         self.rodata.string(s, zero)
     }
 
-    fn new_global(&mut self, name: &str, ty: Type) {
+    pub(crate) fn new_global(&mut self, name: &str, ty: Type) {
         let size = self.value_size(&ty);
         let offset = self.vars.globals_size;
         self.vars.globals_size += size.next_multiple_of(8);
@@ -456,6 +459,11 @@ fn incompatible(op: &str, want: &Type, got: &Type, span: Span) -> CompileError {
     )
 }
 
+/// The table name of the thread-local associative array `self->name[...]`.
+fn self_assoc_name(name: &str) -> String {
+    format!("self->{name}")
+}
+
 fn undefined(name: &str, span: Span) -> CompileError {
     CompileError::new(
         "D_IDENT_UNDEF",
@@ -511,6 +519,15 @@ impl Gen<'_, '_> {
                 };
                 let (keys, ty, map) = (a.keys.clone(), a.value.clone(), a.map);
                 let key = self.build_key(args, &keys, span)?;
+                self.scratch_addr(R2, key);
+                self.lookup_value(map, ty, span)
+            }
+            VarRef::SelfAssoc(name, args) => {
+                let Some(a) = self.c.vars.assocs.get(&self_assoc_name(name)) else {
+                    return Err(undefined(&format!("self->{name}"), span));
+                };
+                let (keys, ty, map) = (a.keys.clone(), a.value.clone(), a.map);
+                let key = self.build_key_for(args, &keys, span, true)?;
                 self.scratch_addr(R2, key);
                 self.lookup_value(map, ty, span)
             }
@@ -595,6 +612,35 @@ impl Gen<'_, '_> {
                 self.thread_key();
                 self.e.emit(Insn::mov64_reg(R2, R10));
                 self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+                self.update_or_delete(map, val, &ty);
+                Ok(())
+            }
+            VarRef::SelfAssoc(name, args) => {
+                let full = self_assoc_name(name);
+                if !self.c.vars.assocs.contains_key(&full) {
+                    let mut keys = Vec::new();
+                    for a in args {
+                        keys.push(self.type_of(a)?);
+                    }
+                    let key_size = self.c.key_size(&keys) + 8;
+                    let map = self
+                        .c
+                        .dynamic_map(format!("dt_ta_{name}"), key_size, &val.ty);
+                    self.c.vars.assocs.insert(
+                        full.clone(),
+                        Assoc {
+                            keys,
+                            value: val.ty.clone(),
+                            map,
+                        },
+                    );
+                }
+                let a = &self.c.vars.assocs[&full];
+                let (keys, ty, map) = (a.keys.clone(), a.value.clone(), a.map);
+                self.check_assignable(&ty, &val.ty, span)?;
+                self.convert(val, &ty);
+                let key = self.build_key_for(args, &keys, span, true)?;
+                self.scratch_addr(R2, key);
                 self.update_or_delete(map, val, &ty);
                 Ok(())
             }
@@ -739,6 +785,18 @@ impl Gen<'_, '_> {
         types: &[Type],
         span: Span,
     ) -> Result<u32> {
+        self.build_key_for(args, types, span, false)
+    }
+
+    /// [`Gen::build_key`]; with `thread`, the key starts with the current thread's id (the
+    /// key of a thread-local associative array).
+    fn build_key_for(
+        &mut self,
+        args: &[ast::Expr],
+        types: &[Type],
+        span: Span,
+        thread: bool,
+    ) -> Result<u32> {
         if args.len() != types.len() {
             return Err(CompileError::new(
                 "D_ARR_BADREF",
@@ -762,12 +820,18 @@ impl Gen<'_, '_> {
             }
             vals.push(v);
         }
-        let size = self.c.key_size(types);
+        let size = self.c.key_size(types) + if thread { 8 } else { 0 };
         let key = self.scratch(size);
         if args.is_empty() {
             self.e.emit(Insn::st(Size::DW, SCRATCH, self.small(key), 0));
         }
         let mut off = key;
+        if thread {
+            self.e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
+            self.e
+                .emit(Insn::stx(Size::DW, SCRATCH, self.small(off), R0));
+            off += 8;
+        }
         for v in &vals {
             if v.ty.is_string() {
                 self.zero_scratch(off, self.strsize());

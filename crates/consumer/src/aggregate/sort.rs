@@ -76,7 +76,12 @@ fn bucket_value(func: &AggFunc, i: usize) -> i128 {
                 } else {
                     let m = shape.low + ((off - 1) / per) as u32;
                     let s = ((off - 1) % per) as u128 + shape.skipped();
-                    (s * shape.pow(m + 1) / shape.nsteps) as i128
+                    if s == 0 {
+                        // Fewer steps than the factor: the first bucket starts the magnitude.
+                        shape.pow(m) as i128
+                    } else {
+                        (s * shape.pow(m + 1) / shape.nsteps) as i128
+                    }
                 }
             };
             if i < bin0 {
