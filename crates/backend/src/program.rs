@@ -5,6 +5,13 @@
 //! action's data at the offset its [`Action`] names. Bytes 8..16 of the header are presence bits:
 //! an action under an `if` owns one, set when the action ran. A fault record has
 //! epid [`FAULT_EPID`] and the layout of [`FaultRecord`].
+//!
+//! The epid names one clause on one probe, also for a [`SyscallGroup`] program, where one
+//! program stands for many system calls: it looks the epid up by system call number at run
+//! time. Records of such clauses have a [`GROUP_RECORD_HEADER`]-byte header whose bytes
+//! [`GROUP_EPID_OFFSET`].. repeat the epid, out of reach of a fault record's fields, so that
+//! a fault record (which names the clause's first epid, [`EnabledProbe::group`]) still says
+//! which probe faulted.
 
 use crate::emit::Code;
 use crate::slots::AggFunc;
@@ -58,6 +65,27 @@ pub enum ProbeContext {
     /// A user-level probe (uprobe or uretprobe, a `BPF_PROG_TYPE_KPROBE` program attached
     /// with a uprobe_multi link): the context is the process's `struct pt_regs`.
     Uprobe(UprobeContext),
+    /// Many system calls' entry (or return) in one raw tracepoint program on `sys_enter`
+    /// (`sys_exit`): the context is `[struct pt_regs *, syscall nr]` at entry and
+    /// `[struct pt_regs *, return value]` at return.
+    SyscallGroup(SyscallGroup),
+}
+
+/// The system calls a [`ProbeContext::SyscallGroup`] program stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyscallGroup {
+    /// Return (`sys_exit`) rather than entry (`sys_enter`).
+    pub ret: bool,
+    /// Every probe of the group: `(syscall number, probe id, function name)`.
+    pub calls: Vec<(u32, u32, String)>,
+}
+
+impl SyscallGroup {
+    /// One more than the highest system call number of the group: the length of the
+    /// tables indexed by number.
+    pub fn table_len(&self) -> u32 {
+        self.calls.iter().map(|c| c.0 + 1).max().unwrap_or(1)
+    }
 }
 
 /// How a user-level probe's arguments and function name are found.
@@ -122,6 +150,9 @@ pub struct TracepointLayout {
     pub args: Vec<TracepointField>,
     /// A system call's return: `errno` is `-args[0]` when `args[0]` is negative.
     pub syscall_return: bool,
+    /// A system call's x86_64 number, when known: lets many system call probes share one
+    /// [`ProbeContext::SyscallGroup`] program.
+    pub syscall_nr: Option<u32>,
 }
 
 /// One field of a tracepoint record.
@@ -235,7 +266,16 @@ pub struct EnabledProbe {
     /// Whether the clause writes a record at all (clauses of only aggregations write none).
     pub records: bool,
     pub actions: Vec<Action>,
+    /// For a clause compiled into a [`SyscallGroup`] program: its first epid, which fault
+    /// records name; the epid that faulted is at [`GROUP_EPID_OFFSET`] of the record.
+    pub group: Option<u32>,
 }
+
+/// Size of the record header of clauses in a [`SyscallGroup`] program.
+pub const GROUP_RECORD_HEADER: u32 = 40;
+/// Where records (and fault records) of clauses in a [`SyscallGroup`] program repeat the
+/// epid: past every field of a fault record.
+pub const GROUP_EPID_OFFSET: u32 = 32;
 
 /// An aggregation: a per-CPU hash map from the key tuple to u64 slots.
 #[derive(Clone, Debug, PartialEq)]
@@ -253,11 +293,13 @@ pub struct Aggregation {
 /// The epid of a fault record.
 pub const FAULT_EPID: u32 = u32::MAX;
 
-/// A fault record after its 8-byte header: `[epid u32][fault u32][action u32][offset u32][addr u64]`.
+/// A fault record after its 8-byte header: `[epid u32][fault u32][action u32][offset u32][addr u64]`,
+/// then (meaningful only for clauses of a [`SyscallGroup`] program) the epid that faulted at
+/// [`GROUP_EPID_OFFSET`].
 pub struct FaultRecord;
 
 impl FaultRecord {
-    pub const SIZE: u32 = 8 + 24;
+    pub const SIZE: u32 = 8 + 24 + 8;
 }
 
 /// Runtime fault kinds, numbered as DTrace numbers them (DTRACEFLT_*).

@@ -1,7 +1,9 @@
 //! Back-end tests without the kernel: D error tags of semantic errors, and the shape of
 //! compiled programs (programs per probe, records, aggregations, maps).
 
-use dtrace_backend::program::{ActionKind, Compiled, ProbeContext, ProbeSite};
+use dtrace_backend::program::{
+    ActionKind, Compiled, ProbeContext, ProbeSite, TracepointLayout, GROUP_RECORD_HEADER,
+};
 use dtrace_backend::types::Type;
 use dtrace_backend::{compile, CodegenOptions, FormatCheck, Input, KernelLayout, MacroArgs};
 use dtrace_frontend::ast::Item;
@@ -165,4 +167,84 @@ fn aggregations_get_per_cpu_hash_maps_sized_by_keys() {
     assert_eq!(q.key_size, 256 + 8);
     assert_eq!(c.maps[q.map.0].value_size, 127 * 8);
     assert_eq!(c.aggregations[1].slots, 12);
+}
+
+/// A system call probe: `id`, call number `nr`, at entry or return.
+fn syscall_site(id: u32, nr: u32, ret: bool) -> ProbeSite {
+    ProbeSite {
+        id,
+        provider: "syscall".into(),
+        module: "vmlinux".into(),
+        function: format!("call{nr}"),
+        name: if ret { "return" } else { "entry" }.into(),
+        context: ProbeContext::Tracepoint(TracepointLayout {
+            syscall_return: ret,
+            syscall_nr: Some(nr),
+            ..TracepointLayout::default()
+        }),
+    }
+}
+
+/// Compile `text`, its clause i enabled on `probes[i]`.
+fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String, String)> {
+    let source = Source::new(Origin::Description, text.to_string());
+    let program = dtrace_frontend::parse(&source, 0, &|n| {
+        dtrace_backend::types::builtin_typedef(n).is_some()
+    })
+    .map_err(|e| (e.tag.to_string(), e.message))?;
+    compile(Input {
+        program: &program,
+        probes: &probes,
+        options: CodegenOptions::default(),
+        macros: &MacroArgs::default(),
+        kernel: &NoKernel,
+        formats: &AnyFormat,
+    })
+    .map_err(|e| (e.tag.to_string(), e.message))
+}
+
+#[test]
+fn many_system_calls_share_one_program_per_direction() {
+    let entries: Vec<ProbeSite> = (0..20)
+        .map(|nr| syscall_site(100 + nr, nr, false))
+        .collect();
+    let few: Vec<ProbeSite> = (0..3).map(|nr| syscall_site(200 + nr, nr, true)).collect();
+    let c = build_on(
+        "syscall:::entry { trace(probefunc); } syscall::a*:return { trace(arg0); }",
+        vec![entries, few],
+    )
+    .unwrap();
+    // One group program for the 20 entries, one program per return probe (3 <= 8).
+    assert_eq!(c.programs.len(), 4);
+    let ProbeContext::SyscallGroup(g) = &c.programs[0].probe.context else {
+        panic!("not a group: {:?}", c.programs[0].probe);
+    };
+    assert!(!g.ret);
+    assert_eq!((g.calls.len(), g.table_len()), (20, 20));
+    assert_eq!(g.calls[7], (7, 107, "call7".to_string()));
+    // An epid per clause and call: the group's share the clause's actions and name their
+    // first epid; group records have the longer header.
+    assert_eq!(c.enabled.len(), 23);
+    assert!(c.enabled[..20].iter().all(|e| e.group == Some(1)));
+    assert_eq!(c.enabled[5].probe.id, 105);
+    assert!(c.enabled[20..].iter().all(|e| e.group.is_none()));
+    let ActionKind::Trace(f) = &c.enabled[19].actions[0].kind else {
+        panic!("{:?}", c.enabled[19].actions);
+    };
+    assert_eq!(f.offset, GROUP_RECORD_HEADER);
+    let ActionKind::Trace(f) = &c.enabled[20].actions[0].kind else {
+        panic!("{:?}", c.enabled[20].actions);
+    };
+    assert_eq!(f.offset, 16);
+}
+
+#[test]
+fn typed_args_need_a_specific_system_call() {
+    let entries: Vec<ProbeSite> = (0..9).map(|nr| syscall_site(100 + nr, nr, false)).collect();
+    let (tag, msg) = build_on("syscall:::entry { trace(args[0]); }", vec![entries]).unwrap_err();
+    assert_eq!(tag, "D_ARGS_TYPE");
+    assert!(
+        msg.starts_with("args[ ] needs a specific system call; use arg0"),
+        "{msg}"
+    );
 }

@@ -1,12 +1,18 @@
 //! A tracing session: run BEGIN, enable the probes, consume records until `exit()`, a
 //! signal or the end of the traced process, then disable the probes, run END and print the
 //! aggregations. Records are decoded here and printed with the consumer crate.
+//!
+//! A record's epid names the clause and the probe, also for a system call group program
+//! (one program for many calls), which looks the epid up at run time; its fault records name
+//! the clause's first epid and carry the one that faulted at `GROUP_EPID_OFFSET`.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use dtrace_backend::program::{ActionKind, Compiled, EnabledProbe, FAULT_EPID};
+use dtrace_backend::program::{
+    ActionKind, Compiled, EnabledProbe, ProbeContext, FAULT_EPID, GROUP_EPID_OFFSET,
+};
 use dtrace_consumer::{messages, printf, trace, Value};
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
@@ -113,10 +119,15 @@ impl<'a> Session<'a> {
 
     fn attach(&mut self) -> Result<(), String> {
         for (i, prog) in self.compiled().programs.iter().enumerate() {
-            let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
-                continue;
+            let links = if let ProbeContext::SyscallGroup(g) = &prog.probe.context {
+                dtrace_probes::attach_syscall_group(&self.loaded.programs[i], g.ret)
+            } else {
+                let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
+                    continue;
+                };
+                probe.attach(&self.loaded.programs[i])
             };
-            let links = probe.attach(&self.loaded.programs[i]).map_err(|e| {
+            let links = links.map_err(|e| {
                 format!("dtrace: failed to enable {}: {e}\n", prog.probe.full_name())
             })?;
             self.loaded.links.extend(links);
@@ -265,7 +276,15 @@ impl<'a> Session<'a> {
 
     /// A runtime fault: DTrace's error message, then the ERROR probe.
     fn fault(&mut self, rec: &[u8]) {
-        let epid = u32_at(rec, 8);
+        let mut epid = u32_at(rec, 8);
+        let in_group = self
+            .compiled()
+            .enabled
+            .get((epid as usize).wrapping_sub(1))
+            .is_some_and(|ep| ep.group.is_some());
+        if in_group {
+            epid = u32_at(rec, GROUP_EPID_OFFSET as usize);
+        }
         let code = u32_at(rec, 12);
         let action = u32_at(rec, 16);
         let offset = u32_at(rec, 20) as i32;

@@ -316,3 +316,302 @@ fn args_out_of_range_is_a_compile_error() {
         run.stderr
     );
 }
+
+/// A C program making known system calls: getppid 7 times, getpid 5 times and dup(12345)
+/// (failing with EBADF) 3 times, through syscall(2). With the argument `time` it first
+/// prints CLOCK_REALTIME in nanoseconds: under `-c`, the moment every probe was attached.
+fn known_calls_program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let dir = scratch("known-calls");
+        let src = dir.join("calls.c");
+        std::fs::write(
+            &src,
+            "#include <stdio.h>\n#include <string.h>\n#include <time.h>\n#include <unistd.h>\n\
+             #include <sys/syscall.h>\n\
+             int main(int argc, char **argv) {\n\
+               if (argc > 1 && strcmp(argv[1], \"time\") == 0) {\n\
+                 struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts);\n\
+                 printf(\"%lld\\n\", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);\n\
+                 fflush(stdout);\n\
+               }\n\
+               for (int i = 0; i < 7; i++) syscall(SYS_getppid);\n\
+               for (int i = 0; i < 5; i++) syscall(SYS_getpid);\n\
+               for (int i = 0; i < 3; i++) syscall(SYS_dup, 12345);\n\
+               return 0;\n}\n",
+        )
+        .unwrap();
+        let exe = dir.join("calls");
+        let status = Command::new("gcc")
+            .arg("-O0")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .expect("run gcc");
+        assert!(status.success(), "gcc failed");
+        exe
+    })
+}
+
+/// The id `dtrace -l` gives probe `desc`.
+fn probe_id(desc: &str) -> String {
+    let run = dtrace(&["-l", "-n", desc]);
+    assert_ok(&run);
+    let line = run
+        .stdout
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("{desc}"));
+    line.split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn syscall_entry_of_every_call_counts_by_name() {
+    let exe = known_calls_program().to_str().unwrap();
+    let run = dtrace(&[
+        "-n",
+        r#"syscall:::entry /pid == $target/ { @[probefunc] = count(); }
+           END { printa("%s %@d\n", @); }"#,
+        "-c",
+        exe,
+    ]);
+    assert_ok(&run);
+    // Every call's entry matches (one group program runs them all).
+    let matched: u32 = run
+        .stderr
+        .split("matched ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no match count in {:?}", run.stderr));
+    assert!(matched > 300, "matched only {matched}");
+    for line in ["getppid 7", "getpid 5", "dup 3", "execve 1"] {
+        assert!(
+            run.stdout.lines().any(|l| l == line),
+            "no {line:?} in:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn syscall_return_of_every_call_has_errno() {
+    let exe = known_calls_program().to_str().unwrap();
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"syscall:::return /pid == $target/ { @[probefunc, errno, arg0 == arg1, probename] = count(); }
+           END { printa("%s %d %d %s %@d\n", @); }"#,
+        "-c",
+        exe,
+    ]);
+    assert_ok(&run);
+    for line in [
+        "dup 9 1 return 3",
+        "getppid 0 1 return 7",
+        "getpid 0 1 return 5",
+    ] {
+        assert!(
+            run.stdout.lines().any(|l| l == line),
+            "no {line:?} in:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn group_probes_print_their_own_id_and_name() {
+    let exe = known_calls_program().to_str().unwrap();
+    let getppid = probe_id("syscall::getppid:entry");
+    let dup = probe_id("syscall::dup:entry");
+    let run = dtrace(&[
+        "-n",
+        r#"syscall:::entry /pid == $target && probefunc == "getppid"/ { trace(id); }
+           syscall:::entry /pid == $target && probefunc == "dup"/ { x = 1 / (arg0 - 12345); }"#,
+        "-c",
+        exe,
+    ]);
+    assert_ok(&run);
+    // CPU ID FUNCTION:NAME, then the traced id.
+    let fired: Vec<Vec<&str>> = run
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.get(2) == Some(&"getppid:entry"))
+        .collect();
+    assert_eq!(fired.len(), 7, "{}", run.stdout);
+    for w in &fired {
+        assert_eq!(
+            w[1..],
+            [getppid.as_str(), "getppid:entry", &getppid],
+            "{w:?}"
+        );
+    }
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("dtrace: error on enabled probe ID "))
+        .collect();
+    assert_eq!(errors.len(), 3, "{}", run.stderr);
+    let named = format!("(ID {dup}: syscall:vmlinux:dup:entry): divide-by-zero in action #1");
+    assert!(errors.iter().all(|e| e.contains(&named)), "{}", run.stderr);
+}
+
+#[test]
+fn typed_args_over_every_call_are_a_compile_error() {
+    let run = dtrace(&["-n", "syscall:::entry { trace(args[0]); }"]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr
+            .contains("args[ ] needs a specific system call; use arg0"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn syscall_entry_of_every_call_attaches_and_exits_fast() {
+    let exe = known_calls_program().to_str().unwrap();
+    let now_ns = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128
+    };
+    for probe in ["entry", "return"] {
+        let start = now_ns();
+        let run = dtrace(&[
+            "-q",
+            "-n",
+            &format!("syscall:::{probe} {{ @ = count(); }}"),
+            "-c",
+            &format!("{exe} time"),
+        ]);
+        let end = now_ns();
+        assert_ok(&run);
+        let released: i128 = run
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no time in {:?}", run.stdout));
+        let (attach, exit) = (
+            (released - start) as f64 / 1e9,
+            (end - released) as f64 / 1e9,
+        );
+        eprintln!("syscall:::{probe}: attach {attach:.3} s, exit {exit:.3} s");
+        assert!(
+            attach < 1.0,
+            "syscall:::{probe} took {attach:.3} s to attach"
+        );
+        assert!(exit < 1.0, "syscall:::{probe} took {exit:.3} s to exit");
+    }
+}
+
+/// The BPF object ids a process holds (`prog_id`, `map_id`, `link_id` of its fdinfo), and
+/// the tracepoints of its raw tracepoint links.
+fn held_by(pid: u32) -> (Vec<(&'static str, u32)>, Vec<String>) {
+    let mut ids = Vec::new();
+    let mut raw = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            let kind = match key {
+                "prog_id" => "prog",
+                "map_id" => "map",
+                "link_id" => "link",
+                "tp_name" => {
+                    raw.push(value.to_string());
+                    continue;
+                }
+                _ => continue,
+            };
+            if let Ok(id) = value.parse() {
+                ids.push((kind, id));
+            }
+        }
+    }
+    (ids, raw)
+}
+
+/// Which of `ids` still exist, per `bpftool prog/map/link show id N`.
+fn still_there(ids: &[(&str, u32)]) -> Vec<String> {
+    ids.iter()
+        .filter(|(kind, id)| {
+            Command::new("bpftool")
+                .args([kind, "show", "id", &id.to_string()])
+                .output()
+                .expect("bpftool is installed (apt-get install bpftool)")
+                .status
+                .success()
+        })
+        .map(|(kind, id)| format!("{kind} {id}"))
+        .collect()
+}
+
+/// Start `dtrace` with `args`, wait until it holds a raw tracepoint link on `sys_enter`,
+/// then return it with what it holds.
+fn attached_raw(args: &[&str]) -> (std::process::Child, Vec<(&'static str, u32)>) {
+    let mut child = common::spawn(args);
+    let start = std::time::Instant::now();
+    let ids = loop {
+        let (ids, raw) = held_by(child.id());
+        if raw.iter().any(|t| t == "sys_enter") {
+            break Some(ids);
+        }
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    match ids {
+        Some(ids) => (child, ids),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dtrace {args:?} never attached to sys_enter");
+        }
+    }
+}
+
+/// Wait (at most 5 s) until none of `ids` exists.
+fn assert_released(ids: &[(&str, u32)], what: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let left = still_there(ids);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{what}: left behind {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn group_raw_tracepoint_links_leave_nothing_behind() {
+    // exit() from a tick.
+    let (child, ids) = attached_raw(&[
+        "-q",
+        "-n",
+        "syscall:::entry { @ = count(); } tick-300ms { exit(0); }",
+    ]);
+    assert!(ids.iter().any(|(k, _)| *k == "link"), "{ids:?}");
+    let run = common::finish(child, "syscall:::entry until exit()");
+    assert_ok(&run);
+    assert_released(&ids, "after exit()");
+    // SIGKILL.
+    let (mut child, ids) = attached_raw(&["-q", "-n", "syscall:::entry { @ = count(); }"]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_released(&ids, "after SIGKILL");
+}

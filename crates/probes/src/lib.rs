@@ -256,6 +256,13 @@ impl Probe {
     }
 }
 
+/// Attach a `ProbeContext::SyscallGroup` program: one raw tracepoint link on `sys_enter`
+/// (`sys_exit` for `ret`), whatever the number of system calls it stands for.
+pub fn attach_syscall_group(prog: &Program, ret: bool) -> dtrace_runtime::Result<Vec<Link>> {
+    let name = if ret { "sys_exit" } else { "sys_enter" };
+    Ok(vec![Link::raw_tracepoint(prog, Some(name))?])
+}
+
 /// The `-l` listing header.
 pub fn list_header() -> String {
     format!(
@@ -323,6 +330,7 @@ mod tests {
             panic!("not a tracepoint: {:?}", found[0].site.context);
         };
         assert_eq!(layout.args[1].name, "filename");
+        assert_eq!(layout.syscall_nr, Some(257));
         let exec = c.matching(&Description::parse("sdt:sched::sched_process_exec").unwrap());
         assert_eq!(exec.len(), 1);
         assert!(list_args(&exec[0].site).contains("args[0]: string"));

@@ -1,5 +1,7 @@
 //! Built-in variables: `timestamp pid tid execname arg0 probefunc ...`, read from helpers,
 //! the probe context, the current task (through BTF offsets) or constants of the probe.
+//! In a system call group program `probefunc`, `id` and `epid` are looked up by the call's
+//! number, and the arguments come from the call's registers.
 
 use dtrace_ebpf::*;
 use dtrace_frontend::ast::Expr;
@@ -8,7 +10,8 @@ use dtrace_frontend::{CompileError, Result, Span};
 use super::regs::{self, CTX_SLOT, KEY_SLOT};
 use super::{Gen, Val};
 use crate::program::{
-    FieldKind, OperandLocation, ProbeContext, TracepointField, UprobeKind, UsdtOperand,
+    FieldKind, OperandLocation, ProbeContext, SyscallGroup, TracepointField, UprobeKind,
+    UsdtOperand,
 };
 use crate::types::{self, Type};
 
@@ -50,6 +53,8 @@ const PT_REGS_CS: i16 = 17 * 8;
 /// (`rdi rsi rdx rcx r8 r9`) and of the return value (`rax`).
 const PT_REGS_ARGS: [i16; 6] = [112, 104, 96, 88, 72, 64];
 const PT_REGS_AX: i16 = 80;
+/// `struct pt_regs` offsets of the x86_64 system call arguments (`rdi rsi rdx r10 r8 r9`).
+const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
 /// `bpf_get_attach_cookie(ctx)`.
 const GET_ATTACH_COOKIE: i32 = 174;
 
@@ -82,6 +87,10 @@ impl Gen<'_, '_> {
                             return self.function_by_cookie(&functions, span).map(Some);
                         }
                     }
+                    if let ProbeContext::SyscallGroup(g) = &self.probe.context {
+                        let g = g.clone();
+                        return self.function_by_nr(&g, span).map(Some);
+                    }
                 }
                 let text = match name {
                     "probeprov" => self.probe.provider.clone(),
@@ -92,13 +101,32 @@ impl Gen<'_, '_> {
                 return self.string_literal(text.as_bytes(), span).map(Some);
             }
             "id" => {
-                return self
-                    .constant(self.probe.id as u64, types::UINT, span)
-                    .map(Some)
+                if let ProbeContext::SyscallGroup(g) = &self.probe.context {
+                    let mut ids = vec![0u32; g.table_len() as usize];
+                    for (nr, id, _) in &g.calls {
+                        ids[*nr as usize] = *id;
+                    }
+                    self.by_nr_table(&ids);
+                    types::UINT
+                } else {
+                    return self
+                        .constant(self.probe.id as u64, types::UINT, span)
+                        .map(Some);
+                }
             }
             "epid" => {
-                let epid = self.clause_state().epid;
-                return self.constant(epid as u64, types::UINT, span).map(Some);
+                if matches!(self.probe.context, ProbeContext::SyscallGroup(_)) {
+                    self.e.emit(Insn::ldx(
+                        Size::W,
+                        R0,
+                        super::regs::SCRATCH,
+                        crate::program::GROUP_EPID_OFFSET as i16,
+                    ));
+                    types::UINT
+                } else {
+                    let epid = self.clause_state().epid;
+                    return self.constant(epid as u64, types::UINT, span).map(Some);
+                }
             }
             "errno" => return self.errno(span).map(Some),
             "execname" => return self.execname(span).map(Some),
@@ -299,6 +327,18 @@ impl Gen<'_, '_> {
                 let kind = u.kind.clone();
                 self.uprobe_arg(&kind, n);
             }
+            ProbeContext::SyscallGroup(g) => {
+                // Entry: the call's registers (args[0] of the context); return: arg0 and
+                // arg1 are both the return value (args[1]).
+                match (g.ret, PT_REGS_SYSCALL_ARGS.get(n as usize)) {
+                    (false, Some(&off)) => {
+                        self.e.emit(Insn::ldx(Size::DW, R1, R1, 0));
+                        self.read_kernel(R1, off, 8);
+                    }
+                    (true, _) if n <= 1 => self.e.emit(Insn::ldx(Size::DW, R0, R1, 8)),
+                    _ => self.e.emit(Insn::mov64_imm(R0, 0)),
+                }
+            }
         }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
@@ -467,6 +507,40 @@ impl Gen<'_, '_> {
         })
     }
 
+    /// r0 = `table[nr]`, a u32 table by system call number in the read-only data (a group
+    /// program).
+    fn by_nr_table(&mut self, table: &[u32]) {
+        let bytes: Vec<u8> = table.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let off = self.c.rodata_string(&bytes);
+        self.by_syscall_nr(R0, table.len() as u32);
+        self.e.ld_map_value(R1, self.c.core.rodata, off);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
+        self.e.emit(Insn::ldx(Size::W, R0, R1, 0));
+    }
+
+    /// `probefunc` of a group program: the call's name, from a table by number of string
+    /// offsets in the read-only data.
+    fn function_by_nr(&mut self, g: &SyscallGroup, span: Span) -> Result<Val> {
+        let mut offsets = vec![0u32; g.table_len() as usize];
+        for (nr, _, name) in &g.calls {
+            offsets[*nr as usize] = self.c.rodata_string(name.as_bytes());
+        }
+        let max = offsets.iter().copied().max().unwrap_or(0);
+        self.by_nr_table(&offsets);
+        let bounded = self.e.label();
+        self.e.jmp_imm(BPF_JLE, R0, max as i32, bounded);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.bind(bounded);
+        self.e.ld_map_value(R1, self.c.core.rodata, 0);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
+        let v = self.push(span)?;
+        regs::write(&mut self.e, v, R1);
+        Ok(Val {
+            reg: v,
+            ty: Type::String,
+        })
+    }
+
     /// r0 = the integer or pointer field `f` of the tracepoint record (r1 = the context),
     /// sign-extended to 64 bits when the format says it is signed.
     fn load_field(&mut self, f: &TracepointField) {
@@ -491,11 +565,17 @@ impl Gen<'_, '_> {
             ProbeContext::Tracepoint(layout) if layout.syscall_return => layout.args.first(),
             _ => None,
         };
-        let Some(f) = ret.cloned() else {
+        let ret = ret.cloned();
+        let group_return = matches!(&self.probe.context, ProbeContext::SyscallGroup(g) if g.ret);
+        if ret.is_none() && !group_return {
             return self.constant(0, types::INT, span);
-        };
+        }
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
-        self.load_field(&f);
+        match ret {
+            Some(f) => self.load_field(&f),
+            // A group program at return: the return value is args[1] of the context.
+            None => self.e.emit(Insn::ldx(Size::DW, R0, R1, 8)),
+        }
         // r0 = ret < 0 ? -ret : 0
         self.e.emit(Insn::jmp_imm(BPF_JSLT, R0, 0, 2));
         self.e.emit(Insn::mov64_imm(R0, 0));
@@ -548,6 +628,15 @@ impl Gen<'_, '_> {
                 self.arg(i as i16, span)
             }
             ProbeContext::Uprobe(_) => self.arg(i as i16, span),
+            ProbeContext::SyscallGroup(g) => Err(CompileError::new(
+                "D_ARGS_TYPE",
+                format!(
+                    "args[ ] needs a specific system call; use arg{i}: this clause is enabled on more than {} system calls ({} of them, one program for all), and args[ ] is typed per call",
+                    super::SYSCALL_GROUP_MIN,
+                    g.calls.len()
+                ),
+                span,
+            )),
             ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(CompileError::new(
                 "D_ARGS_TYPE",
                 format!("args[ ] is not available for probe {probe}"),

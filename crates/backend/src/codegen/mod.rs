@@ -1,6 +1,13 @@
 //! Code generation: one eBPF program per probe, holding the clauses enabled on it in
 //! program order, each clause guarded by its predicate and ending in one ring-buffer record.
 //!
+//! System call probes are the exception: the probes a clause is enabled on in one direction
+//! (entry or return), when there are more than [`SYSCALL_GROUP_MIN`] of them, go to one
+//! program per direction on the raw `sys_enter`/`sys_exit` tracepoint
+//! ([`ProbeContext::SyscallGroup`]). Its prologue finds the system call's number; each
+//! clause looks its epid up by that number in a table of its own (0: not enabled on that
+//! call), and `probefunc` and `id` come from tables by number.
+//!
 //! The submodules each own one part of the language: [`expr`] operators and constants,
 //! [`vars`] variables of every scope, [`strings`] string values, [`builtins`] built-in
 //! variables, [`actions`] actions and the record they fill, [`aggregate`] aggregating
@@ -74,6 +81,76 @@ pub struct Input<'a> {
     pub formats: &'a dyn FormatCheck,
 }
 
+/// A clause enabled on more than this many system calls in one direction runs in the
+/// direction's [`ProbeContext::SyscallGroup`] program; fewer keep a program per call, which
+/// gives them typed `args[]`.
+pub const SYSCALL_GROUP_MIN: usize = 8;
+
+/// The direction of a system call probe that can join a group: `Some(true)` at return.
+fn group_direction(site: &ProbeSite) -> Option<bool> {
+    match &site.context {
+        ProbeContext::Tracepoint(l) if site.provider == "syscall" => {
+            l.syscall_nr.map(|_| l.syscall_return)
+        }
+        _ => None,
+    }
+}
+
+/// The system call probes of each clause that go to a group program, per direction.
+fn grouped_sites(probes: &[Vec<ProbeSite>]) -> Vec<[Vec<ProbeSite>; 2]> {
+    probes
+        .iter()
+        .map(|sites| {
+            let mut dirs: [Vec<ProbeSite>; 2] = Default::default();
+            for site in sites {
+                if let Some(ret) = group_direction(site) {
+                    let dir = &mut dirs[ret as usize];
+                    if !dir.iter().any(|s| s.id == site.id) {
+                        dir.push(site.clone());
+                    }
+                }
+            }
+            dirs.map(|d| {
+                if d.len() > SYSCALL_GROUP_MIN {
+                    d
+                } else {
+                    Vec::new()
+                }
+            })
+        })
+        .collect()
+}
+
+/// The group program's probe for one direction, standing for every grouped call.
+fn group_site(grouped: &[[Vec<ProbeSite>; 2]], ret: bool) -> ProbeSite {
+    let mut calls: Vec<(u32, u32, String)> = Vec::new();
+    for site in grouped.iter().flat_map(|d| &d[ret as usize]) {
+        let ProbeContext::Tracepoint(l) = &site.context else {
+            continue;
+        };
+        let nr = l.syscall_nr.expect("grouped calls have numbers");
+        if !calls.iter().any(|c| c.0 == nr) {
+            calls.push((nr, site.id, site.function.clone()));
+        }
+    }
+    calls.sort();
+    ProbeSite {
+        id: 0,
+        provider: "syscall".into(),
+        module: "vmlinux".into(),
+        function: String::new(),
+        name: if ret { "return" } else { "entry" }.into(),
+        context: ProbeContext::SyscallGroup(SyscallGroup { ret, calls }),
+    }
+}
+
+/// A clause in a group program: its epid table (u32 by system call number) in the
+/// read-only data, and its epids.
+struct ClauseGroup {
+    table: u32,
+    epids: Vec<u32>,
+}
+
 /// Compile a D program for the given probes.
 pub fn compile(input: Input<'_>) -> Result<Compiled> {
     let mut c = Compiler::new(&input);
@@ -98,10 +175,16 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     // of the probes it is enabled on.
     let mut states: Vec<ProgState> = Vec::new();
     let mut index: HashMap<u32, usize> = HashMap::new();
+    let grouped = grouped_sites(input.probes);
+    let mut group_index: [Option<usize>; 2] = [None, None];
     for (ci, sites) in input.probes.iter().enumerate() {
         let mut seen = Vec::new();
+        let in_group = |site: &ProbeSite| {
+            group_direction(site)
+                .is_some_and(|ret| grouped[ci][ret as usize].iter().any(|s| s.id == site.id))
+        };
         for site in sites {
-            if seen.contains(&site.id) {
+            if seen.contains(&site.id) || in_group(site) {
                 continue;
             }
             seen.push(site.id);
@@ -111,6 +194,7 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 probe: site.clone(),
                 records: clause_records(clauses[ci]),
                 actions: Vec::new(),
+                group: None,
             });
             let slot = *index.entry(site.id).or_insert_with(|| {
                 states.push(ProgState::new(&mut c, site.clone()));
@@ -118,7 +202,48 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
             });
             let state = std::mem::replace(&mut states[slot], ProgState::placeholder(site));
             let mut gen = Gen::resume(&mut c, state);
-            let result = gen.clause(clauses[ci], epid);
+            let result = gen.clause(clauses[ci], epid, None);
+            states[slot] = gen.suspend();
+            result?;
+        }
+        for ret in [false, true] {
+            let members = &grouped[ci][ret as usize];
+            if members.is_empty() {
+                continue;
+            }
+            let slot = *group_index[ret as usize].get_or_insert_with(|| {
+                states.push(ProgState::new(&mut c, group_site(&grouped, ret)));
+                states.len() - 1
+            });
+            let ProbeContext::SyscallGroup(g) = &states[slot].probe.context else {
+                unreachable!("a group program");
+            };
+            let mut table = vec![0u8; g.table_len() as usize * 4];
+            let first = c.enabled.len() as u32 + 1;
+            let mut epids = Vec::new();
+            for site in members {
+                let epid = c.enabled.len() as u32 + 1;
+                c.enabled.push(EnabledProbe {
+                    epid,
+                    probe: site.clone(),
+                    records: clause_records(clauses[ci]),
+                    actions: Vec::new(),
+                    group: Some(first),
+                });
+                if let ProbeContext::Tracepoint(l) = &site.context {
+                    let at = l.syscall_nr.expect("grouped calls have numbers") as usize * 4;
+                    table[at..at + 4].copy_from_slice(&epid.to_le_bytes());
+                }
+                epids.push(epid);
+            }
+            let group = ClauseGroup {
+                table: c.rodata_string(&table),
+                epids,
+            };
+            let placeholder = ProgState::placeholder(&states[slot].probe);
+            let state = std::mem::replace(&mut states[slot], placeholder);
+            let mut gen = Gen::resume(&mut c, state);
+            let result = gen.clause(clauses[ci], first, Some(&group));
             states[slot] = gen.suspend();
             result?;
         }
@@ -292,7 +417,10 @@ pub(crate) struct Val {
 
 /// Per-clause state.
 struct ClauseState {
+    /// The clause's epid (its first, in a group program: the one fault records name).
     epid: u32,
+    /// In a group program: the epids of the clause, one per system call.
+    group_epids: Vec<u32>,
     /// Where the clause ends; faults jump here after writing their record.
     end: Label,
     /// Next free byte of the record.
@@ -316,7 +444,15 @@ struct ProgState {
     scratch_top: u32,
     this_offsets: HashMap<String, u32>,
     exit: Label,
+    /// In a group program: where in scratch the prologue stored the system call number.
+    nr_slot: Option<u32>,
 }
+
+/// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
+const PT_REGS_ORIG_AX: i32 = 120;
+/// `TS_COMPAT` in `thread_info.status`: the task is in a 32-bit (ia32) system call, whose
+/// numbers are not x86_64's; the kernel's own syscall tracepoints skip those too.
+const TS_COMPAT: i32 = 2;
 
 impl ProgState {
     /// A new program with its prologue: save the context, find this CPU's scratch area.
@@ -332,13 +468,67 @@ impl ProgState {
         e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         e.jmp_imm(BPF_JEQ, R0, 0, exit);
         e.emit(Insn::mov64_reg(SCRATCH, R0));
+        let mut scratch_top = record_limit(c.opts.strsize);
+        let mut nr_slot = None;
+        if let ProbeContext::SyscallGroup(g) = &probe.context {
+            let slot = scratch_top;
+            scratch_top += 8;
+            nr_slot = Some(slot);
+            Self::syscall_prologue(c, &mut e, g, slot as i16, exit);
+        }
         ProgState {
             e,
             probe,
-            scratch_top: record_limit(c.opts.strsize),
+            scratch_top,
             this_offsets: HashMap::new(),
             exit,
+            nr_slot,
         }
+    }
+
+    /// A group program's prologue: leave unless this is a native x86_64 system call of the
+    /// group's tables, then store its number at `slot` of scratch.
+    fn syscall_prologue(
+        c: &Compiler<'_>,
+        e: &mut Emitter,
+        g: &SyscallGroup,
+        slot: i16,
+        exit: Label,
+    ) {
+        // r0 = *(size *)(r3), read with bpf_probe_read_kernel (0 if unreadable).
+        let read_kernel = |e: &mut Emitter, size: i32| {
+            e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
+            e.emit(Insn::mov64_reg(R1, R10));
+            e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
+            e.emit(Insn::mov64_imm(R2, size));
+            e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+            e.emit(Insn::ldx(
+                Size::from_bytes(size as usize),
+                R0,
+                R10,
+                KEY_SLOT,
+            ));
+        };
+        if let Some(off) = c.kernel.member_offset("task_struct", "thread_info.status") {
+            e.emit(Insn::call(helpers::GET_CURRENT_TASK));
+            e.emit(Insn::mov64_reg(R3, R0));
+            e.emit(Insn::alu64_imm(BPF_ADD, R3, off as i32));
+            read_kernel(e, 4);
+            e.emit(Insn::alu64_imm(BPF_AND, R0, TS_COMPAT));
+            e.jmp_imm(BPF_JNE, R0, 0, exit);
+        }
+        e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+        if g.ret {
+            // The number is the registers' orig_ax (args[1] is the return value).
+            e.emit(Insn::ldx(Size::DW, R3, R1, 0));
+            e.emit(Insn::alu64_imm(BPF_ADD, R3, PT_REGS_ORIG_AX));
+            read_kernel(e, 8);
+        } else {
+            e.emit(Insn::ldx(Size::DW, R0, R1, 8));
+        }
+        // Unsigned: -1 (no system call) and x32 numbers (bit 30) are out of range too.
+        e.jmp_imm(BPF_JGE, R0, g.table_len() as i32, exit);
+        e.emit(Insn::stx(Size::DW, SCRATCH, slot, R0));
     }
 
     /// An empty stand-in while the real state is lent to a [`Gen`].
@@ -351,6 +541,7 @@ impl ProgState {
             scratch_top: 0,
             this_offsets: HashMap::new(),
             exit,
+            nr_slot: None,
         }
     }
 }
@@ -367,6 +558,8 @@ pub(crate) struct Gen<'c, 'a> {
     this_offsets: HashMap<String, u32>,
     clause: Option<ClauseState>,
     exit: Label,
+    /// In a group program: where in scratch the system call number is.
+    nr_slot: Option<u32>,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -380,6 +573,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             this_offsets: p.this_offsets,
             clause: None,
             exit: p.exit,
+            nr_slot: p.nr_slot,
         }
     }
 
@@ -390,6 +584,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             scratch_top: self.scratch_top,
             this_offsets: self.this_offsets,
             exit: self.exit,
+            nr_slot: self.nr_slot,
         }
     }
 
@@ -439,18 +634,40 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.clause.as_mut().expect("inside a clause")
     }
 
-    /// Compile one clause for this program's probe.
-    fn clause(&mut self, clause: &ast::Clause, epid: u32) -> Result<()> {
+    /// Compile one clause for this program's probe (for the system calls of `group`, in a
+    /// group program).
+    fn clause(
+        &mut self,
+        clause: &ast::Clause,
+        epid: u32,
+        group: Option<&ClauseGroup>,
+    ) -> Result<()> {
         let end = self.e.label();
         self.clause = Some(ClauseState {
             epid,
+            group_epids: group.map_or_else(Vec::new, |g| g.epids.clone()),
             end,
-            record_len: RECORD_HEADER,
+            record_len: if group.is_some() {
+                GROUP_RECORD_HEADER
+            } else {
+                RECORD_HEADER
+            },
             conditional: 0,
             presence_bits: 0,
             action: 1,
             actions: Vec::new(),
         });
+        if let Some(g) = group {
+            // The clause's epid for this call, or the end of the clause.
+            let len = self.group_table_len();
+            self.by_syscall_nr(R1, len);
+            self.e.ld_map_value(R2, self.c.core.rodata, g.table);
+            self.e.emit(Insn::alu64_reg(BPF_ADD, R2, R1));
+            self.e.emit(Insn::ldx(Size::W, R0, R2, 0));
+            self.e.jmp_imm(BPF_JEQ, R0, 0, end);
+            self.e
+                .emit(Insn::stx(Size::W, SCRATCH, GROUP_EPID_OFFSET as i16, R0));
+        }
         if let Some(pred) = &clause.predicate {
             let v = self.expr(pred)?;
             if !v.ty.is_scalar() {
@@ -466,7 +683,13 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         let records = self.c.enabled[epid as usize - 1].records;
         if records {
-            self.e.emit(Insn::st(Size::W, SCRATCH, 0, epid as i32));
+            if group.is_some() {
+                self.e
+                    .emit(Insn::ldx(Size::W, R0, SCRATCH, GROUP_EPID_OFFSET as i16));
+                self.e.emit(Insn::stx(Size::W, SCRATCH, 0, R0));
+            } else {
+                self.e.emit(Insn::st(Size::W, SCRATCH, 0, epid as i32));
+            }
             self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
             self.e.emit(Insn::stx(Size::W, SCRATCH, 4, R0));
             self.e.emit(Insn::st(Size::DW, SCRATCH, 8, 0));
@@ -482,8 +705,31 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         self.e.bind(end);
         let state = self.clause.take().expect("inside a clause");
+        for e in &state.group_epids {
+            self.c.enabled[*e as usize - 1].actions = state.actions.clone();
+        }
         self.c.enabled[epid as usize - 1].actions = state.actions;
         Ok(())
+    }
+
+    /// The length of this group program's tables by system call number.
+    fn group_table_len(&self) -> u32 {
+        match &self.probe.context {
+            ProbeContext::SyscallGroup(g) => g.table_len(),
+            _ => 1,
+        }
+    }
+
+    /// `dst` = 4 * the system call number of a group program (0 outside the tables, for the
+    /// verifier: the number was checked in the prologue), an offset into a u32 table.
+    fn by_syscall_nr(&mut self, dst: Reg, len: u32) {
+        let slot = self.nr_slot.expect("a group program") as i16;
+        self.e.emit(Insn::ldx(Size::DW, dst, SCRATCH, slot));
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JLT, dst, len as i32, ok);
+        self.e.emit(Insn::mov64_imm(dst, 0));
+        self.e.bind(ok);
+        self.e.emit(Insn::alu64_imm(BPF_LSH, dst, 2));
     }
 
     /// Send the clause's record to the ring buffer, counting a drop if it is full.
