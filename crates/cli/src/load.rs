@@ -33,7 +33,11 @@ pub fn possible_cpus() -> u32 {
 }
 
 /// Create the maps and load every program.
-pub fn load(compiled: &Compiled, verbose: bool) -> Result<Loaded, String> {
+pub fn load(
+    compiled: &Compiled,
+    probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
+    verbose: bool,
+) -> Result<Loaded, String> {
     let mut maps = Vec::new();
     for spec in &compiled.maps {
         let max_entries = if spec.per_cpu_entries {
@@ -65,13 +69,18 @@ pub fn load(compiled: &Compiled, verbose: bool) -> Result<Loaded, String> {
         let name = program_name(&prog.probe);
         let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, &insns);
         match prog.probe.context {
-            ProbeContext::ArgArray => {}
+            // A system call group: a raw tracepoint program on sys_enter/sys_exit.
+            ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) => {}
             ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
             ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
-            // Every user probe is attached with a uprobe_multi link.
+            // User probes: uprobe_multi links, or per-process perf events (see user.rs).
             ProbeContext::Uprobe(_) => {
                 spec.prog_type = ProgramType::Kprobe;
-                spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
+                if !matches!(probes.get(&prog.probe.id).map(|p| &p.attach),
+                    Some(dtrace_probes::Attach::User(u)) if !u.multi())
+                {
+                    spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
+                }
             }
             ProbeContext::Function { btf_id, ret, .. } => {
                 if let Some(why) = dtrace_probes::fbt::kernel_refusal() {

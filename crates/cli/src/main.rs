@@ -246,7 +246,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&prog.code.insns));
         }
     }
-    let loaded = match load::load(&comp.compiled, args.verbose) {
+    let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose) {
         Ok(l) => l,
         Err(msg) => {
             eprint!("{msg}");

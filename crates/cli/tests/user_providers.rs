@@ -394,3 +394,245 @@ fn rust_usdt_crate_probes() {
         .collect();
     assert_eq!(tail, ["5", "-10"], "{}", run.stdout);
 }
+
+/// A second program for attach modes, per-site arguments and `copyin`: `copy N` calls
+/// `site_a(10 i)` and `site_b(100 i + 7)` (both fire `cp:::mixed`, whose second argument is
+/// the constant 1 at one site and 2 at the other, so the two sites have different operand
+/// specs), fires `cp:::data(&v, &w, s)` with `v = -42 + i`, `w = 0x1122334455667788` and
+/// `s = "hello"`, then `cp:::data` once with the bad address 8, and `cp:::last(N)`.
+/// `copy wait N` waits for a line on stdin first.
+const COPY_PROGRAM: &str = r#"
+#include <sys/sdt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((noinline)) void site_a(int x) { DTRACE_PROBE2(cp, mixed, x, 1); }
+__attribute__((noinline)) void site_b(long x) { DTRACE_PROBE2(cp, mixed, x, 2); }
+
+int main(int argc, char **argv) {
+    int at = 1;
+    if (argc > 2 && strcmp(argv[1], "wait") == 0) {
+        char line[16];
+        if (!fgets(line, sizeof line, stdin)) return 0;
+        at = 2;
+    }
+    int n = argc > at ? atoi(argv[at]) : 3;
+    int v = -42;
+    long long w = 0x1122334455667788LL;
+    char s[] = "hello";
+    for (int i = 0; i < n; i++) {
+        site_a(10 * i);
+        site_b(100 * i + 7);
+        DTRACE_PROBE3(cp, data, &v, &w, s);
+        v++;
+    }
+    DTRACE_PROBE3(cp, data, (int *)8, &w, s);
+    DTRACE_PROBE1(cp, last, n);
+    return 0;
+}
+"#;
+
+fn copy_program(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let src = dir.join("copy.c");
+    std::fs::write(&src, COPY_PROGRAM).unwrap();
+    let exe = dir.join(name);
+    let out = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run gcc");
+    assert!(
+        out.status.success(),
+        "gcc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// The `link_type` of every BPF link process `pid` holds (from /proc/PID/fdinfo).
+fn link_types(pid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .unwrap()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if let Some(t) = text.lines().find_map(|l| l.strip_prefix("link_type:")) {
+            out.push(t.trim().to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs dtrace with `script` on `prog wait N`, returns the link types it holds once the
+/// command is started (before it fires anything), then lets it run to the end.
+fn run_holding(prog: &Path, script: &str, n: u32) -> (Vec<String>, Run) {
+    let cmd = format!("{} wait {n}", path_str(prog));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dtrace"))
+        .args(["-q", "-n", script, "-c", &cmd])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Attached once the links are there; they are all made before the command starts.
+    let start = Instant::now();
+    let mut types = Vec::new();
+    let mut last_len = usize::MAX;
+    while start.elapsed() < Duration::from_secs(20) {
+        types = link_types(child.id());
+        if !types.is_empty() && types.len() == last_len {
+            break;
+        }
+        last_len = types.len();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    use std::io::Write;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"go\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let run = Run {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    (types, run)
+}
+
+#[test]
+fn few_sites_of_a_process_get_perf_uprobes_with_site_arguments() {
+    let prog = copy_program("perfmode");
+    // cp:::mixed has two sites with different operand specs: the per-site decoder is chosen
+    // by the perf event's cookie.
+    let script =
+        "cp$target:::mixed { @[arg1, arg0] = count(); } cp$target:::last { @[0, arg0] = count(); }";
+    let (types, run) = run_holding(&prog, script, 4);
+    assert_ok(&run);
+    assert_eq!(types, ["perf", "perf", "perf"], "{}", run.stderr);
+    let rows: Vec<Vec<&str>> = run
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut expect: Vec<Vec<String>> = Vec::new();
+    for i in 0..4 {
+        expect.push(vec!["1".into(), (10 * i).to_string(), "1".into()]);
+        expect.push(vec!["2".into(), (100 * i + 7).to_string(), "1".into()]);
+    }
+    expect.push(vec!["0".into(), "4".into(), "1".into()]);
+    let mut got: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|s| s.to_string()).collect())
+        .collect();
+    got.sort();
+    expect.sort();
+    assert_eq!(got, expect, "{}", run.stdout);
+}
+
+#[test]
+fn many_sites_fall_back_to_uprobe_multi_with_exact_counts() {
+    let prog = copy_program("multimode");
+    // 2 + 2 + 1 sites: the first probes use up the perf-uprobe budget (4 sites), the rest
+    // get uprobe_multi links; every fire is still counted once, with the right arguments.
+    let script = "cp$target:::mixed { @m[arg1] = sum(arg0); } cp$target:::data { @d = count(); }
+                  cp$target:::last { @l = sum(arg0); } pid$target:a.out:site_a:entry { @e = count(); }";
+    let (types, run) = run_holding(&prog, script, 5);
+    assert_ok(&run);
+    assert!(types.iter().any(|t| t == "perf"), "{types:?}");
+    assert!(types.iter().any(|t| t == "uprobe_multi"), "{types:?}");
+    let words: Vec<&str> = run.stdout.split_whitespace().collect();
+    // @m: arg1 1 -> 0+10+20+30+40 = 100, arg1 2 -> 7+107+...+407 = 1035; @d: 5 + 1 (the bad
+    // address fires too); @l: 5; @e: 5.
+    assert_eq!(
+        words,
+        ["1", "100", "2", "1035", "6", "5", "5"],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn copyin_values_and_bad_addresses() {
+    let prog = copy_program("copyin");
+    let cmd = format!("{} 3", path_str(&prog));
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "cp$target:::data {
+             this->p = (int *)copyin(arg0, 4);
+             printf(\"v %d w %x s %s c %c\\n\", *this->p, *(uint64_t *)copyin(arg1, 8),
+                 copyinstr(arg2), *(char *)copyin(arg2, 1));
+         }
+         cp$target:::data { printf(\"next %d\\n\", *(short *)copyin(arg1, 2)); }
+         cp$target:::last { printf(\"last %d\\n\", arg0); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&run);
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines,
+        [
+            "v -42 w 1122334455667788 s hello c h",
+            "next 30600",
+            "v -41 w 1122334455667788 s hello c h",
+            "next 30600",
+            "v -40 w 1122334455667788 s hello c h",
+            "next 30600",
+            // The bad address: the first clause faults, the second still runs.
+            "next 30600",
+            "last 3",
+        ],
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("invalid address"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    assert!(
+        errors[0].contains("invalid address (0x8)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn copyin_and_dereference_errors_at_compile_time() {
+    for (script, message) in [
+        ("BEGIN { x = copyin(0, 0); }", "size 0 is out of range"),
+        ("BEGIN { y = 4; x = copyin(0, y); }", "not a constant"),
+        ("BEGIN { x = *1; }", "requires an operand of pointer type"),
+        ("BEGIN { x = *copyin(0, 4); }", "dereferencing a void *"),
+        (
+            "BEGIN { copyinto(0, 4, 0); }",
+            "copyinto( ) is not supported",
+        ),
+    ] {
+        let run = dtrace(&["-q", "-n", script]);
+        assert_ne!(run.status, 0, "{script}");
+        assert!(run.stderr.contains(message), "{script}: {}", run.stderr);
+    }
+    // A kernel-side dereference of a bad pointer faults at run time and the script goes on.
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "BEGIN { x = *(int *)8; } BEGIN { printf(\"on\\n\"); exit(0); }",
+    ]);
+    assert_ok(&run);
+    assert_eq!(run.stdout.trim(), "on");
+    assert!(
+        run.stderr.contains("invalid address (0x8)"),
+        "{}",
+        run.stderr
+    );
+}

@@ -6,8 +6,8 @@
 //! - `providerPID:module:function:name` (`myapp$target:::tick`, `pid123:a.out:main:entry`):
 //!   probes of the binaries process PID maps (read from `/proc/PID/maps`; for a `-c` command
 //!   still held before its exec, from the program's file and the libraries its `DT_NEEDED`
-//!   entries name). They are attached with PID as the uprobe filter; the provider shown is
-//!   the note's provider followed by the pid.
+//!   entries name). They are attached in process PID only; the provider shown is the note's
+//!   provider followed by the pid.
 //! - `provider*:module:function:name` (any glob in the provider part): probes of binaries,
 //!   attached system-wide by inode, so every process that runs the binary is traced, also
 //!   ones started later, from their first instruction. Binaries are the ones running
@@ -24,13 +24,25 @@
 //!
 //! # Attaching
 //!
-//! Every user probe is attached with one uprobe_multi link per binary (one `BPF_LINK_CREATE`
-//! whatever the number of sites), with the USDT semaphores as `ref_ctr_offset`s so is-enabled
-//! probes flip on while traced. A USDT probe whose sites have different operand specs gets
-//! one argument decoder per distinct spec list in its program; each site's attach cookie is
-//! the index of its list. A `pid` description matching more than [`GROUP_MIN`] functions of
-//! one binary becomes one probe (one program, one link) whose cookie indexes the functions'
-//! names, so `probefunc` is still right; `-l` and the "matched" count show every function.
+//! Two ways, chosen per probe when it is discovered ([`UserAttach::per_process`]):
+//!
+//! - **Per-process perf-event uprobes**, one per site (`perf_event_open` with the pid, then
+//!   `BPF_LINK_CREATE` with the site's cookie), when a pid is named and the session's first
+//!   [`PERF_SITES_MAX`] such sites are not used up. The uprobe is installed in that process
+//!   only and no filter runs per hit: on 6.18 a hit costs ≈ 190 ns less than through a
+//!   uprobe_multi link with a pid (docs/BENCHMARKS.md). But each one takes ≈ 110 ms to close
+//!   (the kernel waits for RCU grace periods per event, serialised), so they are kept few.
+//! - **One uprobe_multi link per binary** otherwise (one `BPF_LINK_CREATE` whatever the
+//!   number of sites; ≈ 30 ms to close), always for system-wide probes.
+//!
+//! The two need differently loaded programs (a uprobe_multi program cannot be attached to a
+//! perf event): the loader asks [`UserAttach::multi`]. Either way the USDT semaphores are
+//! `ref_ctr_offset`s, so is-enabled probes flip on while traced. A USDT probe whose sites
+//! have different operand specs gets one argument decoder per distinct spec list in its
+//! program; each site's attach cookie is the index of its list. A `pid` description
+//! matching more than [`GROUP_MIN`] functions of one binary becomes one probe (one program,
+//! one link) whose cookie indexes the functions' names, so `probefunc` is still right; `-l`
+//! and the "matched" count show every function.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
@@ -58,7 +70,12 @@ pub struct UserTarget {
     pub exec: Option<PathBuf>,
 }
 
-/// How a user probe is attached: one uprobe_multi link on `path`.
+/// At most this many sites per session are attached as per-process perf-event uprobes (each
+/// costs ≈ 110 ms to close, one after the other; see the module documentation).
+pub const PERF_SITES_MAX: usize = 4;
+
+/// How a user probe is attached: one uprobe_multi link on `path`, or one per-process
+/// perf-event uprobe per site.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserAttach {
     pub path: PathBuf,
@@ -66,22 +83,52 @@ pub struct UserAttach {
     /// `None`: system-wide.
     pub pid: Option<i32>,
     pub retprobe: bool,
+    /// Per-process perf-event uprobes (only with a `pid`) rather than a uprobe_multi link.
+    pub per_process: bool,
+}
+
+impl UserAttach {
+    /// Whether the probe's program must be loaded for uprobe_multi links
+    /// (`expected_attach_type` `BPF_TRACE_UPROBE_MULTI`) rather than for perf events.
+    pub fn multi(&self) -> bool {
+        !self.per_process
+    }
 }
 
 /// `ENOTSUPP`: the kernel cannot put a uprobe on an instruction (some functions of libc
 /// start with one).
 const ENOTSUPP: i32 = 524;
 
-/// Attaches `prog` to `sites` of `u.path` with one uprobe_multi link; when the kernel
-/// refuses some site's instruction, the sites are split in halves until the refused ones
-/// are found, and those are left out (a glob over a library then attaches everything the
-/// kernel can probe; a single refused function is still an error).
+/// Attaches `prog` to `sites` of `u.path`: with one uprobe_multi link, or with one
+/// per-process perf-event uprobe per site when `u.per_process`. When the kernel refuses
+/// some site's instruction, the others are still attached (uprobe_multi sites are split in
+/// halves until the refused ones are found) and those are left out: a glob over a library
+/// then attaches everything the kernel can probe; a single refused function is still an
+/// error.
 pub fn attach(
     prog: &dtrace_runtime::Program,
     u: &UserAttach,
     sites: &[UprobeSite],
     links: &mut Vec<dtrace_runtime::Link>,
 ) -> dtrace_runtime::Result<()> {
+    if u.per_process {
+        for site in sites {
+            let opts = dtrace_runtime::uprobe::UprobeOptions {
+                retprobe: u.retprobe,
+                pid: u.pid,
+                ref_ctr_offset: site.ref_ctr_offset,
+                cookie: site.cookie,
+            };
+            match dtrace_runtime::uprobe::attach_uprobe_perf_link(prog, &u.path, site.offset, &opts)
+            {
+                Ok(link) => links.push(link),
+                Err(dtrace_runtime::Error::Os { errno, .. })
+                    if errno == ENOTSUPP && sites.len() > 1 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        return Ok(());
+    }
     let r = dtrace_runtime::uprobe::attach_multi_link(prog, &u.path, sites, u.pid, u.retprobe);
     match r {
         Ok(link) => {
@@ -157,6 +204,8 @@ pub struct UserProbes {
     usdt_binaries: Option<Vec<PathBuf>>,
     /// Parsed notes by path.
     notes: HashMap<PathBuf, Vec<UsdtProbe>>,
+    /// Sites given per-process perf-event uprobes so far (at most [`PERF_SITES_MAX`]).
+    perf_sites: usize,
 }
 
 impl UserProbes {
@@ -223,6 +272,16 @@ impl UserProbes {
             }
         }
         found
+    }
+
+    /// Whether a probe of process `pid` (`None`: system-wide) with `sites` sites gets
+    /// per-process perf-event uprobes; counts them against [`PERF_SITES_MAX`].
+    fn per_process(&mut self, pid: Option<i32>, sites: usize) -> bool {
+        let yes = pid.is_some() && self.perf_sites + sites <= PERF_SITES_MAX;
+        if yes {
+            self.perf_sites += sites;
+        }
+        yes
     }
 
     /// The USDT providers in the binaries process `pid` maps (for `-l -p PID`).
@@ -368,6 +427,7 @@ impl UserProbes {
                     functions: Vec::new(),
                 }),
             };
+            let per_process = self.per_process(pid, sites.len());
             probes.push(Probe {
                 site,
                 attach: Attach::User(UserAttach {
@@ -375,6 +435,7 @@ impl UserProbes {
                     sites,
                     pid,
                     retprobe: false,
+                    per_process,
                 }),
             });
             self.known.insert(key, probes.len() - 1);
@@ -457,7 +518,7 @@ impl UserProbes {
                     found.push(i);
                     continue;
                 }
-                let sites = group
+                let sites: Vec<UprobeSite> = group
                     .iter()
                     .enumerate()
                     .map(|(i, (_, off))| UprobeSite {
@@ -481,6 +542,7 @@ impl UserProbes {
                         },
                     }),
                 };
+                let per_process = self.per_process(pid, sites.len());
                 probes.push(Probe {
                     site,
                     attach: Attach::User(UserAttach {
@@ -488,6 +550,7 @@ impl UserProbes {
                         sites,
                         pid,
                         retprobe,
+                        per_process,
                     }),
                 });
                 self.known.insert(key, probes.len() - 1);

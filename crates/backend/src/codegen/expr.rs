@@ -420,7 +420,8 @@ impl Gen<'_, '_> {
                 self.pop(new);
                 Ok(old)
             }
-            UnaryOp::Deref | UnaryOp::AddrOf => Err(unsupported("pointer dereference", span)),
+            UnaryOp::Deref => self.deref(operand, span),
+            UnaryOp::AddrOf => Err(unsupported("taking an address", span)),
         }
     }
 

@@ -1,5 +1,13 @@
-//! Subroutines called in expressions (`strlen`, `strjoin`, `copyinstr`, ...), and the errors
-//! for actions and aggregating functions used where a value is needed.
+//! Subroutines called in expressions (`strlen`, `strjoin`, `copyin`, `copyinstr`, ...), the
+//! errors for actions and aggregating functions used where a value is needed, and pointer
+//! dereference (`*p`), which `copyin` results need.
+//!
+//! `copyin(addr, size)` copies `size` bytes (a constant, at most [`COPYIN_MAX`]) of user
+//! memory into the clause's scratch space and returns a `void *` to them, valid until the
+//! probe's clauses are done. `*p` reads an integer or pointer through any pointer with
+//! `bpf_probe_read_kernel` (D pointers are kernel addresses: a copyin buffer, not a user
+//! address), so a bad pointer fires the ERROR probe ("invalid address") like a failed copy.
+//! Pointer arithmetic is not scaled by the pointee's size (`p + 1` is one byte further).
 
 use dtrace_frontend::ast::Expr;
 use dtrace_frontend::{CompileError, Result, Span};
@@ -7,9 +15,15 @@ use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_ebpf::*;
 
 use super::fault::FaultSite;
-use super::{actions, aggregate, regs, strsubr, Gen, Val};
+use super::regs::SCRATCH;
+use super::{actions, aggregate, expr, regs, strsubr, Gen, Val};
 use crate::program::Fault;
 use crate::types::Type;
+use expr::unsupported;
+
+/// The most bytes one `copyin` copies (they live in the program's scratch space, at most
+/// 32 KiB for everything).
+pub const COPYIN_MAX: u32 = 4096;
 
 impl Gen<'_, '_> {
     pub(crate) fn subroutine(
@@ -47,6 +61,12 @@ impl Gen<'_, '_> {
                 })
             }
             "copyinstr" => self.copyinstr(args, span),
+            "copyin" => self.copyin(args, span),
+            "copyinto" => Err(CompileError::new(
+                "D_UNSUPPORTED",
+                "copyinto( ) is not supported yet (it needs alloca( )); use copyin( )",
+                name_span,
+            )),
             "strjoin" => {
                 let [a, b] = self.string_args::<2>(name, args, span)?;
                 let v = self.strjoin(&a, &b)?;
@@ -133,6 +153,106 @@ impl Gen<'_, '_> {
             reg: addr.reg,
             ty: Type::String,
         })
+    }
+
+    /// `copyin(addr, size)`: `size` bytes at user address `addr` copied into scratch; a
+    /// `void *` to them. An address that cannot be read raises the "invalid address" fault
+    /// and abandons the clause.
+    fn copyin(&mut self, args: &[Expr], span: Span) -> Result<Val> {
+        if args.len() != 2 {
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                format!(
+                    "copyin( ) prototype mismatch: {} arg{} passed, 2 expected",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" }
+                ),
+                span,
+            ));
+        }
+        let size = match aggregate::constant(&args[1]) {
+            Some(n) if (1..=COPYIN_MAX as i64).contains(&n) => n as u32,
+            Some(n) => {
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    format!("copyin( ) size {n} is out of range: 1 to {COPYIN_MAX} bytes"),
+                    args[1].span,
+                ))
+            }
+            None => {
+                return Err(unsupported(
+                    "copyin( ) with a size that is not a constant",
+                    args[1].span,
+                ))
+            }
+        };
+        let addr = self.expr(&args[0])?;
+        if !addr.ty.is_scalar() {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!(
+                    "copyin( ) argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}",
+                    addr.ty
+                ),
+                args[0].span,
+            ));
+        }
+        let buf = self.scratch(size);
+        self.scratch_addr(R1, buf);
+        self.e.emit(Insn::mov64_imm(R2, size as i32));
+        regs::read_into(&mut self.e, addr.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
+        let bad = regs::read(&mut self.e, addr.reg, R1);
+        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
+        self.e.bind(ok);
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, addr.reg, R1);
+        Ok(Val {
+            reg: addr.reg,
+            ty: Type::Ptr(Box::new(Type::Void)),
+        })
+    }
+
+    /// `*p`: the integer or pointer `p` points to, read with `bpf_probe_read_kernel`; an
+    /// address that cannot be read raises the "invalid address" fault.
+    pub(crate) fn deref(&mut self, operand: &Expr, span: Span) -> Result<Val> {
+        let p = self.expr(operand)?;
+        let Type::Ptr(inner) = &p.ty else {
+            return Err(CompileError::new(
+                "D_DEREF_NONPTR",
+                format!(
+                    "operator * requires an operand of pointer type; found {}",
+                    p.ty
+                ),
+                span,
+            ));
+        };
+        let ty = (**inner).clone();
+        let size = ty.scalar_size();
+        let width = match size {
+            1 => Size::B,
+            2 => Size::H,
+            4 => Size::W,
+            8 => Size::DW,
+            _ => return Err(unsupported(&format!("dereferencing a {}", p.ty), span)),
+        };
+        let tmp = self.scratch(8);
+        self.scratch_addr(R1, tmp);
+        self.e.emit(Insn::mov64_imm(R2, size as i32));
+        regs::read_into(&mut self.e, p.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
+        let bad = regs::read(&mut self.e, p.reg, R1);
+        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
+        self.e.bind(ok);
+        let off = self.small(tmp);
+        self.e.emit(Insn::ldx(width, R1, SCRATCH, off));
+        expr::normalize(&mut self.e, R1, &ty);
+        regs::write(&mut self.e, p.reg, R1);
+        Ok(Val { reg: p.reg, ty })
     }
 
     /// Evaluate exactly `N` string arguments of `name`.
