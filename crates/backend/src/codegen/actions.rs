@@ -244,6 +244,11 @@ impl Gen<'_, '_> {
             "exit" => {
                 arg_count(name, args, 1, 1, span)?;
                 let field = self.record_int(&args[0], name)?;
+                // Stop every probe but END and ERROR in the kernel at once, as DTrace does,
+                // rather than when the consumer reads this record.
+                self.e
+                    .ld_map_value(R1, self.c.core.globals, super::vars::STATE_OFFSET);
+                self.e.emit(Insn::st(Size::DW, R1, 0, 1));
                 ActionKind::Exit(field)
             }
             "clear" | "denormalize" => {

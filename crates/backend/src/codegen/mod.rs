@@ -460,6 +460,13 @@ impl ProgState {
         let mut e = Emitter::new();
         let exit = e.label();
         e.emit(Insn::stx(Size::DW, R10, CTX_SLOT, R1));
+        // After exit(), only END and ERROR still run.
+        let drains = probe.provider == "dtrace" && matches!(probe.name.as_str(), "END" | "ERROR");
+        if !drains {
+            e.ld_map_value(R2, c.core.globals, vars::STATE_OFFSET);
+            e.emit(Insn::ldx(Size::DW, R2, R2, 0));
+            e.jmp_imm(BPF_JNE, R2, 0, exit);
+        }
         e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
         e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R0));
         e.ld_map(R1, c.core.scratch);

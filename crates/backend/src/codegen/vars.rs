@@ -90,13 +90,29 @@ struct ThreadLocal {
 }
 
 /// All variables the program has declared or assigned.
-#[derive(Default)]
 pub struct Variables {
     globals: HashMap<String, Global>,
     globals_size: u32,
     assocs: HashMap<String, Assoc>,
     tlocals: HashMap<String, ThreadLocal>,
     this_types: HashMap<String, Type>,
+}
+
+/// Offset in the globals map of the tracing state word: 0 while active, 1 once `exit()` ran
+/// (DTrace's draining state: from then on only END and ERROR clauses run).
+pub const STATE_OFFSET: u32 = 0;
+
+impl Default for Variables {
+    fn default() -> Self {
+        Variables {
+            globals: HashMap::new(),
+            // The state word comes first; user globals follow it.
+            globals_size: STATE_OFFSET + 8,
+            assocs: HashMap::new(),
+            tlocals: HashMap::new(),
+            this_types: HashMap::new(),
+        }
+    }
 }
 
 impl Variables {
