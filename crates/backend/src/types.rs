@@ -1,4 +1,11 @@
 //! D value types and C's conversion rules on them (LP64: long and pointers are 64 bits).
+//!
+//! Besides D's own types (integers, pointers, `string`), a type can describe kernel memory
+//! as the running kernel's BTF does: structs and unions ([`Record`]), arrays, enums (integers
+//! named `enum X`), typedefs (integers keep the typedef's name) and functions (opaque, only
+//! behind pointers). [`kernel`] converts BTF types into these.
+
+pub mod kernel;
 
 use std::fmt;
 
@@ -11,10 +18,27 @@ pub enum Type {
         signed: bool,
         name: &'static str,
     },
-    /// A pointer; pointee types are carried as text for now (`char *`).
+    /// A pointer to a value of the inner type.
     Ptr(Box<Type>),
     /// D's `string`: a NUL-terminated buffer of `strsize` bytes.
     String,
+    /// A kernel struct or union (a value of it only exists in kernel memory).
+    Struct(Record),
+    /// An array of `len` elements (`char comm[16]`).
+    Array(Box<Type>, u32),
+    /// A type D only passes around behind pointers: a function, a float; its C spelling.
+    Opaque(&'static str),
+}
+
+/// A struct or union described by kernel BTF.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Record {
+    /// Its BTF type id.
+    pub id: u32,
+    /// Its C spelling: `struct task_struct`, `union {...}`, or a typedef's name.
+    pub name: &'static str,
+    /// Size in bytes.
+    pub size: u32,
 }
 
 pub const INT: Type = Type::Int {
@@ -204,6 +228,19 @@ impl Type {
     pub fn is_signed(&self) -> bool {
         matches!(self, Type::Int { signed: true, .. })
     }
+    /// Whether this is a character type (an array of it reads as a string).
+    pub fn is_char(&self) -> bool {
+        matches!(self, Type::Int { size: 1, name, .. } if name.ends_with("char"))
+    }
+    /// Size in bytes of a value in memory (`sizeof`); strings report 0 (their size is
+    /// `strsize`), and so do `void` and opaque types.
+    pub fn size(&self) -> u64 {
+        match self {
+            Type::Struct(r) => r.size as u64,
+            Type::Array(elem, len) => elem.size() * *len as u64,
+            other => other.scalar_size() as u64,
+        }
+    }
     /// Size in bytes of a scalar (pointers are 8); strings report 0 (their size is `strsize`).
     pub fn scalar_size(&self) -> usize {
         match self {
@@ -264,8 +301,15 @@ impl fmt::Display for Type {
         match self {
             Type::Void => write!(f, "void"),
             Type::Int { name, .. } => write!(f, "{name}"),
-            Type::Ptr(inner) => write!(f, "{inner} *"),
+            Type::Ptr(inner) => match &**inner {
+                Type::Array(elem, len) => write!(f, "{elem} (*)[{len}]"),
+                Type::Opaque(name) if name.contains("(*)") => write!(f, "{name}"),
+                _ => write!(f, "{inner} *"),
+            },
             Type::String => write!(f, "string"),
+            Type::Struct(r) => write!(f, "{}", r.name),
+            Type::Array(elem, len) => write!(f, "{elem} [{len}]"),
+            Type::Opaque(name) => write!(f, "{name}"),
         }
     }
 }

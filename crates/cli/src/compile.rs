@@ -118,9 +118,11 @@ fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Whether an identifier names a type outside the program (D's built-in typedefs).
+/// Whether an identifier names a type outside the program: D's built-in typedefs, then the
+/// kernel's typedefs from BTF (`u64`, `size_t`, `atomic_t`), read only if a script asks.
 fn is_type_name(name: &str) -> bool {
     dtrace_backend::types::builtin_typedef(name).is_some()
+        || dtrace_backend::types::kernel::is_typedef(name)
 }
 
 /// Parse every source; returns the items of each.
@@ -267,8 +269,10 @@ pub fn compile(
         dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
         agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
         wall_offset: wall_offset(),
+        stack_frames: options.stack_frames,
+        ustack_frames: options.ustack_frames,
     };
-    let layout = BtfLayout::default();
+    let layout = BtfLayout;
     let compiled = dtrace_backend::compile(dtrace_backend::Input {
         program: &program,
         probes: &clause_probes,

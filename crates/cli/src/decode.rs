@@ -1,7 +1,8 @@
 //! Decoding kernel bytes (records, aggregation keys and slots) into consumer values.
 
-use dtrace_backend::program::Field;
+use dtrace_backend::program::{Datum, Field};
 use dtrace_backend::types::Type;
+use dtrace_consumer::symbolize::Symbolizer;
 use dtrace_consumer::Value;
 
 /// Little-endian u32 at `off` (0 if out of range).
@@ -33,6 +34,59 @@ pub fn value(bytes: &[u8], field: &Field, strsize: usize) -> Value {
             size: ty.scalar_size().max(1) as u8,
             signed: ty.is_signed(),
         },
+    }
+}
+
+/// The process id of a user datum at `off` (0 for kernel data).
+pub fn datum_pid(bytes: &[u8], off: usize, datum: Datum) -> u32 {
+    if datum.user() {
+        u64_at(bytes, off) as u32
+    } else {
+        0
+    }
+}
+
+/// A stack or symbol datum at `off`, symbolized. Symbols keep, as their identity, the
+/// address of the symbol (or module) they name, so that aggregation keys of one function
+/// merge as in DTrace; stacks keep every program counter.
+pub fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Value {
+    let pid = datum_pid(bytes, off, datum);
+    let words = |at: usize, n: u32| -> Vec<u64> {
+        (0..n as usize).map(|i| u64_at(bytes, at + i * 8)).collect()
+    };
+    let sym = |raw: Vec<u64>, text: String| Value::Sym { raw, text };
+    match datum {
+        Datum::Stack { frames } => {
+            let pcs: Vec<u64> = words(off, frames);
+            let shown = pcs.iter().take_while(|&&pc| pc != 0);
+            let frames = shown.map(|&pc| symbols.kernel_frame(pc)).collect();
+            Value::Stack { raw: pcs, frames }
+        }
+        Datum::UStack { frames } => {
+            let pcs: Vec<u64> = words(off + 8, frames);
+            let shown = pcs.iter().take_while(|&&pc| pc != 0);
+            let frames = shown.map(|&pc| symbols.user_frame(pid, pc)).collect();
+            let mut raw = vec![pid as u64];
+            raw.extend(pcs);
+            Value::Stack { raw, frames }
+        }
+        Datum::Sym => {
+            let (addr, text) = symbols.kernel_sym(u64_at(bytes, off));
+            sym(vec![addr], text)
+        }
+        Datum::Mod => {
+            let (id, text) = symbols.kernel_mod(u64_at(bytes, off));
+            sym(vec![id], text)
+        }
+        Datum::USym | Datum::UMod | Datum::UAddr => {
+            let pc = u64_at(bytes, off + 8);
+            let (id, text) = match datum {
+                Datum::USym => symbols.user_sym(pid, pc),
+                Datum::UMod => symbols.user_mod(pid, pc),
+                _ => (pc, symbols.user_frame(pid, pc)),
+            };
+            sym(vec![pid as u64, id], text)
+        }
     }
 }
 

@@ -20,6 +20,9 @@ pub struct Options {
     pub zdefs: bool,
     pub sort: SortOptions,
     pub flowindent: bool,
+    /// Default frames of `stack()` and `ustack()` (1..=127).
+    pub stack_frames: u32,
+    pub ustack_frames: u32,
 }
 
 impl Default for Options {
@@ -38,6 +41,8 @@ impl Default for Options {
             zdefs: false,
             sort: SortOptions::default(),
             flowindent: false,
+            stack_frames: dtrace_backend::program::STACK_FRAMES,
+            ustack_frames: dtrace_backend::program::USTACK_FRAMES,
         }
     }
 }
@@ -50,8 +55,6 @@ const ACCEPTED: &[&str] = &[
     "cpu",
     "nspec",
     "specsize",
-    "stackframes",
-    "ustackframes",
     "statusrate",
     "jstackframes",
     "jstackstrsize",
@@ -117,10 +120,20 @@ impl Options {
             "aggsize" => self.aggsize = size(value)?,
             "switchrate" => self.switchrate_ns = rate(value)?,
             "aggrate" => self.aggrate_ns = rate(value)?,
+            "stackframes" => self.stack_frames = frames(value)?,
+            "ustackframes" => self.ustack_frames = frames(value)?,
             _ if ACCEPTED.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }
         Ok(())
+    }
+}
+
+/// A frame count for `stackframes`/`ustackframes`: 1 to the most the kernel unwinds.
+fn frames(value: Option<&str>) -> Result<u32, String> {
+    match number(value)? {
+        n @ 1..=127 => Ok(n as u32),
+        _ => Err("Invalid value for specified option".into()),
     }
 }
 

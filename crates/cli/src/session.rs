@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use dtrace_backend::program::{
     ActionKind, Compiled, EnabledProbe, ProbeContext, FAULT_EPID, GROUP_EPID_OFFSET,
 };
+use dtrace_consumer::symbolize::Symbolizer;
 use dtrace_consumer::{messages, printf, trace, Value};
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
@@ -42,6 +43,10 @@ pub struct Session<'a> {
     formats: HashMap<String, Option<printf::Format>>,
     drops: Vec<u64>,
     dynvar_drops: u64,
+    /// Kernel and user symbols, for stacks, `func()`-style data and `%a`/`%A`.
+    symbols: Symbolizer,
+    /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
+    target_pid: u32,
 }
 
 impl<'a> Session<'a> {
@@ -66,6 +71,8 @@ impl<'a> Session<'a> {
             formats: HashMap::new(),
             drops: Vec::new(),
             dynvar_drops: 0,
+            symbols: Symbolizer::new(),
+            target_pid: 0,
         })
     }
 
@@ -97,6 +104,21 @@ impl<'a> Session<'a> {
 
     /// Run the session to its end.
     pub fn run(&mut self, mut targets: Vec<Target>) -> Result<Outcome, String> {
+        self.target_pid = targets.first().map_or(0, |t| t.pid().max(0) as u32);
+        // Kernel symbols are read before tracing starts when the program records kernel
+        // stacks or symbols, so that the first record is not held up by it.
+        let kernel_data = self.compiled().enabled.iter().any(|ep| {
+            ep.actions
+                .iter()
+                .any(|a| matches!(&a.kind, ActionKind::Datum { datum, .. } if !datum.user()))
+        }) || self
+            .compiled()
+            .aggregations
+            .iter()
+            .any(|a| a.datums.iter().flatten().any(|d| !d.user()));
+        if kernel_data {
+            self.symbols.load_kernel();
+        }
         self.fire(DtraceProbe::Begin, [0; 6]);
         if self.exit_status.is_none() {
             self.attach()?;
@@ -109,7 +131,9 @@ impl<'a> Session<'a> {
         self.drain();
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
-        let text = self.aggs.render_exit(&self.loaded.maps, &self.options.sort);
+        let text = self
+            .aggs
+            .render_exit(&self.loaded.maps, &self.options.sort, &mut self.symbols);
         self.write(text.as_bytes());
         let _ = self.out.flush();
         Ok(Outcome {
@@ -143,6 +167,9 @@ impl<'a> Session<'a> {
         while self.exit_status.is_none() && !signals::stop_requested() {
             let _ = self.ring.wait(period);
             self.drain();
+            // Processes in user stack and symbol keys: their mappings, while they run.
+            self.aggs
+                .see_processes(&self.loaded.maps, &mut self.symbols);
             if last_drop_check.elapsed() >= Duration::from_millis(500) {
                 self.report_drops();
                 last_drop_check = Instant::now();
@@ -151,6 +178,8 @@ impl<'a> Session<'a> {
                 if *alive && t.exited() {
                     *alive = false;
                     self.drain();
+                    self.aggs
+                        .see_processes(&self.loaded.maps, &mut self.symbols);
                     let _ = self.out.flush();
                     eprint!("{}", t.exit_notice());
                 }
@@ -165,6 +194,11 @@ impl<'a> Session<'a> {
     fn drain(&mut self) {
         let mut records = Vec::new();
         self.ring.consume(|r| records.push(r.to_vec()));
+        // Processes named by user stacks and symbols first, while they may still run:
+        // symbolizing the records can take longer than a short-lived process lives.
+        for r in &records {
+            self.see_processes(r);
+        }
         for r in records {
             self.record(&r);
         }
@@ -178,6 +212,22 @@ impl<'a> Session<'a> {
     fn warn(&mut self, text: &str) {
         let _ = self.out.flush();
         eprint!("{text}");
+    }
+
+    /// Read the mappings of the processes a record's user stacks and symbols name.
+    fn see_processes(&mut self, rec: &[u8]) {
+        let epid = u32_at(rec, 0);
+        let Some(ep) = self.compiled().enabled.get((epid as usize).wrapping_sub(1)) else {
+            return;
+        };
+        for action in &ep.actions {
+            if let ActionKind::Datum { offset, datum } = &action.kind {
+                if datum.user() {
+                    let pid = decode::datum_pid(rec, *offset as usize, *datum);
+                    self.symbols.see_process(pid);
+                }
+            }
+        }
     }
 
     fn record(&mut self, rec: &[u8]) {
@@ -220,7 +270,7 @@ impl<'a> Session<'a> {
                 self.write(&bytes);
             }
             ActionKind::Printf { format, args } => {
-                let values: Vec<Value> = args
+                let mut values: Vec<Value> = args
                     .iter()
                     .map(|f| decode::value(rec, f, strsize))
                     .collect();
@@ -229,9 +279,30 @@ impl<'a> Session<'a> {
                     .entry(format.clone())
                     .or_insert_with(|| printf::parse(format).ok());
                 if let Some(f) = parsed {
+                    // %a and %A print their address as a symbol (%A: of $target).
+                    let specs = value_specs(f);
+                    for (v, spec) in values.iter_mut().zip(specs) {
+                        let pc = v.zero_extended();
+                        let text = match spec {
+                            'a' => self.symbols.kernel_frame(pc),
+                            'A' if self.target_pid != 0 => {
+                                self.symbols.user_frame(self.target_pid, pc)
+                            }
+                            _ => continue,
+                        };
+                        *v = Value::Sym {
+                            raw: vec![pc],
+                            text,
+                        };
+                    }
                     let bytes = f.render_bytes(&values);
                     self.write(&bytes);
                 }
+            }
+            ActionKind::Datum { offset, datum } => {
+                let v = decode::datum(rec, *offset as usize, *datum, &mut self.symbols);
+                let bytes = trace::trace_record(&v, self.options.quiet);
+                self.write(&bytes);
             }
             ActionKind::Printa {
                 format,
@@ -242,6 +313,7 @@ impl<'a> Session<'a> {
                     aggregations,
                     &self.loaded.maps,
                     &self.options.sort,
+                    &mut self.symbols,
                 );
                 self.write(text.as_bytes());
             }
@@ -256,7 +328,8 @@ impl<'a> Session<'a> {
                 let n = count
                     .as_ref()
                     .map(|f| decode::u64_at(rec, f.offset as usize) as i64);
-                self.aggs.trunc(*aggregation, n, &self.loaded.maps);
+                self.aggs
+                    .trunc(*aggregation, n, &self.loaded.maps, &mut self.symbols);
             }
             ActionKind::Normalize {
                 aggregation,
@@ -346,4 +419,17 @@ impl<'a> Session<'a> {
             self.warn(&messages);
         }
     }
+}
+
+/// The conversion character of each value argument of a format, in argument order (`*`
+/// widths and precisions as `*`).
+fn value_specs(f: &printf::Format) -> Vec<char> {
+    let specs: HashMap<usize, char> = f.conversions().map(|c| (c.number, c.spec)).collect();
+    f.args()
+        .iter()
+        .map(|a| match a.role {
+            printf::ArgRole::Value => specs.get(&a.conversion).copied().unwrap_or('?'),
+            _ => '*',
+        })
+        .collect()
 }

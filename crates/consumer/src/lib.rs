@@ -7,6 +7,7 @@ pub mod aggregate;
 mod cfmt;
 pub mod messages;
 pub mod printf;
+pub mod symbolize;
 pub mod trace;
 mod value;
 

@@ -319,13 +319,11 @@ fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, For
     };
     match conv.spec {
         'd' | 'i' | 'u' | 'o' | 'x' | 'X' | 'c' | 'e' | 'E' | 'f' | 'g' | 'G' => Ok(length),
-        's' | 'p' if length.is_none() => Ok(None),
-        'a' | 'A' | 'C' | 'k' | 'S' | 'T' | 'Y' if length.is_none() => {
-            Err(FormatError::Unsupported {
-                conversion: conv.number,
-                name: name(),
-            })
-        }
+        's' | 'p' | 'a' | 'A' | 'k' if length.is_none() => Ok(None),
+        'C' | 'S' | 'T' | 'Y' if length.is_none() => Err(FormatError::Unsupported {
+            conversion: conv.number,
+            name: name(),
+        }),
         _ => Err(FormatError::Undefined {
             conversion: conv.number,
             name: name(),
@@ -338,7 +336,7 @@ impl Conversion {
     pub fn kind(&self) -> ArgKind {
         match self.spec {
             'c' => ArgKind::Char,
-            'p' => ArgKind::Pointer,
+            'p' | 'a' | 'A' => ArgKind::Pointer,
             's' => ArgKind::String,
             'e' | 'E' | 'f' | 'g' | 'G' => ArgKind::Float,
             _ => ArgKind::Integer,
@@ -358,8 +356,22 @@ impl Conversion {
             'x' | 'p' => cfmt::unsigned(out, v.zero_extended(), Radix::Hex, field),
             'X' => cfmt::unsigned(out, v.zero_extended(), Radix::HexUpper, field),
             'c' => cfmt::char(out, v.zero_extended() as u8, field),
+            's' | 'a' | 'A' | 'k' if matches!(v, Value::Sym { .. } | Value::Stack { .. }) => {
+                let text = match v {
+                    Value::Sym { text, .. } => text.clone(),
+                    Value::Stack { frames, .. } => crate::trace::stack_text(frames),
+                    _ => unreachable!("a symbol or a stack"),
+                };
+                cfmt::string(out, text.as_bytes(), field)
+            }
+            // An address nobody symbolized.
+            'a' | 'A' => {
+                let text = format!("0x{:x}", v.zero_extended());
+                cfmt::string(out, text.as_bytes(), field)
+            }
             's' => match v {
                 Value::Str(s) => cfmt::string(out, s, field),
+                Value::Stack { .. } | Value::Sym { .. } => {}
                 Value::Int { signed, .. } => {
                     let text = if *signed {
                         v.sign_extended().to_string()

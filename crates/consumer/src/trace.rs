@@ -32,12 +32,33 @@ pub fn firing_end(quiet: bool) -> &'static str {
     }
 }
 
+/// DTrace's indentation of stack frames (`_dtrace_stkindent`).
+pub const STACK_INDENT: usize = 14;
+
+/// A stack as DTrace prints it (`stack()`, `ustack()`, and stack keys of aggregations): a
+/// newline, then each frame on its own line, indented by [`STACK_INDENT`] columns.
+pub fn stack_text(frames: &[String]) -> String {
+    let mut out = String::from("\n");
+    for f in frames {
+        out.push_str(&format!("{:STACK_INDENT$}{f}\n", ""));
+    }
+    out
+}
+
+/// A symbol (`func()`, `ufunc()`, `mod()`...) as `trace()` and aggregation keys print it:
+/// two spaces and 50 columns, left-justified, in quiet mode too.
+pub fn symbol_text(text: &str) -> String {
+    format!("  {text:<50}")
+}
+
 /// One `trace()` record.  Non-quiet: integers get a leading space and a
 /// width of 3, 5, 10 or 19/20 columns by size (signed/unsigned), strings two
 /// leading spaces and a left-justified 33-column field.  Quiet: the bare
 /// value.  Returned as bytes because strings need not be UTF-8.
 pub fn trace_record(v: &Value, quiet: bool) -> Vec<u8> {
     match v {
+        Value::Stack { frames, .. } => stack_text(frames).into_bytes(),
+        Value::Sym { text, .. } => symbol_text(text).into_bytes(),
         Value::Str(s) if quiet => s.clone(),
         Value::Str(s) => {
             let mut out = b"  ".to_vec();
@@ -113,6 +134,22 @@ mod tests {
             signed: false,
         };
         assert_eq!(record(s, false), " 65534");
+    }
+
+    #[test]
+    fn stacks_and_symbols() {
+        let stack = Value::Stack {
+            raw: vec![1, 2],
+            frames: vec!["vmlinux`a+0x1".into(), "vmlinux`b".into()],
+        };
+        let expected = "\n              vmlinux`a+0x1\n              vmlinux`b\n";
+        assert_eq!(record(stack.clone(), false), expected);
+        assert_eq!(record(stack, true), expected);
+        let sym = Value::Sym {
+            raw: vec![1],
+            text: "prog`f1".into(),
+        };
+        assert_eq!(record(sym, true), format!("  {:<50}", "prog`f1"));
     }
 
     #[test]

@@ -11,6 +11,14 @@ pub enum Value {
     Int { value: u64, size: u8, signed: bool },
     /// A string: the bytes up to (not including) the first NUL.
     Str(Vec<u8>),
+    /// A symbolized stack (`stack()`, `ustack()`): `raw` identifies it (a user stack's
+    /// process id, then the program counters), `frames` are the lines printed, innermost
+    /// first (`vmlinux`do_sys_open+0x1a`).
+    Stack { raw: Vec<u64>, frames: Vec<String> },
+    /// A symbolized address (`func() sym() mod() ufunc() usym() umod() uaddr()`, `%a`,
+    /// `%A`): `raw` identifies it (a user address's process id, then the address as the
+    /// datum keeps it), `text` is printed.
+    Sym { raw: Vec<u64>, text: String },
 }
 
 impl Value {
@@ -48,15 +56,18 @@ impl Value {
         Value::Str(s[..end].to_vec())
     }
 
-    /// The low `size` bytes, zero-extended (strings read as 0).
-    pub(crate) fn zero_extended(&self) -> u64 {
+    /// The low `size` bytes, zero-extended (strings and stacks read as 0, symbols as their
+    /// address).
+    pub fn zero_extended(&self) -> u64 {
         match *self {
             Value::Int { value, size, .. } => value & size_mask(size),
-            Value::Str(_) => 0,
+            Value::Sym { ref raw, .. } => raw.last().copied().unwrap_or(0),
+            Value::Str(_) | Value::Stack { .. } => 0,
         }
     }
 
-    /// The low `size` bytes, sign-extended (strings read as 0).
+    /// The low `size` bytes, sign-extended (strings and stacks read as 0, symbols as their
+    /// address).
     pub(crate) fn sign_extended(&self) -> i64 {
         match *self {
             Value::Int { value, size, .. } if size < 8 => {
@@ -64,7 +75,8 @@ impl Value {
                 ((value << shift) as i64) >> shift
             }
             Value::Int { value, .. } => value as i64,
-            Value::Str(_) => 0,
+            Value::Sym { .. } => self.zero_extended() as i64,
+            Value::Str(_) | Value::Stack { .. } => 0,
         }
     }
 
@@ -72,7 +84,7 @@ impl Value {
     pub(crate) fn size(&self) -> u8 {
         match *self {
             Value::Int { size, .. } => size,
-            Value::Str(_) => 8,
+            Value::Str(_) | Value::Stack { .. } | Value::Sym { .. } => 8,
         }
     }
 }

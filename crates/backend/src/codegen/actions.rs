@@ -1,5 +1,15 @@
 //! Actions: what a clause records for the consumer (`trace`, `printf`, `printa`, `exit`,
-//! `clear`, `trunc`, `normalize`, `denormalize`, `setopt`) and the record layout they fill.
+//! `clear`, `trunc`, `normalize`, `denormalize`, `setopt`, `stack`, `ustack`) and the
+//! record layout they fill.
+//!
+//! Stacks are taken with `bpf_get_stack` straight into the record (or the aggregation key):
+//! a fixed `frames × 8` bytes, zero past the last frame; a user stack is preceded by the
+//! process id, which the consumer needs to symbolize it. (`bpf_get_stackid` and a stack
+//! map would make keys smaller, but its hash buckets are shared: colliding stacks are
+//! dropped or overwrite each other.) User stacks are what the kernel's frame-pointer
+//! unwinder finds. `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
+//! are, as in DTrace, action functions: they record an address (a user one with the process
+//! id) for `trace()` or an aggregation key, and the consumer prints the symbol.
 
 use dtrace_ebpf::*;
 use dtrace_frontend::ast::{Expr, ExprKind};
@@ -8,8 +18,11 @@ use dtrace_frontend::{CompileError, Result, Span};
 use super::expr::unsupported;
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
-use crate::program::{Action, ActionKind, Field};
+use crate::program::{Action, ActionKind, Datum, Field, MAX_STACK_FRAMES};
 use crate::types::{self, Type};
+
+/// `BPF_F_USER_STACK`: `bpf_get_stack` walks the user stack.
+const BPF_F_USER_STACK: i32 = 1 << 8;
 
 const ACTIONS: &[&str] = &[
     "trace",
@@ -149,7 +162,166 @@ fn string_literal<'e>(e: &'e Expr, what: &str) -> Result<&'e [u8]> {
     }
 }
 
+/// A positive integer constant argument of `stack()`/`ustack()` (a frame count).
+fn frames_arg(e: &Expr, tag: &'static str, what: &str) -> Result<u32> {
+    match super::aggregate::constant(e) {
+        Some(n) if n > 0 => Ok((n as u64).min(MAX_STACK_FRAMES as u64) as u32),
+        _ => Err(CompileError::new(
+            tag,
+            format!("{what} must be a non-zero positive integer constant"),
+            e.span,
+        )),
+    }
+}
+
+/// The stack `stack(n)` or `ustack(n[, strsize])` records (`name` is one of them).
+/// `defaults` are the frame counts of `stack()` and `ustack()` without an argument.
+pub(crate) fn stack_datum(
+    name: &str,
+    args: &[Expr],
+    span: Span,
+    defaults: (u32, u32),
+) -> Result<Datum> {
+    if name == "stack" {
+        arg_count(name, args, 0, 1, span)?;
+        let frames = match args.first() {
+            Some(a) => frames_arg(a, "D_STACK_SIZE", "stack( ) argument #1")?,
+            None => defaults.0,
+        };
+        Ok(Datum::Stack { frames })
+    } else {
+        arg_count(name, args, 0, 2, span)?;
+        let frames = match args.first() {
+            Some(a) => frames_arg(a, "D_USTACK_FRAMES", "ustack( ) argument #1")?,
+            None => defaults.1,
+        };
+        // The string space of ustack helpers (argument #2) has no use on Linux: checked,
+        // then ignored.
+        if let Some(a) = args.get(1) {
+            if super::aggregate::constant(a).is_none_or(|n| n < 0) {
+                return Err(CompileError::new(
+                    "D_USTACK_STRSIZE",
+                    "ustack( ) argument #2 must be a positive integer constant",
+                    a.span,
+                ));
+            }
+        }
+        Ok(Datum::UStack { frames })
+    }
+}
+
+/// `func(pc)`, `ufunc(pc)`, ...: the datum such a call records and its address argument.
+pub(crate) fn symbol_call(e: &Expr) -> Result<Option<(Datum, &Expr)>> {
+    let ExprKind::Call { name, args, .. } = &e.kind else {
+        return Ok(None);
+    };
+    let Some(datum) = Datum::symbol_function(name) else {
+        return Ok(None);
+    };
+    arg_count(name, args, 1, 1, e.span)?;
+    Ok(Some((datum, &args[0])))
+}
+
+/// The datum an aggregation key records when it is a stack or a symbol; `defaults` as for
+/// [`stack_datum`].
+pub(crate) fn key_datum(e: &Expr, defaults: (u32, u32)) -> Result<Option<Datum>> {
+    if let ExprKind::Call { name, args, .. } = &e.kind {
+        if name == "stack" || name == "ustack" {
+            return stack_datum(name, args, e.span, defaults).map(Some);
+        }
+    }
+    Ok(symbol_call(e)?.map(|(d, _)| d))
+}
+
 impl Gen<'_, '_> {
+    /// Frames of `stack()` and `ustack()` without an argument, from the options.
+    pub(crate) fn stack_defaults(&self) -> (u32, u32) {
+        (self.c.opts.stack_frames, self.c.opts.ustack_frames)
+    }
+
+    /// Take the stack `datum` (a [`Datum::Stack`] or [`Datum::UStack`]) into scratch at
+    /// `offset`: for a user stack the process id, then the frames.
+    pub(crate) fn emit_stack(&mut self, offset: u32, datum: Datum) {
+        let (frames, user) = match datum {
+            Datum::Stack { frames } => (frames, false),
+            Datum::UStack { frames } => (frames, true),
+            _ => return,
+        };
+        let mut pcs = offset;
+        if user {
+            self.store_pid(offset);
+            pcs += 8;
+        }
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
+        self.scratch_addr(R2, pcs);
+        self.e.emit(Insn::mov64_imm(R3, (frames * 8) as i32));
+        self.e
+            .emit(Insn::mov64_imm(R4, if user { BPF_F_USER_STACK } else { 0 }));
+        // On failure the helper zeroes the buffer: an empty stack.
+        self.e.emit(Insn::call(helpers::GET_STACK));
+    }
+
+    /// Store the current process id (the thread group id) as a u64 at scratch `offset`.
+    fn store_pid(&mut self, offset: u32) {
+        self.e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
+        self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 32));
+        self.e
+            .emit(Insn::stx(Size::DW, SCRATCH, self.small(offset), R0));
+    }
+
+    /// Evaluate the address `pc` of a symbol datum and store it at scratch `offset` (after
+    /// the process id for user symbols).
+    pub(crate) fn record_symbol(&mut self, pc: &Expr, datum: Datum, offset: u32) -> Result<()> {
+        let v = self.expr(pc)?;
+        if !v.ty.is_scalar() {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!(
+                    "argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}",
+                    v.ty
+                ),
+                pc.span,
+            ));
+        }
+        self.store_symbol(&v, datum, offset);
+        self.pop(v.reg);
+        Ok(())
+    }
+
+    /// Store the evaluated address `v` of a symbol datum at scratch `offset`.
+    pub(crate) fn store_symbol(&mut self, v: &Val, datum: Datum, offset: u32) {
+        let mut at = offset;
+        if datum.user() {
+            self.store_pid(offset);
+            at += 8;
+        }
+        let r = regs::read(&mut self.e, v.reg, R1);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, self.small(at), r));
+    }
+
+    /// `stackdepth` (or `ustackdepth` with `user`): the number of frames the kernel's
+    /// unwinder finds, at most [`MAX_STACK_FRAMES`]; 0 when it finds none.
+    // The built-in variables are dispatched by `builtins.rs`, which calls this for them.
+    pub(crate) fn stack_depth(&mut self, user: bool, span: Span) -> Result<Val> {
+        let frames = MAX_STACK_FRAMES;
+        let buf = self.scratch(frames * 8);
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
+        self.scratch_addr(R2, buf);
+        self.e.emit(Insn::mov64_imm(R3, (frames * 8) as i32));
+        self.e
+            .emit(Insn::mov64_imm(R4, if user { BPF_F_USER_STACK } else { 0 }));
+        self.e.emit(Insn::call(helpers::GET_STACK));
+        self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 0, 1));
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 3));
+        let v = self.push(span)?;
+        regs::write(&mut self.e, v, R0);
+        Ok(Val {
+            reg: v,
+            ty: types::UINT32,
+        })
+    }
+
     /// Compile `name(args)` if `name` is an action; `Ok(None)` if it is not one.
     pub(crate) fn action(
         &mut self,
@@ -164,10 +336,24 @@ impl Gen<'_, '_> {
         let kind = match name {
             "trace" => {
                 arg_count(name, args, 1, 1, span)?;
-                let v = self.expr(&args[0])?;
-                let field = self.record_value(&v);
-                self.pop(v.reg);
-                ActionKind::Trace(field)
+                if let Some((datum, pc)) = symbol_call(&args[0])? {
+                    let offset = self.clause_state().record_len;
+                    self.clause_state().record_len += datum.size();
+                    self.record_symbol(pc, datum, offset)?;
+                    ActionKind::Datum { offset, datum }
+                } else {
+                    let v = self.expr(&args[0])?;
+                    let field = self.record_value(&v);
+                    self.pop(v.reg);
+                    ActionKind::Trace(field)
+                }
+            }
+            "stack" | "ustack" => {
+                let datum = stack_datum(name, args, span, self.stack_defaults())?;
+                let offset = self.clause_state().record_len;
+                self.clause_state().record_len += datum.size();
+                self.emit_stack(offset, datum);
+                ActionKind::Datum { offset, datum }
             }
             "printf" => {
                 arg_count(name, args, 1, usize::MAX, span)?;

@@ -11,7 +11,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 use super::regs::{self, VReg};
 use super::vars::Rodata;
 use super::{actions, strsubr, Gen};
-use crate::program::{Aggregation, Field, MapKind, MapSpec};
+use crate::program::{Aggregation, Datum, Field, MapKind, MapSpec};
 use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
 use crate::types::Type;
 
@@ -400,7 +400,15 @@ impl Gen<'_, '_> {
         let (kind, value_args) = parse_function(func, args, rhs.span)?;
         // Key and value types decide (on first use) or must match the aggregation.
         let mut key_types = Vec::new();
+        let mut datums = Vec::new();
         for (i, k) in keys.iter().enumerate() {
+            // Stacks and symbols (`stack()`, `ufunc(pc)`, ...) are keys of their own kind.
+            let datum = actions::key_datum(k, self.stack_defaults())?;
+            datums.push(datum);
+            if datum.is_some() {
+                key_types.push(crate::types::UINT64);
+                continue;
+            }
             let void = match &k.kind {
                 ExprKind::Call { name, .. } => actions::is_action(name),
                 ExprKind::Cast { ty, .. } => matches!(
@@ -421,7 +429,7 @@ impl Gen<'_, '_> {
             }
             key_types.push(self.type_of(k)?);
         }
-        let index = self.aggregation_for(name, &kind, &key_types, span)?;
+        let index = self.aggregation_for(name, &kind, &key_types, &datums, span)?;
         let agg = self.c.aggregations[index].clone();
         let mut values: Vec<VReg> = Vec::new();
         for (i, a) in args.iter().take(value_args).enumerate() {
@@ -448,8 +456,12 @@ impl Gen<'_, '_> {
             }
             values.push(v.reg);
         }
-        let key_types: Vec<Type> = agg.keys.iter().map(|k| k.ty.clone()).collect();
-        let key = self.build_key(keys, &key_types, span)?;
+        let key = if agg.datums.iter().all(Option::is_none) {
+            let key_types: Vec<Type> = agg.keys.iter().map(|k| k.ty.clone()).collect();
+            self.build_key(keys, &key_types, span)?
+        } else {
+            self.build_datum_key(keys, &agg, span)?
+        };
         self.entry_pointer(&agg, key);
         let done = self.e.label();
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
@@ -471,6 +483,7 @@ impl Gen<'_, '_> {
         name: &str,
         kind: &AggFunc,
         keys: &[Type],
+        datums: &[Option<Datum>],
         span: Span,
     ) -> Result<usize> {
         if let Some(i) = self.c.aggregations.iter().position(|a| a.name == name) {
@@ -495,7 +508,8 @@ impl Gen<'_, '_> {
                 && a.keys
                     .iter()
                     .zip(keys)
-                    .all(|(k, t)| k.ty.is_string() == t.is_string());
+                    .all(|(k, t)| k.ty.is_string() == t.is_string())
+                && a.datums == datums;
             if !same_keys {
                 return Err(CompileError::new(
                     "D_AGG_REDEF",
@@ -508,20 +522,24 @@ impl Gen<'_, '_> {
         self.c.agg_spans.insert(name.to_string(), span);
         let mut fields = Vec::new();
         let mut offset = 0;
-        for t in keys {
+        for (t, d) in keys.iter().zip(datums) {
             // Keys keep their C type: DTrace prints 1- and 2-byte keys unsigned, in
             // columns of their own width.
             fields.push(Field {
                 offset,
                 ty: t.clone(),
             });
-            offset += if t.is_string() {
-                self.strsize().next_multiple_of(8)
-            } else {
-                8
+            offset += match d {
+                Some(d) => d.size(),
+                None if t.is_string() => self.strsize().next_multiple_of(8),
+                None => 8,
             };
         }
-        let key_size = self.c.key_size(keys);
+        let key_size = if datums.iter().all(Option::is_none) {
+            self.c.key_size(keys)
+        } else {
+            offset.max(8)
+        };
         let slots = slot_count(kind);
         let map = self.c.add_map(MapSpec {
             name: format!("dt_agg_{name}"),
@@ -536,11 +554,88 @@ impl Gen<'_, '_> {
             name: name.to_string(),
             kind: *kind,
             keys: fields,
+            datums: datums.to_vec(),
             key_size,
             slots,
             map,
         });
         Ok(self.c.aggregations.len() - 1)
+    }
+
+    /// Evaluate `keys` into the key of `agg`, which has stack or symbol keys; returns its
+    /// scratch offset. Values are evaluated first, in order; then the key is filled, stacks
+    /// straight from `bpf_get_stack`.
+    fn build_datum_key(&mut self, keys: &[Expr], agg: &Aggregation, span: Span) -> Result<u32> {
+        if keys.len() != agg.keys.len() {
+            return Err(CompileError::new(
+                "D_ARR_BADREF",
+                format!(
+                    "tuple has {} elements; {} expected",
+                    keys.len(),
+                    agg.keys.len()
+                ),
+                span,
+            ));
+        }
+        let mut vals: Vec<Option<super::Val>> = Vec::new();
+        for ((k, datum), field) in keys.iter().zip(&agg.datums).zip(&agg.keys) {
+            let v = match datum {
+                Some(Datum::Stack { .. } | Datum::UStack { .. }) => None,
+                Some(_) => {
+                    let (_, pc) = actions::symbol_call(k)?.expect("a symbol key");
+                    let v = self.expr(pc)?;
+                    if !v.ty.is_scalar() {
+                        return Err(CompileError::new(
+                            "D_PROTO_ARG",
+                            format!("argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}", v.ty),
+                            pc.span,
+                        ));
+                    }
+                    Some(v)
+                }
+                None => {
+                    let v = self.expr(k)?;
+                    if v.ty.is_string() != field.ty.is_string() {
+                        return Err(CompileError::new(
+                            "D_ARR_BADREF",
+                            format!("key expression has type {}; {} expected", v.ty, field.ty),
+                            k.span,
+                        ));
+                    }
+                    Some(v)
+                }
+            };
+            vals.push(v);
+        }
+        let key = self.scratch(agg.key_size);
+        for ((v, datum), field) in vals.iter().zip(&agg.datums).zip(&agg.keys) {
+            let off = key + field.offset;
+            match (datum, v) {
+                (Some(d), None) => self.emit_stack(off, *d),
+                (Some(d), Some(v)) => self.store_symbol(v, *d, off),
+                (None, Some(v)) if v.ty.is_string() => {
+                    self.zero_scratch(off, self.strsize().next_multiple_of(8));
+                    self.scratch_addr(R1, off);
+                    self.e.emit(Insn::mov64_imm(R2, self.strsize() as i32));
+                    regs::read_into(&mut self.e, v.reg, R3);
+                    self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+                }
+                (None, Some(v)) => {
+                    let r = regs::read(&mut self.e, v.reg, R1);
+                    self.e.emit(Insn::stx(
+                        Size::DW,
+                        super::regs::SCRATCH,
+                        self.small(off),
+                        r,
+                    ));
+                }
+                (None, None) => {}
+            }
+        }
+        for v in vals.iter().rev().flatten() {
+            self.pop(v.reg);
+        }
+        Ok(key)
     }
 
     /// r0 = this CPU's slots for the key at scratch `key`, creating the entry; 0 if full.

@@ -1,5 +1,6 @@
 //! Built-in variables: `timestamp pid tid execname arg0 probefunc ...`, read from helpers,
-//! the probe context, the current task (through BTF offsets) or constants of the probe.
+//! the probe context, the current task (through BTF offsets) or constants of the probe;
+//! `curthread` is a `struct task_struct *`, and kernel enum constants resolve by name.
 //! In a system call group program `probefunc`, `id` and `epid` are looked up by the call's
 //! number, and the arguments come from the call's registers.
 
@@ -13,7 +14,7 @@ use crate::program::{
     FieldKind, OperandLocation, ProbeContext, SyscallGroup, TracepointField, UprobeKind,
     UsdtOperand,
 };
-use crate::types::{self, Type};
+use crate::types::{self, kernel, Type};
 
 const NAMES: &[&str] = &[
     "arg0",
@@ -44,6 +45,8 @@ const NAMES: &[&str] = &[
     "epid",
     "curthread",
     "errno",
+    "stackdepth",
+    "ustackdepth",
 ];
 
 /// `x86_64` `struct pt_regs` offsets inside `struct bpf_perf_event_data`.
@@ -73,10 +76,13 @@ impl Gen<'_, '_> {
             return self.inline(name, &ty, &value, span).map(Some);
         }
         if !self.is_builtin(name) {
-            return Ok(None);
+            return self.kernel_enum_constant(name, span);
         }
         if let Some(n) = name.strip_prefix("arg").and_then(|n| n.parse::<i16>().ok()) {
             return self.arg(n, span).map(Some);
+        }
+        if name == "stackdepth" || name == "ustackdepth" {
+            return self.stack_depth(name == "ustackdepth", span).map(Some);
         }
         let ty = match name {
             "probeprov" | "probemod" | "probefunc" | "probename" => {
@@ -177,15 +183,32 @@ impl Gen<'_, '_> {
             }
             "curthread" => {
                 self.e.emit(Insn::call(helpers::GET_CURRENT_TASK));
-                Type::Ptr(Box::new(
-                    types::builtin_typedef("uintptr_t").expect("uintptr_t"),
-                ))
+                // `struct task_struct *` from BTF (an integer-sized pointer without it).
+                let task = kernel::vmlinux()
+                    .and_then(|btf| kernel::named(btf, kernel::Tag::Struct, "task_struct"))
+                    .unwrap_or_else(|| types::builtin_typedef("uintptr_t").expect("uintptr_t"));
+                Type::Ptr(Box::new(task))
             }
             _ => unreachable!("every name in NAMES is handled"),
         };
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
         Ok(Some(Val { reg: v, ty }))
+    }
+
+    /// A kernel enum constant (`TASK_COMM_LEN`, `PIDTYPE_PID`), typed as its enum.
+    fn kernel_enum_constant(&mut self, name: &str, span: Span) -> Result<Option<Val>> {
+        let Some(btf) = kernel::vmlinux() else {
+            return Ok(None);
+        };
+        let Some(c) = btf.enum_value(name) else {
+            return Ok(None);
+        };
+        let ty = match kernel::from_btf(btf, c.ty) {
+            ty @ Type::Int { .. } => ty,
+            _ => types::LONG,
+        };
+        self.constant(c.value as u64, ty, span).map(Some)
     }
 
     /// The value of an `inline`, converted to its declared type.

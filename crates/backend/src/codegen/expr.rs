@@ -2,6 +2,8 @@
 //! casts and `sizeof`. Every integer value is kept normalized to its type (sign- or
 //! zero-extended from its width), so 64-bit operations give C's results.
 
+mod member;
+
 use dtrace_ebpf::*;
 use dtrace_frontend::ast::{BinaryOp, Expr, ExprKind, MacroVar, UnaryOp};
 use dtrace_frontend::{CompileError, Result, Span};
@@ -148,6 +150,7 @@ impl Gen<'_, '_> {
                 }
                 ExprKind::Ident(name) if name == "args" => self.typed_arg(args, e.span),
                 ExprKind::SelfVar(_) => self.load_var(VarRef::of(e).expect("an array"), e.span),
+                _ if self.is_place(e) => self.place_value(e),
                 ExprKind::Ident(name) => Err(CompileError::new(
                     "D_IDENT_UNDEF",
                     format!("failed to resolve {name}: Unknown variable name"),
@@ -188,6 +191,13 @@ impl Gen<'_, '_> {
             ExprKind::Cast { ty, operand } => {
                 let target = self.c.resolve_type(&ty.spec, &ty.declarator, ty.span)?;
                 let v = self.expr(operand)?;
+                if matches!(target, Type::Struct(_) | Type::Array(..) | Type::Opaque(_)) {
+                    return Err(CompileError::new(
+                        "D_CAST_INVAL",
+                        format!("invalid cast expression: \"{}\" to \"{target}\"", v.ty),
+                        e.span,
+                    ));
+                }
                 if target.is_string() || v.ty.is_string() {
                     if target.is_string() && v.ty.is_string() {
                         return Ok(v);
@@ -206,34 +216,15 @@ impl Gen<'_, '_> {
             }
             ExprKind::SizeofType(tn) => {
                 let ty = self.c.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
-                let size = self.size_of(&ty);
+                let size = self.size_of(&ty, e.span)?;
                 self.constant(size, types::ULONG, e.span)
             }
-            ExprKind::SizeofExpr(inner) => {
-                let ty = self.type_of(inner)?;
-                let size = self.size_of(&ty);
-                self.constant(size, types::ULONG, e.span)
-            }
-            ExprKind::Stringof(inner) => {
-                let v = self.expr(inner)?;
-                if v.ty.is_string() {
-                    Ok(v)
-                } else {
-                    Err(unsupported("stringof of a non-string value", e.span))
-                }
-            }
-            ExprKind::Member { .. } => Err(unsupported("member access", e.span)),
+            ExprKind::SizeofExpr(inner) => self.sizeof_expr(inner, e.span),
+            ExprKind::Stringof(inner) => self.stringof(inner, e.span),
+            ExprKind::Member { .. } => self.place_value(e),
             ExprKind::Symbol { .. } => Err(unsupported("kernel symbols", e.span)),
-            ExprKind::Offsetof { .. } => Err(unsupported("offsetof", e.span)),
+            ExprKind::Offsetof { ty, member } => self.offsetof(ty, member, e.span),
             ExprKind::Xlate { .. } => Err(unsupported("xlate", e.span)),
-        }
-    }
-
-    fn size_of(&self, ty: &Type) -> u64 {
-        if ty.is_string() {
-            self.strsize() as u64
-        } else {
-            ty.scalar_size() as u64
         }
     }
 
@@ -420,7 +411,10 @@ impl Gen<'_, '_> {
                 self.pop(new);
                 Ok(old)
             }
-            UnaryOp::Deref => self.deref(operand, span),
+            UnaryOp::Deref => {
+                let p = self.deref_place(operand, span)?;
+                self.load_place(p, span)
+            }
             UnaryOp::AddrOf => Err(unsupported("taking an address", span)),
         }
     }

@@ -56,6 +56,10 @@ pub struct CodegenOptions {
     pub agg_entries: u32,
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC, for `walltimestamp`.
     pub wall_offset: u64,
+    /// Frames `stack()` and `ustack()` record without an argument (`stackframes`,
+    /// `ustackframes`).
+    pub stack_frames: u32,
+    pub ustack_frames: u32,
 }
 
 impl Default for CodegenOptions {
@@ -66,6 +70,8 @@ impl Default for CodegenOptions {
             dynvar_entries: 16384,
             agg_entries: 16384,
             wall_offset: 0,
+            stack_frames: crate::program::STACK_FRAMES,
+            ustack_frames: crate::program::USTACK_FRAMES,
         }
     }
 }

@@ -1,13 +1,13 @@
 //! Subroutines called in expressions (`strlen`, `strjoin`, `copyin`, `copyinstr`, ...), the
-//! errors for actions and aggregating functions used where a value is needed, and pointer
-//! dereference (`*p`), which `copyin` results need.
+//! errors for actions and aggregating functions used where a value is needed.
 //!
 //! `copyin(addr, size)` copies `size` bytes (a constant, at most [`COPYIN_MAX`]) of user
 //! memory into the clause's scratch space and returns a `void *` to them, valid until the
-//! probe's clauses are done. `*p` reads an integer or pointer through any pointer with
+//! probe's clauses are done; `*p` (in `expr/member.rs`) reads through it with
 //! `bpf_probe_read_kernel` (D pointers are kernel addresses: a copyin buffer, not a user
 //! address), so a bad pointer fires the ERROR probe ("invalid address") like a failed copy.
-//! Pointer arithmetic is not scaled by the pointee's size (`p + 1` is one byte further).
+//! Pointer arithmetic is not scaled by the pointee's size (`p + 1` is one byte further);
+//! indexing is (`p[1]` is the second element).
 
 use dtrace_frontend::ast::Expr;
 use dtrace_frontend::{CompileError, Result, Span};
@@ -15,7 +15,6 @@ use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_ebpf::*;
 
 use super::fault::FaultSite;
-use super::regs::SCRATCH;
 use super::{actions, aggregate, expr, regs, strsubr, Gen, Val};
 use crate::program::Fault;
 use crate::types::Type;
@@ -213,46 +212,6 @@ impl Gen<'_, '_> {
             reg: addr.reg,
             ty: Type::Ptr(Box::new(Type::Void)),
         })
-    }
-
-    /// `*p`: the integer or pointer `p` points to, read with `bpf_probe_read_kernel`; an
-    /// address that cannot be read raises the "invalid address" fault.
-    pub(crate) fn deref(&mut self, operand: &Expr, span: Span) -> Result<Val> {
-        let p = self.expr(operand)?;
-        let Type::Ptr(inner) = &p.ty else {
-            return Err(CompileError::new(
-                "D_DEREF_NONPTR",
-                format!(
-                    "operator * requires an operand of pointer type; found {}",
-                    p.ty
-                ),
-                span,
-            ));
-        };
-        let ty = (**inner).clone();
-        let size = ty.scalar_size();
-        let width = match size {
-            1 => Size::B,
-            2 => Size::H,
-            4 => Size::W,
-            8 => Size::DW,
-            _ => return Err(unsupported(&format!("dereferencing a {}", p.ty), span)),
-        };
-        let tmp = self.scratch(8);
-        self.scratch_addr(R1, tmp);
-        self.e.emit(Insn::mov64_imm(R2, size as i32));
-        regs::read_into(&mut self.e, p.reg, R3);
-        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
-        let ok = self.e.label();
-        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
-        let bad = regs::read(&mut self.e, p.reg, R1);
-        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
-        self.e.bind(ok);
-        let off = self.small(tmp);
-        self.e.emit(Insn::ldx(width, R1, SCRATCH, off));
-        expr::normalize(&mut self.e, R1, &ty);
-        regs::write(&mut self.e, p.reg, R1);
-        Ok(Val { reg: p.reg, ty })
     }
 
     /// Evaluate exactly `N` string arguments of `name`.

@@ -196,10 +196,45 @@ impl Compiler<'_> {
         parts: &[DeclaratorPart],
         span: Span,
     ) -> Result<Type> {
+        use types::kernel::{self, Tag};
         let base = match spec {
             ast::TypeSpec::Builtin { words, .. } => types::from_words(words),
-            ast::TypeSpec::Named { name, .. } => types::builtin_typedef(name),
+            ast::TypeSpec::Named { name, .. } => {
+                // `vmlinux`pid_t`: the module scope names the kernel's types.
+                let name = name.rsplit('`').next().unwrap_or(name);
+                types::builtin_typedef(name).or_else(|| {
+                    kernel::vmlinux().and_then(|btf| kernel::named(btf, Tag::Typedef, name))
+                })
+            }
+            // An enum the program defines is an int; a kernel enum has its own width.
+            ast::TypeSpec::Enum {
+                name: Some(name),
+                variants: None,
+                ..
+            } => Some(
+                kernel::vmlinux()
+                    .and_then(|btf| kernel::named(btf, Tag::Enum, name))
+                    .unwrap_or(types::INT),
+            ),
             ast::TypeSpec::Enum { .. } => Some(types::INT),
+            ast::TypeSpec::Struct {
+                union,
+                name: Some(name),
+                members: None,
+                ..
+            } => {
+                let tag = if *union { Tag::Union } else { Tag::Struct };
+                // As in DTrace, a struct the kernel does not define is a forward
+                // declaration: pointers to it are fine, its members are not.
+                Some(
+                    kernel::vmlinux()
+                        .and_then(|btf| kernel::named(btf, tag, name))
+                        .unwrap_or_else(|| {
+                            let word = if *union { "union" } else { "struct" };
+                            Type::Opaque(kernel::intern(&format!("{word} {name}")))
+                        }),
+                )
+            }
             _ => None,
         };
         let Some(mut ty) = base else {

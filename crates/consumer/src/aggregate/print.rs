@@ -86,6 +86,8 @@ fn default_rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions) {
 /// One key column of the default layout.
 fn key_column(out: &mut String, key: &Value) {
     let text = match key {
+        Value::Stack { frames, .. } => crate::trace::stack_text(frames),
+        Value::Sym { text, .. } => crate::trace::symbol_text(text),
         Value::Str(s) => format!("  {:<50}", String::from_utf8_lossy(s)),
         Value::Int { size: 1, .. } => format!(" {:>3}", key.zero_extended()),
         Value::Int { size: 2, .. } => format!(" {:>5}", key.zero_extended()),

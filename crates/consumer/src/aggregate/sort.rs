@@ -106,7 +106,17 @@ pub(crate) fn compare_keys(a: &[Value], b: &[Value], start: usize) -> Ordering {
 }
 
 fn compare_key(a: &Value, b: &Value) -> Ordering {
+    // Kinds apart: integers, strings, symbols, stacks.
+    let rank = |v: &Value| match v {
+        Value::Int { .. } => 0,
+        Value::Str(_) => 1,
+        Value::Sym { .. } => 2,
+        Value::Stack { .. } => 3,
+    };
     match (a, b) {
+        (Value::Stack { raw: x, .. }, Value::Stack { raw: y, .. })
+        | (Value::Sym { raw: x, .. }, Value::Sym { raw: y, .. }) => x.cmp(y),
+        _ if rank(a) != rank(b) => rank(a).cmp(&rank(b)),
         (Value::Str(x), Value::Str(y)) => x.cmp(y),
         (Value::Str(_), Value::Int { .. }) => Ordering::Greater,
         (Value::Int { .. }, Value::Str(_)) => Ordering::Less,

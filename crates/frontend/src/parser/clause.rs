@@ -163,11 +163,10 @@ impl Parser<'_> {
             }
             TokenKind::Keyword(k) => k.is_type_word() || k.is_storage_class(),
             TokenKind::Ident(name) => {
-                self.is_type_name(&name)
-                    && matches!(
-                        self.peek_at(1)?.kind,
-                        TokenKind::Ident(_) | TokenKind::Punct(Punct::Star)
-                    )
+                matches!(
+                    self.peek_at(1)?.kind,
+                    TokenKind::Ident(_) | TokenKind::Punct(Punct::Star)
+                ) && self.is_type_name(&name)
             }
             _ => false,
         })

@@ -440,17 +440,21 @@ impl Parser<'_> {
         Ok(match tok.kind {
             TokenKind::Keyword(k) => k.is_type_word(),
             TokenKind::Ident(name) => {
-                self.is_type_name(&name)
-                    && !matches!(
-                        self.peek_at(n + 1)?.kind,
-                        TokenKind::Punct(
-                            Punct::PlusPlus
-                                | Punct::MinusMinus
-                                | Punct::Assign
-                                | Punct::LBracket
-                                | Punct::Semi
-                        )
-                    )
+                // Only what can follow a type name in a cast or `sizeof` asks whether the
+                // word is one: the answer may need the kernel's types (BTF), which a
+                // parenthesized expression such as `(a + b)` should not cost.
+                matches!(
+                    self.peek_at(n + 1)?.kind,
+                    TokenKind::Punct(
+                        Punct::RParen
+                            | Punct::Star
+                            | Punct::LParen
+                            | Punct::RBracket
+                            | Punct::Comma
+                            | Punct::Gt
+                    ) | TokenKind::Keyword(_)
+                        | TokenKind::Ident(_)
+                ) && self.is_type_name(&name)
             }
             _ => false,
         })

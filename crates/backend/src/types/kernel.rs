@@ -1,0 +1,207 @@
+//! Kernel types for D, from the running kernel's BTF (`/sys/kernel/btf/vmlinux`).
+//!
+//! The back end depends on `dtrace-btf` directly: BTF is read once per process, on first
+//! use ([`vmlinux`]), so scripts that name no kernel type never parse it, and the command
+//! line's [`crate::KernelLayout`] answers from the same copy. Everything is resolved at
+//! compile time: a D [`Type`] carries the BTF id of a struct, so member offsets, bitfield
+//! positions, array lengths and enum values become constants in the generated code.
+//!
+//! Mapping: BTF integers and enums become [`Type::Int`] (named as C spells them: `int`,
+//! `enum pid_type`; a typedef of an integer keeps the typedef's name, `u64`, `pid_t`);
+//! structs and unions [`Type::Struct`]; arrays [`Type::Array`]; pointers [`Type::Ptr`];
+//! qualifiers are dropped; forward declarations resolve to the definition of the same
+//! name; functions and floats are [`Type::Opaque`].
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+
+use dtrace_btf::{Btf, Kind, TypeId, TypeKind};
+
+use super::{Record, Type};
+
+/// How many typedef/qualifier/array levels a conversion follows.
+const MAX_DEPTH: usize = 32;
+
+/// The running kernel's BTF, read on first use; None if it cannot be read.
+pub fn vmlinux() -> Option<&'static Btf> {
+    static BTF: OnceLock<Option<Btf>> = OnceLock::new();
+    BTF.get_or_init(|| Btf::vmlinux().ok()).as_ref()
+}
+
+/// A `'static` copy of `s`, shared by every caller asking for the same text. Type names
+/// live as long as the compilation (the process): there are only as many as the program
+/// names kernel types.
+pub fn intern(s: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(&name) = names.get(s) {
+        return name;
+    }
+    let name: &'static str = Box::leak(s.to_string().into_boxed_str());
+    names.insert(name);
+    name
+}
+
+/// Whether `name` is a kernel typedef (`u64`, `size_t`, `atomic_t`), usable as a type name
+/// in D like one of D's own typedefs.
+pub fn is_typedef(name: &str) -> bool {
+    vmlinux().is_some_and(|btf| btf.find(Kind::Typedef, name).is_some())
+}
+
+/// What kind of tagged name a D type specifier uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Struct,
+    Union,
+    Enum,
+    Typedef,
+}
+
+/// The D type of the kernel type `name` of this kind (`struct task_struct`, `pid_t`).
+pub fn named(btf: &Btf, tag: Tag, name: &str) -> Option<Type> {
+    let id = match tag {
+        Tag::Struct => btf.find(Kind::Struct, name)?,
+        Tag::Union => btf.find(Kind::Union, name)?,
+        Tag::Enum => btf
+            .find(Kind::Enum, name)
+            .or_else(|| btf.find(Kind::Enum64, name))?,
+        Tag::Typedef => btf.find(Kind::Typedef, name)?,
+    };
+    Some(from_btf(btf, id))
+}
+
+/// The D type of BTF type `id`.
+pub fn from_btf(btf: &Btf, id: TypeId) -> Type {
+    convert(btf, id, 0)
+}
+
+fn convert(btf: &Btf, id: TypeId, depth: usize) -> Type {
+    let name = || intern(&btf.type_name(id));
+    let Some(t) = btf.get(id).filter(|_| depth <= MAX_DEPTH) else {
+        return Type::Opaque("?");
+    };
+    match &t.kind {
+        TypeKind::Void => Type::Void,
+        TypeKind::Int(i) => match i.size {
+            1 | 2 | 4 | 8 => Type::Int {
+                size: i.size as u8,
+                signed: i.signed,
+                name: name(),
+            },
+            _ => Type::Opaque(name()),
+        },
+        TypeKind::Enum(e) | TypeKind::Enum64(e) => match e.size {
+            1 | 2 | 4 | 8 => Type::Int {
+                size: e.size as u8,
+                signed: e.signed,
+                name: name(),
+            },
+            _ => Type::Opaque(name()),
+        },
+        TypeKind::Ptr(target) => {
+            let resolved = btf.resolve(*target);
+            if matches!(btf.kind(resolved), Kind::FuncProto | Kind::Func) {
+                // A function pointer: opaque, spelled as C does (`void (*)(int)`).
+                Type::Ptr(Box::new(Type::Opaque(name())))
+            } else {
+                Type::Ptr(Box::new(convert(btf, *target, depth + 1)))
+            }
+        }
+        TypeKind::Array(a) => Type::Array(Box::new(convert(btf, a.elem, depth + 1)), a.len),
+        TypeKind::Struct(c) | TypeKind::Union(c) => Type::Struct(Record {
+            id,
+            name: name(),
+            size: c.size,
+        }),
+        TypeKind::Fwd { union } => {
+            let kind = if *union { Kind::Union } else { Kind::Struct };
+            match btf.find(kind, btf.name_of(id)) {
+                Some(def) => convert(btf, def, depth + 1),
+                None => Type::Opaque(name()),
+            }
+        }
+        TypeKind::Typedef(target) => match convert(btf, *target, depth + 1) {
+            Type::Int { size, signed, .. } => Type::Int {
+                size,
+                signed,
+                name: name(),
+            },
+            Type::Struct(r) => Type::Struct(Record { name: name(), ..r }),
+            other => other,
+        },
+        TypeKind::Const(target)
+        | TypeKind::Volatile(target)
+        | TypeKind::Restrict(target)
+        | TypeKind::TypeTag(target) => convert(btf, *target, depth + 1),
+        TypeKind::Func { .. }
+        | TypeKind::FuncProto(_)
+        | TypeKind::Float { .. }
+        | TypeKind::Var { .. }
+        | TypeKind::Datasec(_)
+        | TypeKind::DeclTag { .. } => Type::Opaque(name()),
+    }
+}
+
+/// A member of a kernel struct or union, located: its type, its byte offset from the start
+/// of the struct, and, for a bitfield, its first bit (from that byte) and width.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberInfo {
+    pub ty: Type,
+    pub offset: u32,
+    pub bitfield: Option<(u8, u8)>,
+}
+
+/// Member `name` of the struct or union `record` (through anonymous members, as C finds
+/// them).
+pub fn member(btf: &Btf, record: &Record, name: &str) -> Option<MemberInfo> {
+    let f = btf.member(record.id, name)?;
+    let bitfield = f
+        .is_bitfield()
+        .then(|| ((f.bit_offset % 8) as u8, f.bitfield_size.min(64) as u8));
+    Some(MemberInfo {
+        ty: from_btf(btf, f.ty),
+        offset: (f.bit_offset / 8) as u32,
+        bitfield,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interned_names_are_shared() {
+        let a = intern(&String::from("struct file"));
+        let b = intern("struct file");
+        assert!(std::ptr::eq(a, b));
+    }
+
+    #[test]
+    fn kernel_types_convert() {
+        let Some(btf) = vmlinux() else { return };
+        let task = named(btf, Tag::Struct, "task_struct").expect("struct task_struct");
+        let Type::Struct(r) = &task else {
+            panic!("{task:?}")
+        };
+        assert_eq!(task.to_string(), "struct task_struct");
+        let comm = member(btf, r, "comm").expect("comm");
+        assert_eq!(comm.ty.to_string(), "char [16]");
+        assert!(matches!(&comm.ty, Type::Array(e, 16) if e.is_char()));
+        let parent = member(btf, r, "real_parent").expect("real_parent");
+        assert_eq!(parent.ty.to_string(), "struct task_struct *");
+        let pid = member(btf, r, "pid").expect("pid");
+        assert_eq!(
+            pid.ty,
+            Type::Int {
+                size: 4,
+                signed: true,
+                name: "pid_t"
+            }
+        );
+        assert_eq!(named(btf, Tag::Typedef, "u64").map(|t| t.size()), Some(8));
+        assert!(member(btf, r, "no_such_member").is_none());
+    }
+}

@@ -1,0 +1,331 @@
+//! Stacks and symbols on the live kernel: `stack()`, `ustack()` (as actions and as
+//! aggregation keys), `func()`/`mod()`, `ufunc()`/`umod()`, and `%a`/`%A`, checked against
+//! `/proc/kallsyms` and a small C program built here with frame pointers, whose `main`
+//! calls `f1`, which calls `f2`, which makes the `getppid` system call itself (libc's
+//! wrapper is a leaf without a frame, which would hide its caller from the unwinder).
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{dtrace, Run};
+
+fn assert_ok(run: &Run) {
+    assert_eq!(
+        run.status, 0,
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        run.status, run.stdout, run.stderr
+    );
+}
+
+const PROGRAM: &str = r#"
+#include <sys/syscall.h>
+#include <time.h>
+
+__attribute__((noinline)) long f2(void (*cb)(void)) {
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");
+    return r + (cb != 0);
+}
+
+__attribute__((noinline)) void f1(void) { f2(f1); __asm__ volatile(""); }
+
+int main(void) {
+    f1();
+    /* Stay a while: long enough for dtrace to see the process. */
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, 0);
+    return 0;
+}
+"#;
+
+/// Build the test program (frame pointers everywhere) into a directory of its own.
+fn program(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dtrace-stacks-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("prog.c");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let exe = dir.join("stackprog");
+    let out = Command::new("gcc")
+        .args(["-O0", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run gcc");
+    assert!(
+        out.status.success(),
+        "gcc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// Kernel symbol names and module names of `/proc/kallsyms`.
+fn kallsyms() -> (HashSet<String>, HashSet<String>) {
+    let text = std::fs::read_to_string("/proc/kallsyms").unwrap();
+    let mut names = HashSet::new();
+    let mut modules: HashSet<String> = ["vmlinux".to_string()].into();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let _ = parts.next();
+        let _ = parts.next();
+        if let Some(n) = parts.next() {
+            names.insert(n.to_string());
+        }
+        if let Some(m) = parts.next() {
+            modules.insert(m.trim_matches(['[', ']']).to_string());
+        }
+    }
+    (names, modules)
+}
+
+/// The frames of stack output: lines indented by exactly 14 spaces.
+fn frames(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.starts_with(&" ".repeat(14)) && !l[14..].starts_with(' '))
+        .map(|l| &l[14..])
+        .collect()
+}
+
+/// `module`name[+0xoff]` into (module, name); None for raw addresses.
+fn split_frame(f: &str) -> Option<(&str, &str)> {
+    let (module, rest) = f.split_once('`')?;
+    let name = match rest.split_once("+0x") {
+        Some((name, off)) => {
+            assert!(off.chars().all(|c| c.is_ascii_hexdigit()), "offset of {f}");
+            name
+        }
+        None => rest,
+    };
+    Some((module, name))
+}
+
+#[test]
+fn kernel_stacks_as_aggregation_keys() {
+    let run = dtrace(&[
+        "-n",
+        "profile-997 { @[stack()] = count(); } tick-1s { exit(0); }",
+    ]);
+    assert_ok(&run);
+    let (names, modules) = kallsyms();
+    let frames = frames(&run.stdout);
+    assert!(frames.len() >= 3, "too few frames:\n{}", run.stdout);
+    let mut known = 0;
+    for f in &frames {
+        if let Some((module, name)) = split_frame(f) {
+            assert!(modules.contains(module), "module of {f}");
+            assert!(names.contains(name), "{f} is not in /proc/kallsyms");
+            known += 1;
+        }
+    }
+    assert!(
+        known * 2 > frames.len(),
+        "most frames are symbols:\n{}",
+        run.stdout
+    );
+    // Each stack is followed by its count, ` %16lld`, and starts after an empty line.
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let counts: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.len() == 17 && l.trim().parse::<u64>().is_ok())
+        .collect();
+    assert!(!counts.is_empty(), "no counts:\n{}", run.stdout);
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with(&" ".repeat(14)) && !l[14..].starts_with(' ') {
+            let prev = lines[i - 1];
+            assert!(
+                prev.is_empty() || (prev.starts_with(&" ".repeat(14)) && !prev.ends_with(' ')),
+                "a stack starts on a line of its own:\n{}",
+                run.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn stack_and_ustack_actions_in_a_syscall_probe() {
+    let exe = program("actions");
+    let run = dtrace(&[
+        "-n",
+        "syscall::getppid:entry /pid == $target/ { stack(); ustack(); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    let (names, _) = kallsyms();
+    let frames = frames(&run.stdout);
+    let kernel: Vec<&str> = frames
+        .iter()
+        .filter(|f| f.starts_with("vmlinux`"))
+        .copied()
+        .collect();
+    assert!(!kernel.is_empty(), "no kernel frames:\n{}", run.stdout);
+    for f in &kernel {
+        let (_, name) = split_frame(f).unwrap();
+        assert!(names.contains(name), "{f} is not in /proc/kallsyms");
+    }
+    let user: Vec<&str> = frames
+        .iter()
+        .filter_map(|f| f.strip_prefix("stackprog`"))
+        .collect();
+    assert!(
+        user.len() >= 3
+            && user[0].starts_with("f2+0x")
+            && user[1].starts_with("f1+0x")
+            && user[2].starts_with("main+0x"),
+        "user stack f2, f1, main:\n{}",
+        run.stdout
+    );
+    // The probe line, then an empty line opening each stack.
+    assert!(
+        run.stdout
+            .contains("getppid:entry \n              vmlinux`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn ustack_aggregation_keys_resolve_after_exit() {
+    let exe = program("aggregation");
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "syscall::getppid:entry /pid == $target/ { @[ustack()] = count(); @d[ustack(2)] = count(); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    // Printed once the program has exited: its mappings were read while it ran.
+    let f2 = "              stackprog`f2+0x";
+    let at = run
+        .stdout
+        .find(f2)
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    let rest: Vec<&str> = run.stdout[at..].lines().collect();
+    assert!(
+        rest[1].starts_with("              stackprog`f1+0x"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        rest[2].starts_with("              stackprog`main+0x"),
+        "{}",
+        run.stdout
+    );
+    // After the frames, the count (` %16lld`).
+    let count = rest
+        .iter()
+        .find(|l| l.len() <= 14 || l[14..].starts_with(' '));
+    assert_eq!(
+        count,
+        Some(&format!("{:>17}", 1).as_str()),
+        "{}",
+        run.stdout
+    );
+    // Both aggregations have the stack.
+    assert_eq!(
+        run.stdout.matches(&format!("\n{f2}")).count(),
+        2,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.starts_with("\n\n              stackprog`"),
+        "{:?}",
+        run.stdout
+    );
+}
+
+#[test]
+fn user_symbols_and_percent_a() {
+    let exe = program("symbols");
+    // f2's argument is the address of f1.
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"pid$target:a.out:f2:entry {
+            printf("[%A] [%-20A] [%a]\n", arg0, arg0 + 1, arg0);
+            trace(ufunc(arg0 + 2)); printf("\n");
+            trace(umod(arg0)); printf("\n");
+            @u[ufunc(arg0), umod(arg0)] = count();
+            @u[ufunc(arg0 + 1), umod(arg0)] = count();
+        }"#,
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let first = lines.first().copied().unwrap_or_default();
+    assert!(
+        first.starts_with("[stackprog`f1] [stackprog`f1+0x1    ] [0x"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        lines[1],
+        format!("  {:<50}", "stackprog`f1"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(lines[2], format!("  {:<50}", "stackprog"), "{}", run.stdout);
+    // Two addresses of one function: one row.
+    let row = format!("  {:<50}  {:<50} {:>16}", "stackprog`f1", "stackprog", 2);
+    assert!(run.stdout.contains(&row), "{}", run.stdout);
+}
+
+#[test]
+fn kernel_symbols_and_percent_a() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"profile-997 /arg0 != 0/ {
+            printf("%a\n", arg0); trace(func(arg0)); printf("\n"); trace(mod(arg0)); printf("\n");
+            exit(0);
+        }"#,
+    ]);
+    assert_ok(&run);
+    let (names, modules) = kallsyms();
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    let (module, name) = split_frame(lines[0]).unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        modules.contains(module) && names.contains(name),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(lines[1], format!("  {:<50}", format!("{module}`{name}")));
+    assert_eq!(lines[2], format!("  {module:<50}"));
+}
+
+#[test]
+fn stack_sizes_must_be_positive_constants() {
+    let run = dtrace(&["-n", "BEGIN { stack(0); }"]);
+    assert_ne!(run.status, 0);
+    assert!(
+        run.stderr
+            .contains("stack( ) argument #1 must be a non-zero positive integer constant"),
+        "{}",
+        run.stderr
+    );
+    let run = dtrace(&["-n", "BEGIN { ustack(-1); }"]);
+    assert_ne!(run.status, 0);
+}
+
+#[test]
+fn stack_depths_in_a_syscall_probe() {
+    let exe = program("depth");
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "syscall::getppid:entry /pid == $target/ { printf(\"%d %d\\n\", stackdepth >= 1, ustackdepth >= 3); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    // DTrace ends its output with a blank line.
+    assert_eq!(run.stdout, "1 1\n\n");
+}
