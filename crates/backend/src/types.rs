@@ -160,6 +160,16 @@ pub fn builtin_typedef(name: &str) -> Option<Type> {
         .map(|&(name, size, signed)| Type::Int { size, signed, name })
 }
 
+/// The size of a floating-point type (D only knows their sizes), by its C name.
+pub fn float_size(name: &str) -> Option<u64> {
+    match name {
+        "float" => Some(4),
+        "double" => Some(8),
+        "long double" => Some(16),
+        _ => None,
+    }
+}
+
 /// The type named by C built-in type words (`unsigned long long`, `char`, `short int`).
 pub fn from_words(words: &[String]) -> Option<Type> {
     let has = |w: &str| words.iter().any(|x| x == w);
@@ -171,8 +181,15 @@ pub fn from_words(words: &[String]) -> Option<Type> {
     if has("string") {
         return Some(Type::String);
     }
-    if has("float") || has("double") {
-        return None;
+    if has("float") {
+        return Some(Type::Opaque("float"));
+    }
+    if has("double") {
+        return Some(Type::Opaque(if longs > 0 {
+            "long double"
+        } else {
+            "double"
+        }));
     }
     let base = if has("char") {
         if unsigned {
@@ -238,6 +255,7 @@ impl Type {
         match self {
             Type::Struct(r) => r.size as u64,
             Type::Array(elem, len) => elem.size() * *len as u64,
+            Type::Opaque(name) => float_size(name).unwrap_or(0),
             other => other.scalar_size() as u64,
         }
     }

@@ -339,4 +339,30 @@ const CASES: &[Case] = &[
         "\nBEGIN\n{\n\tc = 123/0;\n\texit(0);\n}\n",
         "dtrace: failed to compile script test/unittest/arithmetic/err.D_DIV_ZERO.divby0.d: [D_DIV_ZERO] line 19: expression contains division by zero\n",
     ),
+    // end/, predicates/
+    case(
+        "test/unittest/end/err.D_IDENT_UNDEF.timespent.d",
+        17,
+        "#pragma D option quiet\n\nEND\n{\n\ttotal = timestamp - start;\n}\n\nBEGIN\n{\n\tstart = timestamp;\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/end/err.D_IDENT_UNDEF.timespent.d: [D_IDENT_UNDEF] line 21: failed to resolve start: Unknown variable name\n",
+    ),
+    case(
+        "test/unittest/predicates/err.D_PRED_SCALAR.NonScalarPred.d",
+        19,
+        "#pragma D option quiet\nint a[4];\n\nBEGIN\n/a/\n{\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/predicates/err.D_PRED_SCALAR.NonScalarPred.d: [D_PRED_SCALAR] line 23: predicate result must be of scalar type\n",
+    ),
+    case(
+        "test/unittest/predicates/err.D_SYNTAX.invalid.d",
+        17,
+        "#pragma D option quiet\n\nBEGIN\n{\n\ti = 0;\n}\n\nprofile-1\n/i < != > 10/\n{\n\ti++;\n\ttrace(i);\n}\n",
+        "dtrace: failed to compile script test/unittest/predicates/err.D_SYNTAX.invalid.d: [D_SYNTAX] line 25: syntax error near \"!=\"\n",
+    ),
+    case(
+        "test/unittest/predicates/err.D_SYNTAX.operr.d",
+        17,
+        "#pragma D option quiet\n\nBEGIN\n{\n\ti = 0;\n}\n\nprofile-1\n/i != 0 && >= 5 || <= 10/\n{\n\ti++;\n\ttrace(i);\n}\n",
+        "dtrace: failed to compile script test/unittest/predicates/err.D_SYNTAX.operr.d: [D_SYNTAX] line 25: syntax error near \">=\"\n",
+    ),
+
 ];

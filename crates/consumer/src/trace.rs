@@ -7,20 +7,42 @@
 
 use crate::Value;
 
+/// Whether dtrace(1) runs in its testing mode: DTrace's test harness sets
+/// `_DTRACE_TESTING`, and dtrace then leaves the CPU and probe ID columns out
+/// of the default output, so that expected results are reproducible.
+pub fn testing_mode() -> bool {
+    static TESTING: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TESTING.get_or_init(|| std::env::var_os("_DTRACE_TESTING").is_some())
+}
+
 /// The heading printed before the first firing (non-quiet mode), with its
 /// newline.
 pub fn heading() -> String {
-    format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME")
+    heading_in(testing_mode())
+}
+
+fn heading_in(testing: bool) -> String {
+    if testing {
+        format!("{:>32}\n", "FUNCTION:NAME")
+    } else {
+        format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME")
+    }
 }
 
 /// The prefix of one firing: CPU, probe ID and `func:name` right-aligned in
 /// 32 columns, followed by a space (`:BEGIN` for the BEGIN probe, whose
 /// function is empty).
 pub fn probe_prefix(cpu: u32, probe_id: u32, function: &str, name: &str) -> String {
-    format!(
-        "{cpu:>3} {probe_id:>6} {:>32} ",
-        format!("{function}:{name}")
-    )
+    probe_prefix_in(testing_mode(), cpu, probe_id, function, name)
+}
+
+fn probe_prefix_in(testing: bool, cpu: u32, probe_id: u32, function: &str, name: &str) -> String {
+    let name = format!("{function}:{name}");
+    if testing {
+        format!("{name:>32} ")
+    } else {
+        format!("{cpu:>3} {probe_id:>6} {name:>32} ")
+    }
 }
 
 /// What ends a firing's output: a newline unless quiet.
@@ -97,14 +119,23 @@ mod tests {
 
     #[test]
     fn heading_and_prefix() {
-        assert_eq!(heading(), "CPU     ID                    FUNCTION:NAME\n");
         assert_eq!(
-            probe_prefix(0, 1, "", "BEGIN"),
+            heading_in(false),
+            "CPU     ID                    FUNCTION:NAME\n"
+        );
+        assert_eq!(
+            probe_prefix_in(false, 0, 1, "", "BEGIN"),
             "  0      1                           :BEGIN "
         );
         assert_eq!(
-            probe_prefix(12, 4567, "do_sys_open", "entry"),
+            probe_prefix_in(false, 12, 4567, "do_sys_open", "entry"),
             " 12   4567                do_sys_open:entry "
+        );
+        // Testing mode (_DTRACE_TESTING): no CPU and ID columns.
+        assert_eq!(heading_in(true), "                   FUNCTION:NAME\n");
+        assert_eq!(
+            probe_prefix_in(true, 0, 1, "", "BEGIN"),
+            "                          :BEGIN "
         );
         assert_eq!(firing_end(false), "\n");
         assert_eq!(firing_end(true), "");

@@ -143,7 +143,9 @@ pub fn unescape(body: &[u8]) -> Vec<u8> {
             b'r' => out.push(b'\r'),
             b't' => out.push(b'\t'),
             b'v' => out.push(0x0b),
-            b'"' | b'\\' | b'\'' | b'?' => out.push(e),
+            b'"' | b'\\' => out.push(e),
+            // DTrace does not know `\'` and `\?`: like any other unknown escape,
+            // they keep their backslash (`'\''` is 0x5c27).
             _ => out.extend_from_slice(&[b'\\', e]),
         }
     }

@@ -2,6 +2,7 @@
 //! casts and `sizeof`. Every integer value is kept normalized to its type (sign- or
 //! zero-extended from its width), so 64-bit operations give C's results.
 
+mod library;
 mod member;
 
 use dtrace_ebpf::*;
@@ -132,6 +133,9 @@ impl Gen<'_, '_> {
                 if name == "NULL" {
                     // DTrace's built-in NULL: the integer constant 0 (sizeof 4).
                     return self.constant(0, types::INT, e.span);
+                }
+                if let Some(v) = library::constant(name) {
+                    return self.constant(v as u64, types::INT, e.span);
                 }
                 Err(CompileError::new(
                     "D_IDENT_UNDEF",

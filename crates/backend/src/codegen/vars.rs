@@ -244,11 +244,21 @@ impl Compiler<'_> {
                 span,
             ));
         };
+        // Array dimensions apply innermost last: `int a[2][3]` is two arrays of three.
+        let mut dims = Vec::new();
         for part in parts {
-            ty = match part {
-                DeclaratorPart::Pointer { .. } => Type::Ptr(Box::new(ty)),
-                _ => ty,
-            };
+            match part {
+                DeclaratorPart::Pointer { .. } => ty = Type::Ptr(Box::new(ty)),
+                DeclaratorPart::Array(Some(n)) => {
+                    if let ExprKind::Int { value, .. } = n.kind {
+                        dims.push(value as u32);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for n in dims.into_iter().rev() {
+            ty = Type::Array(Box::new(ty), n);
         }
         Ok(ty)
     }

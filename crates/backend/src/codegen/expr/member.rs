@@ -399,6 +399,7 @@ impl Gen<'_, '_> {
     pub(crate) fn size_of(&self, ty: &Type, span: Span) -> Result<u64> {
         match ty {
             Type::String => Ok(self.strsize() as u64),
+            Type::Opaque(name) if types::float_size(name).is_some() => Ok(ty.size()),
             Type::Opaque(name) => Err(CompileError::new(
                 "D_SIZEOF_TYPE",
                 format!("cannot apply sizeof to an incomplete or function type: {name}"),

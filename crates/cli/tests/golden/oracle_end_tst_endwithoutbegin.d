@@ -1,0 +1,11 @@
+#pragma D option quiet
+
+END
+{
+	printf("End fired after exit\n");
+}
+
+tick-1
+{
+	exit(0);
+}

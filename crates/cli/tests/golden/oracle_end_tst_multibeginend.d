@@ -1,0 +1,40 @@
+#pragma D option quiet
+
+END
+{
+	printf("End1 fired after exit\n");
+}
+END
+{
+	printf("End2 fired after exit\n");
+}
+END
+{
+	printf("End3 fired after exit\n");
+}
+END
+{
+	printf("End4 fired after exit\n");
+}
+
+BEGIN
+{
+	printf("Begin fired first\n");
+}
+BEGIN
+{
+	printf("Begin fired second\n");
+}
+BEGIN
+{
+	printf("Begin fired third\n");
+}
+BEGIN
+{
+	printf("Begin fired fourth\n");
+}
+BEGIN
+{
+	printf("Begin fired fifth\n");
+	exit(0);
+}
