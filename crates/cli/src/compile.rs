@@ -70,7 +70,16 @@ fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure> {
         "-D__linux",
         "-D__linux__",
         "-D__unix",
+        "-D__unix__",
         "-D__x86_64",
+        // -undef drops the compiler's own target macros; system headers need these to
+        // pick the 64-bit definitions.
+        "-D__x86_64__",
+        "-D__LP64__",
+        "-D_LP64",
+        "-D__CHAR_BIT__=8",
+        "-D__SIZEOF_LONG__=8",
+        "-D__SIZEOF_POINTER__=8",
         "-D__SUNW_D=1",
         "-D__SUNW_D_VERSION=0x02000000",
     ]);
