@@ -406,4 +406,53 @@ pub struct Compiled {
     pub aggregations: Vec<Aggregation>,
     /// Options set by `#pragma D option` or `-x`, in order.
     pub options: Vec<(String, Option<String>)>,
+    /// Programs the probes' code relies on, attached before BEGIN fires and before any
+    /// traced command starts, detached when the session ends. Empty unless a feature
+    /// needs one (`vtimestamp`).
+    pub helpers: Vec<HelperProgram>,
+}
+
+/// A program that no clause is enabled on but that keeps state the probes' programs read.
+#[derive(Clone, Debug)]
+pub struct HelperProgram {
+    pub kind: HelperKind,
+    pub code: Code,
+}
+
+/// What a [`HelperProgram`] is attached to, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HelperKind {
+    /// A BTF-typed raw tracepoint (`tp_btf`) on `sched_switch` keeping, per CPU, the thread
+    /// that went on CPU last, when (`bpf_ktime_get_ns`), and its `se.sum_exec_runtime`
+    /// then, for `vtimestamp`: see [`VtimeSlot`].
+    SchedSwitch,
+}
+
+impl HelperKind {
+    /// The kernel tracepoint the helper hangs off.
+    pub fn tracepoint(&self) -> &'static str {
+        match self {
+            HelperKind::SchedSwitch => "sched_switch",
+        }
+    }
+}
+
+/// Layout of the per-CPU value (a one-element per-CPU array, `dt_vtime`) the
+/// [`HelperKind::SchedSwitch`] helper writes at every context switch and `vtimestamp`
+/// reads: the running thread's on-CPU time is `sum + (now - since)` while `tid` is the
+/// current thread.
+///
+/// `se.sum_exec_runtime` of a thread going on CPU is exact (the scheduler brought it up to
+/// date when the thread last went off CPU and it has not run since), unlike the value read
+/// while it runs, which the scheduler updates only at ticks and switches.
+pub struct VtimeSlot;
+
+impl VtimeSlot {
+    /// u32: the thread id (global `task_struct.pid`) that went on CPU.
+    pub const TID: i16 = 0;
+    /// u64: `bpf_ktime_get_ns()` when it went on CPU (0: nothing recorded yet).
+    pub const SINCE: i16 = 8;
+    /// u64: its `se.sum_exec_runtime` then.
+    pub const SUM: i16 = 16;
+    pub const SIZE: u32 = 24;
 }

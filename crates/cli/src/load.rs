@@ -1,7 +1,9 @@
 //! Putting a compiled program into the kernel: create its maps, patch map references, load
 //! each program (a verifier rejection is our bug and is reported as one) and attach them.
+//! Helper programs ([`Compiled::helpers`], e.g. the `sched_switch` program behind
+//! `vtimestamp`) are loaded here too, as BTF-typed raw tracepoints (`tp_btf`).
 
-use dtrace_backend::program::{Compiled, MapKind, ProbeContext, ProbeSite};
+use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
 use dtrace_runtime::{
     cpus, AttachType, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, Update,
 };
@@ -12,6 +14,10 @@ pub struct Loaded {
     /// Parallel to [`Compiled::programs`].
     pub programs: Vec<Program>,
     pub links: Vec<Link>,
+    /// Parallel to [`Compiled::helpers`].
+    pub helpers: Vec<Program>,
+    /// The helpers' attachments: made before BEGIN, kept until this is dropped (after END).
+    pub helper_links: Vec<Link>,
 }
 
 fn map_type(kind: MapKind) -> MapType {
@@ -102,10 +108,57 @@ pub fn load(
         let loaded = Program::load(&spec).map_err(|e| rejected(&prog.probe, &e, verbose))?;
         programs.push(loaded);
     }
+    let mut helpers = Vec::new();
+    for helper in &compiled.helpers {
+        let mut insns = helper.code.insns.clone();
+        for &at in &helper.code.map_relocs {
+            insns[at].imm = maps[insns[at].imm as usize].fd();
+        }
+        helpers.push(load_helper(helper.kind, &insns, verbose)?);
+    }
     Ok(Loaded {
         maps,
         programs,
         links: Vec::new(),
+        helpers,
+        helper_links: Vec::new(),
+    })
+}
+
+/// Load a helper program: a `tp_btf` program on its tracepoint (`btf_trace_NAME` in the
+/// kernel's BTF).
+fn load_helper(
+    kind: HelperKind,
+    insns: &[dtrace_ebpf::Insn],
+    verbose: bool,
+) -> Result<Program, String> {
+    let tracepoint = kind.tracepoint();
+    let what = format!("the {tracepoint} helper program (for vtimestamp)");
+    let btf_id = dtrace_backend::types::kernel::vmlinux()
+        .and_then(|btf| btf.find(dtrace_btf::Kind::Typedef, &format!("btf_trace_{tracepoint}")))
+        .ok_or_else(|| {
+            format!("dtrace: failed to load {what}: kernel BTF does not describe tracepoint {tracepoint}\n")
+        })?;
+    let name = format!("dt_{tracepoint}");
+    let mut spec = ProgramSpec::new(ProgramType::Tracing, &name, insns);
+    spec.expected_attach_type = Some(AttachType::TraceRawTp);
+    spec.attach_btf_id = btf_id;
+    spec.always_log = verbose;
+    Program::load(&spec).map_err(|e| match e {
+        dtrace_runtime::Error::Verifier { log, errno, .. } => {
+            let mut msg = format!(
+                "dtrace: failed to load {what}: the kernel verifier rejected it (errno {errno}); this is a bug in dtrace, please report it\n"
+            );
+            if verbose {
+                msg.push_str("dtrace: verifier log:\n");
+                msg.push_str(&log);
+                if !log.ends_with('\n') {
+                    msg.push('\n');
+                }
+            }
+            msg
+        }
+        other => format!("dtrace: failed to load {what}: {other}\n"),
     })
 }
 

@@ -245,6 +245,10 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprintln!("eBPF program for {}:", prog.probe.full_name());
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&prog.code.insns));
         }
+        for helper in &comp.compiled.helpers {
+            eprintln!("eBPF helper program for {}:", helper.kind.tracepoint());
+            eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
+        }
     }
     let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose) {
         Ok(l) => l,

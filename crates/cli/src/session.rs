@@ -5,6 +5,10 @@
 //! A record's epid names the clause and the probe, also for a system call group program
 //! (one program for many calls), which looks the epid up at run time; its fault records name
 //! the clause's first epid and carry the one that faulted at `GROUP_EPID_OFFSET`.
+//!
+//! Helper programs (the `sched_switch` program behind `vtimestamp`) are attached first,
+//! before BEGIN fires and before a `-c` command is let go, and stay attached through END;
+//! like every attachment they are owned by file descriptors, so they go with the process.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -119,6 +123,7 @@ impl<'a> Session<'a> {
         if kernel_data {
             self.symbols.load_kernel();
         }
+        self.attach_helpers()?;
         self.fire(DtraceProbe::Begin, [0; 6]);
         if self.exit_status.is_none() {
             self.attach()?;
@@ -139,6 +144,20 @@ impl<'a> Session<'a> {
         Ok(Outcome {
             status: self.exit_status.unwrap_or(0),
         })
+    }
+
+    /// Attach the helper programs (each a `tp_btf` program on its tracepoint).
+    fn attach_helpers(&mut self) -> Result<(), String> {
+        for (helper, prog) in self.compiled().helpers.iter().zip(&self.loaded.helpers) {
+            let link = dtrace_runtime::Link::raw_tracepoint(prog, None).map_err(|e| {
+                format!(
+                    "dtrace: failed to attach the {} helper program: {e}\n",
+                    helper.kind.tracepoint()
+                )
+            })?;
+            self.loaded.helper_links.push(link);
+        }
+        Ok(())
     }
 
     fn attach(&mut self) -> Result<(), String> {

@@ -147,7 +147,7 @@ impl Gen<'_, '_> {
                 types::INT64
             }
             "vtimestamp" => {
-                self.task_member("task_struct", "se.sum_exec_runtime", 8, span)?;
+                self.vtimestamp(span)?;
                 types::UINT64
             }
             "pid" | "tid" => {
@@ -259,6 +259,94 @@ impl Gen<'_, '_> {
                     span,
                 )
             })
+    }
+
+    /// r0 = the current thread's on-CPU time in nanoseconds, from this CPU's
+    /// [`VtimeSlot`], which the `sched_switch` helper fills as a thread goes on CPU:
+    /// `sum + (now - since)` while the slot names the current thread.
+    ///
+    /// The slot is read as `since`, `sum`, `tid`, then `now`, then `since` again: user probe
+    /// programs can be preempted (they run with migration disabled only), and an unchanged
+    /// `since` shows that no switch rewrote the slot meanwhile, so the values belong
+    /// together and `now` lies in the thread's current stretch on CPU. A changed one is
+    /// read once more, then given up for `se.sum_exec_runtime`.
+    ///
+    /// A slot never written (no switch on this CPU since tracing began: the thread has been
+    /// running since before) is filled here with `se.sum_exec_runtime` and now — "first
+    /// sight". That base misses the time the thread ran since the scheduler last updated
+    /// its runtime (at most a tick); differences are exact until the thread next goes off
+    /// CPU, and a difference that spans that switch counts the missed time (under a tick),
+    /// once per thread running when tracing began. A slot naming another thread (only
+    /// inside the scheduler, between the switch tracepoint and the switch) reads
+    /// `se.sum_exec_runtime` as it is, without touching the slot.
+    fn vtimestamp(&mut self, span: Span) -> Result<()> {
+        use crate::program::VtimeSlot;
+        let map = self.c.vtime_map(span)?;
+        let slot = self.push(span)?;
+        let since = self.push(span)?;
+        let done = self.e.label();
+        let first_sight = self.e.label();
+        let fallback = self.e.label();
+        self.e.emit(Insn::st(Size::W, R10, KEY_SLOT, 0));
+        self.e.ld_map(R1, map);
+        self.e.emit(Insn::mov64_reg(R2, R10));
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+        self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+        self.e.jmp_imm(BPF_JEQ, R0, 0, fallback);
+        regs::write(&mut self.e, slot, R0);
+        for attempt in 0..2 {
+            let retry = if attempt == 0 {
+                self.e.label()
+            } else {
+                fallback
+            };
+            // since; then KEY_SLOT = sum - since.
+            regs::read_into(&mut self.e, slot, R1);
+            self.e.emit(Insn::ldx(Size::DW, R2, R1, VtimeSlot::SINCE));
+            self.e.jmp_imm(BPF_JEQ, R2, 0, first_sight);
+            regs::write(&mut self.e, since, R2);
+            self.e.emit(Insn::ldx(Size::DW, R3, R1, VtimeSlot::SUM));
+            self.e.emit(Insn::alu64_reg(BPF_SUB, R3, R2));
+            self.e.emit(Insn::stx(Size::DW, R10, KEY_SLOT, R3));
+            // The slot must name this thread.
+            self.e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
+            regs::read_into(&mut self.e, slot, R1);
+            self.e.emit(Insn::ldx(Size::W, R2, R1, VtimeSlot::TID));
+            self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0));
+            self.e.jmp_reg(BPF_JNE, R0, R2, fallback);
+            self.e.emit(Insn::call(helpers::KTIME_GET_NS));
+            regs::read_into(&mut self.e, slot, R1);
+            self.e.emit(Insn::ldx(Size::DW, R2, R1, VtimeSlot::SINCE));
+            let r = regs::read(&mut self.e, since, R3);
+            self.e.jmp_reg(BPF_JNE, R2, r, retry);
+            self.e.emit(Insn::ldx(Size::DW, R1, R10, KEY_SLOT));
+            self.e.emit(Insn::alu64_reg(BPF_ADD, R0, R1));
+            self.e.goto(done);
+            if attempt == 0 {
+                self.e.bind(retry);
+            }
+        }
+        // First sight: the slot gets this thread, now and its runtime as the scheduler
+        // last updated it.
+        self.e.bind(first_sight);
+        self.e.emit(Insn::call(helpers::KTIME_GET_NS));
+        regs::write(&mut self.e, since, R0);
+        self.task_member("task_struct", "se.sum_exec_runtime", 8, span)?;
+        regs::read_into(&mut self.e, slot, R1);
+        self.e.emit(Insn::stx(Size::DW, R1, VtimeSlot::SUM, R0));
+        let r = regs::read(&mut self.e, since, R2);
+        self.e.emit(Insn::stx(Size::DW, R1, VtimeSlot::SINCE, r));
+        self.e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
+        regs::read_into(&mut self.e, slot, R1);
+        self.e.emit(Insn::stx(Size::W, R1, VtimeSlot::TID, R0));
+        self.e.emit(Insn::ldx(Size::DW, R0, R1, VtimeSlot::SUM));
+        self.e.goto(done);
+        self.e.bind(fallback);
+        self.task_member("task_struct", "se.sum_exec_runtime", 8, span)?;
+        self.e.bind(done);
+        self.pop(since);
+        self.pop(slot);
+        Ok(())
     }
 
     /// r0 = `size` bytes of the current task at member `path`.

@@ -12,6 +12,11 @@
 //! [`vars`] variables of every scope, [`strings`] string values, [`builtins`] built-in
 //! variables, [`actions`] actions and the record they fill, [`aggregate`] aggregating
 //! functions, [`subr`] subroutines.
+//!
+//! Besides the probes' programs the output may hold helper programs
+//! ([`Compiled::helpers`]): a script reading `vtimestamp` gets a `tp_btf` program on
+//! `sched_switch` that records, per CPU, the thread going on CPU, when, and its exact
+//! `se.sum_exec_runtime` then ([`VtimeSlot`]); scripts that don't read it get none.
 
 mod actions;
 mod aggregate;
@@ -30,7 +35,7 @@ use dtrace_ebpf::*;
 use dtrace_frontend::ast::{self, Item, Stmt};
 use dtrace_frontend::{CompileError, Result, Span};
 
-use crate::emit::{Emitter, Label};
+use crate::emit::{Code, Emitter, Label};
 use crate::program::*;
 use crate::types::Type;
 use regs::{VReg, VRegs, CTX_SLOT, KEY_SLOT, SCRATCH};
@@ -307,6 +312,9 @@ pub(crate) struct Compiler<'a> {
     expanding: Vec<String>,
     /// Largest scratch area any program needs.
     scratch_size: u32,
+    /// The per-CPU [`VtimeSlot`] map, once a clause reads `vtimestamp`.
+    vtime: Option<MapId>,
+    helpers: Vec<HelperProgram>,
 }
 
 /// Size of the record area at the start of scratch.
@@ -385,7 +393,46 @@ impl<'a> Compiler<'a> {
             inlines: HashMap::new(),
             enum_constants: HashMap::new(),
             expanding: Vec::new(),
+            vtime: None,
+            helpers: Vec::new(),
         }
+    }
+
+    /// The map `vtimestamp` reads, created with the `sched_switch` helper program that
+    /// fills it on first use.
+    fn vtime_map(&mut self, span: Span) -> Result<MapId> {
+        if let Some(map) = self.vtime {
+            return Ok(map);
+        }
+        let offset = |path: &str| {
+            self.kernel
+                .member_offset("task_struct", path)
+                .ok_or_else(|| {
+                    CompileError::new(
+                        "D_UNKNOWN",
+                        format!("kernel type information lacks struct task_struct member {path}"),
+                        span,
+                    )
+                })
+        };
+        let (pid, sum) = (offset("pid")?, offset("se.sum_exec_runtime")?);
+        let map = self.add_map(MapSpec {
+            name: "dt_vtime".into(),
+            kind: MapKind::PercpuArray,
+            key_size: 4,
+            value_size: VtimeSlot::SIZE,
+            max_entries: 1,
+            initial: None,
+            per_cpu_entries: false,
+        });
+        let code = sched_switch_helper(map, pid, sum)
+            .map_err(|msg| CompileError::new("D_DIF_TOOBIG", msg, span))?;
+        self.helpers.push(HelperProgram {
+            kind: HelperKind::SchedSwitch,
+            code,
+        });
+        self.vtime = Some(map);
+        Ok(map)
     }
 
     fn add_map(&mut self, spec: MapSpec) -> MapId {
@@ -410,8 +457,39 @@ impl<'a> Compiler<'a> {
             enabled: self.enabled,
             aggregations: self.aggregations,
             options: Vec::new(),
+            helpers: self.helpers,
         }
     }
+}
+
+/// The `tp_btf` program on `sched_switch` (`ctx` = `[preempt, prev, next, prev_state]`)
+/// that fills this CPU's [`VtimeSlot`] for the thread going on CPU: its thread id, the time
+/// and its `se.sum_exec_runtime`, exact at this point (the scheduler brought it up to date
+/// when the thread last went off CPU). `pid` and `sum` are the members' offsets in
+/// `struct task_struct`; `next` is a trusted BTF pointer, so they are read directly.
+fn sched_switch_helper(map: MapId, pid: u32, sum: u32) -> std::result::Result<Code, String> {
+    let offset = |o: u32| i16::try_from(o).map_err(|_| format!("task_struct offset {o} too large"));
+    let (pid, sum) = (offset(pid)?, offset(sum)?);
+    let mut e = Emitter::new();
+    let out = e.label();
+    e.emit(Insn::ldx(Size::DW, R6, R1, 16));
+    e.emit(Insn::st(Size::W, R10, -8, 0));
+    e.ld_map(R1, map);
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
+    e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+    e.jmp_imm(BPF_JEQ, R0, 0, out);
+    e.emit(Insn::mov64_reg(R7, R0));
+    e.emit(Insn::ldx(Size::W, R1, R6, pid));
+    e.emit(Insn::stx(Size::W, R7, VtimeSlot::TID, R1));
+    e.emit(Insn::ldx(Size::DW, R1, R6, sum));
+    e.emit(Insn::stx(Size::DW, R7, VtimeSlot::SUM, R1));
+    e.emit(Insn::call(helpers::KTIME_GET_NS));
+    e.emit(Insn::stx(Size::DW, R7, VtimeSlot::SINCE, R0));
+    e.bind(out);
+    e.emit(Insn::mov64_imm(R0, 0));
+    e.emit(Insn::exit());
+    e.finish()
 }
 
 /// A value on the evaluation stack: its register and D type.
