@@ -96,6 +96,11 @@ pub struct UprobeContext {
     /// glob attached with one uprobe_multi link): `probefunc` is read from this table at run
     /// time. Empty when [`ProbeSite::function`] is the function.
     pub functions: Vec<String>,
+    /// Follow-fork (`-x followfork`): the probe is attached by binary, system-wide, and its
+    /// program leaves at once unless the current process is in this pid's family in the
+    /// [`Compiled::follow`] map (the pid itself and every process it forked, at any depth).
+    /// `None`: no such test (the kernel filters by pid, or the probe is system-wide).
+    pub family: Option<u32>,
 }
 
 /// What a user-level probe is.
@@ -408,9 +413,19 @@ pub struct Compiled {
     pub options: Vec<(String, Option<String>)>,
     /// Programs the probes' code relies on, attached before BEGIN fires and before any
     /// traced command starts, detached when the session ends. Empty unless a feature
-    /// needs one (`vtimestamp`).
+    /// needs one (`vtimestamp`, follow-fork).
     pub helpers: Vec<HelperProgram>,
+    /// Follow-fork: the hash map from a traced process id (tgid, u32) to the pid of the
+    /// `-c`/`-p` process whose family it belongs to (u32), read by the prologue of probes
+    /// with a [`UprobeContext::family`]. The session seeds it with the targets (and the
+    /// descendants a `-p` process already has); the [`HelperKind::ProcessFork`] helper adds
+    /// children of members and [`HelperKind::ProcessExit`] removes processes that exit.
+    pub follow: Option<MapId>,
 }
+
+/// Most processes the follow-fork map holds at once; children forked while it is full are
+/// not traced.
+pub const FOLLOW_MAX: u32 = 1 << 16;
 
 /// A program that no clause is enabled on but that keeps state the probes' programs read.
 #[derive(Clone, Debug)]
@@ -426,6 +441,14 @@ pub enum HelperKind {
     /// that went on CPU last, when (`bpf_ktime_get_ns`), and its `se.sum_exec_runtime`
     /// then, for `vtimestamp`: see [`VtimeSlot`].
     SchedSwitch,
+    /// A `tp_btf` program on `sched_process_fork` (`[parent, child]`): a child of a process
+    /// in the [`Compiled::follow`] map joins its parent's family (threads are clones in the
+    /// same tgid, already there).
+    ProcessFork,
+    /// A `tp_btf` program on `sched_process_exit` (`[task, group_dead]`): when the last
+    /// thread of a process exits, its tgid leaves the [`Compiled::follow`] map, so a reused
+    /// pid is not traced.
+    ProcessExit,
 }
 
 impl HelperKind {
@@ -433,6 +456,16 @@ impl HelperKind {
     pub fn tracepoint(&self) -> &'static str {
         match self {
             HelperKind::SchedSwitch => "sched_switch",
+            HelperKind::ProcessFork => "sched_process_fork",
+            HelperKind::ProcessExit => "sched_process_exit",
+        }
+    }
+
+    /// The feature the helper serves, for messages.
+    pub fn purpose(&self) -> &'static str {
+        match self {
+            HelperKind::SchedSwitch => "vtimestamp",
+            HelperKind::ProcessFork | HelperKind::ProcessExit => "follow-fork",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Putting a compiled program into the kernel: create its maps, patch map references, load
 //! each program (a verifier rejection is our bug and is reported as one) and attach them.
 //! Helper programs ([`Compiled::helpers`], e.g. the `sched_switch` program behind
-//! `vtimestamp`) are loaded here too, as BTF-typed raw tracepoints (`tp_btf`).
+//! `vtimestamp`, the fork and exit programs behind follow-fork) are loaded here too, as
+//! BTF-typed raw tracepoints (`tp_btf`).
 
 use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
 use dtrace_runtime::{
@@ -133,7 +134,7 @@ fn load_helper(
     verbose: bool,
 ) -> Result<Program, String> {
     let tracepoint = kind.tracepoint();
-    let what = format!("the {tracepoint} helper program (for vtimestamp)");
+    let what = format!("the {tracepoint} helper program (for {})", kind.purpose());
     let btf_id = dtrace_backend::types::kernel::vmlinux()
         .and_then(|btf| btf.find(dtrace_btf::Kind::Typedef, &format!("btf_trace_{tracepoint}")))
         .ok_or_else(|| {

@@ -224,6 +224,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             })
             .collect(),
     );
+    catalog.set_follow_fork(options.followfork);
     if args.list {
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
         return list(&items, &mut catalog, &macros, &pids);
@@ -246,7 +247,11 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&prog.code.insns));
         }
         for helper in &comp.compiled.helpers {
-            eprintln!("eBPF helper program for {}:", helper.kind.tracepoint());
+            eprintln!(
+                "eBPF helper program for {} ({}):",
+                helper.kind.tracepoint(),
+                helper.kind.purpose()
+            );
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
         }
     }

@@ -23,6 +23,10 @@ pub struct Options {
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
+    /// `followfork`: probes named with a `-c`/`-p` pid (`pid$target`, `myapp$target`) also
+    /// fire in that process's descendants (forks at any depth, their threads, and after
+    /// `exec` wherever the new image maps a traced binary).
+    pub followfork: bool,
 }
 
 impl Default for Options {
@@ -43,6 +47,7 @@ impl Default for Options {
             flowindent: false,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
+            followfork: false,
         }
     }
 }
@@ -110,6 +115,7 @@ impl Options {
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
             "flowindent" => self.flowindent = flag(value)?,
+            "followfork" => self.followfork = flag(value)?,
             "aggsortkey" => self.sort.by_key = flag(value)?,
             "aggsortrev" => self.sort.reverse = flag(value)?,
             "aggsortpos" => self.sort.position = number(value)? as usize,

@@ -6,9 +6,11 @@
 //! (one program for many calls), which looks the epid up at run time; its fault records name
 //! the clause's first epid and carry the one that faulted at `GROUP_EPID_OFFSET`.
 //!
-//! Helper programs (the `sched_switch` program behind `vtimestamp`) are attached first,
-//! before BEGIN fires and before a `-c` command is let go, and stay attached through END;
-//! like every attachment they are owned by file descriptors, so they go with the process.
+//! Helper programs (the `sched_switch` program behind `vtimestamp`, the fork and exit
+//! programs behind follow-fork) are attached first, before BEGIN fires and before a `-c`
+//! command is let go, and stay attached through END; like every attachment they are owned
+//! by file descriptors, so they go with the process. Follow-fork's family map is seeded
+//! with the targets right after.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -124,6 +126,7 @@ impl<'a> Session<'a> {
             self.symbols.load_kernel();
         }
         self.attach_helpers()?;
+        self.seed_follow(&targets)?;
         self.fire(DtraceProbe::Begin, [0; 6]);
         if self.exit_status.is_none() {
             self.attach()?;
@@ -156,6 +159,34 @@ impl<'a> Session<'a> {
                 )
             })?;
             self.loaded.helper_links.push(link);
+        }
+        Ok(())
+    }
+
+    /// Follow-fork: put every target into the family map as the root of its own family,
+    /// then the descendants a `-p` process already has. The fork helper is attached by now,
+    /// so a child forked after its parent went in is added by the kernel, and one forked
+    /// before is found in `/proc`.
+    fn seed_follow(&mut self, targets: &[Target]) -> Result<(), String> {
+        let Some(map) = self.compiled().follow else {
+            return Ok(());
+        };
+        let map = &self.loaded.maps[map.0];
+        let put = |pid: i32, family: i32| {
+            map.update(
+                &(pid as u32).to_ne_bytes(),
+                &(family as u32).to_ne_bytes(),
+                dtrace_runtime::Update::Any,
+            )
+            .map_err(|e| format!("dtrace: failed to follow process {pid}: {e}\n"))
+        };
+        for t in targets {
+            put(t.pid(), t.pid())?;
+        }
+        for t in targets {
+            for child in crate::target::descendants(t.pid()) {
+                put(child, t.pid())?;
+            }
         }
         Ok(())
     }

@@ -36,6 +36,33 @@ pub enum Target {
     Existing { pid: i32, pidfd: Option<OwnedFd> },
 }
 
+/// The processes descended from `pid` now (children, theirs, ...), from the `children`
+/// files of `/proc/PID/task/*/`; for follow-fork.
+pub fn descendants(pid: i32) -> Vec<i32> {
+    let mut out: Vec<i32> = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(p) = queue.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for child in text
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok())
+            {
+                if child != pid && !out.contains(&child) {
+                    out.push(child);
+                    queue.push(child);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Create a pipe with both ends close-on-exec.
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];

@@ -1,5 +1,6 @@
 //! User-level providers on the live kernel: USDT probes (sys/sdt.h in C programs built here
-//! with gcc, and the `dtrace-usdt` crate's `ticker` example) and the `pid` provider.
+//! with gcc, and the `dtrace-usdt` crate's `ticker` example) and the `pid` provider, with
+//! and without follow-fork (`-x followfork`), and `copyin`/`copyinto`/`alloca`.
 //!
 //! Each test builds its own copy of the C program, so probes attached system-wide (by
 //! binary) by one test never see another test's processes. `-c` holds the command until
@@ -613,9 +614,12 @@ fn copyin_and_dereference_errors_at_compile_time() {
         ("BEGIN { y = 4; x = copyin(0, y); }", "not a constant"),
         ("BEGIN { x = *1; }", "requires an operand of pointer type"),
         ("BEGIN { x = *copyin(0, 4); }", "dereferencing a void *"),
+        ("BEGIN { copyinto(0, 4); }", "prototype mismatch"),
+        ("BEGIN { x = alloca(0); }", "size 0 is out of range"),
+        ("BEGIN { y = 4; x = alloca(y); }", "not a constant"),
         (
-            "BEGIN { copyinto(0, 4, 0); }",
-            "copyinto( ) is not supported",
+            "BEGIN { copyinto(0, 4, \"s\"); }",
+            "argument #3 is incompatible",
         ),
     ] {
         let run = dtrace(&["-q", "-n", script]);
@@ -635,4 +639,240 @@ fn copyin_and_dereference_errors_at_compile_time() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn copyinto_alloca_values_and_bad_addresses() {
+    let prog = copy_program("copyinto");
+    let cmd = format!("{} 2", path_str(&prog));
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "cp$target:::data {
+             this->p = (int *)alloca(8);
+             copyinto(arg0, 4, this->p);
+             printf(\"v %d %d\\n\", *this->p, this->p[1]);
+         }
+         cp$target:::data {
+             this->w = (uint64_t *)alloca(8);
+             copyinto(arg1, 8, this->w);
+             this->s = (char *)alloca(6);
+             copyinto(arg2, 6, this->s);
+             printf(\"w %x s %s\\n\", *this->w, stringof(this->s));
+         }
+         cp$target:::data /arg0 == 8/ { copyinto(arg1, 8, (void *)16); printf(\"unreached\\n\"); }
+         cp$target:::last { printf(\"last %d\\n\", arg0); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&run);
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines,
+        [
+            "v -42 0",
+            "w 1122334455667788 s hello",
+            "v -41 0",
+            "w 1122334455667788 s hello",
+            // The bad source address faults the first clause; the others go on.
+            "w 1122334455667788 s hello",
+            "last 2",
+        ],
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("invalid address"))
+        .collect();
+    assert_eq!(errors.len(), 2, "{}", run.stderr);
+    assert!(
+        errors[0].contains("invalid address (0x8)"),
+        "{}",
+        run.stderr
+    );
+    // A destination outside scratch memory is refused too.
+    assert!(
+        errors[1].contains("invalid address (0x10)"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `fork N M [grand|thread]`: the parent fires `forkprov:::item(0)` and calls `work()` M
+/// times, then forks N children that each do so M times with 1; with `grand` every child
+/// forks a grandchild that does so with 2, with `thread` every child also does so from a
+/// second thread with 3. The parent waits for all of them.
+const FORK_PROGRAM: &str = r#"
+#include <sys/sdt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <pthread.h>
+
+__attribute__((noinline)) int work(int x) { __asm__ volatile(""); return x + 1; }
+
+static int m;
+static void fire(int who) {
+    for (int i = 0; i < m; i++) {
+        DTRACE_PROBE1(forkprov, item, who);
+        work(i);
+    }
+}
+static void *thread_main(void *arg) { fire(3); return arg; }
+
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 2;
+    m = argc > 2 ? atoi(argv[2]) : 3;
+    const char *mode = argc > 3 ? argv[3] : "";
+    fire(0);
+    for (int c = 0; c < n; c++) {
+        if (fork() == 0) {
+            fire(1);
+            if (strcmp(mode, "grand") == 0) {
+                pid_t g = fork();
+                if (g == 0) { fire(2); _exit(0); }
+                waitpid(g, NULL, 0);
+            } else if (strcmp(mode, "thread") == 0) {
+                pthread_t t;
+                pthread_create(&t, NULL, thread_main, NULL);
+                pthread_join(t, NULL);
+            }
+            _exit(0);
+        }
+    }
+    while (wait(NULL) > 0) {}
+    return 0;
+}
+"#;
+
+fn fork_program(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let src = dir.join("fork.c");
+    std::fs::write(&src, FORK_PROGRAM).unwrap();
+    let exe = dir.join(name);
+    let out = Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run gcc");
+    assert!(
+        out.status.success(),
+        "gcc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+const FORK_SCRIPT: &str = "forkprov$target:::item { @[arg0] = count(); }
+     pid$target:a.out:work:entry { @w[\"work\"] = count(); }";
+
+/// Aggregation rows of `run` as (key, value) text pairs, sorted.
+fn rows(run: &Run) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = run
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let k = w.next()?.to_string();
+            Some((k, w.next()?.parse().ok()?))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn expect(pairs: &[(&str, u64)]) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn follow_fork_counts_every_child() {
+    let prog = fork_program("followfork");
+    let cmd = format!("{} 5 7", path_str(&prog));
+    // Without follow-fork only the parent's firings count.
+    let run = dtrace(&["-q", "-n", FORK_SCRIPT, "-c", &cmd]);
+    assert_ok(&run);
+    assert_eq!(
+        rows(&run),
+        expect(&[("0", 7), ("work", 7)]),
+        "{}",
+        run.stdout
+    );
+    // With it, every child's too (5 x 7), from USDT and pid probes alike.
+    let run = dtrace(&["-q", "-x", "followfork", "-n", FORK_SCRIPT, "-c", &cmd]);
+    assert_ok(&run);
+    assert_eq!(
+        rows(&run),
+        expect(&[("0", 7), ("1", 35), ("work", 42)]),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    // The pragma says the same.
+    let script = format!("#pragma D option followfork\n{FORK_SCRIPT}");
+    let run = dtrace(&["-q", "-n", &script, "-c", &cmd]);
+    assert_ok(&run);
+    assert_eq!(
+        rows(&run),
+        expect(&[("0", 7), ("1", 35), ("work", 42)]),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn follow_fork_grandchildren_threads_and_exec() {
+    let prog = fork_program("followgrand");
+    let cmd = format!("{} 3 4 grand", path_str(&prog));
+    let run = dtrace(&["-q", "-x", "followfork", "-n", FORK_SCRIPT, "-c", &cmd]);
+    assert_ok(&run);
+    assert_eq!(
+        rows(&run),
+        expect(&[("0", 4), ("1", 12), ("2", 12), ("work", 28)]),
+        "{}",
+        run.stdout
+    );
+    let cmd = format!("{} 3 4 thread", path_str(&prog));
+    let run = dtrace(&["-q", "-x", "followfork", "-n", FORK_SCRIPT, "-c", &cmd]);
+    assert_ok(&run);
+    assert_eq!(
+        rows(&run),
+        expect(&[("0", 4), ("1", 12), ("3", 12), ("work", 28)]),
+        "{}",
+        run.stdout
+    );
+    // A shell script as $target: the program runs in exec'd children, whose probes are
+    // named by path. Only follow-fork sees them.
+    let dir = prog.parent().unwrap();
+    let sh = dir.join("run.sh");
+    std::fs::write(
+        &sh,
+        format!("#!/bin/sh\n{0} 2 3\n{0} 1 1\n", path_str(&prog)),
+    )
+    .unwrap();
+    std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = format!(
+        "forkprov$target:{0}::item {{ @[arg0] = count(); }}
+         pid$target:{0}:work:entry {{ @w[\"work\"] = count(); }}",
+        path_str(&prog)
+    );
+    let run = dtrace(&["-q", "-x", "followfork", "-n", &script, "-c", path_str(&sh)]);
+    assert_ok(&run);
+    assert_eq!(
+        rows(&run),
+        expect(&[("0", 4), ("1", 7), ("work", 11)]),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let run = dtrace(&["-q", "-n", &script, "-c", path_str(&sh)]);
+    assert_ok(&run);
+    assert_eq!(rows(&run), expect(&[]), "{}", run.stdout);
 }

@@ -112,6 +112,12 @@ impl Catalog {
         self.user.targets = targets;
     }
 
+    /// Follow-fork: probes named with a pid also fire in that process's descendants (see
+    /// [`user`]).
+    pub fn set_follow_fork(&mut self, on: bool) {
+        self.user.follow_fork = on;
+    }
+
     fn next_id(&self) -> u32 {
         self.probes.len() as u32 + 1
     }

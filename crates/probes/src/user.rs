@@ -35,6 +35,12 @@
 //! - **One uprobe_multi link per binary** otherwise (one `BPF_LINK_CREATE` whatever the
 //!   number of sites; ≈ 30 ms to close), always for system-wide probes.
 //!
+//! - **Follow-fork** (`-x followfork`): a named pid's probes are attached like
+//!   system-wide ones (one uprobe_multi link per binary, no pid) and their programs test
+//!   the current process against the session's family map ([`UprobeContext::family`]),
+//!   which fork and exit helpers keep up to date; so the pid's children, grandchildren and
+//!   threads are traced, also across `exec` for binaries the new image still maps (libc).
+//!
 //! The two need differently loaded programs (a uprobe_multi program cannot be attached to a
 //! perf event): the loader asks [`UserAttach::multi`]. Either way the USDT semaphores are
 //! `ref_ctr_offset`s, so is-enabled probes flip on while traced. A USDT probe whose sites
@@ -198,6 +204,8 @@ type ProbeKey = (Option<i32>, PathBuf, String, String, String, String);
 #[derive(Debug, Default)]
 pub struct UserProbes {
     pub targets: Vec<UserTarget>,
+    /// Follow-fork (`-x followfork`): probes of a named pid also fire in its descendants.
+    pub follow_fork: bool,
     /// Probe index in the catalog by (pid, path, provider, module, function, name).
     known: HashMap<ProbeKey, usize>,
     /// Binaries running processes map that have USDT notes (scanned once).
@@ -272,6 +280,17 @@ impl UserProbes {
             }
         }
         found
+    }
+
+    /// For a probe of process `pid`: the pid its uprobes are attached with and the family
+    /// its program tests. Under follow-fork a named pid's probes are attached by binary,
+    /// system-wide, and filtered by the program ([`UprobeContext::family`]), so that the
+    /// process's descendants are traced too.
+    fn follow(&self, pid: Option<i32>) -> (Option<i32>, Option<u32>) {
+        match pid {
+            Some(p) if self.follow_fork => (None, Some(p as u32)),
+            _ => (pid, None),
+        }
     }
 
     /// Whether a probe of process `pid` (`None`: system-wide) with `sites` sites gets
@@ -362,6 +381,7 @@ impl UserProbes {
         pid: Option<i32>,
         probes: &mut Vec<Probe>,
     ) -> Vec<usize> {
+        let (attach_pid, family) = self.follow(pid);
         // Sites grouped by (provider, function, name).
         let mut groups: BTreeMap<(String, String, String), Vec<UsdtProbe>> = BTreeMap::new();
         for note in self.notes(path) {
@@ -425,15 +445,16 @@ impl UserProbes {
                 context: ProbeContext::Uprobe(UprobeContext {
                     kind: UprobeKind::Usdt(specs),
                     functions: Vec::new(),
+                    family,
                 }),
             };
-            let per_process = self.per_process(pid, sites.len());
+            let per_process = self.per_process(attach_pid, sites.len());
             probes.push(Probe {
                 site,
                 attach: Attach::User(UserAttach {
                     path: path.to_path_buf(),
                     sites,
-                    pid,
+                    pid: attach_pid,
                     retprobe: false,
                     per_process,
                 }),
@@ -452,6 +473,7 @@ impl UserProbes {
         pid: Option<i32>,
         probes: &mut Vec<Probe>,
     ) -> Vec<usize> {
+        let (attach_pid, family) = self.follow(pid);
         let provider = match pid {
             Some(pid) => format!("pid{pid}"),
             None => "pid".to_string(),
@@ -540,15 +562,16 @@ impl UserProbes {
                         } else {
                             Vec::new()
                         },
+                        family,
                     }),
                 };
-                let per_process = self.per_process(pid, sites.len());
+                let per_process = self.per_process(attach_pid, sites.len());
                 probes.push(Probe {
                     site,
                     attach: Attach::User(UserAttach {
                         path: path.to_path_buf(),
                         sites,
-                        pid,
+                        pid: attach_pid,
                         retprobe,
                         per_process,
                     }),

@@ -17,6 +17,12 @@
 //! ([`Compiled::helpers`]): a script reading `vtimestamp` gets a `tp_btf` program on
 //! `sched_switch` that records, per CPU, the thread going on CPU, when, and its exact
 //! `se.sum_exec_runtime` then ([`VtimeSlot`]); scripts that don't read it get none.
+//!
+//! Follow-fork (user probes with a [`UprobeContext::family`]): the compiled program gets the
+//! [`Compiled::follow`] map, a `sched_process_fork` helper that puts children of its members
+//! into their parent's family and a `sched_process_exit` helper that takes processes out
+//! when their last thread exits; each such probe's prologue looks the current tgid up and
+//! leaves unless it belongs to the probe's family.
 
 mod actions;
 mod aggregate;
@@ -184,6 +190,14 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     // One program per probe, in order of first mention; clauses are compiled in program
     // order (types and declarations follow the text, as in DTrace), each into the programs
     // of the probes it is enabled on.
+    let follows = input
+        .probes
+        .iter()
+        .flatten()
+        .any(|s| matches!(&s.context, ProbeContext::Uprobe(u) if u.family.is_some()));
+    if follows {
+        c.follow_map()?;
+    }
     let mut states: Vec<ProgState> = Vec::new();
     let mut index: HashMap<u32, usize> = HashMap::new();
     let grouped = grouped_sites(input.probes);
@@ -315,6 +329,8 @@ pub(crate) struct Compiler<'a> {
     /// The per-CPU [`VtimeSlot`] map, once a clause reads `vtimestamp`.
     vtime: Option<MapId>,
     helpers: Vec<HelperProgram>,
+    /// The follow-fork map ([`Compiled::follow`]), when a probe follows a family.
+    follow: Option<MapId>,
 }
 
 /// Size of the record area at the start of scratch.
@@ -395,7 +411,49 @@ impl<'a> Compiler<'a> {
             expanding: Vec::new(),
             vtime: None,
             helpers: Vec::new(),
+            follow: None,
         }
+    }
+
+    /// The follow-fork map, created with its `sched_process_fork` and `sched_process_exit`
+    /// helpers on first use.
+    fn follow_map(&mut self) -> Result<MapId> {
+        if let Some(map) = self.follow {
+            return Ok(map);
+        }
+        let tgid = self
+            .kernel
+            .member_offset("task_struct", "tgid")
+            .and_then(|o| i16::try_from(o).ok())
+            .ok_or_else(|| {
+                CompileError::unplaced(
+                    "D_UNKNOWN",
+                    "kernel type information lacks struct task_struct member tgid (needed by followfork)",
+                )
+            })?;
+        let map = self.add_map(MapSpec {
+            name: "dt_follow".into(),
+            kind: MapKind::Hash,
+            key_size: 4,
+            value_size: 4,
+            max_entries: FOLLOW_MAX,
+            initial: None,
+            per_cpu_entries: false,
+        });
+        let finish = |e: Emitter| {
+            e.finish()
+                .map_err(|msg| CompileError::unplaced("D_DIF_TOOBIG", msg))
+        };
+        self.helpers.push(HelperProgram {
+            kind: HelperKind::ProcessFork,
+            code: finish(process_fork_helper(map, tgid))?,
+        });
+        self.helpers.push(HelperProgram {
+            kind: HelperKind::ProcessExit,
+            code: finish(process_exit_helper(map, tgid))?,
+        });
+        self.follow = Some(map);
+        Ok(map)
     }
 
     /// The map `vtimestamp` reads, created with the `sched_switch` helper program that
@@ -458,6 +516,7 @@ impl<'a> Compiler<'a> {
             aggregations: self.aggregations,
             options: Vec::new(),
             helpers: self.helpers,
+            follow: self.follow,
         }
     }
 }
@@ -490,6 +549,59 @@ fn sched_switch_helper(map: MapId, pid: u32, sum: u32) -> std::result::Result<Co
     e.emit(Insn::mov64_imm(R0, 0));
     e.emit(Insn::exit());
     e.finish()
+}
+
+/// The `tp_btf` program on `sched_process_fork` (`ctx` = `[parent, child]`, trusted task
+/// pointers): when the parent's tgid is in the follow map, the child's tgid joins with the
+/// same family. `tgid` is the offset of `task_struct.tgid`.
+fn process_fork_helper(map: MapId, tgid: i16) -> Emitter {
+    let mut e = Emitter::new();
+    let out = e.label();
+    e.emit(Insn::ldx(Size::DW, R6, R1, 0));
+    e.emit(Insn::ldx(Size::DW, R7, R1, 8));
+    e.emit(Insn::ldx(Size::W, R1, R6, tgid));
+    e.emit(Insn::stx(Size::W, R10, -8, R1));
+    e.ld_map(R1, map);
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
+    e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+    e.jmp_imm(BPF_JEQ, R0, 0, out);
+    e.emit(Insn::ldx(Size::W, R1, R0, 0));
+    e.emit(Insn::stx(Size::W, R10, -16, R1));
+    e.emit(Insn::ldx(Size::W, R1, R7, tgid));
+    e.emit(Insn::stx(Size::W, R10, -8, R1));
+    e.ld_map(R1, map);
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
+    e.emit(Insn::mov64_reg(R3, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R3, -16));
+    e.emit(Insn::mov64_imm(R4, 0));
+    e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
+    e.bind(out);
+    e.emit(Insn::mov64_imm(R0, 0));
+    e.emit(Insn::exit());
+    e
+}
+
+/// The `tp_btf` program on `sched_process_exit` (`ctx` = `[task, group_dead]`): when the
+/// process's last thread exits, its tgid leaves the follow map.
+fn process_exit_helper(map: MapId, tgid: i16) -> Emitter {
+    let mut e = Emitter::new();
+    let out = e.label();
+    e.emit(Insn::ldx(Size::DW, R2, R1, 8));
+    e.emit(Insn::alu64_imm(BPF_AND, R2, 0xff));
+    e.jmp_imm(BPF_JEQ, R2, 0, out);
+    e.emit(Insn::ldx(Size::DW, R6, R1, 0));
+    e.emit(Insn::ldx(Size::W, R1, R6, tgid));
+    e.emit(Insn::stx(Size::W, R10, -8, R1));
+    e.ld_map(R1, map);
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
+    e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+    e.bind(out);
+    e.emit(Insn::mov64_imm(R0, 0));
+    e.emit(Insn::exit());
+    e
 }
 
 /// A value on the evaluation stack: its register and D type.
@@ -550,6 +662,21 @@ impl ProgState {
             e.ld_map_value(R2, c.core.globals, vars::STATE_OFFSET);
             e.emit(Insn::ldx(Size::DW, R2, R2, 0));
             e.jmp_imm(BPF_JNE, R2, 0, exit);
+        }
+        if let (ProbeContext::Uprobe(u), Some(map)) = (&probe.context, c.follow) {
+            if let Some(family) = u.family {
+                // Follow-fork: leave unless this process is in the probe's family.
+                e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
+                e.emit(Insn::alu64_imm(BPF_RSH, R0, 32));
+                e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R0));
+                e.ld_map(R1, map);
+                e.emit(Insn::mov64_reg(R2, R10));
+                e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+                e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+                e.jmp_imm(BPF_JEQ, R0, 0, exit);
+                e.emit(Insn::ldx(Size::W, R1, R0, 0));
+                e.jmp_imm(BPF_JNE, R1, family as i32, exit);
+            }
         }
         e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
         e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R0));

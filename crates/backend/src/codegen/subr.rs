@@ -8,6 +8,11 @@
 //! address), so a bad pointer fires the ERROR probe ("invalid address") like a failed copy.
 //! Pointer arithmetic is not scaled by the pointee's size (`p + 1` is one byte further);
 //! indexing is (`p[1]` is the second element).
+//!
+//! `alloca(size)` hands out zeroed scratch memory the same way, and `copyinto(addr, size,
+//! dest)` copies user memory into it: `dest` is a run-time value, so it is checked against
+//! the scratch area before the copy (outside it: "invalid address", as DTrace refuses
+//! stores outside its scratch and variables).
 
 use dtrace_frontend::ast::Expr;
 use dtrace_frontend::{CompileError, Result, Span};
@@ -15,6 +20,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_ebpf::*;
 
 use super::fault::FaultSite;
+use super::regs::SCRATCH;
 use super::{actions, aggregate, expr, regs, strsubr, Gen, Val};
 use crate::program::Fault;
 use crate::types::Type;
@@ -61,11 +67,8 @@ impl Gen<'_, '_> {
             }
             "copyinstr" => self.copyinstr(args, span),
             "copyin" => self.copyin(args, span),
-            "copyinto" => Err(CompileError::new(
-                "D_UNSUPPORTED",
-                "copyinto( ) is not supported yet (it needs alloca( )); use copyin( )",
-                name_span,
-            )),
+            "copyinto" => self.copyinto(args, span),
+            "alloca" => self.alloca(args, span),
             "strjoin" => {
                 let [a, b] = self.string_args::<2>(name, args, span)?;
                 let v = self.strjoin(&a, &b)?;
@@ -169,22 +172,7 @@ impl Gen<'_, '_> {
                 span,
             ));
         }
-        let size = match aggregate::constant(&args[1]) {
-            Some(n) if (1..=COPYIN_MAX as i64).contains(&n) => n as u32,
-            Some(n) => {
-                return Err(CompileError::new(
-                    "D_PROTO_ARG",
-                    format!("copyin( ) size {n} is out of range: 1 to {COPYIN_MAX} bytes"),
-                    args[1].span,
-                ))
-            }
-            None => {
-                return Err(unsupported(
-                    "copyin( ) with a size that is not a constant",
-                    args[1].span,
-                ))
-            }
-        };
+        let size = constant_size("copyin", &args[1])?;
         let addr = self.expr(&args[0])?;
         if !addr.ty.is_scalar() {
             return Err(CompileError::new(
@@ -211,6 +199,99 @@ impl Gen<'_, '_> {
         Ok(Val {
             reg: addr.reg,
             ty: Type::Ptr(Box::new(Type::Void)),
+        })
+    }
+
+    /// `alloca(size)`: `size` bytes (a constant, at most [`COPYIN_MAX`]) of zeroed scratch
+    /// memory, valid for the rest of the probe's firing (later clauses of the same probe
+    /// included); a `void *` to them.
+    fn alloca(&mut self, args: &[Expr], span: Span) -> Result<Val> {
+        if args.len() != 1 {
+            return Err(prototype_len("alloca", args.len(), 1, span));
+        }
+        let size = constant_size("alloca", &args[0])?;
+        let buf = self.scratch(size);
+        for at in (buf..buf + size.next_multiple_of(8)).step_by(8) {
+            let at = self.small(at);
+            self.e.emit(Insn::st(Size::DW, SCRATCH, at, 0));
+        }
+        let v = self.push(span)?;
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, v, R1);
+        Ok(Val {
+            reg: v,
+            ty: Type::Ptr(Box::new(Type::Void)),
+        })
+    }
+
+    /// `copyinto(addr, size, dest)`: copy `size` bytes (a constant, at most [`COPYIN_MAX`])
+    /// at user address `addr` to `dest`, which must point into this probe's scratch memory
+    /// (`alloca`): the verifier only lets a program write where it can prove the bounds, so
+    /// `dest` is checked against the scratch area at run time. A `dest` outside it, or an
+    /// `addr` that cannot be read, raises the "invalid address" fault and abandons the
+    /// clause.
+    fn copyinto(&mut self, args: &[Expr], span: Span) -> Result<Val> {
+        if args.len() != 3 {
+            return Err(prototype_len("copyinto", args.len(), 3, span));
+        }
+        let size = constant_size("copyinto", &args[1])?;
+        let mut vals = Vec::with_capacity(2);
+        for (i, a) in [(0, &args[0]), (2, &args[2])] {
+            let v = self.expr(a)?;
+            let ok = if i == 0 {
+                v.ty.is_scalar()
+            } else {
+                v.ty.is_scalar() || matches!(v.ty, Type::Ptr(_))
+            };
+            if !ok {
+                let proto = if i == 0 { "uintptr_t" } else { "void *" };
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    format!(
+                        "copyinto( ) argument #{} is incompatible with prototype:\n\tprototype: {proto}\n\t argument: {}",
+                        i + 1,
+                        v.ty
+                    ),
+                    a.span,
+                ));
+            }
+            vals.push(v);
+        }
+        let (addr, dest) = (&vals[0], &vals[1]);
+        // The scratch area's address as a plain number: stored through a map value, a
+        // pointer reads back as a scalar.
+        let base = self.scratch(8);
+        let base = self.small(base);
+        let low = super::record_limit(self.strsize());
+        let high = self.scratch_top - size.min(self.scratch_top);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
+        regs::read_into(&mut self.e, dest.reg, R1);
+        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+        let (bad_dest, inside) = (self.e.label(), self.e.label());
+        self.e.jmp_imm(BPF_JLT, R1, low as i32, bad_dest);
+        self.e.jmp_imm(BPF_JGT, R1, high as i32, bad_dest);
+        self.e.goto(inside);
+        self.e.bind(bad_dest);
+        let bad = regs::read(&mut self.e, dest.reg, R1);
+        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
+        self.e.bind(inside);
+        self.e.emit(Insn::mov64_reg(R3, SCRATCH));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
+        self.e.emit(Insn::mov64_reg(R1, R3));
+        self.e.emit(Insn::mov64_imm(R2, size as i32));
+        regs::read_into(&mut self.e, addr.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
+        let bad = regs::read(&mut self.e, addr.reg, R1);
+        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
+        self.e.bind(ok);
+        let (addr, dest) = (vals[0].reg, vals[1].reg);
+        self.pop(dest);
+        Ok(Val {
+            reg: addr,
+            ty: Type::Void,
         })
     }
 
@@ -249,5 +330,34 @@ impl Gen<'_, '_> {
             vals.push(v);
         }
         Ok(vals.try_into().unwrap_or_else(|_| unreachable!("N values")))
+    }
+}
+
+/// D_PROTO_LEN for `name` called with `got` arguments instead of `want`.
+fn prototype_len(name: &str, got: usize, want: usize, span: Span) -> CompileError {
+    CompileError::new(
+        "D_PROTO_LEN",
+        format!(
+            "{name}( ) prototype mismatch: {got} arg{} passed, {want} expected",
+            if got == 1 { "" } else { "s" }
+        ),
+        span,
+    )
+}
+
+/// The size argument of `copyin`, `copyinto` and `alloca`: a constant from 1 to
+/// [`COPYIN_MAX`].
+fn constant_size(name: &str, arg: &Expr) -> Result<u32> {
+    match aggregate::constant(arg) {
+        Some(n) if (1..=COPYIN_MAX as i64).contains(&n) => Ok(n as u32),
+        Some(n) => Err(CompileError::new(
+            "D_PROTO_ARG",
+            format!("{name}( ) size {n} is out of range: 1 to {COPYIN_MAX} bytes"),
+            arg.span,
+        )),
+        None => Err(unsupported(
+            &format!("{name}( ) with a size that is not a constant"),
+            arg.span,
+        )),
     }
 }
