@@ -62,6 +62,10 @@ pub enum ProbeContext {
         nargs: u32,
         ret: bool,
     },
+    /// A BTF-typed raw tracepoint (`tp_btf`, the `rawtp` provider): a tracing program
+    /// attached to the kernel tracepoint [`BtfTracepoint::name`]; the context is an array of
+    /// u64 arguments typed by the tracepoint's prototype in BTF.
+    BtfTracepoint(BtfTracepoint),
     /// A user-level probe (uprobe or uretprobe, a `BPF_PROG_TYPE_KPROBE` program attached
     /// with a uprobe_multi link): the context is the process's `struct pt_regs`.
     Uprobe(UprobeContext),
@@ -69,6 +73,19 @@ pub enum ProbeContext {
     /// (`sys_exit`): the context is `[struct pt_regs *, syscall nr]` at entry and
     /// `[struct pt_regs *, return value]` at return.
     SyscallGroup(SyscallGroup),
+}
+
+/// A raw tracepoint as BTF describes it: `typedef void (*btf_trace_NAME)(void *, ARGS...)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BtfTracepoint {
+    /// The tracepoint (`sched_switch`).
+    pub name: String,
+    /// BTF id of the `btf_trace_NAME` typedef: the program's attach target.
+    pub btf_id: u32,
+    /// BTF type ids of the arguments after the leading `void *`: D's `args[N]` has the
+    /// kernel type `args[N]` names (through `types::kernel::from_btf`), `argN` is its
+    /// 64-bit value.
+    pub args: Vec<u32>,
 }
 
 /// The system calls a [`ProbeContext::SyscallGroup`] program stands for.
@@ -125,6 +142,30 @@ pub struct UsdtOperand {
     pub size: u8,
     pub signed: bool,
     pub location: OperandLocation,
+}
+
+/// The D type of USDT argument `i` (`args[i]`): the integer type of the operands' size and
+/// signedness (`int32_t`), when every site that has the argument agrees; else `int64_t`.
+pub fn usdt_arg_type(specs: &[Vec<UsdtOperand>], i: usize) -> Type {
+    let mut sizes = specs
+        .iter()
+        .filter_map(|s| s.get(i))
+        .map(|o| (o.size, o.signed));
+    let first = sizes.next();
+    let name = match first {
+        Some(first) if sizes.all(|o| o == first) => match first {
+            (1, true) => "int8_t",
+            (1, false) => "uint8_t",
+            (2, true) => "int16_t",
+            (2, false) => "uint16_t",
+            (4, true) => "int32_t",
+            (4, false) => "uint32_t",
+            (_, false) => "uint64_t",
+            (_, true) => "int64_t",
+        },
+        _ => "int64_t",
+    };
+    crate::types::builtin_typedef(name).unwrap_or(crate::types::INT64)
 }
 
 /// Where a USDT argument is (register operands by their `struct pt_regs` offset).
@@ -184,6 +225,10 @@ pub enum FieldKind {
     CharArray,
     /// `__data_loc char[] name`: a u32 whose low 16 bits are the string's offset in the record.
     DataLocString,
+    /// A pointer to a kernel type BTF describes (`struct mm_struct *` in a format file): a
+    /// 64-bit address typed as a pointer to BTF type `pointee`, so `args[N]->member` reads
+    /// kernel memory.
+    KernelPointer { pointee: u32 },
     /// Anything else (other arrays, structs): not readable from D yet.
     Other,
 }

@@ -2,7 +2,7 @@
 //! each program (a verifier rejection is our bug and is reported as one) and attach them.
 //! Helper programs ([`Compiled::helpers`], e.g. the `sched_switch` program behind
 //! `vtimestamp`, the fork and exit programs behind follow-fork) are loaded here too, as
-//! BTF-typed raw tracepoints (`tp_btf`).
+//! BTF-typed raw tracepoints (`tp_btf`), as are the programs of `rawtp` probes.
 
 use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
 use dtrace_runtime::{
@@ -88,6 +88,12 @@ pub fn load(
                 {
                     spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
                 }
+            }
+            // rawtp: a tp_btf program, like the helpers.
+            ProbeContext::BtfTracepoint(ref tp) => {
+                spec.prog_type = ProgramType::Tracing;
+                spec.expected_attach_type = Some(AttachType::TraceRawTp);
+                spec.attach_btf_id = tp.btf_id;
             }
             ProbeContext::Function { btf_id, ret, .. } => {
                 if let Some(why) = dtrace_probes::fbt::kernel_refusal() {

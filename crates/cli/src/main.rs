@@ -227,7 +227,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     catalog.set_follow_fork(options.followfork);
     if args.list {
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
-        return list(&items, &mut catalog, &macros, &pids);
+        return list(&items, &mut catalog, &macros, &pids, args.verbose);
     }
     let comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
         Ok(c) => c,
@@ -300,9 +300,26 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
 }
 
 /// `-l`: list the probes the descriptions match, or every probe.
-/// With `-p`/`-c` and no description, the USDT probes of those processes.
-fn list(items: &[Vec<Item>], catalog: &mut Catalog, macros: &MacroArgs, pids: &[i32]) -> i32 {
+/// With `-p`/`-c` and no description, the USDT probes of those processes. With `-v`, each
+/// probe's stability attributes and argument types follow its line, as in DTrace.
+fn list(
+    items: &[Vec<Item>],
+    catalog: &mut Catalog,
+    macros: &MacroArgs,
+    pids: &[i32],
+    verbose: bool,
+) -> i32 {
     let mut out = std::io::BufWriter::new(std::io::stdout());
+    let line = |site: &dtrace_backend::program::ProbeSite| {
+        if verbose {
+            dtrace_probes::list_line(site)
+                .lines()
+                .map(|l| format!("{l}\n{}", dtrace_probes::list_verbose(site)))
+                .collect()
+        } else {
+            dtrace_probes::list_line(site)
+        }
+    };
     let _ = out.write_all(dtrace_probes::list_header().as_bytes());
     let descs: Vec<String> = items
         .iter()
@@ -318,13 +335,18 @@ fn list(items: &[Vec<Item>], catalog: &mut Catalog, macros: &MacroArgs, pids: &[
         for &pid in pids {
             for p in catalog.user_probes_of(pid) {
                 if seen.insert(p.site.id) {
-                    let _ = out.write_all(dtrace_probes::list_line(&p.site).as_bytes());
+                    let _ = out.write_all(line(&p.site).as_bytes());
                 }
             }
         }
     } else if descs.is_empty() {
-        for p in catalog.all() {
-            let _ = out.write_all(dtrace_probes::list_line(&p.site).as_bytes());
+        let all = if verbose {
+            catalog.all_resolved()
+        } else {
+            catalog.all()
+        };
+        for p in all {
+            let _ = out.write_all(line(&p.site).as_bytes());
         }
     }
     for text in descs {
@@ -337,7 +359,7 @@ fn list(items: &[Vec<Item>], catalog: &mut Catalog, macros: &MacroArgs, pids: &[
         };
         for p in catalog.matching(&d) {
             if seen.insert(p.site.id) {
-                let _ = out.write_all(dtrace_probes::list_line(&p.site).as_bytes());
+                let _ = out.write_all(line(&p.site).as_bytes());
             }
         }
     }

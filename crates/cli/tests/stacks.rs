@@ -116,6 +116,11 @@ fn kernel_stacks_as_aggregation_keys() {
     let mut known = 0;
     for f in &frames {
         if let Some((module, name)) = split_frame(f) {
+            // JIT-compiled BPF programs (other tests' probes firing under the sample) leave
+            // /proc/kallsyms when their program is unloaded, possibly before we read it.
+            if name.starts_with("bpf_prog_") {
+                continue;
+            }
             assert!(modules.contains(module), "module of {f}");
             assert!(names.contains(name), "{f} is not in /proc/kallsyms");
             known += 1;
@@ -165,6 +170,9 @@ fn stack_and_ustack_actions_in_a_syscall_probe() {
     assert!(!kernel.is_empty(), "no kernel frames:\n{}", run.stdout);
     for f in &kernel {
         let (_, name) = split_frame(f).unwrap();
+        if name.starts_with("bpf_prog_") {
+            continue; // transient: see kernel_stacks_as_aggregation_keys
+        }
         assert!(names.contains(name), "{f} is not in /proc/kallsyms");
     }
     let user: Vec<&str> = frames

@@ -1,13 +1,14 @@
 //! The `fbt` provider: `fbt:vmlinux:FUNC:entry` and `:return` for every kernel function BTF
 //! describes, through fentry/fexit tracing programs (`arg0..` the arguments at entry, `arg1`
-//! the return value at return). Some kernels refuse fentry/fexit programs (this project's
+//! the return value at return; `args[N]` typed from the function's BTF prototype, so
+//! `args[0]->f_path` works, and `args[1]` at return has the return type). Some kernels refuse fentry/fexit programs (this project's
 //! test machine answers EPERM); [`kernel_refusal`] finds out once by loading a tiny one, so a
 //! script using fbt fails with one clear sentence instead of a verifier report.
 
 use std::sync::OnceLock;
 
 use dtrace_backend::program::{ProbeContext, ProbeSite};
-use dtrace_btf::{Btf, Kind, TypeKind};
+use dtrace_btf::{Kind, TypeKind};
 use dtrace_ebpf::{Insn, R0};
 use dtrace_runtime::{AttachType, Program, ProgramSpec, ProgramType};
 
@@ -19,7 +20,8 @@ const MAX_ARGS: usize = 12;
 /// Entry and return probes for every non-variadic function in the kernel's BTF, numbered
 /// from `first_id` and sorted by function name. Empty when BTF cannot be read.
 pub fn probes(first_id: u32) -> Vec<Probe> {
-    let Ok(btf) = Btf::vmlinux() else {
+    // The back end's copy: parsed once per process, shared with `rawtp` and D's kernel types.
+    let Some(btf) = dtrace_backend::types::kernel::vmlinux() else {
         return Vec::new();
     };
     let mut funcs: Vec<(&str, u32, u32)> = btf
@@ -67,9 +69,8 @@ pub fn kernel_refusal() -> Option<String> {
 }
 
 fn try_fentry() -> Option<String> {
-    let btf = match Btf::vmlinux() {
-        Ok(b) => b,
-        Err(e) => return Some(format!("kernel BTF is unreadable: {e}")),
+    let Some(btf) = dtrace_backend::types::kernel::vmlinux() else {
+        return Some("kernel BTF is unreadable".into());
     };
     let Some(target) = btf.find(Kind::Func, "vfs_read") else {
         return Some("kernel BTF does not describe vfs_read".into());

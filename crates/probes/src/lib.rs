@@ -3,19 +3,25 @@
 //! [`Catalog`] knows every probe of every provider (creating `profile-N` probes when a
 //! description names them, as DTrace does), matches descriptions against them, and attaches
 //! a loaded program to a probe. One module per provider: `dtrace` (BEGIN/END/ERROR),
-//! `profile`, `syscall`, `sdt` (every tracepoint) and `fbt` (kernel functions from BTF);
+//! `profile`, `syscall`, `sdt` (every tracepoint), `rawtp` (BTF-typed raw tracepoints) and
+//! `fbt` (kernel functions from BTF);
 //! `user` holds the user-level providers, USDT and `pid` (discovered per description from
 //! the processes and binaries it names).
 //!
 //! Kernel probes are discovered only when a description could name them (or for a full
 //! listing), and a tracepoint's format file is read only when a probe on it is matched, so a
-//! script that uses only BEGIN never touches tracefs, and `dtrace -l` reads one file.
+//! script that uses only BEGIN never touches tracefs, and `dtrace -l` reads one file (and
+//! the kernel's BTF, for `rawtp` and `fbt`). `dtrace -lv` adds each probe's stability
+//! attributes ([`attrs`]) and argument types ([`list_verbose`]).
+
+pub mod attrs;
 
 mod desc;
 mod dtrace;
 pub mod fbt;
 mod glob;
 mod profile;
+pub mod rawtp;
 mod sdt;
 mod syscall;
 pub mod tracepoint;
@@ -28,7 +34,7 @@ pub use glob::glob_match;
 
 use std::collections::HashSet;
 
-use dtrace_backend::program::{ProbeContext, ProbeSite};
+use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeKind};
 use dtrace_runtime::{tracefs, Link, PerfEvent, Program};
 
 /// How a tracepoint's fields become a probe's arguments.
@@ -59,6 +65,10 @@ pub enum Attach {
     /// A kernel function's entry or return: a tracing program whose target is fixed at load
     /// time (see [`ProbeContext::Function`]), attached with `BPF_RAW_TRACEPOINT_OPEN`.
     Function,
+    /// A BTF-typed raw tracepoint (`rawtp`): a tracing program whose target (the
+    /// `btf_trace_NAME` typedef, see [`ProbeContext::BtfTracepoint`]) is fixed at load time,
+    /// attached with `BPF_RAW_TRACEPOINT_OPEN`.
+    BtfTracepoint,
     /// A USDT or `pid` probe: uprobes on a binary, with one uprobe_multi link.
     User(user::UserAttach),
 }
@@ -76,6 +86,8 @@ pub struct Catalog {
     probes: Vec<Probe>,
     /// Whether the tracepoint providers (`syscall`, `sdt`) have been discovered.
     tracepoints: bool,
+    /// Whether `rawtp` has been discovered (it reads the kernel's BTF).
+    raw_tracepoints: bool,
     /// Whether `fbt` has been discovered (it reads the kernel's BTF).
     functions: bool,
     /// Probes whose tracepoint format has been read.
@@ -101,6 +113,7 @@ impl Catalog {
         Catalog {
             probes,
             tracepoints: false,
+            raw_tracepoints: false,
             functions: false,
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
@@ -133,19 +146,35 @@ impl Catalog {
         self.probes.extend(sdt);
     }
 
-    fn discover_functions(&mut self) {
-        if std::mem::replace(&mut self.functions, true) {
+    fn discover_raw_tracepoints(&mut self) {
+        if std::mem::replace(&mut self.raw_tracepoints, true) {
             return;
         }
         // Tracepoints first, so probe ids do not depend on what was asked for.
         self.discover_tracepoints();
+        let Some(btf) = dtrace_backend::types::kernel::vmlinux() else {
+            return;
+        };
+        let events = tracepoint::events();
+        let raw = rawtp::probes(btf, &events, self.next_id());
+        self.probes.extend(raw);
+    }
+
+    fn discover_functions(&mut self) {
+        if std::mem::replace(&mut self.functions, true) {
+            return;
+        }
+        // Tracepoints and raw tracepoints first, so probe ids do not depend on what was
+        // asked for.
+        self.discover_raw_tracepoints();
         let fbt = fbt::probes(self.next_id());
         self.probes.extend(fbt);
     }
 
     /// Discover the kernel providers `desc` could name. `fbt` (tens of thousands of probes
-    /// from BTF) only when the description names its provider, so `:::entry` means system
-    /// calls (and tracepoints named `entry`), not every kernel function.
+    /// from BTF) and `rawtp` only when the description names their provider, so `:::entry`
+    /// means system calls (and tracepoints named `entry`), not every kernel function, and
+    /// `:::sched_switch` is the `sdt` probe alone, without reading BTF.
     fn discover_for(&mut self, desc: &Description) {
         let dtrace_only = desc.provider.is_empty()
             && desc.module.is_empty()
@@ -159,6 +188,9 @@ impl Catalog {
                 .any(|p| glob_match(&desc.provider, p))
         {
             self.discover_tracepoints();
+        }
+        if !desc.provider.is_empty() && glob_match(&desc.provider, rawtp::PROVIDER) {
+            self.discover_raw_tracepoints();
         }
         if !desc.provider.is_empty() && glob_match(&desc.provider, "fbt") {
             self.discover_functions();
@@ -235,6 +267,16 @@ impl Catalog {
         self.discover_functions();
         &self.probes
     }
+
+    /// Every probe, with the argument layout of every tracepoint read (`dtrace -lv`: one
+    /// format file per tracepoint).
+    pub fn all_resolved(&mut self) -> &[Probe] {
+        self.all();
+        for i in 0..self.probes.len() {
+            self.resolve(i);
+        }
+        &self.probes
+    }
 }
 
 impl Probe {
@@ -252,7 +294,7 @@ impl Probe {
                 let id = tracefs::tracepoint_id(category, event)?;
                 Ok(vec![Link::perf_event(prog, PerfEvent::tracepoint(id)?)?])
             }
-            Attach::Function => Ok(vec![Link::raw_tracepoint(prog, None)?]),
+            Attach::Function | Attach::BtfTracepoint => Ok(vec![Link::raw_tracepoint(prog, None)?]),
             Attach::User(u) => {
                 let mut links = Vec::new();
                 user::attach(prog, u, &u.sites, &mut links)?;
@@ -301,17 +343,70 @@ pub fn probe_count(site: &ProbeSite) -> u32 {
     }
 }
 
-/// The `-lv` argument lines of a probe: `args[N]: TYPE` for each typed argument.
-pub fn list_args(site: &ProbeSite) -> String {
-    let mut out = String::new();
-    if let ProbeContext::Tracepoint(layout) = &site.context {
-        for (i, f) in layout.args.iter().enumerate() {
-            out.push_str(&format!(
-                "\t\targs[{i}]: {}\n",
-                tracepoint::arg_type_name(f)
-            ));
+/// The types of a probe's `args[]` as D types them, in order (empty when `args[]` has
+/// none: `dtrace`, `profile`, `pid`).
+pub fn arg_types(site: &ProbeSite) -> Vec<String> {
+    let btf = dtrace_backend::types::kernel::vmlinux;
+    let btf_name = |id: u32| match btf() {
+        Some(btf) => dtrace_backend::types::kernel::from_btf(btf, id).to_string(),
+        None => "uint64_t".to_string(),
+    };
+    match &site.context {
+        ProbeContext::Tracepoint(layout) if layout.syscall_return => {
+            // args[0] and args[1] are both the return value.
+            let ret = layout.args.first().map(tracepoint::arg_type_name);
+            ret.map(|t| vec![t.clone(), t]).unwrap_or_default()
+        }
+        ProbeContext::Tracepoint(layout) => {
+            layout.args.iter().map(tracepoint::arg_type_name).collect()
+        }
+        ProbeContext::BtfTracepoint(tp) => tp.args.iter().map(|&id| btf_name(id)).collect(),
+        &ProbeContext::Function { btf_id, ret, .. } => {
+            let Some(proto) = btf().and_then(|b| b.func_proto(btf_id)) else {
+                return Vec::new();
+            };
+            if ret {
+                vec!["int".to_string(), btf_name(proto.ret)]
+            } else {
+                proto.params.iter().map(|p| btf_name(p.ty)).collect()
+            }
+        }
+        ProbeContext::Uprobe(u) => match &u.kind {
+            UprobeKind::Usdt(specs) => {
+                let n = specs.iter().map(Vec::len).max().unwrap_or(0);
+                (0..n)
+                    .map(|i| dtrace_backend::program::usdt_arg_type(specs, i).to_string())
+                    .collect()
+            }
+            UprobeKind::Entry | UprobeKind::Return => Vec::new(),
+        },
+        ProbeContext::ArgArray | ProbeContext::PerfEvent | ProbeContext::SyscallGroup(_) => {
+            Vec::new()
         }
     }
+}
+
+/// The `-lv` argument lines of a probe: `args[N]: TYPE` for each typed argument.
+pub fn list_args(site: &ProbeSite) -> String {
+    arg_types(site)
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("\t\targs[{i}]: {t}\n"))
+        .collect()
+}
+
+/// What `dtrace -lv` prints after a probe's line, as DTrace prints it: the probe
+/// description attributes, the argument attributes, and the argument types (`None` when
+/// there are none), then an empty line.
+pub fn list_verbose(site: &ProbeSite) -> String {
+    let mut out = attrs::sections(site);
+    let args = list_args(site);
+    if args.is_empty() {
+        out.push_str("\t\tNone\n");
+    } else {
+        out.push_str(&args);
+    }
+    out.push('\n');
     out
 }
 

@@ -2,9 +2,11 @@
 //! `syscall` provider), named as Oracle Linux DTrace names them: `sdt:CATEGORY::EVENT`
 //! (`sdt:sched::sched_process_exec`). Arguments are the format file's fields after the common
 //! ones, in order: `arg0..` for integers and pointers, `args[N]` typed (char arrays and
-//! `__data_loc` strings as D strings).
+//! `__data_loc` strings as D strings, pointers to kernel structs as typed pointers from BTF,
+//! other pointers as `uintptr_t`).
 
-use dtrace_backend::program::{ProbeContext, ProbeSite, TracepointLayout};
+use dtrace_backend::program::{FieldKind, ProbeContext, ProbeSite, TracepointLayout};
+use dtrace_btf::Kind;
 
 use crate::tracepoint::{self, Event};
 use crate::{syscall, ArgStyle, Attach, Probe};
@@ -33,12 +35,35 @@ pub fn probes(events: &[Event], first_id: u32) -> Vec<Probe> {
         .collect()
 }
 
-/// The argument layout of tracepoint `category:event`, from its format file.
+/// The argument layout of tracepoint `category:event`, from its format file. Pointers to
+/// kernel structs and unions BTF describes (`struct mm_struct *`) are typed
+/// ([`FieldKind::KernelPointer`]); BTF is read only for a format that has one.
 pub fn layout(category: &str, event: &str) -> Result<TracepointLayout, String> {
-    Ok(tracepoint::layout(
-        tracepoint::format(category, event)?,
-        &[],
-    ))
+    let mut layout = tracepoint::layout(tracepoint::format(category, event)?, &[]);
+    for f in &mut layout.args {
+        if f.kind != FieldKind::Pointer {
+            continue;
+        }
+        if let Some(pointee) = struct_pointee(&f.ctype) {
+            f.kind = FieldKind::KernelPointer { pointee };
+        }
+    }
+    Ok(layout)
+}
+
+/// The BTF id of the struct or union a format file's `struct NAME *` (or `const union NAME
+/// *`) points to, when BTF describes it.
+fn struct_pointee(ctype: &str) -> Option<u32> {
+    let words: Vec<&str> = ctype
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile"))
+        .collect();
+    let (kind, name) = match words.as_slice() {
+        ["struct", name, "*"] => (Kind::Struct, *name),
+        ["union", name, "*"] => (Kind::Union, *name),
+        _ => return None,
+    };
+    dtrace_backend::types::kernel::vmlinux()?.find(kind, name)
 }
 
 #[cfg(test)]
@@ -61,5 +86,16 @@ mod tests {
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].site.full_name(), "sdt:sched::sched_switch");
         assert_eq!(p[0].site.id, 7);
+    }
+
+    #[test]
+    fn types_kernel_struct_pointers() {
+        if dtrace_backend::types::kernel::vmlinux().is_none() {
+            return;
+        }
+        assert!(struct_pointee("struct mm_struct *").is_some());
+        assert!(struct_pointee("const struct task_struct *").is_some());
+        assert_eq!(struct_pointee("const char *"), None);
+        assert_eq!(struct_pointee("struct no_such_struct_here *"), None);
     }
 }

@@ -200,6 +200,13 @@ pub fn arg_type_name(f: &TracepointField) -> String {
     match &f.kind {
         FieldKind::Int(ty) => ty.to_string(),
         FieldKind::Pointer => "uintptr_t".to_string(),
+        FieldKind::KernelPointer { pointee } => match dtrace_backend::types::kernel::vmlinux() {
+            Some(btf) => format!(
+                "{} *",
+                dtrace_backend::types::kernel::from_btf(btf, *pointee)
+            ),
+            None => f.ctype.clone(),
+        },
         FieldKind::CharArray | FieldKind::DataLocString => "string".to_string(),
         FieldKind::Other => f.ctype.clone(),
     }

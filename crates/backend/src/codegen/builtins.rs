@@ -3,6 +3,11 @@
 //! `curthread` is a `struct task_struct *`, and kernel enum constants resolve by name.
 //! In a system call group program `probefunc`, `id` and `epid` are looked up by the call's
 //! number, and the arguments come from the call's registers.
+//!
+//! `args[N]` ([`Gen::typed_arg`]) is typed as the probe says: tracepoint fields by their
+//! format (a pointer to a kernel struct as that struct's pointer type from BTF), `rawtp` and
+//! `fbt` arguments by their BTF prototype (`kernel::from_btf`, so `args[1]->comm` works),
+//! USDT arguments by their operand size.
 
 use dtrace_ebpf::*;
 use dtrace_frontend::ast::Expr;
@@ -414,14 +419,21 @@ impl Gen<'_, '_> {
                     Some(n as usize)
                 };
                 match index.and_then(|i| layout.args.get(i)).cloned() {
-                    Some(f) if matches!(f.kind, FieldKind::Int(_) | FieldKind::Pointer) => {
+                    Some(f)
+                        if matches!(
+                            f.kind,
+                            FieldKind::Int(_)
+                                | FieldKind::Pointer
+                                | FieldKind::KernelPointer { .. }
+                        ) =>
+                    {
                         self.load_field(&f)
                     }
                     // Strings and other non-scalar fields have no argN value: use args[N].
                     _ => self.e.emit(Insn::mov64_imm(R0, 0)),
                 }
             }
-            &ProbeContext::Function { nargs, ret, .. } => {
+            &ProbeContext::Function { btf_id, nargs, ret } => {
                 // fbt: the arguments at entry; arg1 is the return value at return (arg0 would
                 // be the return offset, which BTF trampolines do not know).
                 let slot = match (ret, n) {
@@ -430,10 +442,18 @@ impl Gen<'_, '_> {
                     _ => None,
                 };
                 match slot {
-                    Some(slot) => self.e.emit(Insn::ldx(Size::DW, R0, R1, slot * 8)),
+                    Some(slot) => {
+                        let ty = function_arg_type(btf_id, ret, n as usize);
+                        self.btf_context_arg(slot, ty);
+                    }
                     None => self.e.emit(Insn::mov64_imm(R0, 0)),
                 }
             }
+            ProbeContext::BtfTracepoint(tp) => match tp.args.get(n as usize).copied() {
+                Some(ty) => self.btf_context_arg(n, Some(ty)),
+                // Past the prototype: the verifier refuses the read, and there is nothing.
+                None => self.e.emit(Insn::mov64_imm(R0, 0)),
+            },
             ProbeContext::Uprobe(u) => {
                 let kind = u.kind.clone();
                 self.uprobe_arg(&kind, n);
@@ -457,6 +477,30 @@ impl Gen<'_, '_> {
             reg: v,
             ty: types::INT64,
         })
+    }
+
+    /// r0 = the u64 at `slot` of a tracing program's argument array (r1 = the context), an
+    /// argument of BTF type `ty`. Pointers are copied out with `bpf_probe_read_kernel`
+    /// rather than loaded: a direct load gives the verifier's trusted (possibly NULL) BTF
+    /// pointer, on which D's integer arithmetic (`arg1 & 0xfff`, casts) is refused; the
+    /// copy is a plain 64-bit value, and member access reads through it safely anyway.
+    fn btf_context_arg(&mut self, slot: i16, ty: Option<u32>) {
+        let pointer = match (kernel::vmlinux(), ty) {
+            (Some(btf), Some(ty)) => btf.kind(btf.resolve(ty)) == dtrace_btf::Kind::Ptr,
+            _ => true,
+        };
+        if pointer {
+            self.e.emit(Insn::mov64_reg(R3, R1));
+            self.e.emit(Insn::alu64_imm(BPF_ADD, R3, slot as i32 * 8));
+            self.e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
+            self.e.emit(Insn::mov64_reg(R1, R10));
+            self.e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
+            self.e.emit(Insn::mov64_imm(R2, 8));
+            self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+            self.e.emit(Insn::ldx(Size::DW, R0, R10, KEY_SLOT));
+        } else {
+            self.e.emit(Insn::ldx(Size::DW, R0, R1, slot * 8));
+        }
     }
 
     /// r0 = argument `n` of a user-level probe (r1 = the context, a `struct pt_regs`).
@@ -732,13 +776,37 @@ impl Gen<'_, '_> {
                 let f = field.cloned().ok_or_else(out_of_range)?;
                 self.field_value(&f, span)
             }
-            ProbeContext::Function { nargs, ret, .. } => {
+            ProbeContext::Function { btf_id, nargs, ret } => {
                 if (ret && i > 1) || (!ret && i as u32 >= nargs) {
                     return Err(out_of_range());
                 }
-                self.arg(i as i16, span)
+                let raw = self.arg(i as i16, span)?;
+                match function_arg_type(btf_id, ret, i as usize) {
+                    Some(ty) => self.retype_btf_arg(raw, ty, i, span),
+                    // args[0] at return: the return offset, an int as in DTrace.
+                    None if ret => Ok(Val {
+                        reg: raw.reg,
+                        ty: types::INT,
+                    }),
+                    None => Ok(raw),
+                }
             }
-            ProbeContext::Uprobe(_) => self.arg(i as i16, span),
+            ProbeContext::BtfTracepoint(tp) => {
+                let ty = *tp.args.get(i as usize).ok_or_else(out_of_range)?;
+                let raw = self.arg(i as i16, span)?;
+                self.retype_btf_arg(raw, ty, i, span)
+            }
+            ProbeContext::Uprobe(u) => {
+                let raw = self.arg(i as i16, span)?;
+                match &u.kind {
+                    // The operand was read at its size and sign-extended (or not) already.
+                    UprobeKind::Usdt(specs) => Ok(Val {
+                        reg: raw.reg,
+                        ty: crate::program::usdt_arg_type(specs, i as usize),
+                    }),
+                    UprobeKind::Entry | UprobeKind::Return => Ok(raw),
+                }
+            }
             ProbeContext::SyscallGroup(g) => Err(CompileError::new(
                 "D_ARGS_TYPE",
                 format!(
@@ -751,6 +819,31 @@ impl Gen<'_, '_> {
             ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(CompileError::new(
                 "D_ARGS_TYPE",
                 format!("args[ ] is not available for probe {probe}"),
+                span,
+            )),
+        }
+    }
+
+    /// Argument `i`, read as a 64-bit value into `raw`, as a value of BTF type `ty`:
+    /// integers and enums converted to their type, pointers typed (so `args[1]->comm`
+    /// works); anything else (a struct passed by value) is refused.
+    fn retype_btf_arg(&mut self, raw: Val, ty: u32, i: i64, span: Span) -> Result<Val> {
+        let Some(btf) = kernel::vmlinux() else {
+            return Ok(raw);
+        };
+        let ty = kernel::from_btf(btf, ty);
+        match &ty {
+            Type::Int { .. } => {
+                self.convert(&raw, &ty);
+                Ok(Val { reg: raw.reg, ty })
+            }
+            Type::Ptr(_) => Ok(Val { reg: raw.reg, ty }),
+            _ => Err(CompileError::new(
+                "D_ARGS_TYPE",
+                format!(
+                    "{} args[{i}] has type {ty}, which D cannot read yet; use arg{i}",
+                    self.probe.full_name()
+                ),
                 span,
             )),
         }
@@ -781,6 +874,13 @@ impl Gen<'_, '_> {
             FieldKind::Pointer => {
                 self.load_field(f);
                 types::builtin_typedef("uintptr_t").expect("uintptr_t")
+            }
+            FieldKind::KernelPointer { pointee } => {
+                self.load_field(f);
+                match kernel::vmlinux() {
+                    Some(btf) => Type::Ptr(Box::new(kernel::from_btf(btf, *pointee))),
+                    None => types::builtin_typedef("uintptr_t").expect("uintptr_t"),
+                }
             }
             FieldKind::CharArray | FieldKind::DataLocString => {
                 let buf = self.string_buffer(false);
@@ -824,5 +924,16 @@ impl Gen<'_, '_> {
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
         Ok(Val { reg: v, ty })
+    }
+}
+
+/// The BTF type of an fbt probe's `args[n]`: parameter `n` of function `btf_id` at entry,
+/// its return type as `args[1]` at return; None when unknown (or `args[0]` at return).
+fn function_arg_type(btf_id: u32, ret: bool, n: usize) -> Option<u32> {
+    let proto = kernel::vmlinux()?.func_proto(btf_id)?;
+    match (ret, n) {
+        (false, n) => proto.params.get(n).map(|p| p.ty),
+        (true, 1) => Some(proto.ret),
+        _ => None,
     }
 }

@@ -1,0 +1,222 @@
+//! Stability attributes, as DTrace states them for each provider (`dtrace -lv`): the
+//! stability of the names of the probe description's fields and of the arguments, their data
+//! semantics, and the dependency class.
+//!
+//! The values are those of Oracle Linux DTrace's providers (`rawtp` and `sdt` as its `rawtp`
+//! and `sdt`, `fbt`, `syscall`, `profile`, `dtrace`, and illumos' `pid` and USDT ones).
+//! A probe's description attributes are the minimum over its provider, module, function and
+//! name, where an empty module or function does not count (as DTrace computes them).
+
+use std::fmt;
+
+use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeKind};
+
+/// How stable a name or its meaning is, least stable first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stability {
+    Internal,
+    Private,
+    Obsolete,
+    External,
+    Unstable,
+    Evolving,
+    Stable,
+    Standard,
+}
+
+/// What the interface depends on, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    Unknown,
+    Cpu,
+    Platform,
+    Group,
+    Isa,
+    Common,
+}
+
+impl fmt::Display for Stability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stability::Internal => "Internal",
+            Stability::Private => "Private",
+            Stability::Obsolete => "Obsolete",
+            Stability::External => "External",
+            Stability::Unstable => "Unstable",
+            Stability::Evolving => "Evolving",
+            Stability::Stable => "Stable",
+            Stability::Standard => "Standard",
+        })
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Class::Unknown => "Unknown",
+            Class::Cpu => "CPU",
+            Class::Platform => "Platform",
+            Class::Group => "Group",
+            Class::Isa => "ISA",
+            Class::Common => "Common",
+        })
+    }
+}
+
+/// One attribute triple: name stability, data stability, dependency class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attr {
+    pub names: Stability,
+    pub data: Stability,
+    pub class: Class,
+}
+
+impl Attr {
+    const fn new(names: Stability, data: Stability, class: Class) -> Attr {
+        Attr { names, data, class }
+    }
+
+    fn min(self, other: Attr) -> Attr {
+        Attr {
+            names: self.names.min(other.names),
+            data: self.data.min(other.data),
+            class: self.class.min(other.class),
+        }
+    }
+
+    /// The three `-lv` lines of a section.
+    fn lines(&self) -> String {
+        format!(
+            "\t\tIdentifier Names: {}\n\t\tData Semantics:   {}\n\t\tDependency Class: {}\n",
+            self.names, self.data, self.class
+        )
+    }
+}
+
+use Class::*;
+use Stability::*;
+
+/// A provider's attributes: provider, module, function, name, arguments.
+type ProviderAttrs = [Attr; 5];
+
+const DTRACE: ProviderAttrs = [
+    Attr::new(Stable, Stable, Common),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Stable, Stable, Common),
+    Attr::new(Stable, Stable, Common),
+];
+const PROFILE: ProviderAttrs = [
+    Attr::new(Evolving, Evolving, Common),
+    Attr::new(Unstable, Unstable, Unknown),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Evolving, Evolving, Common),
+    Attr::new(Evolving, Evolving, Common),
+];
+const SYSCALL: ProviderAttrs = [
+    Attr::new(Evolving, Evolving, Common),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Isa),
+    Attr::new(Evolving, Evolving, Common),
+    Attr::new(Private, Private, Isa),
+];
+/// `sdt` and `rawtp` (the same in Oracle Linux DTrace).
+const TRACEPOINT: ProviderAttrs = [
+    Attr::new(Evolving, Evolving, Isa),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Isa),
+    Attr::new(Private, Private, Isa),
+];
+const FBT: ProviderAttrs = [
+    Attr::new(Evolving, Evolving, Common),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Isa),
+    Attr::new(Evolving, Evolving, Common),
+    Attr::new(Private, Private, Isa),
+];
+const PID: ProviderAttrs = [
+    Attr::new(Evolving, Evolving, Isa),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Evolving, Evolving, Isa),
+    Attr::new(Private, Private, Unknown),
+];
+const USDT: ProviderAttrs = [
+    Attr::new(Evolving, Evolving, Isa),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Evolving, Evolving, Isa),
+    Attr::new(Evolving, Evolving, Isa),
+];
+
+fn provider_attrs(site: &ProbeSite) -> &'static ProviderAttrs {
+    match (&site.context, site.provider.as_str()) {
+        (ProbeContext::Uprobe(u), _) => match u.kind {
+            UprobeKind::Usdt(_) => &USDT,
+            UprobeKind::Entry | UprobeKind::Return => &PID,
+        },
+        (_, "dtrace") => &DTRACE,
+        (_, "profile") => &PROFILE,
+        (_, "syscall") => &SYSCALL,
+        (_, "fbt") => &FBT,
+        _ => &TRACEPOINT,
+    }
+}
+
+/// The probe description attributes of `site` (the minimum over its non-empty fields) and
+/// its argument attributes.
+pub fn probe_attrs(site: &ProbeSite) -> (Attr, Attr) {
+    let [provider, module, function, name, args] = *provider_attrs(site);
+    let mut desc = provider;
+    if !site.module.is_empty() {
+        desc = desc.min(module);
+    }
+    if !site.function.is_empty() {
+        desc = desc.min(function);
+    }
+    desc = desc.min(name);
+    (desc, args)
+}
+
+/// The `-lv` attribute sections of a probe, then its `Argument Types` header (the caller
+/// adds the `args[N]` lines, or `None`).
+pub fn sections(site: &ProbeSite) -> String {
+    let (desc, args) = probe_attrs(site);
+    format!(
+        "\n\tProbe Description Attributes\n{}\n\tArgument Attributes\n{}\n\tArgument Types\n",
+        desc.lines(),
+        args.lines()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(provider: &str, module: &str, function: &str, name: &str) -> ProbeSite {
+        ProbeSite {
+            id: 1,
+            provider: provider.into(),
+            module: module.into(),
+            function: function.into(),
+            name: name.into(),
+            context: ProbeContext::ArgArray,
+        }
+    }
+
+    #[test]
+    fn minimum_over_the_named_fields() {
+        let (desc, args) = probe_attrs(&site("dtrace", "", "", "BEGIN"));
+        assert_eq!(desc, Attr::new(Stable, Stable, Common));
+        assert_eq!(args, Attr::new(Stable, Stable, Common));
+        let (desc, args) = probe_attrs(&site("syscall", "vmlinux", "read", "entry"));
+        assert_eq!(desc, Attr::new(Private, Private, Unknown));
+        assert_eq!(args, Attr::new(Private, Private, Isa));
+        let text = sections(&site("sdt", "sched", "", "sched_switch"));
+        assert!(text.starts_with(
+            "\n\tProbe Description Attributes\n\t\tIdentifier Names: Private\n\t\tData Semantics:   Private\n\t\tDependency Class: Unknown\n\n\tArgument Attributes\n"
+        ));
+        assert!(text.ends_with("\t\tDependency Class: ISA\n\n\tArgument Types\n"));
+    }
+}
