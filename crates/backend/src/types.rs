@@ -4,8 +4,13 @@
 //! as the running kernel's BTF does: structs and unions ([`Record`]), arrays, enums (integers
 //! named `enum X`), typedefs (integers keep the typedef's name) and functions (opaque, only
 //! behind pointers). [`kernel`] converts BTF types into these.
+//!
+//! Structs and unions a D program or library defines (`struct psinfo { ... };`) are
+//! [`Record`]s too, with ids from [`D_RECORD_BASE`] up; the code generator keeps their
+//! members. [`translators`] carries the translator definitions of one compilation.
 
 pub mod kernel;
+pub mod translators;
 
 use std::fmt;
 
@@ -30,15 +35,25 @@ pub enum Type {
     Opaque(&'static str),
 }
 
-/// A struct or union described by kernel BTF.
+/// A struct or union described by kernel BTF, or defined in D.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Record {
-    /// Its BTF type id.
+    /// Its BTF type id, or [`D_RECORD_BASE`] plus its index among the D definitions.
     pub id: u32,
     /// Its C spelling: `struct task_struct`, `union {...}`, or a typedef's name.
     pub name: &'static str,
     /// Size in bytes.
     pub size: u32,
+}
+
+/// Ids of records defined in D start here (BTF ids are far smaller).
+pub const D_RECORD_BASE: u32 = 1 << 31;
+
+impl Record {
+    /// Whether D (a program or library) defined this struct, rather than kernel BTF.
+    pub fn is_d(&self) -> bool {
+        self.id >= D_RECORD_BASE
+    }
 }
 
 pub const INT: Type = Type::Int {
@@ -259,6 +274,18 @@ impl Type {
             other => other.scalar_size() as u64,
         }
     }
+    /// Alignment in memory, as C lays out structs (LP64); kernel records are taken as
+    /// 8-aligned.
+    pub fn align(&self) -> u32 {
+        match self {
+            Type::Int { size, .. } => *size as u32,
+            Type::Array(elem, _) => elem.align(),
+            Type::Opaque(name) => float_size(name).unwrap_or(1).min(8) as u32,
+            Type::Struct(r) if r.size < 8 => r.size.next_power_of_two().max(1),
+            _ => 8,
+        }
+    }
+
     /// Size in bytes of a scalar (pointers are 8); strings report 0 (their size is `strsize`).
     pub fn scalar_size(&self) -> usize {
         match self {

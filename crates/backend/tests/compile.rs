@@ -62,6 +62,7 @@ fn build(text: &str) -> Result<Compiled, (String, String)> {
         macros: &macros,
         kernel: &NoKernel,
         formats: &AnyFormat,
+        translators: &[],
     })
     .map_err(|e| (e.tag.to_string(), e.message))
 }
@@ -199,6 +200,7 @@ fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String
         macros: &MacroArgs::default(),
         kernel: &NoKernel,
         formats: &AnyFormat,
+        translators: &[],
     })
     .map_err(|e| (e.tag.to_string(), e.message))
 }

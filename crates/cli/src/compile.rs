@@ -1,9 +1,21 @@
 //! From the command line's program sources to a compiled program: read and parse each
 //! source, apply pragmas, match every clause's probe descriptions, and generate code.
+//!
+//! The D library comes first: the files built into the binary (`crates/cli/lib/*.d`:
+//! `procfs.d` with `psinfo_t`, `lwpsinfo_t`, their translators and `curpsinfo`), then every
+//! `*.d` file of each `-L`/`-xlibdir` directory in command-line order (sorted by name; a
+//! file named like a built-in one replaces it); `-xnolibs` loads none. Library sources are
+//! numbered after the program's, their typedef names are known when the program is parsed,
+//! and their items precede the program's. Nothing in them is compiled until used: an
+//! inline is expanded where it is named and a library translator is checked when an
+//! `xlate` needs it, so a library naming `struct task_struct` costs a script that does not
+//! use it no BTF.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use dtrace_backend::program::{Compiled, ProbeSite};
+use dtrace_backend::types::translators::Provided;
 use dtrace_backend::{CodegenOptions, MacroArgs};
 use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Origin, Source};
@@ -29,8 +41,68 @@ pub enum Failure {
     Message(String),
 }
 
-/// Read the sources named on the command line.
+/// The D library built into the binary: file name and text.
+const BUILTIN_LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../lib/procfs.d"))];
+
+/// The library sources of this run, read by [`read_sources`], each with whether it is
+/// built in (parsed only when the program needs it).
+static LIBRARY: OnceLock<Vec<(Source, bool)>> = OnceLock::new();
+
+/// The library sources: built-in files, then each library directory's `*.d` files.
+fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
+    if args.options.iter().any(|(n, _)| n == "nolibs") {
+        return Ok(Vec::new());
+    }
+    let mut files: Vec<(String, Source, bool)> = BUILTIN_LIBRARY
+        .iter()
+        .map(|(name, text)| {
+            (
+                name.to_string(),
+                Source::new(Origin::Script(name.to_string()), text.to_string()),
+                true,
+            )
+        })
+        .collect();
+    let dirs = args
+        .options
+        .iter()
+        .filter(|(n, _)| n == "libdir")
+        .filter_map(|(_, v)| v.as_deref());
+    for dir in dirs {
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            Failure::Message(format!(
+                "dtrace: failed to open library directory {dir}: {}\n",
+                crate::errno_text(&e)
+            ))
+        })?;
+        let mut names: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "d") && p.is_file())
+            .collect();
+        names.sort();
+        for path in names {
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                Failure::Message(format!(
+                    "dtrace: failed to open library {shown}: {}\n",
+                    crate::errno_text(&e)
+                ))
+            })?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.retain(|(n, _, _)| *n != name);
+            files.push((name, Source::new(Origin::Script(shown), text), false));
+        }
+    }
+    Ok(files.into_iter().map(|(_, s, b)| (s, b)).collect())
+}
+
+/// Read the sources named on the command line (and the D library, kept aside).
 pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
+    let library = read_library(args)?;
+    let _ = LIBRARY.set(library);
     let mut sources = Vec::new();
     for src in &args.sources {
         let source = match src {
@@ -134,16 +206,205 @@ fn is_type_name(name: &str) -> bool {
         || dtrace_backend::types::kernel::is_typedef(name)
 }
 
-/// Parse every source; returns the items of each.
+/// The library sources read for this run (none before [`read_sources`]).
+fn library() -> &'static [(Source, bool)] {
+    LIBRARY.get().map_or(&[], Vec::as_slice)
+}
+
+/// The program's sources followed by the library's, as spans number them.
+fn with_library(sources: &[Source]) -> Vec<Source> {
+    let mut all = sources.to_vec();
+    all.extend(library().iter().map(|(s, _)| s.clone()));
+    all
+}
+
+/// Every identifier-like word of a text (comments and strings included: a superset).
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// The names a library file may define, found by a scan far cheaper than parsing: at the
+/// outer level, each statement's words before its first `=` (so `inline T *name = ...`
+/// gives `T` and `name`, `typedef struct s {...} s_t;` gives `s` and `s_t`); member names
+/// in struct and union bodies (so `args[0]->pr_pid` of a provider's translated argument
+/// counts); every word inside an `enum { ... }` body; and the providers named by
+/// `#pragma D depends_on provider NAME` (a script using them may need the file's types).
+/// Translators define no name of their own. A superset is fine: it only makes a script
+/// that does not need the file parse it.
+fn defined_names(text: &str) -> HashSet<&str> {
+    let b = text.as_bytes();
+    let mut names = HashSet::new();
+    let (mut i, mut depth, mut enum_depth) = (0usize, 0usize, None::<usize>);
+    let (mut after_eq, mut first_word, mut pending_enum) = (false, None::<&str>, false);
+    let mut last_word: Option<&str> = None;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = text[i..].find('\n').map_or(b.len(), |e| i + e);
+                continue;
+            }
+            b'#' => {
+                let end = text[i..].find('\n').map_or(b.len(), |e| i + e);
+                let line: Vec<&str> = text[i + 1..end].split_whitespace().collect();
+                if let ["pragma", "D", "depends_on", "provider", name] = line.as_slice() {
+                    names.insert(*name);
+                }
+                i = end;
+                continue;
+            }
+            b'"' | b'\'' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != c {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                i = j + 1;
+                continue;
+            }
+            b'{' => {
+                depth += 1;
+                if pending_enum {
+                    enum_depth.get_or_insert(depth);
+                    pending_enum = false;
+                }
+            }
+            b'}' => {
+                if enum_depth == Some(depth) {
+                    enum_depth = None;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b'=' if depth == 0 => after_eq = true,
+            // A member's name ends its declarator.
+            b';' | b'[' | b':' | b',' if depth > 0 && first_word != Some("translator") => {
+                if let Some(word) = last_word.filter(|w| !is_type_word(w)) {
+                    names.insert(word);
+                }
+                pending_enum &= c != b';';
+            }
+            b';' => {
+                pending_enum = false;
+                if depth == 0 {
+                    after_eq = false;
+                    first_word = None;
+                }
+            }
+            _ if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                if depth == 0 && first_word.is_none() {
+                    first_word = Some(word);
+                }
+                let in_enum = enum_depth.is_some_and(|d| depth >= d);
+                if !is_type_word(word)
+                    && (in_enum || (depth == 0 && !after_eq && first_word != Some("translator")))
+                {
+                    names.insert(word);
+                }
+                // The next `{` opens an enum body, whose words all count.
+                pending_enum |= word == "enum";
+                last_word = Some(word);
+                continue;
+            }
+            _ => {}
+        }
+        if !c.is_ascii_whitespace() {
+            last_word = None;
+        }
+        i += 1;
+    }
+    names
+}
+
+/// Whether a word is a D keyword (which names nothing a library defines).
+fn is_type_word(word: &str) -> bool {
+    dtrace_frontend::token::Keyword::from_word(word).is_some()
+}
+
+/// Which library files to parse: every `-L` file, and each built-in file defining a name
+/// that the program's text, or a file already chosen, mentions.
+fn needed_libraries(sources: &[Source]) -> Vec<bool> {
+    let lib = library();
+    let mut needed: Vec<bool> = lib.iter().map(|(_, builtin)| !builtin).collect();
+    let mut mentioned: HashSet<&str> = sources.iter().flat_map(|s| words(&s.text)).collect();
+    for (k, (src, _)) in lib.iter().enumerate() {
+        if needed[k] {
+            mentioned.extend(words(&src.text));
+        }
+    }
+    let defined: Vec<HashSet<&str>> = lib
+        .iter()
+        .map(|(src, builtin)| {
+            if *builtin {
+                defined_names(&src.text)
+            } else {
+                HashSet::new()
+            }
+        })
+        .collect();
+    loop {
+        let next = (0..lib.len())
+            .find(|&k| !needed[k] && defined[k].iter().any(|n| mentioned.contains(n)));
+        let Some(k) = next else { break };
+        needed[k] = true;
+        mentioned.extend(words(&lib[k].0.text));
+    }
+    needed
+}
+
+/// Parse every source; returns the items of each, then those of each library file (none
+/// for a built-in file the program does not need).
 pub fn parse_all(sources: &[Source]) -> Result<Vec<Vec<Item>>, Failure> {
-    sources
+    let mut typedefs: HashSet<String> = HashSet::new();
+    let mut library_items = Vec::new();
+    let needed = needed_libraries(sources);
+    for (k, (src, _)) in library().iter().enumerate() {
+        if !needed[k] {
+            library_items.push(Vec::new());
+            continue;
+        }
+        // Library files see D's types and earlier libraries' typedefs, never BTF's: a
+        // library must not make every script read kernel types.
+        let known = |name: &str| {
+            typedefs.contains(name) || dtrace_backend::types::builtin_typedef(name).is_some()
+        };
+        let items = dtrace_frontend::parse(src, (sources.len() + k) as u16, &known)
+            .map_err(|e| Failure::Compile(e, with_library(sources)))?
+            .items;
+        typedefs.extend(typedef_names(&items));
+        library_items.push(items);
+    }
+    let known = |name: &str| typedefs.contains(name) || is_type_name(name);
+    let mut all = sources
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            dtrace_frontend::parse(s, i as u16, &is_type_name)
+            dtrace_frontend::parse(s, i as u16, &known)
                 .map(|p| p.items)
-                .map_err(|e| Failure::Compile(e, sources.to_vec()))
+                .map_err(|e| Failure::Compile(e, with_library(sources)))
         })
+        .collect::<Result<Vec<_>, _>>()?;
+    all.extend(library_items);
+    Ok(all)
+}
+
+/// The names `typedef` declarations among `items` define.
+fn typedef_names(items: &[Item]) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Decl(d) if d.class == Some(ast::StorageClass::Typedef) => Some(d),
+            _ => None,
+        })
+        .flat_map(|d| d.declarators.iter().map(|x| x.name.clone()))
         .collect()
 }
 
@@ -229,7 +490,16 @@ pub fn compile(
     let mut matched = Vec::new();
     let mut clause_probes: Vec<Vec<ProbeSite>> = Vec::new();
     let mut probes = HashMap::new();
-    let mut program = ast::Program { items: Vec::new() };
+    let user_sources = sources.len();
+    let sources = with_library(&sources);
+    let mut items = items;
+    let library_items: Vec<Item> = items
+        .drain(user_sources.min(items.len())..)
+        .flatten()
+        .collect();
+    let mut program = ast::Program {
+        items: library_items,
+    };
     for (si, src_items) in items.into_iter().enumerate() {
         let mut count = 0u32;
         for item in &src_items {
@@ -282,6 +552,19 @@ pub fn compile(
         ustack_frames: options.ustack_frames,
     };
     let layout = BtfLayout;
+    // Translators go to the code generator aside from the items; the program's own are
+    // checked where they are defined, the library's only when used.
+    let translators: Vec<Provided> = program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Translator(t) => Some(Provided {
+                def: t.clone(),
+                eager: (t.span.source as usize) < user_sources,
+            }),
+            _ => None,
+        })
+        .collect();
     let compiled = dtrace_backend::compile(dtrace_backend::Input {
         program: &program,
         probes: &clause_probes,
@@ -289,6 +572,7 @@ pub fn compile(
         macros,
         kernel: &layout,
         formats: &PrintfCheck,
+        translators: &translators,
     })
     .map_err(|e| fail(e, &sources))?;
     Ok(Compilation {
@@ -321,4 +605,59 @@ fn wall_offset() -> u64 {
         ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
     };
     now(libc::CLOCK_REALTIME).wrapping_sub(now(libc::CLOCK_MONOTONIC))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_defined_names() {
+        let text = "/* inline int hidden = 1; */\n#pragma D depends_on library x.d\n\
+            inline int answer = other + 1;\n\
+            typedef struct pair { int a; } pair_t;\n\
+            typedef enum color { RED, GREEN = 2 } color_t;\n\
+            translator pair_t < struct task_struct *T > { a = T->pid; };\n\
+            inline string s = \"quoted words\";\n\
+            #pragma D depends_on provider proc\n\
+            struct m { int m_one; char m_two[4]; int m_three : 3; };\n";
+        let names = defined_names(text);
+        for n in [
+            "answer", "pair", "pair_t", "color", "RED", "GREEN", "color_t", "s", "a", "proc",
+            "m_one", "m_two", "m_three",
+        ] {
+            assert!(names.contains(n), "{n} missing from {names:?}");
+        }
+        for n in [
+            "hidden",
+            "other",
+            "T",
+            "pid",
+            "task_struct",
+            "quoted",
+            "depends_on",
+            "int",
+            "char",
+            "inline",
+            "typedef",
+            "struct",
+            "string",
+        ] {
+            assert!(!names.contains(n), "{n} wrongly in {names:?}");
+        }
+    }
+
+    #[test]
+    fn builtin_library_parses() {
+        for (name, text) in BUILTIN_LIBRARY {
+            let src = Source::new(Origin::Script(name.to_string()), text.to_string());
+            let known = |n: &str| dtrace_backend::types::builtin_typedef(n).is_some();
+            let items = dtrace_frontend::parse(&src, 0, &known).expect("library parses");
+            assert!(typedef_names(&items.items).contains(&"psinfo_t".to_string()));
+            let names = defined_names(text);
+            for n in ["curpsinfo", "curlwpsinfo", "psinfo_t", "lwpsinfo_t", "SRUN"] {
+                assert!(names.contains(n), "{n} missing");
+            }
+        }
+    }
 }

@@ -346,7 +346,10 @@ impl<'a> Lexer<'a> {
                 let rest = &self.bytes[start..];
                 let &(text, punct) = Punct::BY_LENGTH
                     .iter()
-                    .find(|(text, _)| rest.starts_with(text.as_bytes()))
+                    // The first byte rules out most candidates without a memcmp call.
+                    .find(|(text, _)| {
+                        text.as_bytes()[0] == rest[0] && rest.starts_with(text.as_bytes())
+                    })
                     .ok_or_else(|| self.error_at_char(start))?;
                 self.pos += text.len();
                 Ok(TokenKind::Punct(match punct {

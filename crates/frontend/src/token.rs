@@ -43,6 +43,14 @@ macro_rules! keywords {
 
         impl Keyword {
             const ALL: &'static [(&'static str, Keyword)] = &[$(($text, Keyword::$variant),)*];
+
+            /// The keyword spelled `word`, if any (a `match`: every identifier is looked up).
+            pub fn from_word(word: &str) -> Option<Keyword> {
+                match word {
+                    $($text => Some(Keyword::$variant),)*
+                    _ => None,
+                }
+            }
         }
     };
 }
@@ -62,13 +70,6 @@ keywords! {
 }
 
 impl Keyword {
-    pub fn from_word(word: &str) -> Option<Keyword> {
-        Keyword::ALL
-            .iter()
-            .find(|(text, _)| *text == word)
-            .map(|&(_, k)| k)
-    }
-
     pub fn as_str(self) -> &'static str {
         Keyword::ALL
             .iter()

@@ -111,6 +111,7 @@ pub fn binary_op_text(op: BinaryOp) -> &'static str {
 impl Gen<'_, '_> {
     /// Evaluate `e` into a new virtual register.
     pub(crate) fn expr(&mut self, e: &Expr) -> Result<Val> {
+        self.load_translators()?;
         match &e.kind {
             ExprKind::Int {
                 value,
@@ -124,6 +125,9 @@ impl Gen<'_, '_> {
             ExprKind::Char(c) => self.constant(*c as i8 as i64 as u64, types::CHAR, e.span),
             ExprKind::Str(s) => self.string_literal(s, e.span),
             ExprKind::Ident(name) => {
+                if let Some(v) = self.bound_input(name, e.span)? {
+                    return Ok(v);
+                }
                 if self.c.is_global(name) {
                     return self.load_var(VarRef::Global(name), e.span);
                 }
@@ -225,10 +229,15 @@ impl Gen<'_, '_> {
             }
             ExprKind::SizeofExpr(inner) => self.sizeof_expr(inner, e.span),
             ExprKind::Stringof(inner) => self.stringof(inner, e.span),
-            ExprKind::Member { .. } => self.place_value(e),
+            ExprKind::Member { base, name, arrow } => {
+                match self.translated_member(base, name, *arrow, e.span)? {
+                    Some(v) => Ok(v),
+                    None => self.place_value(e),
+                }
+            }
             ExprKind::Symbol { .. } => Err(unsupported("kernel symbols", e.span)),
             ExprKind::Offsetof { ty, member } => self.offsetof(ty, member, e.span),
-            ExprKind::Xlate { .. } => Err(unsupported("xlate", e.span)),
+            ExprKind::Xlate { ty, operand } => self.xlate_value(ty, operand, e.span),
         }
     }
 

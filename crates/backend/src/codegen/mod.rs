@@ -33,6 +33,7 @@ mod regs;
 mod strings;
 mod strsubr;
 mod subr;
+mod translate;
 mod vars;
 
 use std::collections::HashMap;
@@ -96,6 +97,8 @@ pub struct Input<'a> {
     pub macros: &'a MacroArgs,
     pub kernel: &'a dyn KernelLayout,
     pub formats: &'a dyn FormatCheck,
+    /// Translator definitions (the D library's and the program's), in definition order.
+    pub translators: &'a [crate::types::translators::Provided],
 }
 
 /// A clause enabled on more than this many system calls in one direction runs in the
@@ -310,6 +313,8 @@ pub(crate) struct Compiler<'a> {
     macros: &'a MacroArgs,
     kernel: &'a dyn KernelLayout,
     formats: &'a dyn FormatCheck,
+    /// The compilation's translators, handed over by the caller.
+    translators: &'a [crate::types::translators::Provided],
     maps: Vec<MapSpec>,
     core: CoreMaps,
     rodata: vars::Rodata,
@@ -401,6 +406,7 @@ impl<'a> Compiler<'a> {
             macros: input.macros,
             kernel: input.kernel,
             formats: input.formats,
+            translators: input.translators,
             maps,
             core,
             aggregations: Vec::new(),

@@ -96,6 +96,8 @@ pub struct Variables {
     assocs: HashMap<String, Assoc>,
     tlocals: HashMap<String, ThreadLocal>,
     this_types: HashMap<String, Type>,
+    /// D's own structs, typedefs and translators.
+    pub(crate) defs: super::translate::Defs,
 }
 
 /// Offset in the globals map of the tracing state word: 0 while active, 1 once `exit()` ran
@@ -111,6 +113,7 @@ impl Default for Variables {
             assocs: HashMap::new(),
             tlocals: HashMap::new(),
             this_types: HashMap::new(),
+            defs: Default::default(),
         }
     }
 }
@@ -202,6 +205,9 @@ impl Compiler<'_> {
             ast::TypeSpec::Named { name, .. } => {
                 // `vmlinux`pid_t`: the module scope names the kernel's types.
                 let name = name.rsplit('`').next().unwrap_or(name);
+                if let Some(t) = self.d_typedef(name) {
+                    return self.with_declarator(t?, parts);
+                }
                 types::builtin_typedef(name).or_else(|| {
                     kernel::vmlinux().and_then(|btf| kernel::named(btf, Tag::Typedef, name))
                 })
@@ -217,6 +223,11 @@ impl Compiler<'_> {
                     .unwrap_or(types::INT),
             ),
             ast::TypeSpec::Enum { .. } => Some(types::INT),
+            ast::TypeSpec::Struct {
+                union,
+                name: Some(name),
+                ..
+            } if self.d_struct(*union, name).is_some() => self.d_struct(*union, name),
             ast::TypeSpec::Struct {
                 union,
                 name: Some(name),
@@ -237,13 +248,18 @@ impl Compiler<'_> {
             }
             _ => None,
         };
-        let Some(mut ty) = base else {
+        let Some(ty) = base else {
             return Err(CompileError::new(
                 "D_TYPE_ERR",
                 "type is not supported here yet",
                 span,
             ));
         };
+        self.with_declarator(ty, parts)
+    }
+
+    /// `ty` with declarator parts applied (pointers, then array dimensions).
+    fn with_declarator(&self, mut ty: Type, parts: &[DeclaratorPart]) -> Result<Type> {
         // Array dimensions apply innermost last: `int a[2][3]` is two arrays of three.
         let mut dims = Vec::new();
         for part in parts {
@@ -449,8 +465,13 @@ impl Compiler<'_> {
     pub(crate) fn declare(&mut self, decl: &ast::Decl) -> Result<()> {
         self.define_enum(&decl.spec)?;
         if decl.class == Some(StorageClass::Typedef) {
-            return Ok(());
+            return self.define_typedefs(decl);
         }
+        let spec = self.define_struct(&decl.spec, decl.span)?;
+        let decl = &ast::Decl {
+            spec,
+            ..decl.clone()
+        };
         for d in &decl.declarators {
             let plain: Vec<DeclaratorPart> = d
                 .parts
@@ -928,8 +949,6 @@ const BUILTIN_VARIABLES: &[&str] = &[
     "chip",
     "cpu",
     "curcpu",
-    "curlwpsinfo",
-    "curpsinfo",
     "curthread",
     "cwd",
     "epid",

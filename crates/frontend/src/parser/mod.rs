@@ -195,8 +195,8 @@ impl<'a> Parser<'a> {
     }
 
     fn bump(&mut self) -> Result<Token> {
-        let tok = self.peek()?.clone();
-        self.lookahead.pop_front();
+        self.peek()?;
+        let tok = self.lookahead.pop_front().expect("peeked");
         self.last = tok.span;
         Ok(tok)
     }

@@ -12,6 +12,10 @@
 //! their first element, as in C. A read that fails (a bad or NULL pointer) raises DTrace's
 //! "invalid address" fault: the ERROR probe fires and the clause is abandoned, and the
 //! script goes on.
+//!
+//! Structs D defines (see `translate`) are places too: their members come from the D
+//! definition instead of BTF, and they are read the same way (a translated struct lives
+//! in scratch memory, which `bpf_probe_read_kernel` reads like any kernel memory).
 
 use dtrace_ebpf::*;
 use dtrace_frontend::ast::{Expr, ExprKind, TypeName, UnaryOp};
@@ -129,6 +133,21 @@ impl Gen<'_, '_> {
             }
             other => return Err(not_record(op, &other, span)),
         };
+        if record.is_d() {
+            let Some(m) = self.c.d_member(&record, name) else {
+                return Err(CompileError::new(
+                    "D_TYPE_MEMBER",
+                    format!("{name} is not a member of {}", record.name),
+                    span,
+                ));
+            };
+            self.add_offset(reg, m.offset as i64);
+            return Ok(Place {
+                reg,
+                ty: m.ty,
+                bitfield: None,
+            });
+        }
         let btf = kernel::vmlinux().expect("kernel struct types come from BTF");
         let Some(m) = kernel::member(btf, &record, name) else {
             return Err(CompileError::new(
@@ -420,6 +439,36 @@ impl Gen<'_, '_> {
                 span,
             ));
         };
+        if record.is_d() {
+            let mut offset = 0u64;
+            let mut current = record;
+            let parts: Vec<&str> = member.split('.').collect();
+            for (i, part) in parts.iter().enumerate() {
+                let Some(m) = self.c.d_member(&current, part) else {
+                    return Err(CompileError::new(
+                        "D_UNKNOWN",
+                        format!("failed to determine offset of {member}: Member name not found"),
+                        span,
+                    ));
+                };
+                offset += m.offset as u64;
+                match m.ty {
+                    Type::Struct(r) if r.is_d() => current = r,
+                    _ if i + 1 < parts.len() => {
+                        return Err(CompileError::new(
+                            "D_UNKNOWN",
+                            format!(
+                                "failed to determine offset of {member}: Member name not found"
+                            ),
+                            span,
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            let ty = super::int_constant_type(offset, false, 0, true);
+            return self.constant(offset, ty, span);
+        }
         let btf = kernel::vmlinux().expect("kernel struct types come from BTF");
         let field = btf.member_path(record.id, member).map_err(|_| {
             CompileError::new(

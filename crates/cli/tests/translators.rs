@@ -1,0 +1,279 @@
+//! D structs, translators and the D library on the live kernel: `curpsinfo` and
+//! `curlwpsinfo` from the built-in `procfs.d` against the built-in variables, a script's
+//! own struct, typedef, translator and `xlate` (lazily per member, and materialized as a
+//! pointer), `-L`/`-xlibdir` library directories (a user library's inline, a file
+//! replacing a built-in one), `-xnolibs`, DTrace's translator errors, and the start-up
+//! cost of the library for a script that does not use it.
+//!
+//! BEGIN runs in the `dtrace` process itself, so its process is known: its name is
+//! `dtrace`, its parent is this test process.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::{dtrace, Run};
+
+fn assert_ok(run: &Run) {
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+}
+
+/// Run a BEGIN-only script (`-q`) with extra arguments first; its output, trimmed.
+fn begin_with(extra: &[&str], body: &str) -> String {
+    let script = format!("BEGIN {{ {body} exit(0); }}");
+    let mut args = extra.to_vec();
+    args.extend(["-q", "-n", &script]);
+    let run = dtrace(&args);
+    assert_ok(&run);
+    run.stdout.trim_end().to_string()
+}
+
+fn begin(body: &str) -> String {
+    begin_with(&[], body)
+}
+
+/// A fresh directory under the system's temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dtrace-xlate-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// Compile a script file with `-xerrtags`; its stderr (the run must fail).
+fn script_error(name: &str, text: &str) -> String {
+    let dir = temp_dir(name);
+    let path = dir.join(format!("{name}.d"));
+    std::fs::write(&path, text).unwrap();
+    let run = dtrace(&["-xerrtags", "-s", path.to_str().unwrap()]);
+    assert_ne!(
+        run.status, 0,
+        "expected a compile error, stdout: {}",
+        run.stdout
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    run.stderr
+        .replace(&format!("{}: ", path.display()), "SCRIPT: ")
+}
+
+#[test]
+fn curpsinfo_matches_builtins() {
+    let out = begin(
+        r#"printf("%d %d %d %d %d %d %s %s\n", curpsinfo->pr_pid == pid, curpsinfo->pr_ppid == ppid,
+            curpsinfo->pr_ppid, curpsinfo->pr_uid == uid, curpsinfo->pr_gid == gid,
+            curpsinfo->pr_fname == execname, curpsinfo->pr_fname, curpsinfo->pr_psargs);"#,
+    );
+    assert_eq!(
+        out,
+        format!("1 1 {} 1 1 1 dtrace dtrace", std::process::id())
+    );
+}
+
+#[test]
+fn curpsinfo_process_ids() {
+    // The test process's own ids, as the kernel sees them (dtrace inherits pgid and sid).
+    // SAFETY: getpgrp and getsid(0) have no preconditions and cannot fail.
+    let (pgid, sid) = unsafe { (libc::getpgrp(), libc::getsid(0)) };
+    let out = begin(
+        r#"printf("%d %d %d %d\n", curpsinfo->pr_pgid, curpsinfo->pr_sid, curpsinfo->pr_nlwp,
+            curpsinfo->pr_dmodel == PR_MODEL_LP64);"#,
+    );
+    assert_eq!(out, format!("{pgid} {sid} 1 1"));
+}
+
+#[test]
+fn curlwpsinfo_matches_builtins() {
+    // BEGIN runs on a CPU: the thread is on-processor ('O'), in the time-sharing class.
+    let out = begin(
+        r#"printf("%d %d %c %s %d %s %d\n", curlwpsinfo->pr_lwpid == tid,
+            curlwpsinfo->pr_state == SONPROC, curlwpsinfo->pr_sname, curlwpsinfo->pr_clname,
+            curlwpsinfo->pr_onpro == cpu, curlwpsinfo->pr_name, curlwpsinfo->pr_addr == (uintptr_t)curthread);"#,
+    );
+    assert_eq!(out, "1 1 O TS 1 dtrace 1");
+}
+
+#[test]
+fn translated_pointer_as_a_value() {
+    // Assigned, the translation is materialized; sizeof and offsetof use the D layout.
+    let out = begin(
+        r#"this->p = curpsinfo; printf("%d %s %d %d %d\n", this->p->pr_pid == pid, this->p->pr_fname,
+            sizeof (curpsinfo->pr_fname), sizeof (lwpsinfo_t) > 0, offsetof(psinfo_t, pr_pid));"#,
+    );
+    assert_eq!(out, "1 dtrace 16 1 4");
+}
+
+#[test]
+fn script_struct_translator_and_xlate() {
+    let dir = temp_dir("script");
+    let path = dir.join("mine.d");
+    std::fs::write(
+        &path,
+        r#"#pragma D option quiet
+struct myout {
+	int o_pid;
+	char o_name[16];
+	uint64_t o_twice;
+};
+typedef struct myout myout_t;
+
+translator myout_t < struct task_struct *t > {
+	o_pid = t->tgid;
+	o_name = t->comm;
+	o_twice = t->tgid * 2;
+};
+
+BEGIN
+{
+	printf("%d %s %d %d\n", xlate <myout_t *> (curthread)->o_pid == pid,
+	    xlate <myout_t *> (curthread)->o_name,
+	    xlate <myout_t> (curthread).o_twice == pid * 2, sizeof (myout_t));
+	p = xlate <struct myout *> (curthread);
+	printf("%d %s %d\n", p->o_pid == pid, p->o_name, offsetof(struct myout, o_twice));
+	exit(0);
+}
+"#,
+    )
+    .unwrap();
+    let run = dtrace(&["-s", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_ok(&run);
+    assert_eq!(run.stdout.trim_end(), "1 dtrace 1 32\n1 dtrace 24");
+}
+
+#[test]
+fn library_directory_inline() {
+    let dir = temp_dir("libdir");
+    std::fs::write(
+        dir.join("mine.d"),
+        "inline int answer = 42;\ninline pid_t mypid = curpsinfo->pr_pid;\n\
+         typedef struct pair { int a; int b; } pair_t;\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a library").unwrap();
+    let d = dir.to_str().unwrap();
+    let body = r#"printf("%d %d %d\n", answer, mypid == pid, sizeof (pair_t));"#;
+    assert_eq!(begin_with(&["-L", d], body), "42 1 8");
+    assert_eq!(begin_with(&[&format!("-xlibdir={d}")], body), "42 1 8");
+    // Without the directory the name is unknown.
+    let run = dtrace(&["-q", "-n", "BEGIN { trace(answer); exit(0); }"]);
+    assert_ne!(run.status, 0);
+    assert!(
+        run.stderr.contains("failed to resolve answer"),
+        "{}",
+        run.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn library_file_replaces_builtin_and_nolibs() {
+    let dir = temp_dir("override");
+    std::fs::write(dir.join("procfs.d"), "inline int curpsinfo = 7;\n").unwrap();
+    let d = dir.to_str().unwrap();
+    assert_eq!(begin_with(&["-L", d], "trace(curpsinfo);"), "7");
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = dtrace(&[
+        "-xnolibs",
+        "-q",
+        "-n",
+        "BEGIN { trace(curpsinfo->pr_pid); }",
+    ]);
+    assert_ne!(run.status, 0);
+    assert!(
+        run.stderr.contains("failed to resolve curpsinfo"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn missing_library_directory() {
+    let run = dtrace(&[
+        "-L",
+        "/nonexistent-dtrace-libdir",
+        "-n",
+        "BEGIN { exit(0); }",
+    ]);
+    assert_ne!(run.status, 0);
+    assert_eq!(
+        run.stderr,
+        "dtrace: failed to open library directory /nonexistent-dtrace-libdir: No such file or directory\n"
+    );
+}
+
+#[test]
+fn translator_errors() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "memb",
+            "struct o { int a; };\ntranslator struct o < struct task_struct *t > { b = t->tgid; };\nBEGIN { exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_MEMB] line 2: translator member b is not a member of struct o\n",
+        ),
+        (
+            "none",
+            "struct o { int a; };\ntranslator struct o < int x > { a = x; };\nBEGIN { trace(xlate <struct o *> (curthread)->a); exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_NONE] line 3: cannot translate from \"struct task_struct\" to \"struct o\"\n",
+        ),
+        (
+            "incompat",
+            "struct o { char *a; };\ntranslator struct o < struct task_struct *t > { a = t->tgid; };\nBEGIN { exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_INCOMPAT] line 2: translator member a definition uses incompatible types: \"char *\" = \"pid_t\"\n",
+        ),
+        (
+            "sou",
+            "translator int < struct task_struct *t > { };\nBEGIN { exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_SOU] line 1: translator output type must be a struct or union\n",
+        ),
+        (
+            "incomplete",
+            "translator struct nosuch < struct task_struct *t > { a = t->tgid; };\nBEGIN { exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_SOU] line 1: incomplete struct/union/enum struct nosuch\n",
+        ),
+        (
+            "redecl",
+            "struct o { int a; };\ntranslator struct o < struct task_struct *t > { a = t->tgid; };\ntranslator struct o < struct task_struct *u > { a = u->pid; };\nBEGIN { exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_REDECL] line 3: translator from struct task_struct * to struct o has already been declared\n",
+        ),
+        (
+            "noconv",
+            "struct o { int a; int b; };\ntranslator struct o < struct task_struct *t > { a = t->tgid; };\nBEGIN { trace(xlate <struct o *> (curthread)->b); exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_NOCONV] line 3: translator does not define conversion for member: b\n",
+        ),
+        (
+            "member",
+            "struct o { int a; };\ntranslator struct o < struct task_struct *t > { a = t->tgid; };\nBEGIN { trace(xlate <struct o *> (curthread)->c); exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_TYPE_MEMBER] line 3: c is not a member of struct o\n",
+        ),
+    ];
+    for (name, text, want) in cases {
+        assert_eq!(script_error(name, text), *want, "case {name}");
+    }
+}
+
+/// The fastest of `n` runs of `dtrace` with these arguments.
+fn fastest(args: &[&str], n: usize) -> Duration {
+    (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            let run = dtrace(args);
+            let took = start.elapsed();
+            assert_ok(&run);
+            took
+        })
+        .min()
+        .expect("runs")
+}
+
+#[test]
+fn library_costs_nothing_when_unused() {
+    // A one-liner that names nothing from the library does not even parse it: it starts
+    // as fast as with -xnolibs (fastest of several runs, with room for noise).
+    let script = r#"BEGIN { printf("x\n"); exit(0); }"#;
+    let with = fastest(&["-q", "-n", script], 9);
+    let without = fastest(&["-xnolibs", "-q", "-n", script], 9);
+    assert!(
+        with <= without + Duration::from_micros(1500),
+        "with the library {with:?}, without {without:?}"
+    );
+}
