@@ -73,6 +73,36 @@ pub enum ProbeContext {
     /// (`sys_exit`): the context is `[struct pt_regs *, syscall nr]` at entry and
     /// `[struct pt_regs *, return value]` at return.
     SyscallGroup(SyscallGroup),
+    /// A probe defined over another (the `proc` and `sched` providers): it fires where
+    /// [`MappedProbe::base`] fires, when [`MappedProbe::filter`] holds, and its `args[]`
+    /// are D expressions over the base probe's arguments.
+    Mapped(MappedProbe),
+}
+
+/// A probe of a provider defined over a kernel probe, as DTrace's providers map their
+/// arguments: each `args[N]` is a D expression evaluated as if in a clause of the base
+/// probe (so `args[1]` in it is the base's `args[1]`), typically `xlate <psinfo_t *>
+/// (args[1])` with a translator from the D library.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappedProbe {
+    /// The context of the probe it fires on (a [`ProbeContext::BtfTracepoint`], or
+    /// [`ProbeContext::PerfEvent`] for a timer): decides the program type and attach.
+    pub base: Box<ProbeContext>,
+    /// A D expression over the base probe: the probe fires only when it is true (`None`:
+    /// always).
+    pub filter: Option<String>,
+    /// `args[0]`, `args[1]`, ...
+    pub args: Vec<MappedArg>,
+}
+
+/// One argument of a [`MappedProbe`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappedArg {
+    /// Its D type, as `dtrace -lv` shows it (`psinfo_t *`, `int`).
+    pub ty: String,
+    /// The D expression giving it, over the base probe's `args[]` (for a translated
+    /// argument `xlate <T *> (e)`, whose `argN` is then `e`, the native value, as DTrace's).
+    pub expr: String,
 }
 
 /// A raw tracepoint as BTF describes it: `typedef void (*btf_trace_NAME)(void *, ARGS...)`.

@@ -129,8 +129,11 @@ translator psinfo_t < struct task_struct *T > {
 	pr_nlwp = T->signal->nr_threads;
 	pr_pid = T->tgid;
 	pr_ppid = T->real_parent->tgid;
-	pr_pgid = T->signal->pids[PIDTYPE_PGID]->numbers[0].nr;
-	pr_sid = T->signal->pids[PIDTYPE_SID]->numbers[0].nr;
+	/* A dead task's last switch (sched:::dequeue) has its pids detached already. */
+	pr_pgid = T->signal->pids[PIDTYPE_PGID] != NULL ?
+	    T->signal->pids[PIDTYPE_PGID]->numbers[0].nr : 0;
+	pr_sid = T->signal->pids[PIDTYPE_SID] != NULL ?
+	    T->signal->pids[PIDTYPE_SID]->numbers[0].nr : 0;
 	pr_uid = T->cred->uid.val;
 	pr_euid = T->cred->euid.val;
 	pr_gid = T->cred->gid.val;

@@ -2,7 +2,8 @@
 //! source, apply pragmas, match every clause's probe descriptions, and generate code.
 //!
 //! The D library comes first: the files built into the binary (`crates/cli/lib/*.d`:
-//! `procfs.d` with `psinfo_t`, `lwpsinfo_t`, their translators and `curpsinfo`), then every
+//! `procfs.d` with `psinfo_t`, `lwpsinfo_t`, their translators and `curpsinfo`; `sched.d`
+//! with `cpuinfo_t`; `signal.d` with `SIG*` and `CLD_*`), then every
 //! `*.d` file of each `-L`/`-xlibdir` directory in command-line order (sorted by name; a
 //! file named like a built-in one replaces it); `-xnolibs` loads none. Library sources are
 //! numbered after the program's, their typedef names are known when the program is parsed,
@@ -42,7 +43,12 @@ pub enum Failure {
 }
 
 /// The D library built into the binary: file name and text.
-const BUILTIN_LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../lib/procfs.d"))];
+/// `procfs.d` comes first: the others' translations produce its types.
+const BUILTIN_LIBRARY: &[(&str, &str)] = &[
+    ("procfs.d", include_str!("../lib/procfs.d")),
+    ("sched.d", include_str!("../lib/sched.d")),
+    ("signal.d", include_str!("../lib/signal.d")),
+];
 
 /// The library sources of this run, read by [`read_sources`], each with whether it is
 /// built in (parsed only when the program needs it).
@@ -653,11 +659,54 @@ mod tests {
             let src = Source::new(Origin::Script(name.to_string()), text.to_string());
             let known = |n: &str| dtrace_backend::types::builtin_typedef(n).is_some();
             let items = dtrace_frontend::parse(&src, 0, &known).expect("library parses");
-            assert!(typedef_names(&items.items).contains(&"psinfo_t".to_string()));
             let names = defined_names(text);
-            for n in ["curpsinfo", "curlwpsinfo", "psinfo_t", "lwpsinfo_t", "SRUN"] {
-                assert!(names.contains(n), "{n} missing");
+            let (typedefs, defined): (&[&str], &[&str]) = match *name {
+                "procfs.d" => (
+                    &["psinfo_t", "lwpsinfo_t"],
+                    &["curpsinfo", "curlwpsinfo", "psinfo_t", "lwpsinfo_t", "SRUN"],
+                ),
+                "sched.d" => (&["cpuinfo_t"], &["cpuinfo_t", "cpu_id", "sched"]),
+                _ => (&[], &["SIGKILL", "CLD_EXITED", "proc"]),
+            };
+            for t in typedefs {
+                assert!(typedef_names(&items.items).contains(&t.to_string()), "{t}");
+            }
+            for n in defined {
+                assert!(names.contains(n), "{n} missing from {name}");
             }
         }
+    }
+
+    #[test]
+    fn a_provider_loads_the_libraries_depending_on_it() {
+        let sources = [Source::new(
+            Origin::Description,
+            "proc:::exit { trace(args[0]); }".to_string(),
+        )];
+        let _ = LIBRARY.set(
+            BUILTIN_LIBRARY
+                .iter()
+                .map(|(name, text)| {
+                    (
+                        Source::new(Origin::Script(name.to_string()), text.to_string()),
+                        true,
+                    )
+                })
+                .collect(),
+        );
+        let needed = needed_libraries(&sources);
+        let loaded: Vec<&str> = BUILTIN_LIBRARY
+            .iter()
+            .zip(&needed)
+            .filter(|(_, n)| **n)
+            .map(|((name, _), _)| *name)
+            .collect();
+        // procfs.d names the sched provider too: sched.d comes along (a superset is fine).
+        assert!(loaded.contains(&"procfs.d") && loaded.contains(&"signal.d"));
+        let begin = [Source::new(
+            Origin::Description,
+            "BEGIN { trace(1); }".to_string(),
+        )];
+        assert!(needed_libraries(&begin).iter().all(|n| !n));
     }
 }

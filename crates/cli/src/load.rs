@@ -75,9 +75,14 @@ pub fn load(
         }
         let name = program_name(&prog.probe);
         let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, &insns);
-        match prog.probe.context {
+        // proc and sched: the program is of the kind of the probe they fire on.
+        let context = match &prog.probe.context {
+            ProbeContext::Mapped(m) => &*m.base,
+            other => other,
+        };
+        match *context {
             // A system call group: a raw tracepoint program on sys_enter/sys_exit.
-            ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) => {}
+            ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) | ProbeContext::Mapped(_) => {}
             ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
             ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
             // User probes: uprobe_multi links, or per-process perf events (see user.rs).

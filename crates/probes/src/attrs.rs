@@ -128,6 +128,14 @@ const TRACEPOINT: ProviderAttrs = [
     Attr::new(Private, Private, Isa),
     Attr::new(Private, Private, Isa),
 ];
+/// `proc` and `sched`, as DTrace gives them.
+const PROC_SCHED: ProviderAttrs = [
+    Attr::new(Evolving, Evolving, Isa),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Private, Private, Unknown),
+    Attr::new(Evolving, Evolving, Isa),
+    Attr::new(Evolving, Evolving, Isa),
+];
 const FBT: ProviderAttrs = [
     Attr::new(Evolving, Evolving, Common),
     Attr::new(Private, Private, Unknown),
@@ -160,6 +168,7 @@ fn provider_attrs(site: &ProbeSite) -> &'static ProviderAttrs {
         (_, "profile") => &PROFILE,
         (_, "syscall") => &SYSCALL,
         (_, "fbt") => &FBT,
+        (ProbeContext::Mapped(_), _) => &PROC_SCHED,
         _ => &TRACEPOINT,
     }
 }

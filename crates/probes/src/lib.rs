@@ -3,8 +3,9 @@
 //! [`Catalog`] knows every probe of every provider (creating `profile-N` probes when a
 //! description names them, as DTrace does), matches descriptions against them, and attaches
 //! a loaded program to a probe. One module per provider: `dtrace` (BEGIN/END/ERROR),
-//! `profile`, `syscall`, `sdt` (every tracepoint), `rawtp` (BTF-typed raw tracepoints) and
-//! `fbt` (kernel functions from BTF);
+//! `profile`, `syscall`, `sdt` (every tracepoint), `rawtp` (BTF-typed raw tracepoints),
+//! `proc` and `sched` (DTrace's probes mapped onto raw tracepoints, [`mapped`]) and `fbt`
+//! (kernel functions from BTF);
 //! `user` holds the user-level providers, USDT and `pid` (discovered per description from
 //! the processes and binaries it names).
 //!
@@ -20,8 +21,11 @@ mod desc;
 mod dtrace;
 pub mod fbt;
 mod glob;
+pub mod mapped;
+pub mod proc;
 mod profile;
 pub mod rawtp;
+pub mod sched;
 mod sdt;
 mod syscall;
 pub mod tracepoint;
@@ -88,6 +92,8 @@ pub struct Catalog {
     tracepoints: bool,
     /// Whether `rawtp` has been discovered (it reads the kernel's BTF).
     raw_tracepoints: bool,
+    /// Whether `proc` and `sched` have been discovered (they read the kernel's BTF).
+    mapped: bool,
     /// Whether `fbt` has been discovered (it reads the kernel's BTF).
     functions: bool,
     /// Probes whose tracepoint format has been read.
@@ -102,6 +108,32 @@ impl Default for Catalog {
     }
 }
 
+/// The probe names of `proc` and `sched`, for descriptions that name no provider.
+const MAPPED_NAMES: &[&str] = &[
+    "create",
+    "exec",
+    "exec-failure",
+    "exec-success",
+    "exit",
+    "lwp-create",
+    "lwp-exit",
+    "lwp-start",
+    "signal-clear",
+    "signal-handle",
+    "signal-send",
+    "start",
+    "change-pri",
+    "dequeue",
+    "enqueue",
+    "off-cpu",
+    "on-cpu",
+    "preempt",
+    "remain-cpu",
+    "sleep",
+    "tick",
+    "wakeup",
+];
+
 /// Providers discovered from tracefs.
 const TRACEPOINT_PROVIDERS: &[&str] = &["syscall", "sdt"];
 
@@ -114,6 +146,7 @@ impl Catalog {
             probes,
             tracepoints: false,
             raw_tracepoints: false,
+            mapped: false,
             functions: false,
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
@@ -160,13 +193,26 @@ impl Catalog {
         self.probes.extend(raw);
     }
 
-    fn discover_functions(&mut self) {
-        if std::mem::replace(&mut self.functions, true) {
+    fn discover_mapped(&mut self) {
+        if std::mem::replace(&mut self.mapped, true) {
             return;
         }
         // Tracepoints and raw tracepoints first, so probe ids do not depend on what was
         // asked for.
         self.discover_raw_tracepoints();
+        let found = proc::probes(self.next_id());
+        self.probes.extend(found);
+        let found = sched::probes(self.next_id());
+        self.probes.extend(found);
+    }
+
+    fn discover_functions(&mut self) {
+        if std::mem::replace(&mut self.functions, true) {
+            return;
+        }
+        // The other kernel providers first, so probe ids do not depend on what was asked
+        // for.
+        self.discover_mapped();
         let fbt = fbt::probes(self.next_id());
         self.probes.extend(fbt);
     }
@@ -194,6 +240,18 @@ impl Catalog {
         }
         if !desc.provider.is_empty() && glob_match(&desc.provider, "fbt") {
             self.discover_functions();
+        }
+        // proc and sched: named by provider, or (`:::exec-success`) by a probe name they
+        // have, without reading BTF for other descriptions.
+        let mapped_provider = [proc::PROVIDER, sched::PROVIDER]
+            .iter()
+            .any(|p| glob_match(&desc.provider, p));
+        if (!desc.provider.is_empty() && mapped_provider)
+            || (desc.provider.is_empty()
+                && !dtrace_only
+                && MAPPED_NAMES.iter().any(|n| glob_match(&desc.name, n)))
+        {
+            self.discover_mapped();
         }
     }
 
@@ -380,6 +438,7 @@ pub fn arg_types(site: &ProbeSite) -> Vec<String> {
             }
             UprobeKind::Entry | UprobeKind::Return => Vec::new(),
         },
+        ProbeContext::Mapped(m) => m.args.iter().map(|a| a.ty.clone()).collect(),
         ProbeContext::ArgArray | ProbeContext::PerfEvent | ProbeContext::SyscallGroup(_) => {
             Vec::new()
         }

@@ -70,6 +70,22 @@ pub fn probes(btf: &Btf, events: &[Event], first_id: u32) -> Vec<Probe> {
         .collect()
 }
 
+/// The raw tracepoint `name` (`sched_switch`) as BTF describes it, if it does.
+pub fn lookup(btf: &Btf, name: &str) -> Option<BtfTracepoint> {
+    let btf_id = btf.find(
+        dtrace_btf::Kind::Typedef,
+        &format!("{TYPEDEF_PREFIX}{name}"),
+    )?;
+    let TypeKind::Typedef(target) = btf.get(btf_id)?.kind else {
+        return None;
+    };
+    Some(BtfTracepoint {
+        name: name.to_string(),
+        btf_id,
+        args: prototype_args(btf, target)?,
+    })
+}
+
 /// The argument types of the function pointer type `ptr` (`void (*)(void *, ARGS...)`),
 /// without the leading `void *`.
 fn prototype_args(btf: &Btf, ptr: u32) -> Option<Vec<u32>> {

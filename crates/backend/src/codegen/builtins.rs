@@ -8,16 +8,23 @@
 //! format (a pointer to a kernel struct as that struct's pointer type from BTF), `rawtp` and
 //! `fbt` arguments by their BTF prototype (`kernel::from_btf`, so `args[1]->comm` works),
 //! USDT arguments by their operand size.
+//!
+//! `proc` and `sched` probes ([`ProbeContext::Mapped`]) define each `args[N]` as a D
+//! expression over the probe they fire on; it is parsed here and compiled with the probe's
+//! context set to that base probe ([`Gen::in_base`]), so its `args[1]` is the raw
+//! tracepoint's and its `xlate` uses the D library's translators. The probe's filter is
+//! compiled the same way, before each clause's predicate. `argN` is the argument's native
+//! value: for `xlate <T *> (e)`, the value of `e` (a `struct task_struct *`), as DTrace's.
 
 use dtrace_ebpf::*;
-use dtrace_frontend::ast::Expr;
-use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_frontend::ast::{Expr, ExprKind, Item};
+use dtrace_frontend::{CompileError, Origin, Result, Source, Span};
 
 use super::regs::{self, CTX_SLOT, KEY_SLOT};
 use super::{Gen, Val};
 use crate::program::{
-    FieldKind, OperandLocation, ProbeContext, SyscallGroup, TracepointField, UprobeKind,
-    UsdtOperand,
+    FieldKind, MappedProbe, OperandLocation, ProbeContext, SyscallGroup, TracepointField,
+    UprobeKind, UsdtOperand,
 };
 use crate::types::{self, kernel, Type};
 
@@ -395,6 +402,10 @@ impl Gen<'_, '_> {
 
     /// `argN` of the probe.
     fn arg(&mut self, n: i16, span: Span) -> Result<Val> {
+        if let ProbeContext::Mapped(m) = &self.probe.context {
+            let m = m.clone();
+            return self.mapped_arg(&m, n, span);
+        }
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
         match &self.probe.context {
             ProbeContext::ArgArray => {
@@ -458,6 +469,8 @@ impl Gen<'_, '_> {
                 let kind = u.kind.clone();
                 self.uprobe_arg(&kind, n);
             }
+            // Handled above.
+            ProbeContext::Mapped(_) => self.e.emit(Insn::mov64_imm(R0, 0)),
             ProbeContext::SyscallGroup(g) => {
                 // Entry: the call's registers (args[0] of the context); return: arg0 and
                 // arg1 are both the return value (args[1]).
@@ -807,6 +820,13 @@ impl Gen<'_, '_> {
                     UprobeKind::Entry | UprobeKind::Return => Ok(raw),
                 }
             }
+            ProbeContext::Mapped(m) => {
+                let arg = m.args.get(i as usize).ok_or_else(out_of_range)?;
+                let what = format!("{probe} args[{i}] = {}", arg.expr);
+                let e = self.mapped_expr(&arg.expr, &what, span)?;
+                self.in_base(|g| g.expr(&e))
+                    .map_err(|err| mapped_error(err, &what, span))
+            }
             ProbeContext::SyscallGroup(g) => Err(CompileError::new(
                 "D_ARGS_TYPE",
                 format!(
@@ -822,6 +842,86 @@ impl Gen<'_, '_> {
                 span,
             )),
         }
+    }
+
+    /// Parse a D expression of a `proc`/`sched` probe's mapping (`what` names it for
+    /// messages); its errors are placed at `span`, where the script uses it.
+    pub(crate) fn mapped_expr(&self, text: &str, what: &str, span: Span) -> Result<Expr> {
+        let source = Source::new(
+            Origin::Script("<provider>".to_string()),
+            format!("BEGIN /{text}/ {{}}"),
+        );
+        let known = |name: &str| {
+            types::builtin_typedef(name).is_some()
+                || self.c.is_d_typedef(name)
+                || kernel::is_typedef(name)
+        };
+        let program = dtrace_frontend::parse(&source, u16::MAX, &known)
+            .map_err(|err| mapped_error(err, what, span))?;
+        match program.items.into_iter().next() {
+            Some(Item::Clause(c)) if c.predicate.is_some() => Ok(c.predicate.expect("a predicate")),
+            _ => Err(CompileError::new(
+                "D_SYNTAX",
+                format!("{what}: not an expression"),
+                span,
+            )),
+        }
+    }
+
+    /// Run `f` with the probe's context set to the base probe of a `proc`/`sched` probe
+    /// (a no-op for other probes): `args[]`, `argN` and the context pointer are then the
+    /// base's.
+    pub(crate) fn in_base<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        let ProbeContext::Mapped(m) = &self.probe.context else {
+            return f(self);
+        };
+        let base = (*m.base).clone();
+        let saved = std::mem::replace(&mut self.probe.context, base);
+        let r = f(self);
+        self.probe.context = saved;
+        r
+    }
+
+    /// The filter of a `proc`/`sched` probe, if it has one: a value that is zero when
+    /// the probe must not fire.
+    pub(crate) fn mapped_filter(&mut self, span: Span) -> Result<Option<Val>> {
+        let ProbeContext::Mapped(m) = &self.probe.context else {
+            return Ok(None);
+        };
+        let Some(text) = m.filter.clone() else {
+            return Ok(None);
+        };
+        let what = format!("the filter of {} ({text})", self.probe.full_name());
+        let e = self.mapped_expr(&text, &what, span)?;
+        self.in_base(|g| g.expr(&e))
+            .map(Some)
+            .map_err(|err| mapped_error(err, &what, span))
+    }
+
+    /// `argN` of a `proc`/`sched` probe: `args[N]`'s native value as a 64-bit integer
+    /// (the translator's input for a translated argument; 0 for a string or past the
+    /// arguments).
+    fn mapped_arg(&mut self, m: &MappedProbe, n: i16, span: Span) -> Result<Val> {
+        let Some(arg) = m.args.get(n as usize) else {
+            return self.constant(0, types::INT64, span);
+        };
+        let what = format!("{} arg{n} = {}", self.probe.full_name(), arg.expr);
+        let mut e = self.mapped_expr(&arg.expr, &what, span)?;
+        if let ExprKind::Xlate { operand, .. } = e.kind {
+            e = *operand;
+        }
+        let v = self
+            .in_base(|g| g.expr(&e))
+            .map_err(|err| mapped_error(err, &what, span))?;
+        if v.ty.is_string() {
+            self.pop(v.reg);
+            return self.constant(0, types::INT64, span);
+        }
+        self.convert(&v, &types::INT64);
+        Ok(Val {
+            reg: v.reg,
+            ty: types::INT64,
+        })
     }
 
     /// Argument `i`, read as a 64-bit value into `raw`, as a value of BTF type `ty`:
@@ -936,4 +1036,12 @@ fn function_arg_type(btf_id: u32, ret: bool, n: usize) -> Option<u32> {
         (true, 1) => Some(proto.ret),
         _ => None,
     }
+}
+
+/// An error in a `proc`/`sched` probe's mapping (`what`), placed at `span` in the script.
+fn mapped_error(err: CompileError, what: &str, span: Span) -> CompileError {
+    if err.span.is_some_and(|s| s.source != u16::MAX) {
+        return err;
+    }
+    CompileError::new(err.tag, format!("{what}: {}", err.message), span)
 }

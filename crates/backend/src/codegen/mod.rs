@@ -892,6 +892,12 @@ impl<'c, 'a> Gen<'c, 'a> {
             self.e
                 .emit(Insn::stx(Size::W, SCRATCH, GROUP_EPID_OFFSET as i16, R0));
         }
+        // A proc/sched probe fires only where its filter holds.
+        if let Some(v) = self.mapped_filter(clause.span)? {
+            let r = regs::read(&mut self.e, v.reg, R1);
+            self.pop(v.reg);
+            self.e.jmp_imm(BPF_JEQ, r, 0, end);
+        }
         if let Some(pred) = &clause.predicate {
             let v = self.expr(pred)?;
             if !v.ty.is_scalar() {

@@ -24,6 +24,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 
 use super::regs::{self, VReg, SCRATCH};
 use super::{Compiler, Gen, Val};
+use crate::program::ProbeContext;
 use crate::types::kernel;
 use crate::types::translators::Provided;
 use crate::types::{Record, Type, D_RECORD_BASE};
@@ -259,6 +260,11 @@ impl Compiler<'_> {
             .map(|r| Type::Struct(r.clone()))
     }
 
+    /// Whether D (the program or its library) defines typedef `name`.
+    pub(crate) fn is_d_typedef(&self, name: &str) -> bool {
+        self.vars.defs.typedefs.contains_key(name)
+    }
+
     /// The type a D typedef names, if D defines `name`.
     pub(crate) fn d_typedef(&self, name: &str) -> Option<Result<Type>> {
         let t = self.vars.defs.typedefs.get(name)?;
@@ -438,12 +444,19 @@ impl Gen<'_, '_> {
             .is_some_and(|b| b.name == name)
     }
 
-    /// The `xlate` an expression stands for, directly or through inlines.
-    fn xlate_source(&self, e: &Expr) -> Option<(TypeName, Expr)> {
+    /// The `xlate` an expression stands for, directly or through inlines, and whether its
+    /// operand is to be evaluated in the base probe's context (a `proc`/`sched` probe's
+    /// translated `args[N]`).
+    fn xlate_source(&self, e: &Expr) -> Option<(TypeName, Expr, bool)> {
         let mut e = e.clone();
+        if let Some(x) = self.mapped_xlate(&e) {
+            return Some(x);
+        }
         for _ in 0..MAX_INLINE_DEPTH {
             match &e.kind {
-                ExprKind::Xlate { ty, operand } => return Some((ty.clone(), (**operand).clone())),
+                ExprKind::Xlate { ty, operand } => {
+                    return Some((ty.clone(), (**operand).clone(), false))
+                }
                 ExprKind::Ident(name)
                     if !self.is_bound_input(name)
                         && !self.c.is_global(name)
@@ -457,6 +470,29 @@ impl Gen<'_, '_> {
         None
     }
 
+    /// `args[N]` of a `proc`/`sched` probe whose mapping is an `xlate`: that `xlate`.
+    fn mapped_xlate(&self, e: &Expr) -> Option<(TypeName, Expr, bool)> {
+        let ProbeContext::Mapped(m) = &self.probe.context else {
+            return None;
+        };
+        let ExprKind::Index { base, args } = &e.kind else {
+            return None;
+        };
+        if !matches!(&base.kind, ExprKind::Ident(n) if n == "args") {
+            return None;
+        }
+        let i = match args.as_slice() {
+            [a] => super::aggregate::constant(a)?,
+            _ => return None,
+        };
+        let arg = m.args.get(usize::try_from(i).ok()?)?;
+        let parsed = self.mapped_expr(&arg.expr, "", e.span).ok()?;
+        match parsed.kind {
+            ExprKind::Xlate { ty, operand } => Some((ty, *operand, true)),
+            _ => None,
+        }
+    }
+
     /// `xlate <T *> (e)->m` and `xlate <T> (e).m` (also through inlines such as
     /// `curpsinfo->pr_pid`): only member `m`'s translation. None if `base` is no `xlate`.
     pub(crate) fn translated_member(
@@ -466,10 +502,12 @@ impl Gen<'_, '_> {
         arrow: bool,
         span: Span,
     ) -> Result<Option<Val>> {
-        let Some((ty, operand)) = self.xlate_source(base) else {
+        let Some((ty, operand, in_base)) = self.xlate_source(base) else {
             return Ok(None);
         };
-        let (record, pointer) = self.xlate_target(&ty)?;
+        let (record, pointer) = self
+            .xlate_target(&ty)
+            .map_err(|err| placed(err, &self.probe.full_name(), span))?;
         if arrow != pointer {
             let shown = if pointer {
                 Type::Ptr(Box::new(Type::Struct(record)))
@@ -486,8 +524,16 @@ impl Gen<'_, '_> {
             let tag = if arrow { "D_OP_PTR" } else { "D_OP_SOU" };
             return Err(CompileError::new(tag, message, span));
         }
-        let v = self.expr(&operand)?;
-        let index = self.find_translator(&record, &v.ty, ty.span)?;
+        let v = if in_base {
+            let what = format!("{} {}", self.probe.full_name(), "args[ ]");
+            self.in_base(|g| g.expr(&operand))
+                .map_err(|err| placed(err, &what, span))?
+        } else {
+            self.expr(&operand)?
+        };
+        // A mapped argument's type spans are in its own text: report at the use.
+        let type_span = if in_base { span } else { ty.span };
+        let index = self.find_translator(&record, &v.ty, type_span)?;
         let def = self.c.vars.defs.translators.as_ref().expect("loaded")[index]
             .def
             .clone();
@@ -691,4 +737,13 @@ fn incompatible(member: &str, member_ty: &Type, value: &Type, span: Span) -> Com
         ),
         span,
     )
+}
+
+/// An error evaluating a `proc`/`sched` probe's mapping, placed at `span` in the script
+/// unless it already has a place in a source the script's diagnostics know.
+fn placed(err: CompileError, what: &str, span: Span) -> CompileError {
+    if err.span.is_some_and(|s| s.source != u16::MAX) {
+        return err;
+    }
+    CompileError::new(err.tag, format!("{what}: {}", err.message), span)
 }

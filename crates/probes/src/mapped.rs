@@ -1,0 +1,90 @@
+//! Probes defined over other probes: the `proc` and `sched` providers.
+//!
+//! Each probe is a row of a table ([`Def`]): the kernel probe it fires on (a BTF raw
+//! tracepoint, or a timer for `sched:::tick`), an optional D predicate over that probe's
+//! arguments (`exit` fires at `sched_process_exit` only when `args[1]`, `group_dead`,
+//! holds), and each DTrace argument as a D expression over them (`xlate <psinfo_t *>
+//! (args[1])`). The expressions are compiled by the back end as if they were in a clause
+//! of the underlying probe ([`ProbeContext::Mapped`]); the types they produce and the
+//! translators they use come from the D library (`procfs.d`, `signal.d`, `sched.d`), so
+//! what a `psinfo_t` holds is written in D, not here.
+
+use dtrace_backend::program::{MappedArg, MappedProbe, ProbeContext, ProbeSite};
+
+use crate::{rawtp, Attach, Probe};
+
+/// What a mapped probe fires on.
+pub(crate) enum Base {
+    /// The BTF raw tracepoint of this name.
+    Raw(&'static str),
+    /// A timer every `period_ns` on every CPU (`sched:::tick`).
+    Timer { period_ns: u64 },
+}
+
+/// One probe of a mapped provider.
+pub(crate) struct Def {
+    pub name: &'static str,
+    pub base: Base,
+    /// D predicate over the base probe's arguments.
+    pub filter: Option<&'static str>,
+    /// `(D type, D expression)` of `args[0]`, `args[1]`, ...
+    pub args: &'static [(&'static str, &'static str)],
+}
+
+/// The probes of `provider` from `defs`, numbered from `first_id`, module `vmlinux`; a
+/// probe whose raw tracepoint this kernel's BTF lacks is left out.
+pub(crate) fn probes(provider: &str, defs: &[Def], first_id: u32) -> Vec<Probe> {
+    let btf = dtrace_backend::types::kernel::vmlinux();
+    let mut out = Vec::new();
+    for def in defs {
+        let (base, attach) = match def.base {
+            Base::Raw(name) => {
+                let Some(tp) = btf.and_then(|b| rawtp::lookup(b, name)) else {
+                    continue;
+                };
+                (ProbeContext::BtfTracepoint(tp), Attach::BtfTracepoint)
+            }
+            Base::Timer { period_ns } => (
+                ProbeContext::PerfEvent,
+                Attach::Timer {
+                    period_ns,
+                    every_cpu: true,
+                },
+            ),
+        };
+        out.push(Probe {
+            site: ProbeSite {
+                id: first_id + out.len() as u32,
+                provider: provider.to_string(),
+                module: "vmlinux".to_string(),
+                function: String::new(),
+                name: def.name.to_string(),
+                context: ProbeContext::Mapped(MappedProbe {
+                    base: Box::new(base),
+                    filter: def.filter.map(str::to_string),
+                    args: def
+                        .args
+                        .iter()
+                        .map(|(ty, expr)| MappedArg {
+                            ty: ty.to_string(),
+                            expr: expr.to_string(),
+                        })
+                        .collect(),
+                }),
+            },
+            attach,
+        });
+    }
+    out
+}
+
+/// The kernel tracepoint (or timer) a mapped probe fires on, for documentation and tests.
+pub fn base_of(site: &ProbeSite) -> Option<String> {
+    let ProbeContext::Mapped(m) = &site.context else {
+        return None;
+    };
+    Some(match &*m.base {
+        ProbeContext::BtfTracepoint(tp) => tp.name.clone(),
+        _ => "timer".to_string(),
+    })
+}
