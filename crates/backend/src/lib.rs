@@ -7,6 +7,7 @@
 pub mod codegen;
 pub mod emit;
 pub mod program;
+pub mod signals;
 pub mod slots;
 pub mod types;
 

@@ -396,44 +396,7 @@ impl Drop for Target {
 
 /// A signal's name as DTrace prints it (`SIGKILL`).
 fn signal_name(sig: i32) -> String {
-    const NAMES: [&str; 32] = [
-        "",
-        "SIGHUP",
-        "SIGINT",
-        "SIGQUIT",
-        "SIGILL",
-        "SIGTRAP",
-        "SIGABRT",
-        "SIGBUS",
-        "SIGFPE",
-        "SIGKILL",
-        "SIGUSR1",
-        "SIGSEGV",
-        "SIGUSR2",
-        "SIGPIPE",
-        "SIGALRM",
-        "SIGTERM",
-        "SIGSTKFLT",
-        "SIGCHLD",
-        "SIGCONT",
-        "SIGSTOP",
-        "SIGTSTP",
-        "SIGTTIN",
-        "SIGTTOU",
-        "SIGURG",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGWINCH",
-        "SIGIO",
-        "SIGPWR",
-        "SIGSYS",
-    ];
-    match NAMES.get(sig as usize) {
-        Some(name) if sig > 0 => name.to_string(),
-        _ => format!("SIG#{sig}"),
-    }
+    dtrace_backend::signals::name(sig).map_or_else(|| format!("SIG#{sig}"), str::to_string)
 }
 
 /// Whether `pid` is a live (not zombie) process, from /proc.

@@ -15,56 +15,9 @@ pub(super) fn constant(name: &str) -> Option<i64> {
         "DTRACEFLT_UPRIV" => 7,
         "DTRACEFLT_TUPOFLOW" => 8,
         "DTRACEFLT_BADSTACK" => 9,
-        _ => return signal(name).or_else(|| errno(name)),
+        _ => return crate::signals::number(name).or_else(|| errno(name)),
     };
     Some(v)
-}
-
-fn signal(name: &str) -> Option<i64> {
-    const SIGNALS: &[&str] = &[
-        "SIGHUP",
-        "SIGINT",
-        "SIGQUIT",
-        "SIGILL",
-        "SIGTRAP",
-        "SIGABRT",
-        "SIGBUS",
-        "SIGFPE",
-        "SIGKILL",
-        "SIGUSR1",
-        "SIGSEGV",
-        "SIGUSR2",
-        "SIGPIPE",
-        "SIGALRM",
-        "SIGTERM",
-        "SIGSTKFLT",
-        "SIGCHLD",
-        "SIGCONT",
-        "SIGSTOP",
-        "SIGTSTP",
-        "SIGTTIN",
-        "SIGTTOU",
-        "SIGURG",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGWINCH",
-        "SIGIO",
-        "SIGPWR",
-        "SIGSYS",
-    ];
-    match name {
-        "SIGIOT" => Some(6),
-        "SIGCLD" => Some(17),
-        "SIGPOLL" => Some(29),
-        "SIGRTMIN" => Some(32),
-        "SIGRTMAX" => Some(64),
-        _ => SIGNALS
-            .iter()
-            .position(|&s| s == name)
-            .map(|i| i as i64 + 1),
-    }
 }
 
 fn errno(name: &str) -> Option<i64> {
