@@ -181,21 +181,12 @@ pub fn usdt_arg_type(specs: &[Vec<UsdtOperand>], i: usize) -> Type {
         .iter()
         .filter_map(|s| s.get(i))
         .map(|o| (o.size, o.signed));
-    let first = sizes.next();
-    let name = match first {
-        Some(first) if sizes.all(|o| o == first) => match first {
-            (1, true) => "int8_t",
-            (1, false) => "uint8_t",
-            (2, true) => "int16_t",
-            (2, false) => "uint16_t",
-            (4, true) => "int32_t",
-            (4, false) => "uint32_t",
-            (_, false) => "uint64_t",
-            (_, true) => "int64_t",
-        },
-        _ => "int64_t",
-    };
-    crate::types::builtin_typedef(name).unwrap_or(crate::types::INT64)
+    match sizes.next() {
+        Some(first) if sizes.all(|o| o == first) => {
+            crate::types::sized_int(first.0 as u32, first.1)
+        }
+        _ => crate::types::sized_int(8, true),
+    }
 }
 
 /// Where a USDT argument is (register operands by their `struct pt_regs` offset).

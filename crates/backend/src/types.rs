@@ -185,6 +185,22 @@ pub fn float_size(name: &str) -> Option<u64> {
     }
 }
 
+/// D's fixed-width integer typedef of `size` bytes (`int32_t`, `uint8_t`; 8 bytes for any
+/// other size).
+pub fn sized_int(size: u32, signed: bool) -> Type {
+    let name = match (size, signed) {
+        (1, true) => "int8_t",
+        (1, false) => "uint8_t",
+        (2, true) => "int16_t",
+        (2, false) => "uint16_t",
+        (4, true) => "int32_t",
+        (4, false) => "uint32_t",
+        (_, true) => "int64_t",
+        (_, false) => "uint64_t",
+    };
+    builtin_typedef(name).expect("D's fixed-width integer typedefs")
+}
+
 /// The type named by C built-in type words (`unsigned long long`, `char`, `short int`).
 pub fn from_words(words: &[String]) -> Option<Type> {
     let has = |w: &str| words.iter().any(|x| x == w);

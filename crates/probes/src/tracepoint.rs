@@ -169,17 +169,7 @@ fn integer_type(ctype: &str, size: u32, signed: bool) -> Type {
     if let Some(ty @ Type::Int { .. }) = named {
         return ty;
     }
-    let name = match (size, signed) {
-        (1, true) => "int8_t",
-        (1, false) => "uint8_t",
-        (2, true) => "int16_t",
-        (2, false) => "uint16_t",
-        (4, true) => "int32_t",
-        (4, false) => "uint32_t",
-        (_, true) => "int64_t",
-        (_, false) => "uint64_t",
-    };
-    types::builtin_typedef(name).expect("D's integer typedefs")
+    types::sized_int(size, signed)
 }
 
 /// The layout of an event's arguments: its fields after the common ones, less any listed in

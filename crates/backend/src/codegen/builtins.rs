@@ -645,11 +645,7 @@ impl Gen<'_, '_> {
             .iter()
             .map(|f| self.c.rodata_string(f.as_bytes()))
             .collect();
-        let max = offsets.iter().copied().max().unwrap_or(0);
-        let table: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
-        // A table holding a zero byte would end the string early; rodata strings are
-        // copied whole (`string` appends a NUL), so store it as raw bytes.
-        let table_off = self.c.rodata_string(&table);
+        let table_off = self.rodata_u32_table(&offsets);
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
         self.e.emit(Insn::call(GET_ATTACH_COOKIE));
         let in_range = self.e.label();
@@ -661,6 +657,20 @@ impl Gen<'_, '_> {
         self.e.ld_map_value(R1, self.c.core.rodata, table_off);
         self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
         self.e.emit(Insn::ldx(Size::W, R0, R1, 0));
+        self.rodata_string_at_r0(&offsets, span)
+    }
+
+    /// A u32 table stored in the read-only data; its offset there. (Stored through
+    /// `rodata_string`, which copies the bytes whole, zero bytes included.)
+    fn rodata_u32_table(&mut self, table: &[u32]) -> u32 {
+        let bytes: Vec<u8> = table.iter().flat_map(|o| o.to_le_bytes()).collect();
+        self.c.rodata_string(&bytes)
+    }
+
+    /// With r0 = one of `offsets` (string offsets in the read-only data), that string as a
+    /// new value; an offset the verifier cannot bound by the largest reads as "".
+    fn rodata_string_at_r0(&mut self, offsets: &[u32], span: Span) -> Result<Val> {
+        let max = offsets.iter().copied().max().unwrap_or(0);
         let bounded = self.e.label();
         self.e.jmp_imm(BPF_JLE, R0, max as i32, bounded);
         self.e.emit(Insn::mov64_imm(R0, 0));
@@ -678,8 +688,7 @@ impl Gen<'_, '_> {
     /// r0 = `table[nr]`, a u32 table by system call number in the read-only data (a group
     /// program).
     fn by_nr_table(&mut self, table: &[u32]) {
-        let bytes: Vec<u8> = table.iter().flat_map(|o| o.to_le_bytes()).collect();
-        let off = self.c.rodata_string(&bytes);
+        let off = self.rodata_u32_table(table);
         self.by_syscall_nr(R0, table.len() as u32);
         self.e.ld_map_value(R1, self.c.core.rodata, off);
         self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
@@ -693,20 +702,8 @@ impl Gen<'_, '_> {
         for (nr, _, name) in &g.calls {
             offsets[*nr as usize] = self.c.rodata_string(name.as_bytes());
         }
-        let max = offsets.iter().copied().max().unwrap_or(0);
         self.by_nr_table(&offsets);
-        let bounded = self.e.label();
-        self.e.jmp_imm(BPF_JLE, R0, max as i32, bounded);
-        self.e.emit(Insn::mov64_imm(R0, 0));
-        self.e.bind(bounded);
-        self.e.ld_map_value(R1, self.c.core.rodata, 0);
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
-        let v = self.push(span)?;
-        regs::write(&mut self.e, v, R1);
-        Ok(Val {
-            reg: v,
-            ty: Type::String,
-        })
+        self.rodata_string_at_r0(&offsets, span)
     }
 
     /// r0 = the integer or pointer field `f` of the tracepoint record (r1 = the context),

@@ -73,14 +73,7 @@ impl Gen<'_, '_> {
     /// `strlen(s)`: the number of bytes before the NUL (at most strsize - 1).
     pub(crate) fn strlen(&mut self, s: &Val) -> Result<Val> {
         let tmp = self.string_buffer(false);
-        self.scratch_addr(R1, tmp);
-        self.e.emit(Insn::mov64_imm(R2, self.strsize() as i32));
-        regs::read_into(&mut self.e, s.reg, R3);
-        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
-        // r0 = bytes copied including the NUL, or a negative error.
-        self.e.emit(Insn::alu64_imm(BPF_SUB, R0, 1));
-        self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 0, 1));
-        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.copy_string(tmp, s);
         regs::write(&mut self.e, s.reg, R0);
         Ok(Val {
             reg: s.reg,
@@ -88,20 +81,27 @@ impl Gen<'_, '_> {
         })
     }
 
-    /// `strjoin(a, b)`: a new string, truncated to strsize - 1 bytes.
-    pub(crate) fn strjoin(&mut self, a: &Val, b: &Val) -> Result<Val> {
+    /// Copy the string `v` into scratch at `off` (`strsize` bytes); r0 = its length, in
+    /// `0..strsize`. Clobbers r1-r5.
+    pub(crate) fn copy_string(&mut self, off: u32, v: &Val) {
         let strsize = self.strsize() as i32;
-        let buf = self.string_buffer(true);
-        self.scratch_addr(R1, buf);
+        self.scratch_addr(R1, off);
         self.e.emit(Insn::mov64_imm(R2, strsize));
-        regs::read_into(&mut self.e, a.reg, R3);
+        regs::read_into(&mut self.e, v.reg, R3);
         self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
-        // len(a) = r0 - 1, clamped to [0, strsize - 1].
         self.e.emit(Insn::alu64_imm(BPF_SUB, R0, 1));
         self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 0, 1));
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.emit(Insn::jmp_imm(BPF_JLE, R0, strsize - 1, 1));
         self.e.emit(Insn::mov64_imm(R0, strsize - 1));
+    }
+
+    /// `strjoin(a, b)`: a new string, truncated to strsize - 1 bytes.
+    pub(crate) fn strjoin(&mut self, a: &Val, b: &Val) -> Result<Val> {
+        let strsize = self.strsize() as i32;
+        let buf = self.string_buffer(true);
+        // r0 = len(a), in [0, strsize - 1]; b goes right after it.
+        self.copy_string(buf, a);
         self.scratch_addr(R1, buf);
         self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
         self.e.emit(Insn::mov64_imm(R2, strsize));

@@ -275,21 +275,6 @@ impl Gen<'_, '_> {
         self.e.bind(stay);
     }
 
-    /// Copy the string `v` into scratch at `off` (`strsize` bytes); r0 = its length, in
-    /// `0..strsize`. Clobbers r1-r5.
-    fn copy_string(&mut self, off: u32, v: &Val) {
-        let strsize = self.strsize() as i32;
-        self.scratch_addr(R1, off);
-        self.e.emit(Insn::mov64_imm(R2, strsize));
-        regs::read_into(&mut self.e, v.reg, R3);
-        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
-        self.e.emit(Insn::alu64_imm(BPF_SUB, R0, 1));
-        self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 0, 1));
-        self.e.emit(Insn::mov64_imm(R0, 0));
-        self.e.emit(Insn::jmp_imm(BPF_JLE, R0, strsize - 1, 1));
-        self.e.emit(Insn::mov64_imm(R0, strsize - 1));
-    }
-
     /// Copy the string at `scratch + base + r_idx` (NUL-terminated within scratch) into the
     /// result buffer `res`. Clobbers r0-r5.
     fn copy_tail(&mut self, res: u32, base: u32, idx: Reg) {

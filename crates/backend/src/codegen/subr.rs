@@ -144,11 +144,7 @@ impl Gen<'_, '_> {
         self.scratch_addr(R1, buf);
         regs::read_into(&mut self.e, addr.reg, R3);
         self.e.emit(Insn::call(helpers::PROBE_READ_USER_STR));
-        let ok = self.e.label();
-        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
-        let bad = regs::read(&mut self.e, addr.reg, R1);
-        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
-        self.e.bind(ok);
+        self.fault_if_negative(addr.reg);
         self.scratch_addr(R1, buf);
         regs::write(&mut self.e, addr.reg, R1);
         Ok(Val {
@@ -189,11 +185,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::mov64_imm(R2, size as i32));
         regs::read_into(&mut self.e, addr.reg, R3);
         self.e.emit(Insn::call(helpers::PROBE_READ_USER));
-        let ok = self.e.label();
-        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
-        let bad = regs::read(&mut self.e, addr.reg, R1);
-        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
-        self.e.bind(ok);
+        self.fault_if_negative(addr.reg);
         self.scratch_addr(R1, buf);
         regs::write(&mut self.e, addr.reg, R1);
         Ok(Val {
@@ -282,11 +274,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::mov64_imm(R2, size as i32));
         regs::read_into(&mut self.e, addr.reg, R3);
         self.e.emit(Insn::call(helpers::PROBE_READ_USER));
-        let ok = self.e.label();
-        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
-        let bad = regs::read(&mut self.e, addr.reg, R1);
-        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
-        self.e.bind(ok);
+        self.fault_if_negative(addr.reg);
         let (addr, dest) = (vals[0].reg, vals[1].reg);
         self.pop(dest);
         Ok(Val {

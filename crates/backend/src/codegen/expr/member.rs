@@ -338,7 +338,7 @@ impl Gen<'_, '_> {
 
     /// After a read helper (r0 = its result): fault with the address in `addr` unless the
     /// read succeeded.
-    fn fault_if_negative(&mut self, addr: VReg) {
+    pub(crate) fn fault_if_negative(&mut self, addr: VReg) {
         let ok = self.e.label();
         self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
         let bad = regs::read(&mut self.e, addr, R1);
