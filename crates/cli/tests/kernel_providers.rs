@@ -18,10 +18,7 @@ use common::{dtrace, Run};
 
 /// A scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-kprov-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("kprov", name)
 }
 
 /// A C program: `getppid N` calls getppid(2) N times (through syscall(2), so no library
@@ -29,27 +26,16 @@ fn scratch(name: &str) -> PathBuf {
 fn getppid_program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
     PROGRAM.get_or_init(|| {
-        let dir = scratch("getppid");
-        let src = dir.join("getppid.c");
-        std::fs::write(
-            &src,
+        common::build_c(
+            &scratch("getppid"),
+            "getppid",
             "#include <stdlib.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n\
              int main(int argc, char **argv) {\n\
                int n = argc > 1 ? atoi(argv[1]) : 1;\n\
                for (int i = 0; i < n; i++) syscall(SYS_getppid);\n\
                return 0;\n}\n",
+            &["-O0"],
         )
-        .unwrap();
-        let exe = dir.join("getppid");
-        let status = Command::new("gcc")
-            .arg("-O0")
-            .arg("-o")
-            .arg(&exe)
-            .arg(&src)
-            .status()
-            .expect("run gcc");
-        assert!(status.success(), "gcc failed");
-        exe
     })
 }
 
@@ -323,10 +309,9 @@ fn args_out_of_range_is_a_compile_error() {
 fn known_calls_program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
     PROGRAM.get_or_init(|| {
-        let dir = scratch("known-calls");
-        let src = dir.join("calls.c");
-        std::fs::write(
-            &src,
+        common::build_c(
+            &scratch("known-calls"),
+            "calls",
             "#include <stdio.h>\n#include <string.h>\n#include <time.h>\n#include <unistd.h>\n\
              #include <sys/syscall.h>\n\
              int main(int argc, char **argv) {\n\
@@ -339,18 +324,8 @@ fn known_calls_program() -> &'static Path {
                for (int i = 0; i < 5; i++) syscall(SYS_getpid);\n\
                for (int i = 0; i < 3; i++) syscall(SYS_dup, 12345);\n\
                return 0;\n}\n",
+            &["-O0"],
         )
-        .unwrap();
-        let exe = dir.join("calls");
-        let status = Command::new("gcc")
-            .arg("-O0")
-            .arg("-o")
-            .arg(&exe)
-            .arg(&src)
-            .status()
-            .expect("run gcc");
-        assert!(status.success(), "gcc failed");
-        exe
     })
 }
 

@@ -38,10 +38,7 @@ fn unique_ms(idx: u32) -> u32 {
 
 /// A scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-lifecycle-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("lifecycle", name)
 }
 
 /// The `dtrace` binary, with SIGINT and SIGTERM at their default actions whatever this test

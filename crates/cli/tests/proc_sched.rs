@@ -16,10 +16,7 @@ use common::{dtrace, Run};
 
 /// A fresh directory for one test's files.
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-procsched-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
+    common::scratch("procsched", name)
 }
 
 /// Write an executable shell script; its path.
@@ -202,10 +199,9 @@ fn signal_send_and_handle_give_the_signal() {
 fn threads_program() -> &'static str {
     static EXE: OnceLock<String> = OnceLock::new();
     EXE.get_or_init(|| {
-        let dir = temp_dir("threads");
-        let src = dir.join("threads.c");
-        std::fs::write(
-            &src,
+        common::build_c(
+            &temp_dir("threads"),
+            "threads",
             r#"#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -227,17 +223,10 @@ int main(void) {
     return 0;
 }
 "#,
+            &["-O0", "-pthread"],
         )
-        .unwrap();
-        let exe = dir.join("threads");
-        let status = Command::new("gcc")
-            .args(["-O0", "-pthread", "-o"])
-            .arg(&exe)
-            .arg(&src)
-            .status()
-            .expect("run gcc");
-        assert!(status.success(), "gcc failed");
-        exe.to_string_lossy().into_owned()
+        .to_string_lossy()
+        .into_owned()
     })
 }
 

@@ -8,7 +8,6 @@ mod common;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::{dtrace, Run};
 
@@ -43,24 +42,12 @@ int main(void) {
 
 /// Build the test program (frame pointers everywhere) into a directory of its own.
 fn program(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-stacks-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.join("stackprog");
-    let out = Command::new("gcc")
-        .args(["-O0", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("run gcc");
-    assert!(
-        out.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::build_c(
+        &common::scratch("stacks", name),
+        "stackprog",
+        PROGRAM,
+        &["-O0", "-fno-omit-frame-pointer"],
+    )
 }
 
 /// Kernel symbol names and module names of `/proc/kallsyms`.

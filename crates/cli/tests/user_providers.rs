@@ -24,10 +24,7 @@ fn assert_ok(run: &Run) {
 
 /// A scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-user-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("user", name)
 }
 
 /// The test program: `prog N` fires `myprov:::tick(i, name)` N times (the name a string
@@ -74,22 +71,7 @@ int main(int argc, char **argv) {
 
 /// Build the test program into a directory of its own; returns its path.
 fn program(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.join(name);
-    let out = Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("run gcc (and sys/sdt.h from systemtap-sdt-dev)");
-    assert!(
-        out.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::build_c(&scratch(name), name, PROGRAM, &["-O1"])
 }
 
 fn path_str(p: &Path) -> &str {
@@ -435,22 +417,7 @@ int main(int argc, char **argv) {
 "#;
 
 fn copy_program(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    let src = dir.join("copy.c");
-    std::fs::write(&src, COPY_PROGRAM).unwrap();
-    let exe = dir.join(name);
-    let out = Command::new("gcc")
-        .args(["-O2", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("run gcc");
-    assert!(
-        out.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::build_c(&scratch(name), name, COPY_PROGRAM, &["-O2"])
 }
 
 /// The `link_type` of every BPF link process `pid` holds (from /proc/PID/fdinfo).
@@ -750,22 +717,7 @@ int main(int argc, char **argv) {
 "#;
 
 fn fork_program(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    let src = dir.join("fork.c");
-    std::fs::write(&src, FORK_PROGRAM).unwrap();
-    let exe = dir.join(name);
-    let out = Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("run gcc");
-    assert!(
-        out.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::build_c(&scratch(name), name, FORK_PROGRAM, &["-O1", "-pthread"])
 }
 
 const FORK_SCRIPT: &str = "forkprov$target:::item { @[arg0] = count(); }

@@ -94,24 +94,7 @@ int main(int argc, char **argv) {
 
 /// Build the test program into a scratch directory of its own; returns its path.
 fn program(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-vts-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.join(name);
-    let out = Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("run gcc (and sys/sdt.h from systemtap-sdt-dev)");
-    assert!(
-        out.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::build_c(&common::scratch("vts", name), name, PROGRAM, &["-O1"])
 }
 
 fn path_str(p: &Path) -> &str {

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -77,4 +78,33 @@ pub fn finish(mut child: Child, what: &str) -> Run {
 /// Run `dtrace` with `args` to its end.
 pub fn dtrace(args: &[&str]) -> Run {
     finish(spawn(args), &format!("{args:?}"))
+}
+
+/// A fresh, empty scratch directory for one test: `$TMPDIR/dtrace-PREFIX-PID-NAME`.
+pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dtrace-{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch directory");
+    dir
+}
+
+/// Compile the C program `source` with gcc and `flags` into `dir/exe`; its path. Fails the
+/// test with gcc's messages if it does not build (sys/sdt.h comes from systemtap-sdt-dev).
+pub fn build_c(dir: &Path, exe: &str, source: &str, flags: &[&str]) -> PathBuf {
+    let src = dir.join(format!("{exe}.c"));
+    std::fs::write(&src, source).expect("write the C source");
+    let out_path = dir.join(exe);
+    let out = Command::new("gcc")
+        .args(flags)
+        .arg("-o")
+        .arg(&out_path)
+        .arg(&src)
+        .output()
+        .expect("run gcc");
+    assert!(
+        out.status.success(),
+        "gcc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out_path
 }
