@@ -8,10 +8,7 @@
 //!
 //! The epid names one clause on one probe, also for a [`SyscallGroup`] program, where one
 //! program stands for many system calls: it looks the epid up by system call number at run
-//! time. Records of such clauses have a [`GROUP_RECORD_HEADER`]-byte header whose bytes
-//! [`GROUP_EPID_OFFSET`].. repeat the epid, out of reach of a fault record's fields, so that
-//! a fault record (which names the clause's first epid, [`EnabledProbe::group`]) still says
-//! which probe faulted.
+//! time, and its records and fault records carry that one.
 
 use crate::emit::Code;
 use crate::slots::AggFunc;
@@ -409,16 +406,7 @@ pub struct EnabledProbe {
     /// Whether the clause writes a record at all (clauses of only aggregations write none).
     pub records: bool,
     pub actions: Vec<Action>,
-    /// For a clause compiled into a [`SyscallGroup`] program: its first epid, which fault
-    /// records name; the epid that faulted is at [`GROUP_EPID_OFFSET`] of the record.
-    pub group: Option<u32>,
 }
-
-/// Size of the record header of clauses in a [`SyscallGroup`] program.
-pub const GROUP_RECORD_HEADER: u32 = 40;
-/// Where records (and fault records) of clauses in a [`SyscallGroup`] program repeat the
-/// epid: past every field of a fault record.
-pub const GROUP_EPID_OFFSET: u32 = 32;
 
 /// An aggregation: a per-CPU hash map from the key tuple to u64 slots.
 #[derive(Clone, Debug, PartialEq)]
@@ -439,13 +427,11 @@ pub struct Aggregation {
 /// The epid of a fault record.
 pub const FAULT_EPID: u32 = u32::MAX;
 
-/// A fault record after its 8-byte header: `[epid u32][fault u32][action u32][offset u32][addr u64]`,
-/// then (meaningful only for clauses of a [`SyscallGroup`] program) the epid that faulted at
-/// [`GROUP_EPID_OFFSET`].
+/// A fault record after its 8-byte header: `[epid u32][fault u32][action u32][offset u32][addr u64]`.
 pub struct FaultRecord;
 
 impl FaultRecord {
-    pub const SIZE: u32 = 8 + 24 + 8;
+    pub const SIZE: u32 = 8 + 24;
 }
 
 /// Runtime fault kinds, numbered as DTrace numbers them (DTRACEFLT_*).

@@ -1,9 +1,7 @@
 //! Back-end tests without the kernel: D error tags of semantic errors, and the shape of
 //! compiled programs (programs per probe, records, aggregations, maps).
 
-use dtrace_backend::program::{
-    ActionKind, Compiled, ProbeContext, ProbeSite, TracepointLayout, GROUP_RECORD_HEADER,
-};
+use dtrace_backend::program::{ActionKind, Compiled, ProbeContext, ProbeSite, TracepointLayout};
 use dtrace_backend::types::Type;
 use dtrace_backend::{compile, CodegenOptions, FormatCheck, Input, KernelLayout, MacroArgs};
 use dtrace_frontend::ast::Item;
@@ -224,16 +222,20 @@ fn many_system_calls_share_one_program_per_direction() {
     assert!(!g.ret);
     assert_eq!((g.calls.len(), g.table_len()), (20, 20));
     assert_eq!(g.calls[7], (7, 107, "call7".to_string()));
-    // An epid per clause and call: the group's share the clause's actions and name their
-    // first epid; group records have the longer header.
+    // An epid per clause and call, in order: the group's name their own call's probe and
+    // share the clause's actions; group records have the usual 16-byte header (the epid of
+    // the call that fired is written into it at run time).
     assert_eq!(c.enabled.len(), 23);
-    assert!(c.enabled[..20].iter().all(|e| e.group == Some(1)));
+    for (i, e) in c.enabled[..20].iter().enumerate() {
+        assert_eq!((e.epid, e.probe.id), (i as u32 + 1, 100 + i as u32));
+        assert_eq!(e.actions, c.enabled[0].actions);
+    }
     assert_eq!(c.enabled[5].probe.id, 105);
-    assert!(c.enabled[20..].iter().all(|e| e.group.is_none()));
+    assert!(c.enabled[20..].iter().all(|e| e.probe.id >= 200));
     let ActionKind::Trace(f) = &c.enabled[19].actions[0].kind else {
         panic!("{:?}", c.enabled[19].actions);
     };
-    assert_eq!(f.offset, GROUP_RECORD_HEADER);
+    assert_eq!(f.offset, 16);
     let ActionKind::Trace(f) = &c.enabled[20].actions[0].kind else {
         panic!("{:?}", c.enabled[20].actions);
     };

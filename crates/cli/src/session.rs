@@ -3,8 +3,7 @@
 //! aggregations. Records are decoded here and printed with the consumer crate.
 //!
 //! A record's epid names the clause and the probe, also for a system call group program
-//! (one program for many calls), which looks the epid up at run time; its fault records name
-//! the clause's first epid and carry the one that faulted at `GROUP_EPID_OFFSET`.
+//! (one program for many calls), which looks the epid up at run time.
 //!
 //! Helper programs (the `sched_switch` program behind `vtimestamp`, the fork and exit
 //! programs behind follow-fork) are attached first, before BEGIN fires and before a `-c`
@@ -16,9 +15,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use dtrace_backend::program::{
-    ActionKind, Compiled, EnabledProbe, ProbeContext, FAULT_EPID, GROUP_EPID_OFFSET,
-};
+use dtrace_backend::program::{ActionKind, Compiled, EnabledProbe, ProbeContext, FAULT_EPID};
 use dtrace_consumer::symbolize::Symbolizer;
 use dtrace_consumer::{messages, printf, trace, Value};
 use dtrace_probes::{Attach, DtraceProbe};
@@ -399,15 +396,7 @@ impl<'a> Session<'a> {
 
     /// A runtime fault: DTrace's error message, then the ERROR probe.
     fn fault(&mut self, rec: &[u8]) {
-        let mut epid = u32_at(rec, 8);
-        let in_group = self
-            .compiled()
-            .enabled
-            .get((epid as usize).wrapping_sub(1))
-            .is_some_and(|ep| ep.group.is_some());
-        if in_group {
-            epid = u32_at(rec, GROUP_EPID_OFFSET as usize);
-        }
+        let epid = u32_at(rec, 8);
         let code = u32_at(rec, 12);
         let action = u32_at(rec, 16);
         let offset = u32_at(rec, 20) as i32;

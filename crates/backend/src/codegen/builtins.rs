@@ -133,18 +133,8 @@ impl Gen<'_, '_> {
                 }
             }
             "epid" => {
-                if matches!(self.probe.context, ProbeContext::SyscallGroup(_)) {
-                    self.e.emit(Insn::ldx(
-                        Size::W,
-                        R0,
-                        super::regs::SCRATCH,
-                        crate::program::GROUP_EPID_OFFSET as i16,
-                    ));
-                    types::UINT
-                } else {
-                    let epid = self.clause_state().epid;
-                    return self.constant(epid as u64, types::UINT, span).map(Some);
-                }
+                self.load_epid(R0);
+                types::UINT
             }
             "errno" => return self.errno(span).map(Some),
             "execname" => return self.execname(span).map(Some),

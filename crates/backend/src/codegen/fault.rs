@@ -18,9 +18,9 @@ impl Gen<'_, '_> {
     /// send it, and jump to the end of the clause. `addr` holds the bad address, if any.
     pub(crate) fn fault(&mut self, fault: Fault, addr: Option<Reg>, _site: FaultSite) {
         let offset = self.e.len() as i32;
-        let (epid, action, end) = {
+        let (action, end) = {
             let s = self.clause_state();
-            (s.epid, s.action, s.end)
+            (s.action, s.end)
         };
         match addr {
             Some(r) => self.e.emit(Insn::stx(Size::DW, SCRATCH, 24, r)),
@@ -28,7 +28,8 @@ impl Gen<'_, '_> {
         }
         self.e
             .emit(Insn::st(Size::W, SCRATCH, 0, FAULT_EPID as i32));
-        self.e.emit(Insn::st(Size::W, SCRATCH, 8, epid as i32));
+        self.load_epid(R0);
+        self.e.emit(Insn::stx(Size::W, SCRATCH, 8, R0));
         self.e.emit(Insn::st(Size::W, SCRATCH, 12, fault as i32));
         self.e.emit(Insn::st(Size::W, SCRATCH, 16, action as i32));
         self.e.emit(Insn::st(Size::W, SCRATCH, 20, offset));

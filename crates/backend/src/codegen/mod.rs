@@ -222,7 +222,6 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 probe: site.clone(),
                 records: clause_records(clauses[ci]),
                 actions: Vec::new(),
-                group: None,
             });
             let slot = *index.entry(site.id).or_insert_with(|| {
                 states.push(ProgState::new(&mut c, site.clone()));
@@ -256,7 +255,6 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                     probe: site.clone(),
                     records: clause_records(clauses[ci]),
                     actions: Vec::new(),
-                    group: Some(first),
                 });
                 if let ProbeContext::Tracepoint(l) = &site.context {
                     let at = l.syscall_nr.expect("grouped calls have numbers") as usize * 4;
@@ -619,10 +617,13 @@ pub(crate) struct Val {
 
 /// Per-clause state.
 struct ClauseState {
-    /// The clause's epid (its first, in a group program: the one fault records name).
+    /// The clause's epid (its first, in a group program).
     epid: u32,
     /// In a group program: the epids of the clause, one per system call.
     group_epids: Vec<u32>,
+    /// In a group program: the scratch offset holding the epid of the call that fired,
+    /// looked up at run time (records and fault records take it from there).
+    epid_slot: Option<u32>,
     /// Where the clause ends; faults jump here after writing their record.
     end: Label,
     /// Next free byte of the record.
@@ -870,12 +871,9 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.clause = Some(ClauseState {
             epid,
             group_epids: group.map_or_else(Vec::new, |g| g.epids.clone()),
+            epid_slot: None,
             end,
-            record_len: if group.is_some() {
-                GROUP_RECORD_HEADER
-            } else {
-                RECORD_HEADER
-            },
+            record_len: RECORD_HEADER,
             conditional: 0,
             presence_bits: 0,
             action: 1,
@@ -889,8 +887,10 @@ impl<'c, 'a> Gen<'c, 'a> {
             self.e.emit(Insn::alu64_reg(BPF_ADD, R2, R1));
             self.e.emit(Insn::ldx(Size::W, R0, R2, 0));
             self.e.jmp_imm(BPF_JEQ, R0, 0, end);
+            let slot = self.scratch(8);
             self.e
-                .emit(Insn::stx(Size::W, SCRATCH, GROUP_EPID_OFFSET as i16, R0));
+                .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));
+            self.clause_state().epid_slot = Some(slot);
         }
         // A proc/sched probe fires only where its filter holds.
         if let Some(v) = self.mapped_filter(clause.span)? {
@@ -913,13 +913,8 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         let records = self.c.enabled[epid as usize - 1].records;
         if records {
-            if group.is_some() {
-                self.e
-                    .emit(Insn::ldx(Size::W, R0, SCRATCH, GROUP_EPID_OFFSET as i16));
-                self.e.emit(Insn::stx(Size::W, SCRATCH, 0, R0));
-            } else {
-                self.e.emit(Insn::st(Size::W, SCRATCH, 0, epid as i32));
-            }
+            self.load_epid(R0);
+            self.e.emit(Insn::stx(Size::W, SCRATCH, 0, R0));
             self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
             self.e.emit(Insn::stx(Size::W, SCRATCH, 4, R0));
             self.e.emit(Insn::st(Size::DW, SCRATCH, 8, 0));
@@ -940,6 +935,22 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         self.c.enabled[epid as usize - 1].actions = state.actions;
         Ok(())
+    }
+
+    /// `dst` = the epid of the clause being compiled: a constant, or in a group program the
+    /// one of the call that fired.
+    pub(crate) fn load_epid(&mut self, dst: Reg) {
+        let state = self.clause_state();
+        match state.epid_slot {
+            Some(slot) => {
+                let off = self.small(slot);
+                self.e.emit(Insn::ldx(Size::W, dst, SCRATCH, off));
+            }
+            None => {
+                let epid = state.epid as i32;
+                self.e.emit(Insn::mov64_imm(dst, epid));
+            }
+        }
     }
 
     /// The length of this group program's tables by system call number.
