@@ -36,8 +36,9 @@ pub struct MapSpec {
     pub max_entries: u32,
     /// Contents of element 0 to write before loading (read-only data).
     pub initial: Option<Vec<u8>>,
-    /// Number of entries is the number of possible CPUs (per-CPU scratch).
-    pub per_cpu_entries: bool,
+    /// When not 0, the map has this many entries per possible CPU instead of
+    /// `max_entries` (the scratch areas and their claim words).
+    pub entries_per_cpu: u32,
 }
 
 /// How a probe's context looks to its program; decides the program type and argument access.
@@ -442,13 +443,43 @@ pub enum Fault {
     DivZero = 4,
 }
 
+/// Scratch areas per CPU. A program claims the first free one of its CPU for the whole
+/// firing (a compare-and-exchange on its claim word in [`CoreMaps::claims`]) and frees it
+/// when it leaves, so programs that run inside one another on a CPU (a perf-event program
+/// interrupting a raw tracepoint's, a preempted uprobe program and the next task's) never
+/// share scratch: their records, keys, strings and `this->` variables stay apart. A firing
+/// that finds every level taken is counted in [`DropKind::Nested`] and does nothing.
+pub const SCRATCH_LEVELS: u32 = 4;
+
+/// The per-CPU drop counters (`u64` slots of [`CoreMaps::drops`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i16)]
+pub enum DropKind {
+    /// A record did not fit in the ring buffer.
+    Record = 0,
+    /// A dynamic variable or aggregation entry could not be created (map full).
+    Dynamic = 1,
+    /// A probe fired while every scratch area of its CPU was taken by firings it
+    /// interrupted ([`SCRATCH_LEVELS`] deep), and did nothing.
+    Nested = 2,
+}
+
+impl DropKind {
+    pub const COUNT: u32 = 3;
+}
+
 /// The maps' fixed roles.
 #[derive(Clone, Copy, Debug)]
 pub struct CoreMaps {
     pub ringbuf: MapId,
-    /// Per-CPU `[u64; 2]`: record drops, dynamic variable drops.
+    /// Per-CPU `[u64; DropKind::COUNT]`, indexed by [`DropKind`].
     pub drops: MapId,
+    /// `SCRATCH_LEVELS` areas per CPU: the area of level `l` on CPU `c` is element
+    /// `c * SCRATCH_LEVELS + l`.
     pub scratch: MapId,
+    /// Per CPU (element = CPU number), `SCRATCH_LEVELS` u64 claim words: non-zero while a
+    /// firing holds that level's scratch.
+    pub claims: MapId,
     pub globals: MapId,
     pub rodata: MapId,
 }

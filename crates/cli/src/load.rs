@@ -47,10 +47,9 @@ pub fn load(
 ) -> Result<Loaded, String> {
     let mut maps = Vec::new();
     for spec in &compiled.maps {
-        let max_entries = if spec.per_cpu_entries {
-            possible_cpus()
-        } else {
-            spec.max_entries
+        let max_entries = match spec.entries_per_cpu {
+            0 => spec.max_entries,
+            n => possible_cpus() * n,
         };
         let map = Map::create(&MapSpec {
             map_type: map_type(spec.kind),

@@ -15,7 +15,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use dtrace_backend::program::{ActionKind, Compiled, EnabledProbe, ProbeContext, FAULT_EPID};
+use dtrace_backend::program::{
+    ActionKind, Compiled, DropKind, EnabledProbe, ProbeContext, FAULT_EPID, SCRATCH_LEVELS,
+};
 use dtrace_consumer::symbolize::Symbolizer;
 use dtrace_consumer::{messages, printf, trace, Value};
 use dtrace_probes::{Attach, DtraceProbe};
@@ -45,6 +47,8 @@ pub struct Session<'a> {
     exit_status: Option<i32>,
     formats: HashMap<String, Option<printf::Format>>,
     drops: Vec<u64>,
+    /// Per CPU: firings dropped for lack of a free scratch area, reported so far.
+    nested_drops: Vec<u64>,
     dynvar_drops: u64,
     /// Kernel and user symbols, for stacks, `func()`-style data and `%a`/`%A`.
     symbols: Symbolizer,
@@ -73,6 +77,7 @@ impl<'a> Session<'a> {
             exit_status: None,
             formats: HashMap::new(),
             drops: Vec::new(),
+            nested_drops: Vec::new(),
             dynvar_drops: 0,
             symbols: Symbolizer::new(),
             target_pid: 0,
@@ -437,15 +442,26 @@ impl<'a> Session<'a> {
         };
         let slots = decode::slots(&percpu);
         self.drops.resize(slots.len(), 0);
+        self.nested_drops.resize(slots.len(), 0);
         let mut messages = String::new();
         let mut dynvar = 0;
         for (cpu, s) in slots.iter().enumerate() {
-            let total = s.first().copied().unwrap_or(0);
+            let count = |kind: DropKind| s.get(kind as usize).copied().unwrap_or(0);
+            let total = count(DropKind::Record);
             if total > self.drops[cpu] {
                 messages.push_str(&messages::cpu_drops(total - self.drops[cpu], cpu as u32));
                 self.drops[cpu] = total;
             }
-            dynvar += s.get(1).copied().unwrap_or(0);
+            let nested = count(DropKind::Nested);
+            if nested > self.nested_drops[cpu] {
+                messages.push_str(&messages::nested_drops(
+                    nested - self.nested_drops[cpu],
+                    cpu as u32,
+                    SCRATCH_LEVELS,
+                ));
+                self.nested_drops[cpu] = nested;
+            }
+            dynvar += count(DropKind::Dynamic);
         }
         if dynvar > self.dynvar_drops {
             messages.push_str(&messages::status_drops(

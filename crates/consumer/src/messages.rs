@@ -6,6 +6,15 @@ pub fn cpu_drops(drops: u64, cpu: u32) -> String {
     format!("dtrace: {drops} drop{} on CPU {cpu}\n", plural(drops))
 }
 
+/// Probe firings that did nothing because `levels` firings were already nested on the CPU
+/// (each holds one of its scratch areas); our own, DTrace has no such drop.
+pub fn nested_drops(drops: u64, cpu: u32, levels: u32) -> String {
+    format!(
+        "dtrace: {drops} drop{} on CPU {cpu} (probe fired inside {levels} nested firings)\n",
+        plural(drops)
+    )
+}
+
 /// `dtrace: N aggregation drops on CPU C`.
 pub fn aggregation_drops(drops: u64, cpu: u32) -> String {
     format!(

@@ -94,11 +94,16 @@ pub fn describe(insns: &[Insn], i: usize) -> (String, usize) {
             return (text, 2);
         }
         BPF_LDX => format!("r{d} = *({} *)(r{s} {:+})", size_name(insn.code), insn.off),
-        BPF_STX if insn.code & 0xe0 == BPF_ATOMIC => format!(
-            "lock *({} *)(r{d} {:+}) += r{s}",
-            size_name(insn.code),
-            insn.off
-        ),
+        BPF_STX if insn.code & 0xe0 == BPF_ATOMIC => {
+            let (size, off) = (size_name(insn.code), insn.off);
+            match insn.imm {
+                BPF_CMPXCHG => format!("r0 = cmpxchg(({size} *)(r{d} {off:+}), r0, r{s})"),
+                imm if imm == (BPF_ADD | BPF_FETCH) as i32 => {
+                    format!("r{s} = atomic_fetch_add(({size} *)(r{d} {off:+}), r{s})")
+                }
+                _ => format!("lock *({size} *)(r{d} {off:+}) += r{s}"),
+            }
+        }
         BPF_STX => format!("*({} *)(r{d} {:+}) = r{s}", size_name(insn.code), insn.off),
         BPF_ST => format!(
             "*({} *)(r{d} {:+}) = {}",

@@ -48,6 +48,10 @@ pub const BPF_DW: u8 = 0x18;
 pub const BPF_IMM: u8 = 0x00;
 pub const BPF_MEM: u8 = 0x60;
 pub const BPF_ATOMIC: u8 = 0xc0;
+/// Atomic operation modifier: the old value is returned in the source register.
+pub const BPF_FETCH: u8 = 0x01;
+/// Atomic compare-and-exchange (with [`BPF_FETCH`]; the old value lands in r0).
+pub const BPF_CMPXCHG: i32 = 0xf0 | BPF_FETCH as i32;
 
 // Sources.
 pub const BPF_K: u8 = 0x00;
@@ -221,6 +225,27 @@ impl Insn {
             src,
             off,
             BPF_ADD as i32,
+        )
+    }
+    /// Atomic `*(size *)(dst + off) += src`, with `src` = the old value (size W or DW).
+    pub fn atomic_fetch_add(size: Size, dst: Reg, off: i16, src: Reg) -> Insn {
+        Insn::new(
+            BPF_STX | size.code() | BPF_ATOMIC,
+            dst,
+            src,
+            off,
+            (BPF_ADD | BPF_FETCH) as i32,
+        )
+    }
+    /// Atomic compare-and-exchange: if `*(size *)(dst + off) == r0` store `src` there; `r0`
+    /// = the old value either way (size W or DW).
+    pub fn atomic_cmpxchg(size: Size, dst: Reg, off: i16, src: Reg) -> Insn {
+        Insn::new(
+            BPF_STX | size.code() | BPF_ATOMIC,
+            dst,
+            src,
+            off,
+            BPF_CMPXCHG,
         )
     }
     /// Conditional jump comparing `dst` with an immediate; `off` is relative to the next insn.

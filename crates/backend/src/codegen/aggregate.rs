@@ -11,7 +11,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 use super::regs::{self, VReg};
 use super::vars::Rodata;
 use super::{actions, strsubr, Gen};
-use crate::program::{Aggregation, Datum, Field, MapKind, MapSpec};
+use crate::program::{Aggregation, Datum, DropKind, Field, MapKind, MapSpec};
 use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
 use crate::types::Type;
 
@@ -548,7 +548,7 @@ impl Gen<'_, '_> {
             value_size: (slots * 8) as u32,
             max_entries: self.c.opts.agg_entries,
             initial: None,
-            per_cpu_entries: false,
+            entries_per_cpu: 0,
         });
         self.c.aggregations.push(Aggregation {
             name: name.to_string(),
@@ -654,18 +654,18 @@ impl Gen<'_, '_> {
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
-        self.count_drop(1);
+        self.count_drop(DropKind::Dynamic);
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.bind(found);
     }
 
     /// With r0 = slots and r1 = value (and `weight` the increment), apply the function.
+    /// Updates are atomic: a program that interrupts this one on the same CPU (a perf-event
+    /// program, or another task's after a preemption) may update the same entry.
     fn update_slots(&mut self, kind: &AggFunc, weight: Option<VReg>) {
         let e = &mut self.e;
         let add_slot = |e: &mut crate::emit::Emitter, slot: i16, src: Reg| {
-            e.emit(Insn::ldx(Size::DW, R3, R0, slot * 8));
-            e.emit(Insn::alu64_reg(BPF_ADD, R3, src));
-            e.emit(Insn::stx(Size::DW, R0, slot * 8, R3));
+            e.emit(Insn::atomic_add(Size::DW, R0, slot * 8, src));
         };
         match kind {
             AggFunc::Count => {
@@ -678,37 +678,21 @@ impl Gen<'_, '_> {
                 add_slot(e, 0, R2);
                 add_slot(e, 1, R1);
             }
-            AggFunc::Min | AggFunc::Max => {
-                let set = e.label();
-                let done = e.label();
-                e.emit(Insn::ldx(Size::DW, R2, R0, 0));
-                e.jmp_imm(BPF_JEQ, R2, 0, set);
-                e.emit(Insn::ldx(Size::DW, R3, R0, 8));
-                let keep = if matches!(kind, AggFunc::Min) {
-                    BPF_JSGE
-                } else {
-                    BPF_JSLE
-                };
-                e.jmp_reg(keep, R1, R3, done);
-                e.bind(set);
-                e.emit(Insn::st(Size::DW, R0, 0, 1));
-                e.emit(Insn::stx(Size::DW, R0, 8, R1));
-                e.bind(done);
-            }
+            AggFunc::Min | AggFunc::Max => min_max(e, matches!(kind, AggFunc::Min)),
             AggFunc::Stddev => {
                 e.emit(Insn::mov64_imm(R2, 1));
                 add_slot(e, 0, R2);
                 add_slot(e, 1, R1);
                 square_128(e);
-                // (r4:r5) = value²; add to slots 2 (low) and 3 (high) with carry.
-                e.emit(Insn::ldx(Size::DW, R2, R0, 16));
-                e.emit(Insn::alu64_reg(BPF_ADD, R2, R4));
-                e.emit(Insn::stx(Size::DW, R0, 16, R2));
-                e.emit(Insn::jmp_reg(BPF_JGE, R2, R4, 1));
+                // (r4:r5) = value²; add to slots 2 (low) and 3 (high) with carry: the
+                // carry comes from the low word's old value, fetched by the same atomic add.
+                e.emit(Insn::mov64_reg(R2, R4));
+                e.emit(Insn::atomic_fetch_add(Size::DW, R0, 16, R2));
+                e.emit(Insn::mov64_reg(R3, R2));
+                e.emit(Insn::alu64_reg(BPF_ADD, R3, R4));
+                e.emit(Insn::jmp_reg(BPF_JGE, R3, R2, 1));
                 e.emit(Insn::alu64_imm(BPF_ADD, R5, 1));
-                e.emit(Insn::ldx(Size::DW, R2, R0, 24));
-                e.emit(Insn::alu64_reg(BPF_ADD, R2, R5));
-                e.emit(Insn::stx(Size::DW, R0, 24, R2));
+                add_slot(e, 3, R5);
             }
             AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
                 bucket_index(e, kind);
@@ -728,6 +712,34 @@ impl Gen<'_, '_> {
             }
         }
     }
+}
+
+/// Tries at replacing a min/max value that other firings keep changing meanwhile.
+const MIN_MAX_TRIES: usize = 4;
+
+/// With r0 = the `[set, value]` slots of min (or max) and r1 = the new value: replace the
+/// value when it is unset or r1 is lower (higher), by compare-and-exchange, so a value
+/// stored meanwhile by an interrupting firing is compared again rather than overwritten.
+fn min_max(e: &mut crate::emit::Emitter, min: bool) {
+    let done = e.label();
+    let won = e.label();
+    e.emit(Insn::mov64_reg(R4, R0));
+    for _ in 0..MIN_MAX_TRIES {
+        let exchange = e.label();
+        e.emit(Insn::ldx(Size::DW, R2, R4, 0));
+        e.emit(Insn::ldx(Size::DW, R3, R4, 8));
+        e.jmp_imm(BPF_JEQ, R2, 0, exchange);
+        let keep = if min { BPF_JSGE } else { BPF_JSLE };
+        e.jmp_reg(keep, R1, R3, done);
+        e.bind(exchange);
+        e.emit(Insn::mov64_reg(R0, R3));
+        e.emit(Insn::atomic_cmpxchg(Size::DW, R4, 8, R1));
+        e.jmp_reg(BPF_JEQ, R0, R3, won);
+    }
+    e.goto(done);
+    e.bind(won);
+    e.emit(Insn::st(Size::DW, R4, 0, 1));
+    e.bind(done);
 }
 
 /// (r4 low, r5 high) = r1 * r1 as a 128-bit unsigned square of |r1|. Clobbers r2, r3.

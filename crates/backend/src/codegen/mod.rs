@@ -45,7 +45,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 use crate::emit::{Code, Emitter, Label};
 use crate::program::*;
 use crate::types::Type;
-use regs::{VReg, VRegs, CTX_SLOT, KEY_SLOT, SCRATCH};
+use regs::{VReg, VRegs, CLAIM_SLOT, CTX_SLOT, KEY_SLOT, SCRATCH};
 
 pub use actions::{FormatArg, FormatCheck};
 pub use vars::MacroArgs;
@@ -336,9 +336,15 @@ pub(crate) struct Compiler<'a> {
     follow: Option<MapId>,
 }
 
-/// Size of the record area at the start of scratch.
+/// Size of the record area at the start of scratch (scratch offsets are 16-bit).
 fn record_limit(strsize: u32) -> u32 {
-    (16 * strsize).max(8192)
+    (16 * strsize).clamp(8192, i16::MAX as u32 - 7)
+}
+
+/// Scratch offset of the u64 holding the scratch level a firing claimed, after the record
+/// area.
+fn level_slot(strsize: u32) -> i16 {
+    record_limit(strsize) as i16
 }
 
 impl<'a> Compiler<'a> {
@@ -357,16 +363,16 @@ impl<'a> Compiler<'a> {
                 value_size: 0,
                 max_entries: opts.bufsize,
                 initial: None,
-                per_cpu_entries: false,
+                entries_per_cpu: 0,
             }),
             drops: add(MapSpec {
                 name: "dt_drops".into(),
                 kind: MapKind::PercpuArray,
                 key_size: 4,
-                value_size: 16,
+                value_size: DropKind::COUNT * 8,
                 max_entries: 1,
                 initial: None,
-                per_cpu_entries: false,
+                entries_per_cpu: 0,
             }),
             scratch: add(MapSpec {
                 name: "dt_scratch".into(),
@@ -375,7 +381,16 @@ impl<'a> Compiler<'a> {
                 value_size: 0,
                 max_entries: 0,
                 initial: None,
-                per_cpu_entries: true,
+                entries_per_cpu: SCRATCH_LEVELS,
+            }),
+            claims: add(MapSpec {
+                name: "dt_claims".into(),
+                kind: MapKind::Array,
+                key_size: 4,
+                value_size: SCRATCH_LEVELS * 8,
+                max_entries: 0,
+                initial: None,
+                entries_per_cpu: 1,
             }),
             globals: add(MapSpec {
                 name: "dt_globals".into(),
@@ -384,7 +399,7 @@ impl<'a> Compiler<'a> {
                 value_size: 0,
                 max_entries: 1,
                 initial: None,
-                per_cpu_entries: false,
+                entries_per_cpu: 0,
             }),
             rodata: add(MapSpec {
                 name: "dt_rodata".into(),
@@ -393,7 +408,7 @@ impl<'a> Compiler<'a> {
                 value_size: 0,
                 max_entries: 1,
                 initial: None,
-                per_cpu_entries: false,
+                entries_per_cpu: 0,
             }),
         };
         Compiler {
@@ -442,7 +457,7 @@ impl<'a> Compiler<'a> {
             value_size: 4,
             max_entries: FOLLOW_MAX,
             initial: None,
-            per_cpu_entries: false,
+            entries_per_cpu: 0,
         });
         let finish = |e: Emitter| {
             e.finish()
@@ -485,7 +500,7 @@ impl<'a> Compiler<'a> {
             value_size: VtimeSlot::SIZE,
             max_entries: 1,
             initial: None,
-            per_cpu_entries: false,
+            entries_per_cpu: 0,
         });
         let code = sched_switch_helper(map, pid, sum)
             .map_err(|msg| CompileError::new("D_DIF_TOOBIG", msg, span))?;
@@ -608,6 +623,98 @@ fn process_exit_helper(map: MapId, tgid: i16) -> Emitter {
     e
 }
 
+/// Claim the first free scratch area of this CPU ([`SCRATCH_LEVELS`]) and point
+/// [`SCRATCH`] at it; the level claimed goes to scratch offset `level_slot` and the claim
+/// words' address to [`CLAIM_SLOT`], for [`release_scratch`]. A firing that finds every
+/// area taken counts a [`DropKind::Nested`] drop and leaves.
+///
+/// The paths of the levels meet again right after the claim with the same verifier state
+/// (the level lives only in memory), so the verifier checks the rest of the program once,
+/// not once per level.
+fn claim_scratch(e: &mut Emitter, core: &CoreMaps, level_slot: i16, exit: Label) {
+    e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
+    e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R0));
+    e.ld_map(R1, core.claims);
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+    e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+    e.jmp_imm(BPF_JEQ, R0, 0, exit);
+    e.emit(Insn::mov64_reg(R6, R0));
+    e.emit(Insn::mov64_imm(R7, 1));
+    let claimed: Vec<Label> = (0..SCRATCH_LEVELS).map(|_| e.label()).collect();
+    for (level, &label) in claimed.iter().enumerate() {
+        e.emit(Insn::mov64_imm(R0, 0));
+        e.emit(Insn::atomic_cmpxchg(Size::DW, R6, level as i16 * 8, R7));
+        e.jmp_imm(BPF_JEQ, R0, 0, label);
+    }
+    count_drop(e, core, DropKind::Nested);
+    e.goto(exit);
+    let found = e.label();
+    for (level, &label) in claimed.iter().enumerate() {
+        e.bind(label);
+        e.emit(Insn::mov64_imm(R1, level as i32));
+        e.goto(found);
+    }
+    e.bind(found);
+    e.emit(Insn::stx(Size::DW, R10, CLAIM_SLOT, R6));
+    // The area of (cpu, level) is element cpu * SCRATCH_LEVELS + level.
+    e.emit(Insn::ldx(Size::W, R0, R10, KEY_SLOT));
+    e.emit(Insn::alu64_imm(BPF_MUL, R0, SCRATCH_LEVELS as i32));
+    e.emit(Insn::alu64_reg(BPF_ADD, R0, R1));
+    e.emit(Insn::stx(Size::DW, R10, KEY_SLOT, R0));
+    e.ld_map(R1, core.scratch);
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+    e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+    let missing = e.label();
+    e.jmp_imm(BPF_JEQ, R0, 0, missing);
+    e.emit(Insn::mov64_reg(SCRATCH, R0));
+    e.emit(Insn::ldx(Size::DW, R1, R10, KEY_SLOT));
+    e.emit(Insn::alu64_imm(BPF_AND, R1, SCRATCH_LEVELS as i32 - 1));
+    e.emit(Insn::stx(Size::DW, SCRATCH, level_slot, R1));
+    e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
+    let claimed = e.label();
+    e.goto(claimed);
+    // No area for a CPU that has claim words cannot happen; free the claim and leave.
+    e.bind(missing);
+    e.emit(Insn::ldx(Size::DW, R1, R10, KEY_SLOT));
+    e.emit(Insn::alu64_imm(BPF_AND, R1, SCRATCH_LEVELS as i32 - 1));
+    e.emit(Insn::alu64_imm(BPF_LSH, R1, 3));
+    e.emit(Insn::alu64_reg(BPF_ADD, R6, R1));
+    e.emit(Insn::st(Size::DW, R6, 0, 0));
+    e.emit(Insn::st(Size::DW, R10, CLAIM_SLOT, 0));
+    e.goto(exit);
+    e.bind(claimed);
+}
+
+/// Free the scratch area this firing claimed, if it claimed one (the program's last act).
+fn release_scratch(e: &mut Emitter, level_slot: i16) {
+    let none = e.label();
+    e.emit(Insn::ldx(Size::DW, R1, R10, CLAIM_SLOT));
+    e.jmp_imm(BPF_JEQ, R1, 0, none);
+    e.emit(Insn::ldx(Size::DW, R2, SCRATCH, level_slot));
+    e.emit(Insn::alu64_imm(BPF_AND, R2, SCRATCH_LEVELS as i32 - 1));
+    e.emit(Insn::alu64_imm(BPF_LSH, R2, 3));
+    e.emit(Insn::alu64_reg(BPF_ADD, R1, R2));
+    e.emit(Insn::st(Size::DW, R1, 0, 0));
+    e.bind(none);
+}
+
+/// Increment this CPU's drop counter of `kind` (atomically: a program interrupting this one
+/// may count too).
+fn count_drop(e: &mut Emitter, core: &CoreMaps, kind: DropKind) {
+    e.emit(Insn::st(Size::W, R10, KEY_SLOT, 0));
+    e.ld_map(R1, core.drops);
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+    e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+    let done = e.label();
+    e.jmp_imm(BPF_JEQ, R0, 0, done);
+    e.emit(Insn::mov64_imm(R1, 1));
+    e.emit(Insn::atomic_add(Size::DW, R0, kind as i16 * 8, R1));
+    e.bind(done);
+}
+
 /// A value on the evaluation stack: its register and D type.
 #[derive(Clone, Debug)]
 pub(crate) struct Val {
@@ -658,11 +765,12 @@ const PT_REGS_ORIG_AX: i32 = 120;
 const TS_COMPAT: i32 = 2;
 
 impl ProgState {
-    /// A new program with its prologue: save the context, find this CPU's scratch area.
+    /// A new program with its prologue: save the context, claim a scratch area of this CPU.
     fn new(c: &mut Compiler<'_>, probe: ProbeSite) -> ProgState {
         let mut e = Emitter::new();
         let exit = e.label();
         e.emit(Insn::stx(Size::DW, R10, CTX_SLOT, R1));
+        e.emit(Insn::st(Size::DW, R10, CLAIM_SLOT, 0));
         // After exit(), only END and ERROR still run.
         let drains = probe.provider == "dtrace" && matches!(probe.name.as_str(), "END" | "ERROR");
         if !drains {
@@ -685,15 +793,9 @@ impl ProgState {
                 e.jmp_imm(BPF_JNE, R1, family as i32, exit);
             }
         }
-        e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
-        e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R0));
-        e.ld_map(R1, c.core.scratch);
-        e.emit(Insn::mov64_reg(R2, R10));
-        e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
-        e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
-        e.jmp_imm(BPF_JEQ, R0, 0, exit);
-        e.emit(Insn::mov64_reg(SCRATCH, R0));
-        let mut scratch_top = record_limit(c.opts.strsize);
+        let level_slot = level_slot(c.opts.strsize);
+        claim_scratch(&mut e, &c.core, level_slot, exit);
+        let mut scratch_top = level_slot as u32 + 8;
         let mut nr_slot = None;
         if let ProbeContext::SyscallGroup(g) = &probe.context {
             let slot = scratch_top;
@@ -816,6 +918,8 @@ impl<'c, 'a> Gen<'c, 'a> {
     fn finish(mut self) -> Result<crate::emit::Code> {
         let exit = self.exit;
         self.e.bind(exit);
+        let level_slot = level_slot(self.strsize());
+        release_scratch(&mut self.e, level_slot);
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.emit(Insn::exit());
         let top = self.scratch_top;
@@ -989,24 +1093,14 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.emit(Insn::call(helpers::RINGBUF_OUTPUT));
         let ok = self.e.label();
         self.e.jmp_imm(BPF_JEQ, R0, 0, ok);
-        self.count_drop(0);
+        self.count_drop(DropKind::Record);
         self.e.bind(ok);
         Ok(())
     }
 
-    /// Increment drop counter `slot` (0: records, 1: dynamic variables) of this CPU.
-    fn count_drop(&mut self, slot: i16) {
-        self.e.emit(Insn::st(Size::W, R10, KEY_SLOT, 0));
-        self.e.ld_map(R1, self.c.core.drops);
-        self.e.emit(Insn::mov64_reg(R2, R10));
-        self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
-        self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
-        let done = self.e.label();
-        self.e.jmp_imm(BPF_JEQ, R0, 0, done);
-        self.e.emit(Insn::ldx(Size::DW, R1, R0, slot * 8));
-        self.e.emit(Insn::alu64_imm(BPF_ADD, R1, 1));
-        self.e.emit(Insn::stx(Size::DW, R0, slot * 8, R1));
-        self.e.bind(done);
+    /// Increment this CPU's drop counter of `kind`.
+    fn count_drop(&mut self, kind: DropKind) {
+        count_drop(&mut self.e, &self.c.core, kind);
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> Result<()> {

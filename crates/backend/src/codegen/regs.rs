@@ -6,8 +6,9 @@
 //! - r6, r7, r8: the first three virtual registers (callee-saved, survive helper calls)
 //! - r0..r5: temporaries inside one operation and helper arguments
 //!
-//! Stack frame: `fp-8` the context pointer, `fp-16` an 8-byte key temporary, then the spill
-//! slots of virtual registers 3 and up.
+//! Stack frame: `fp-8` the context pointer, `fp-16` an 8-byte key temporary, `fp-24` the
+//! address of the scratch claim word this firing holds (0: none), then the spill slots of
+//! virtual registers 3 and up.
 
 use dtrace_ebpf::*;
 
@@ -16,7 +17,8 @@ use crate::emit::Emitter;
 pub const SCRATCH: Reg = R9;
 pub const CTX_SLOT: i16 = -8;
 pub const KEY_SLOT: i16 = -16;
-const SPILL_BASE: i16 = -24;
+pub const CLAIM_SLOT: i16 = -24;
+const SPILL_BASE: i16 = -32;
 const PHYSICAL: [Reg; 3] = [R6, R7, R8];
 /// Virtual registers that can be live at once.
 pub const MAX_DEPTH: usize = 40;

@@ -184,7 +184,7 @@ impl Compiler<'_> {
             value_size,
             max_entries,
             initial: None,
-            per_cpu_entries: false,
+            entries_per_cpu: 0,
         })
     }
 
@@ -809,7 +809,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::mov64_imm(R4, 0));
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
-        self.count_drop(1);
+        self.count_drop(crate::program::DropKind::Dynamic);
         self.e.goto(done);
         self.e.bind(delete);
         self.e.ld_map(R1, map);
