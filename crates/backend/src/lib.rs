@@ -7,9 +7,8 @@
 pub mod codegen;
 pub mod emit;
 pub mod program;
-pub mod signals;
 pub mod slots;
-pub mod types;
+pub use dtrace_typing::{signals, types};
 
 pub use codegen::FormatCheck;
 pub use codegen::{compile, CodegenOptions, Input, KernelLayout, MacroArgs};

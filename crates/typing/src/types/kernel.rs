@@ -2,7 +2,7 @@
 //!
 //! The back end depends on `dtrace-btf` directly: BTF is read once per process, on first
 //! use ([`vmlinux`]), so scripts that name no kernel type never parse it, and the command
-//! line's [`crate::KernelLayout`] answers from the same copy. Everything is resolved at
+//! line's `KernelLayout` (in the back end) answers from the same copy. Everything is resolved at
 //! compile time: a D [`Type`] carries the BTF id of a struct, so member offsets, bitfield
 //! positions, array lengths and enum values become constants in the generated code.
 //!

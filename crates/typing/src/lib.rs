@@ -1,0 +1,7 @@
+//! The typing pass ("cooking", as DTrace calls it) and what it works with: D's types and
+//! the kernel's from BTF ([`types`]), how each probe presents its arguments ([`probe`]),
+//! and Linux's signal numbers for D's `SIG*` constants ([`signals`]).
+
+pub mod probe;
+pub mod signals;
+pub mod types;
