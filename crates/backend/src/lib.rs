@@ -7,7 +7,7 @@
 pub mod codegen;
 pub mod emit;
 pub mod program;
-pub mod slots;
+pub use dtrace_abi::slots;
 pub use dtrace_typing::{signals, types};
 
 pub use codegen::FormatCheck;

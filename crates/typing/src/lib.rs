@@ -2,6 +2,7 @@
 //! the kernel's from BTF ([`types`]), how each probe presents its arguments ([`probe`]),
 //! and Linux's signal numbers for D's `SIG*` constants ([`signals`]).
 
+pub mod ir;
 pub mod probe;
 pub mod signals;
 pub mod types;

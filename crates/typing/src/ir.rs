@@ -1,0 +1,395 @@
+//! The typed IR: what the typing pass hands code generation.
+//!
+//! Every name is resolved (variables to ids in [`Program`]'s tables, built-in variables to
+//! [`Builtin`], calls to [`Subr`] and [`ActionKind`]), every expression carries its D type,
+//! C's conversions are explicit ([`ExprKind::Convert`]), pointer arithmetic is scaled, and
+//! every semantic error has been raised. Code generation neither looks names up nor asks
+//! for a type: it reads them here.
+//!
+//! Memory is named by a [`Place`]: where a value lives (a D variable, or memory at an
+//! address in the kernel's or the process's address space), a constant byte offset into it,
+//! an optional run-time byte offset (indexing, already bounds-checked by the nodes that
+//! compute it), its type and, for a bitfield, its bits. A place is read with
+//! [`ExprKind::Load`], written by [`ExprKind::Assign`] and [`ExprKind::Update`], and its
+//! address taken with [`ExprKind::AddrOf`].
+//!
+//! Values of scalar type (integers, pointers) are 64-bit numbers normalized to their type.
+//! Values of string, struct, union and array type are held by reference: the number is the
+//! address of their bytes (kernel memory, which includes D's own storage: variables, scratch
+//! and read-only data), and consumers copy them ([`Type::size`] bytes, or up to the NUL for
+//! strings).
+
+use dtrace_frontend::Span;
+
+use crate::probe::ProbeSite;
+use crate::types::Type;
+
+/// A typed expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Type,
+    pub span: Span,
+}
+
+/// Index of a variable in one of [`Program`]'s tables.
+pub type VarId = usize;
+/// Index of an aggregation in [`Program::aggregations`].
+pub type AggId = usize;
+/// A value bound by [`ExprKind::Let`] (a translator's input), unique in the program.
+pub type BindId = usize;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer constant, normalized to the expression's type.
+    Int(u64),
+    /// A string literal (without its NUL).
+    Str(Vec<u8>),
+    /// The value stored in a place.
+    Load(Box<Place>),
+    /// The address of a place (`&x`, and arrays decaying to a pointer to their first
+    /// element).
+    AddrOf(Box<Place>),
+    /// A built-in variable.
+    Builtin(Builtin),
+    /// `argN`: the probe's raw argument as a 64-bit integer.
+    Arg(u8),
+    /// `args[N]` of a probe whose context types it (tracepoint fields, BTF prototypes, USDT
+    /// operands); code generation reads it as the context says.
+    ProbeArg(u8),
+    /// An expression of a `proc`/`sched` probe's definition, evaluated in the context of
+    /// the probe it fires on (its `args[]` and `argN` are that probe's).
+    InBase(Box<Expr>),
+    /// The operand converted to this expression's integer type (truncated and extended), or
+    /// retyped (pointer and integer conversions of the same width).
+    Convert(Box<Expr>),
+    /// `-e`, `~e`: on an operand already converted to the result type.
+    Neg(Box<Expr>),
+    BitNot(Box<Expr>),
+    /// `!e`: 1 when the operand is zero (an empty string), else 0.
+    Not(Box<Expr>),
+    /// Arithmetic in the result type; both operands are of it (shifts: the left one).
+    Arith {
+        op: ArithOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// A comparison (result `int`, 0 or 1).
+    Compare {
+        op: CmpOp,
+        how: Comparison,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `&&`, `||`, `^^` on truth values (scalars: non-zero; strings: non-empty); `&&` and
+    /// `||` evaluate the right operand only when needed.
+    Logical {
+        op: LogicalOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `cond ? then : otherwise` (both branches of the result type).
+    Cond {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
+    /// `a, b`: evaluate `a`, then the value of `b`.
+    Comma(Box<Expr>, Box<Expr>),
+    /// Store the value (already of the place's type) into the place; the expression's value
+    /// is the stored value.
+    Assign { place: Box<Place>, value: Box<Expr> },
+    /// `place op= value`, `++`, `--`: the place's value combined with `value` (of the
+    /// place's type, pointer steps already scaled) and stored back; the expression's value
+    /// is the new value, or the old one when `post`.
+    Update {
+        place: Box<Place>,
+        op: ArithOp,
+        value: Box<Expr>,
+        post: bool,
+    },
+    /// A subroutine call, arguments checked against its prototype and converted.
+    Call(Subr, Vec<Expr>),
+    /// The index (a value of the expression's type) checked against `len` elements: out of
+    /// range, the clause faults (DTrace's "index out of bounds").
+    CheckIndex { index: Box<Expr>, len: u64 },
+    /// `stringof`: the NUL-terminated text at a kernel address (or the text of a `char`
+    /// array place) as a string.
+    Stringof(Box<Expr>),
+    /// Evaluate `value` once, bind it to `id` for `body` (a translation's input).
+    Let {
+        id: BindId,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// The value bound to `id` by an enclosing [`ExprKind::Let`].
+    Bound(BindId),
+    /// A struct of the expression's type built in scratch memory from member values (at
+    /// their byte offsets; members not given are zero): a translated struct. Its value is
+    /// its address.
+    Build(Vec<(u32, Expr)>),
+    /// An action's data used as a value where DTrace allows it (a symbol datum as an
+    /// aggregation key or `trace` argument): never evaluated by itself.
+    Datum(Datum, Option<Box<Expr>>),
+}
+
+/// Where a value lives and which part of it a place names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place {
+    pub base: PlaceBase,
+    /// Constant byte offset from the start of the base's storage.
+    pub offset: u64,
+    /// A run-time byte offset added to it (an index times the element size, checked).
+    pub index: Option<Box<Expr>>,
+    /// The type of the value the place names.
+    pub ty: Type,
+    /// For a bitfield: its first bit (from the byte at the offset) and width.
+    pub bitfield: Option<(u8, u8)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlaceBase {
+    /// A global variable ([`Program::globals`]).
+    Global(VarId),
+    /// A clause-local variable `this->x` ([`Program::this_vars`]).
+    This(VarId),
+    /// A thread-local variable `self->x` ([`Program::thread_vars`]).
+    Thread(VarId),
+    /// An element of an associative array ([`Program::assocs`]), thread-local ones
+    /// included, by its key tuple (of the array's key types).
+    Assoc { var: VarId, keys: Vec<Expr> },
+    /// Memory at an address in the kernel's address space (D scratch memory included).
+    Kernel(Box<Expr>),
+    /// Memory at an address in the traced process's address space.
+    User(Box<Expr>),
+}
+
+impl Place {
+    /// A whole variable or memory object of type `ty`.
+    pub fn whole(base: PlaceBase, ty: Type) -> Place {
+        Place {
+            base,
+            offset: 0,
+            index: None,
+            ty,
+            bitfield: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// How a comparison compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    Signed,
+    Unsigned,
+    /// Byte by byte, as `strcmp`.
+    Strings,
+    /// A string against the null pointer constant: true (`==`) when it is empty.
+    StringNull,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogicalOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// A built-in variable (other than `argN` and `args[]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Timestamp,
+    Vtimestamp,
+    Walltimestamp,
+    Pid,
+    Tid,
+    Ppid,
+    Uid,
+    Gid,
+    Execname,
+    Cpu,
+    Probeprov,
+    Probemod,
+    Probefunc,
+    Probename,
+    Id,
+    Epid,
+    Curthread,
+    Errno,
+    Stackdepth,
+    Ustackdepth,
+}
+
+/// A subroutine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Subr {
+    Strlen,
+    Strjoin,
+    Substr,
+    Index,
+    Rindex,
+    Strstr,
+    Strchr,
+    Strrchr,
+    Toupper,
+    Tolower,
+    Lltostr,
+    Basename,
+    Dirname,
+    Strtoll,
+    Rand,
+    /// `copyin(addr, size)`: `size` is a constant ([`Expr`] of kind `Int`).
+    Copyin,
+    Copyinstr,
+    /// `copyinto(addr, size, dest)`.
+    Copyinto,
+    /// `alloca(size)`: `size` is a constant.
+    Alloca,
+}
+
+/// Recorded data the consumer symbolizes, with its size in the record or key.
+pub use dtrace_abi::datum::Datum;
+
+/// A statement of a clause body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// An expression evaluated for its effect.
+    Eval(Expr),
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        otherwise: Vec<Stmt>,
+    },
+    /// An action: DTrace numbers them in clause order (for error messages).
+    Action(Action),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    pub kind: ActionKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ActionKind {
+    /// `trace(e)`: a value, or a symbol datum.
+    Trace(Expr),
+    Printf {
+        format: String,
+        args: Vec<Expr>,
+    },
+    Printa {
+        format: Option<String>,
+        aggregations: Vec<AggId>,
+    },
+    /// `exit(status)`: the status converted to `int`.
+    Exit(Expr),
+    Clear(AggId),
+    Denormalize(AggId),
+    Trunc {
+        aggregation: AggId,
+        count: Option<Expr>,
+    },
+    Normalize {
+        aggregation: AggId,
+        factor: Expr,
+    },
+    Setopt {
+        option: String,
+        value: Option<String>,
+    },
+    /// `stack()`, `ustack()`: a stack datum.
+    Stack(Datum),
+    /// `@a[keys] = func(args)`: `args` are the value (and the weight) converted to
+    /// `int64_t`; constant parameters (lquantize's bounds) are in the aggregation's function.
+    Aggregate {
+        aggregation: AggId,
+        keys: Vec<Expr>,
+        args: Vec<Expr>,
+    },
+}
+
+/// A global, clause-local or thread-local variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// An associative array (global, or thread-local: `self->a[...]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assoc {
+    pub name: String,
+    pub keys: Vec<Type>,
+    pub value: Type,
+    /// Thread-local: the key starts with the thread id.
+    pub thread: bool,
+}
+
+/// An aggregation: its function and key signature, fixed by its first use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aggregation {
+    /// Without `@` (empty for `@`).
+    pub name: String,
+    pub func: dtrace_abi::slots::AggFunc,
+    /// Key types; a key that is a stack or symbol has its [`Datum`] (its type is then
+    /// `uint64_t`, meaningless).
+    pub keys: Vec<(Type, Option<Datum>)>,
+}
+
+/// A clause typed for one context: the probes it runs on there, its predicate and body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body {
+    /// The probes (one, or the system calls of a group program).
+    pub sites: Vec<ProbeSite>,
+    /// The context the body was typed in: `sites[0]`, or the group program's probe.
+    pub context: ProbeSite,
+    /// A `proc`/`sched` probe's filter (evaluated before the predicate).
+    pub filter: Option<Expr>,
+    pub predicate: Option<Expr>,
+    pub stmts: Vec<Stmt>,
+    /// Whether the clause writes a record (clauses of only aggregations write none).
+    pub records: bool,
+}
+
+/// One clause of the program, typed once per context it runs in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    pub bodies: Vec<Body>,
+}
+
+/// The typed program: every variable and aggregation the program uses, and its clauses in
+/// program order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    pub globals: Vec<Variable>,
+    pub this_vars: Vec<Variable>,
+    pub thread_vars: Vec<Variable>,
+    pub assocs: Vec<Assoc>,
+    pub aggregations: Vec<Aggregation>,
+    pub clauses: Vec<Clause>,
+}
