@@ -516,13 +516,18 @@ pub fn compile(
                 let d = Description::parse(&text).map_err(|e| {
                     fail(CompileError::new("D_PDESC_INVAL", e.0, desc.span), &sources)
                 })?;
-                let found = catalog.matching(&d);
-                if found.is_empty() && !args.zero_matches_ok {
+                let found = catalog.matches(&d);
+                if found.probes.is_empty() && !args.zero_matches_ok {
+                    // A `pid` offset that is no instruction of its function: say why.
+                    let why = found
+                        .why_none()
+                        .map(|w| format!(": {w}"))
+                        .unwrap_or_default();
                     return Err(fail(
                         CompileError::new(
                             "D_PDESC_ZERO",
                             format!(
-                                "probe description {} does not match any probes",
+                                "probe description {} does not match any probes{why}",
                                 full_description(&d)
                             ),
                             desc.span,
@@ -530,7 +535,7 @@ pub fn compile(
                         &sources,
                     ));
                 }
-                for p in found {
+                for p in found.probes {
                     if !sites.iter().any(|s: &ProbeSite| s.id == p.site.id) {
                         count += dtrace_probes::probe_count(&p.site);
                         sites.push(p.site.clone());

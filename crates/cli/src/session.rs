@@ -137,7 +137,7 @@ impl<'a> Session<'a> {
             }
             self.consume_until_done(&mut targets);
         }
-        self.loaded.links.clear();
+        detach(std::mem::take(&mut self.loaded.links));
         self.drain();
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
@@ -487,4 +487,22 @@ fn value_specs(f: &printf::Format) -> Vec<char> {
             _ => '*',
         })
         .collect()
+}
+
+/// Close `links`, several at a time. Closing a uprobe link waits for an RCU grace period
+/// (≈ 20–30 ms for a uprobe_multi link, ≈ 110 ms for a perf-event uprobe); closed from
+/// several threads at once, the waits overlap, so tracing every instruction of a few
+/// functions (hundreds of links) ends in about a second instead of fifteen.
+fn detach(mut links: Vec<dtrace_runtime::Link>) {
+    const THREADS: usize = 32;
+    let per_thread = links.len().div_ceil(THREADS).max(1);
+    std::thread::scope(|s| {
+        while links.len() > 1 {
+            let chunk: Vec<dtrace_runtime::Link> =
+                links.drain(..per_thread.min(links.len())).collect();
+            // When no thread can be started, the closure (and so the chunk) is dropped
+            // here: the links are closed all the same.
+            let _ = std::thread::Builder::new().spawn_scoped(s, move || drop(chunk));
+        }
+    });
 }

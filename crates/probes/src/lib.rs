@@ -84,6 +84,29 @@ pub struct Probe {
     pub attach: Attach,
 }
 
+/// What a description matches.
+#[derive(Debug, Default)]
+pub struct Matches {
+    pub probes: Vec<Probe>,
+    /// Why each function the description names has no probe at the instruction offset it
+    /// names exactly (inside an instruction, beyond the function's end, ...).
+    pub refused: Vec<user::offsets::Refusal>,
+}
+
+impl Matches {
+    /// Why the description names no probe, in words, when it names offsets that do not
+    /// exist: the most telling function's reason (an offset inside an instruction before
+    /// one past the end), and how many other functions lack the offset.
+    pub fn why_none(&self) -> Option<String> {
+        let first = self.refused.iter().min_by_key(|r| r.why.rank())?;
+        Some(match self.refused.len() - 1 {
+            0 => first.to_string(),
+            1 => format!("{first} (and 1 other function has no probe at that offset)"),
+            n => format!("{first} (and {n} other functions have no probe at that offset)"),
+        })
+    }
+}
+
 /// All probes known so far.
 #[derive(Debug)]
 pub struct Catalog {
@@ -258,6 +281,12 @@ impl Catalog {
     /// Probes matching `desc`, creating a `profile`/`tick` probe the description names
     /// exactly when it does not exist yet.
     pub fn matching(&mut self, desc: &Description) -> Vec<Probe> {
+        self.matches(desc).probes
+    }
+
+    /// Probes matching `desc` (as [`Catalog::matching`]), and why `pid` offsets it names
+    /// exactly have no probe.
+    pub fn matches(&mut self, desc: &Description) -> Matches {
         if let Some(probe) = profile::on_demand(desc, self.next_id()) {
             if !self
                 .probes
@@ -268,17 +297,20 @@ impl Catalog {
             }
         }
         self.discover_for(desc);
-        let mut found = Vec::new();
+        let mut found = Matches::default();
         for i in 0..self.probes.len() {
             if !matches!(self.probes[i].attach, Attach::User(_))
                 && desc.matches(&self.probes[i].site)
             {
                 self.resolve(i);
-                found.push(self.probes[i].clone());
+                found.probes.push(self.probes[i].clone());
             }
         }
-        for i in self.user.discover(desc, &mut self.probes) {
-            found.push(self.probes[i].clone());
+        for i in self
+            .user
+            .discover(desc, &mut self.probes, &mut found.refused)
+        {
+            found.probes.push(self.probes[i].clone());
         }
         found
     }

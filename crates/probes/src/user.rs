@@ -18,6 +18,11 @@
 //!   the path as written.
 //! - Modules are basenames (`libc.so.6`); `a.out` is also the name of the main executable.
 //!   `__` in a note's probe name is `-` in D.
+//! - A `pid` function has the probes `entry`, `return` and one per instruction offset,
+//!   named in hex without `0x` (`0`, `1`, `4`, ...; `entry` and `0` are distinct probes):
+//!   an empty name or a glob selects every one it matches; an offset that is not the start
+//!   of an instruction uprobes can safely take names no probe, and the reason is kept for
+//!   the error ([`offsets`]).
 //! - Function names are matched mangled or demangled (the nested-name part of Itanium C++
 //!   and legacy Rust `_ZN...E` symbols: `_ZN4core3fmt5write17h..E` is `core::fmt::write`;
 //!   no templates, arguments or Rust v0 symbols) and shown demangled.
@@ -63,7 +68,10 @@ use dtrace_runtime::uprobe::UprobeSite;
 use crate::glob::glob_match;
 use crate::usdt::elf::Elf;
 use crate::usdt::{self, ArgLocation, UsdtArg, UsdtProbe};
+use crate::user::offsets::{FunctionCode, Refusal};
 use crate::{Attach, Description, Probe};
+
+pub mod offsets;
 
 /// A `pid` description matching more functions than this in one binary becomes one probe.
 pub const GROUP_MIN: usize = 8;
@@ -218,8 +226,14 @@ pub struct UserProbes {
 
 impl UserProbes {
     /// Discover and add to `probes` the user probes `desc` names; returns the indices of the
-    /// probes matching it.
-    pub fn discover(&mut self, desc: &Description, probes: &mut Vec<Probe>) -> Vec<usize> {
+    /// probes matching it. Why a `pid` offset it names exactly has no probe (inside an
+    /// instruction, past the end of the function) is added to `refused`.
+    pub fn discover(
+        &mut self,
+        desc: &Description,
+        probes: &mut Vec<Probe>,
+        refused: &mut Vec<Refusal>,
+    ) -> Vec<usize> {
         let Some(scope) = scope(&desc.provider) else {
             return Vec::new();
         };
@@ -241,7 +255,14 @@ impl UserProbes {
                     }
                     let module = modules[0].clone();
                     if provider == "pid" {
-                        found.extend(self.pid_probes(desc, &path, &module, Some(*pid), probes));
+                        found.extend(self.pid_probes(
+                            desc,
+                            &path,
+                            &module,
+                            Some(*pid),
+                            probes,
+                            refused,
+                        ));
                     } else {
                         found.extend(self.usdt_probes(
                             desc,
@@ -274,7 +295,7 @@ impl UserProbes {
                         probes,
                     ));
                     if path_module.is_some() && glob_match(pattern, "pid") {
-                        found.extend(self.pid_probes(desc, &path, &module, None, probes));
+                        found.extend(self.pid_probes(desc, &path, &module, None, probes, refused));
                     }
                 }
             }
@@ -465,6 +486,9 @@ impl UserProbes {
         found
     }
 
+    /// The `pid` probes `desc` names in the binary at `path`: `entry`, `return` and
+    /// instruction offsets ([`offsets`]) of the functions it names. Why a literal offset
+    /// names no probe in a function is added to `refused`.
     fn pid_probes(
         &mut self,
         desc: &Description,
@@ -472,6 +496,7 @@ impl UserProbes {
         module: &str,
         pid: Option<i32>,
         probes: &mut Vec<Probe>,
+        refused: &mut Vec<Refusal>,
     ) -> Vec<usize> {
         let (attach_pid, family) = self.follow(pid);
         let provider = match pid {
@@ -481,52 +506,62 @@ impl UserProbes {
         if !glob_match(&desc.provider, &provider) {
             return Vec::new();
         }
-        let functions: Vec<(String, u64)> = function_offsets(path)
+        let functions: Vec<(String, FunctionSymbol)> = function_offsets(path)
             .into_iter()
-            .filter_map(|(off, names)| {
+            .filter_map(|f| {
                 // The first alias the description names (a plain name before `_IO_` ones).
-                let mut names = names;
+                let mut names = f.names.clone();
                 names.sort_by_key(|(raw, _)| raw.starts_with('_'));
                 names
                     .into_iter()
                     .find(|(raw, name)| {
                         glob_match(&desc.function, name) || glob_match(&desc.function, raw)
                     })
-                    .map(|(_, name)| (name, off))
+                    .map(|(_, name)| (name, f))
             })
             .collect();
         if functions.is_empty() {
             return Vec::new();
         }
-        // entry, return, or an instruction offset.
-        let mut kinds: Vec<(String, Option<u64>)> = Vec::new();
-        for n in ["entry", "return"] {
-            if glob_match(&desc.name, n) {
-                kinds.push((n.to_string(), None));
+        // The functions (indices) each probe name is offered in, names in DTrace's order.
+        let file = File::open(path).ok();
+        let mut by_name: BTreeMap<PidName, Vec<usize>> = BTreeMap::new();
+        for (i, (name, f)) in functions.iter().enumerate() {
+            let code = || {
+                let read = |file: &File| {
+                    // A size no function has (a damaged symbol table) is not read.
+                    let mut bytes =
+                        vec![0u8; usize::try_from(f.size).ok().filter(|&n| n <= 1 << 24)?];
+                    file.read_exact_at(&mut bytes, f.offset).ok()?;
+                    Some(FunctionCode::decode(&bytes))
+                };
+                file.as_ref()
+                    .and_then(read)
+                    .unwrap_or_else(|| FunctionCode::unreadable(f.size))
+            };
+            for n in pid_names(&desc.name, name, code, refused) {
+                by_name.entry(n).or_default().push(i);
             }
         }
-        if let Some(off) = parse_offset(&desc.name) {
-            kinds.push((format!("{off:x}"), Some(off)));
-        }
         let mut found = Vec::new();
-        for (name, offset) in kinds {
-            let retprobe = name == "return";
-            let kind = if retprobe {
-                UprobeKind::Return
-            } else {
-                UprobeKind::Entry
+        for (pid_name, members) in by_name {
+            let name = pid_name.to_string();
+            let (retprobe, kind, offset) = match pid_name {
+                PidName::Entry => (false, UprobeKind::Entry, 0),
+                PidName::Return => (true, UprobeKind::Return, 0),
+                PidName::Offset(off) => (false, UprobeKind::Entry, off),
             };
-            let groups: Vec<Vec<&(String, u64)>> = if functions.len() > GROUP_MIN {
-                vec![functions.iter().collect()]
+            let groups: Vec<Vec<usize>> = if members.len() > GROUP_MIN {
+                vec![members]
             } else {
-                functions.iter().map(|f| vec![f]).collect()
+                members.into_iter().map(|i| vec![i]).collect()
             };
             for group in groups {
                 let grouped = group.len() > 1;
                 let function = if grouped {
                     desc.function.clone()
                 } else {
-                    group[0].0.clone()
+                    functions[group[0]].0.clone()
                 };
                 let key = (
                     pid,
@@ -543,10 +578,10 @@ impl UserProbes {
                 let sites: Vec<UprobeSite> = group
                     .iter()
                     .enumerate()
-                    .map(|(i, (_, off))| UprobeSite {
-                        offset: off + offset.unwrap_or(0),
+                    .map(|(cookie, &i)| UprobeSite {
+                        offset: functions[i].1.offset + offset,
                         ref_ctr_offset: 0,
-                        cookie: i as u64,
+                        cookie: cookie as u64,
                     })
                     .collect();
                 let site = ProbeSite {
@@ -558,7 +593,7 @@ impl UserProbes {
                     context: ProbeContext::Uprobe(UprobeContext {
                         kind: kind.clone(),
                         functions: if grouped {
-                            group.iter().map(|(n, _)| n.clone()).collect()
+                            group.iter().map(|&i| functions[i].0.clone()).collect()
                         } else {
                             Vec::new()
                         },
@@ -582,6 +617,55 @@ impl UserProbes {
         }
         found
     }
+}
+
+/// A `pid` probe of a function: in DTrace's order, `entry`, `return`, then each instruction
+/// offset (named in hex without `0x`: `0`, `1`, `4`, ..., `1f`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum PidName {
+    Entry,
+    Return,
+    Offset(u64),
+}
+
+impl std::fmt::Display for PidName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PidName::Entry => f.write_str("entry"),
+            PidName::Return => f.write_str("return"),
+            PidName::Offset(off) => write!(f, "{off:x}"),
+        }
+    }
+}
+
+/// The probes of `function` that `pattern` (a description's name field) selects. Its code
+/// (`code()`, decoded only when `pattern` can name an offset) gives the instruction offsets:
+/// a literal offset (`b`, `0x1f`) selects that probe if the function has it, else says why
+/// in `refused`; a glob (or an empty name) selects every offset whose name it matches.
+fn pid_names(
+    pattern: &str,
+    function: &str,
+    code: impl FnOnce() -> FunctionCode,
+    refused: &mut Vec<Refusal>,
+) -> Vec<PidName> {
+    let mut out: Vec<PidName> = [PidName::Entry, PidName::Return]
+        .into_iter()
+        .filter(|n| glob_match(pattern, &n.to_string()))
+        .collect();
+    if let Some(off) = parse_offset(pattern) {
+        match code().check(off, function) {
+            Ok(()) => out.push(PidName::Offset(off)),
+            Err(why) => refused.push(why),
+        }
+    } else if pattern.is_empty() || is_glob(pattern) {
+        out.extend(
+            code()
+                .probe_offsets()
+                .map(PidName::Offset)
+                .filter(|n| glob_match(pattern, &n.to_string())),
+        );
+    }
+    out
 }
 
 /// `4`, `0x10`, `1f` (DTrace offsets are hex).
@@ -725,10 +809,23 @@ fn operand(arg: &UsdtArg, pc: u64) -> UsdtOperand {
     }
 }
 
-/// Every defined function of the ELF file at `path` (`.symtab`, else `.dynsym`): its file
-/// offset and the `(raw, shown)` names of every symbol at that address (aliases such as
-/// `_IO_puts` and `puts`), in symbol-table order.
-pub fn function_offsets(path: &Path) -> Vec<(u64, Vec<(String, String)>)> {
+/// A defined function of an ELF file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionSymbol {
+    /// Its file offset.
+    pub offset: u64,
+    /// Its size in bytes (the largest of its symbols').
+    pub size: u64,
+    /// The `(raw, shown)` names of every symbol at its address (aliases such as `_IO_puts`
+    /// and `puts`), in symbol-table order.
+    pub names: Vec<(String, String)>,
+}
+
+/// Every defined function of the ELF file at `path` (`.symtab`, else `.dynsym`) whose
+/// first instruction takes a uprobe ([`offsets::entry_accepted`]: some libc functions start
+/// with a `lock`ed instruction; leaving them out saves the kernel's refusal, and a failed
+/// uprobe_multi attach costs about 100 ms; [`attach`] still copes with others).
+pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
     let Ok(data) = std::fs::read(path) else {
         return Vec::new();
     };
@@ -739,7 +836,7 @@ pub fn function_offsets(path: &Path) -> Vec<(u64, Vec<(String, String)>)> {
         return Vec::new();
     };
     let mut index: HashMap<u64, usize> = HashMap::new();
-    let mut out: Vec<(u64, Vec<(String, String)>)> = Vec::new();
+    let mut out: Vec<FunctionSymbol> = Vec::new();
     for s in symbols {
         if !s.is_func || s.value == 0 || s.name.is_empty() {
             continue;
@@ -747,34 +844,26 @@ pub fn function_offsets(path: &Path) -> Vec<(u64, Vec<(String, String)>)> {
         let Some(offset) = elf.vaddr_to_offset(s.value) else {
             continue;
         };
-        if !probeable(data.get(offset as usize..).unwrap_or_default()) {
+        if !offsets::entry_accepted(data.get(offset as usize..).unwrap_or_default()) {
             continue;
         }
         let name = demangle(&s.name);
         match index.get(&offset) {
-            Some(&i) => out[i].1.push((s.name, name)),
+            Some(&i) => {
+                out[i].names.push((s.name, name));
+                out[i].size = out[i].size.max(s.size);
+            }
             None => {
                 index.insert(offset, out.len());
-                out.push((offset, vec![(s.name, name)]));
+                out.push(FunctionSymbol {
+                    offset,
+                    size: s.size,
+                    names: vec![(s.name, name)],
+                });
             }
         }
     }
     out
-}
-
-/// Whether x86_64 uprobes accept the instruction starting `code`: they refuse `lock`ed
-/// instructions (prefix 0xf0, after other legacy prefixes) and `int3`, which start some
-/// libc functions (`pthread_spin_lock`). Leaving them out here saves the kernel's refusal
-/// (a failed uprobe_multi attach costs about 100 ms); [`attach`] still copes with others.
-fn probeable(code: &[u8]) -> bool {
-    for &b in code.iter().take(5) {
-        match b {
-            0xf0 | 0xcc => return false,
-            0x66 | 0x67 | 0x2e | 0x3e | 0x26 | 0x64 | 0x65 | 0x36 | 0xf2 | 0xf3 => continue,
-            _ => return true,
-        }
-    }
-    !code.is_empty()
 }
 
 /// The nested name of an Itanium C++ or legacy Rust symbol (`_ZN3foo3barE` is `foo::bar`,
@@ -965,6 +1054,39 @@ mod tests {
         assert_eq!(demangle("main"), "main");
         assert_eq!(parse_offset("4"), Some(4));
         assert_eq!(parse_offset("entry"), None);
+    }
+
+    #[test]
+    fn pid_names_of_a_function() {
+        // push %rbp; mov %rsp,%rbp; mov %edi,-0x4(%rbp); ...; pop %rbp; ret
+        let code = || {
+            FunctionCode::decode(&[
+                0x55, 0x48, 0x89, 0xe5, 0x89, 0x7d, 0xfc, 0x89, 0x75, 0xf8, 0x8b, 0x55, 0xfc, 0x8b,
+                0x45, 0xf8, 0x01, 0xd0, 0x5d, 0xc3,
+            ])
+        };
+        let names = |pattern: &str, refused: &mut Vec<Refusal>| -> Vec<String> {
+            pid_names(pattern, "add", code, refused)
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        let mut refused = Vec::new();
+        assert_eq!(
+            names("", &mut refused),
+            ["entry", "return", "0", "1", "4", "7", "a", "d", "10", "12", "13"]
+        );
+        assert_eq!(names("1*", &mut refused), ["1", "10", "12", "13"]);
+        assert_eq!(names("0x10", &mut refused), ["10"]);
+        assert!(refused.is_empty());
+        assert_eq!(names("b", &mut refused), Vec::<String>::new());
+        assert_eq!(
+            refused[0].to_string(),
+            "offset 0xb of add is inside an instruction (nearest instruction boundaries: 0xa, 0xd)"
+        );
+        // Names that cannot be offsets do not decode the function.
+        let entry = pid_names("entry", "add", || unreachable!(), &mut refused);
+        assert_eq!(entry, [PidName::Entry]);
     }
 
     #[test]
