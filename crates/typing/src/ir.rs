@@ -98,7 +98,10 @@ pub enum ExprKind {
     Comma(Box<Expr>, Box<Expr>),
     /// Store the value (already of the place's type) into the place; the expression's value
     /// is the stored value.
-    Assign { place: Box<Place>, value: Box<Expr> },
+    Assign {
+        place: Box<Place>,
+        value: Box<Expr>,
+    },
     /// `place op= value`, `++`, `--`: the place's value combined with `value` (of the
     /// place's type, pointer steps already scaled) and stored back; the expression's value
     /// is the new value, or the old one when `post`.
@@ -112,7 +115,10 @@ pub enum ExprKind {
     Call(Subr, Vec<Expr>),
     /// The index (a value of the expression's type) checked against `len` elements: out of
     /// range, the clause faults (DTrace's "index out of bounds").
-    CheckIndex { index: Box<Expr>, len: u64 },
+    CheckIndex {
+        index: Box<Expr>,
+        len: u64,
+    },
     /// `stringof`: the NUL-terminated text at a kernel address (or the text of a `char`
     /// array place) as a string.
     Stringof(Box<Expr>),
@@ -124,13 +130,22 @@ pub enum ExprKind {
     },
     /// The value bound to `id` by an enclosing [`ExprKind::Let`].
     Bound(BindId),
-    /// A struct of the expression's type built in scratch memory from member values (at
-    /// their byte offsets; members not given are zero): a translated struct. Its value is
-    /// its address.
-    Build(Vec<(u32, Expr)>),
+    /// A struct built in scratch memory from member values (at their byte offsets, stored
+    /// as their member type says: a `char` array member takes a string; members not given
+    /// are zero): a translated struct. The expression is a pointer to it.
+    Build {
+        size: u32,
+        members: Vec<(u32, Type, Expr)>,
+    },
     /// An action's data used as a value where DTrace allows it (a symbol datum as an
     /// aggregation key or `trace` argument): never evaluated by itself.
     Datum(Datum, Option<Box<Expr>>),
+    /// An action called where a value is expected (typed `void`): the typing pass refuses
+    /// every use of it, so code generation never sees one.
+    Void(String),
+    /// An aggregation named where a value is expected (typed `void`): only actions taking
+    /// aggregations accept one; code generation never sees one.
+    AggRef(AggId),
 }
 
 /// Where a value lives and which part of it a place names.
@@ -272,7 +287,7 @@ pub enum Subr {
 }
 
 /// Recorded data the consumer symbolizes, with its size in the record or key.
-pub use dtrace_abi::datum::Datum;
+pub use dtrace_abi::datum::{Datum, MAX_STACK_FRAMES};
 
 /// A statement of a clause body.
 #[derive(Clone, Debug, PartialEq)]
@@ -286,6 +301,8 @@ pub enum Stmt {
     },
     /// An action: DTrace numbers them in clause order (for error messages).
     Action(Action),
+    /// `{ ... }`
+    Block(Vec<Stmt>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -382,10 +399,34 @@ pub struct Clause {
     pub bodies: Vec<Body>,
 }
 
+/// A struct or union D defines: `records[id - D_RECORD_BASE]` of a [`crate::types::Record`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct DRecord {
+    /// `struct name`, `union name`, `struct {...}`.
+    pub name: &'static str,
+    pub union: bool,
+    pub size: u32,
+    pub members: Vec<Member>,
+}
+
+/// A member of a D struct or union.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// Empty for an unnamed bit-field.
+    pub name: String,
+    pub ty: Type,
+    /// Byte offset.
+    pub offset: u32,
+    /// A bit-field's width (its bits start at the offset's first bit).
+    pub bits: Option<u8>,
+}
+
 /// The typed program: every variable and aggregation the program uses, and its clauses in
 /// program order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
+    /// The structs and unions D defines (the D library's and the program's).
+    pub records: Vec<DRecord>,
     pub globals: Vec<Variable>,
     pub this_vars: Vec<Variable>,
     pub thread_vars: Vec<Variable>,

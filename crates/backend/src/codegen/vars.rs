@@ -17,16 +17,7 @@ use super::{Compiler, Gen, Val};
 use crate::program::{MapId, MapKind, MapSpec};
 use crate::types::{self, Type};
 
-/// Arguments after the script and the values of named macros.
-#[derive(Clone, Debug, Default)]
-pub struct MacroArgs {
-    /// `$0`, `$1`, ...: `$0` is the script name.
-    pub args: Vec<String>,
-    /// Values of `$target`, `$pid`, `$ppid`, `$uid`, `$gid`, ...
-    pub named: HashMap<String, i64>,
-    /// `-x defaultargs`: unset `$N` read as 0 / "".
-    pub defaultargs: bool,
-}
+pub use dtrace_typing::macros::MacroArgs;
 
 /// The read-only data map: a zero block (used to initialise map values and as ""), then
 /// string literals, then `strsize` zero bytes so any literal can be read as a whole string.

@@ -1,0 +1,441 @@
+//! D's predefined identifiers, in one table: built-in variables, subroutines (with their
+//! prototypes), actions and aggregating functions, as DTrace's global identifier table
+//! lists them. The typing pass resolves names and checks calls against it; messages that
+//! describe an identifier (`previous: function `, `tracing function `) come from it too.
+//!
+//! Also the constants of DTrace's D library (`DTRACEFLT_*` from `unistd.d`, `SIG*` from
+//! `signal.d`, `E*` from `errno.d`), with Linux values.
+
+use crate::ir::{Builtin, Subr};
+
+/// What a predefined name is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A built-in variable.
+    Variable(Variable),
+    /// A subroutine: a function with a value, callable in expressions.
+    Subroutine(Subroutine),
+    /// An action (DTrace's "tracing function"): a statement of its own.
+    Action(ActionName),
+    /// An aggregating function: only the value of an aggregation.
+    Aggregating,
+}
+
+/// How a built-in variable is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variable {
+    Value(Builtin),
+    /// `argN`.
+    Arg(u8),
+    /// `args[]`.
+    Args,
+    /// A variable DTrace has that Linux cannot give (message: why).
+    Unavailable(&'static str),
+}
+
+/// A subroutine and its prototype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Subroutine {
+    /// `None`: DTrace has it, this dtrace does not implement it yet.
+    pub subr: Option<Subr>,
+    pub params: &'static [Param],
+    /// Parameters from this index on are optional.
+    pub required: usize,
+}
+
+/// A parameter of a prototype: what it accepts and how DTrace spells its type in
+/// "argument #N is incompatible with prototype" messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub accepts: Accepts,
+    pub shown: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accepts {
+    String,
+    /// An integer.
+    Integer,
+    /// An integer or a pointer (an address).
+    Scalar,
+    /// A pointer (or an integer, which D converts).
+    Pointer,
+}
+
+const fn param(accepts: Accepts, shown: &'static str) -> Param {
+    Param { accepts, shown }
+}
+
+const STR: Param = param(Accepts::String, "string");
+const CSTR: Param = param(Accepts::String, "const char *");
+const INT: Param = param(Accepts::Integer, "int");
+const CHAR: Param = param(Accepts::Integer, "char");
+const INT64: Param = param(Accepts::Integer, "int64_t");
+const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
+const SIZE: Param = param(Accepts::Integer, "size_t");
+const VOIDP: Param = param(Accepts::Pointer, "void *");
+
+/// The actions: statements that record data or act.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActionName {
+    Trace,
+    Printf,
+    Printa,
+    Exit,
+    Clear,
+    Trunc,
+    Normalize,
+    Denormalize,
+    Setopt,
+    Stack,
+    Ustack,
+    Jstack,
+    /// `func sym mod ufunc usym umod uaddr`: symbol data (values only for `trace` and
+    /// aggregation keys).
+    Symbol,
+    Tracemem,
+    System,
+    Raise,
+    Stop,
+    Panic,
+    Chill,
+    Breakpoint,
+    Copyout,
+    Copyoutstr,
+    Speculate,
+    Commit,
+    Discard,
+    Ftruncate,
+    Freopen,
+    Print,
+    Symaddr,
+}
+
+const fn subr(subr: Subr, params: &'static [Param], required: usize) -> Kind {
+    Kind::Subroutine(Subroutine {
+        subr: Some(subr),
+        params,
+        required,
+    })
+}
+
+const fn missing(params: &'static [Param], required: usize) -> Kind {
+    Kind::Subroutine(Subroutine {
+        subr: None,
+        params,
+        required,
+    })
+}
+
+const fn var(b: Builtin) -> Kind {
+    Kind::Variable(Variable::Value(b))
+}
+
+/// Every predefined name, sorted by name.
+const TABLE: &[(&str, Kind)] = &[
+    ("alloca", subr(Subr::Alloca, &[SIZE], 1)),
+    ("arg0", Kind::Variable(Variable::Arg(0))),
+    ("arg1", Kind::Variable(Variable::Arg(1))),
+    ("arg2", Kind::Variable(Variable::Arg(2))),
+    ("arg3", Kind::Variable(Variable::Arg(3))),
+    ("arg4", Kind::Variable(Variable::Arg(4))),
+    ("arg5", Kind::Variable(Variable::Arg(5))),
+    ("arg6", Kind::Variable(Variable::Arg(6))),
+    ("arg7", Kind::Variable(Variable::Arg(7))),
+    ("arg8", Kind::Variable(Variable::Arg(8))),
+    ("arg9", Kind::Variable(Variable::Arg(9))),
+    ("args", Kind::Variable(Variable::Args)),
+    ("avg", Kind::Aggregating),
+    ("basename", subr(Subr::Basename, &[CSTR], 1)),
+    ("bcopy", missing(&[VOIDP, VOIDP, SIZE], 3)),
+    ("breakpoint", Kind::Action(ActionName::Breakpoint)),
+    (
+        "caller",
+        Kind::Variable(Variable::Unavailable("caller is not supported yet")),
+    ),
+    ("chill", Kind::Action(ActionName::Chill)),
+    (
+        "chip",
+        Kind::Variable(Variable::Unavailable("chip is not available on Linux")),
+    ),
+    ("cleanpath", missing(&[CSTR], 1)),
+    ("clear", Kind::Action(ActionName::Clear)),
+    ("commit", Kind::Action(ActionName::Commit)),
+    ("copyin", subr(Subr::Copyin, &[ADDR, SIZE], 2)),
+    ("copyinstr", subr(Subr::Copyinstr, &[ADDR, SIZE], 1)),
+    ("copyinto", subr(Subr::Copyinto, &[ADDR, SIZE, VOIDP], 3)),
+    ("copyout", Kind::Action(ActionName::Copyout)),
+    ("copyoutstr", Kind::Action(ActionName::Copyoutstr)),
+    ("count", Kind::Aggregating),
+    ("cpu", var(Builtin::Cpu)),
+    (
+        "curcpu",
+        Kind::Variable(Variable::Unavailable("curcpu is not supported yet")),
+    ),
+    ("curthread", var(Builtin::Curthread)),
+    (
+        "cwd",
+        Kind::Variable(Variable::Unavailable("cwd is not supported yet")),
+    ),
+    ("d_path", missing(&[VOIDP], 1)),
+    ("denormalize", Kind::Action(ActionName::Denormalize)),
+    ("dirname", subr(Subr::Dirname, &[CSTR], 1)),
+    ("discard", Kind::Action(ActionName::Discard)),
+    ("epid", var(Builtin::Epid)),
+    ("errno", var(Builtin::Errno)),
+    (
+        "execargs",
+        Kind::Variable(Variable::Unavailable("execargs is not supported yet")),
+    ),
+    ("execname", var(Builtin::Execname)),
+    ("exit", Kind::Action(ActionName::Exit)),
+    ("freopen", Kind::Action(ActionName::Freopen)),
+    ("ftruncate", Kind::Action(ActionName::Ftruncate)),
+    ("func", Kind::Action(ActionName::Symbol)),
+    ("getmajor", missing(&[param(Accepts::Integer, "dev_t")], 1)),
+    ("getminor", missing(&[param(Accepts::Integer, "dev_t")], 1)),
+    ("gid", var(Builtin::Gid)),
+    ("htonl", missing(&[param(Accepts::Integer, "uint32_t")], 1)),
+    ("htonll", missing(&[param(Accepts::Integer, "uint64_t")], 1)),
+    ("htons", missing(&[param(Accepts::Integer, "uint16_t")], 1)),
+    ("id", var(Builtin::Id)),
+    ("index", subr(Subr::Index, &[CSTR, CSTR, INT], 2)),
+    (
+        "inet_ntoa",
+        missing(&[param(Accepts::Pointer, "ipaddr_t *")], 1),
+    ),
+    (
+        "inet_ntoa6",
+        missing(&[param(Accepts::Pointer, "struct in6_addr *")], 1),
+    ),
+    ("inet_ntop", missing(&[INT, VOIDP], 2)),
+    (
+        "ipl",
+        Kind::Variable(Variable::Unavailable(
+            "ipl (the interrupt priority level) has no meaning on Linux",
+        )),
+    ),
+    ("jstack", Kind::Action(ActionName::Jstack)),
+    (
+        "lgrp",
+        Kind::Variable(Variable::Unavailable("lgrp is not available on Linux")),
+    ),
+    ("link_ntop", missing(&[INT, VOIDP], 2)),
+    ("llquantize", Kind::Aggregating),
+    ("lltostr", subr(Subr::Lltostr, &[INT64, INT], 1)),
+    ("lquantize", Kind::Aggregating),
+    ("max", Kind::Aggregating),
+    ("min", Kind::Aggregating),
+    ("mod", Kind::Action(ActionName::Symbol)),
+    ("msgdsize", missing(&[VOIDP], 1)),
+    ("msgsize", missing(&[VOIDP], 1)),
+    ("mutex_owned", missing(&[VOIDP], 1)),
+    ("mutex_owner", missing(&[VOIDP], 1)),
+    ("mutex_type_adaptive", missing(&[VOIDP], 1)),
+    ("mutex_type_spin", missing(&[VOIDP], 1)),
+    ("normalize", Kind::Action(ActionName::Normalize)),
+    ("ntohl", missing(&[param(Accepts::Integer, "uint32_t")], 1)),
+    ("ntohll", missing(&[param(Accepts::Integer, "uint64_t")], 1)),
+    ("ntohs", missing(&[param(Accepts::Integer, "uint16_t")], 1)),
+    ("panic", Kind::Action(ActionName::Panic)),
+    ("pid", var(Builtin::Pid)),
+    ("ppid", var(Builtin::Ppid)),
+    ("print", Kind::Action(ActionName::Print)),
+    ("printa", Kind::Action(ActionName::Printa)),
+    ("printf", Kind::Action(ActionName::Printf)),
+    ("probefunc", var(Builtin::Probefunc)),
+    ("probemod", var(Builtin::Probemod)),
+    ("probename", var(Builtin::Probename)),
+    ("probeprov", var(Builtin::Probeprov)),
+    ("progenyof", missing(&[param(Accepts::Integer, "pid_t")], 1)),
+    (
+        "pset",
+        Kind::Variable(Variable::Unavailable("pset is not available on Linux")),
+    ),
+    ("quantize", Kind::Aggregating),
+    ("raise", Kind::Action(ActionName::Raise)),
+    ("rand", subr(Subr::Rand, &[], 0)),
+    ("rindex", subr(Subr::Rindex, &[CSTR, CSTR, INT], 2)),
+    (
+        "root",
+        Kind::Variable(Variable::Unavailable("root is not supported yet")),
+    ),
+    ("rw_iswriter", missing(&[VOIDP], 1)),
+    ("rw_read_held", missing(&[VOIDP], 1)),
+    ("rw_write_held", missing(&[VOIDP], 1)),
+    ("setopt", Kind::Action(ActionName::Setopt)),
+    ("speculate", Kind::Action(ActionName::Speculate)),
+    ("speculation", missing(&[], 0)),
+    ("stack", Kind::Action(ActionName::Stack)),
+    ("stackdepth", var(Builtin::Stackdepth)),
+    ("stddev", Kind::Aggregating),
+    ("stop", Kind::Action(ActionName::Stop)),
+    ("strchr", subr(Subr::Strchr, &[CSTR, CHAR], 2)),
+    ("strjoin", subr(Subr::Strjoin, &[STR, STR], 2)),
+    ("strlen", subr(Subr::Strlen, &[STR], 1)),
+    ("strrchr", subr(Subr::Strrchr, &[CSTR, CHAR], 2)),
+    ("strstr", subr(Subr::Strstr, &[CSTR, CSTR], 2)),
+    ("strtok", missing(&[CSTR, CSTR], 2)),
+    ("strtoll", subr(Subr::Strtoll, &[CSTR, INT], 1)),
+    ("substr", subr(Subr::Substr, &[CSTR, INT, INT], 2)),
+    ("sum", Kind::Aggregating),
+    ("sym", Kind::Action(ActionName::Symbol)),
+    ("symaddr", Kind::Action(ActionName::Symaddr)),
+    ("system", Kind::Action(ActionName::System)),
+    ("tid", var(Builtin::Tid)),
+    ("timestamp", var(Builtin::Timestamp)),
+    ("tolower", subr(Subr::Tolower, &[CSTR], 1)),
+    ("toupper", subr(Subr::Toupper, &[CSTR], 1)),
+    ("trace", Kind::Action(ActionName::Trace)),
+    ("tracemem", Kind::Action(ActionName::Tracemem)),
+    ("trunc", Kind::Action(ActionName::Trunc)),
+    ("uaddr", Kind::Action(ActionName::Symbol)),
+    (
+        "ucaller",
+        Kind::Variable(Variable::Unavailable("ucaller is not supported yet")),
+    ),
+    ("ufunc", Kind::Action(ActionName::Symbol)),
+    ("uid", var(Builtin::Uid)),
+    ("umod", Kind::Action(ActionName::Symbol)),
+    (
+        "uregs",
+        Kind::Variable(Variable::Unavailable("uregs[] is not supported yet")),
+    ),
+    ("ustack", Kind::Action(ActionName::Ustack)),
+    ("ustackdepth", var(Builtin::Ustackdepth)),
+    ("usym", Kind::Action(ActionName::Symbol)),
+    ("vtimestamp", var(Builtin::Vtimestamp)),
+    ("walltimestamp", var(Builtin::Walltimestamp)),
+];
+
+/// What the predefined name `name` is, if it is one.
+pub fn lookup(name: &str) -> Option<Kind> {
+    TABLE
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()
+        .map(|i| TABLE[i].1)
+}
+
+/// Whether `name` is a built-in variable.
+pub fn is_variable(name: &str) -> bool {
+    matches!(lookup(name), Some(Kind::Variable(_)))
+}
+
+/// Whether `name` is an action.
+pub fn is_action(name: &str) -> bool {
+    matches!(lookup(name), Some(Kind::Action(_)))
+}
+
+/// Whether `name` is an aggregating function.
+pub fn is_aggregating(name: &str) -> bool {
+    matches!(lookup(name), Some(Kind::Aggregating))
+}
+
+/// How DTrace describes a predefined identifier in a redefinition message: its kind
+/// followed by a blank (the blank stands for "not an inline").
+pub fn identifier_kind(name: &str) -> Option<&'static str> {
+    Some(match lookup(name)? {
+        Kind::Variable(_) => "scalar ",
+        Kind::Subroutine(_) => "function ",
+        Kind::Action(_) => "tracing function ",
+        Kind::Aggregating => "aggregating function ",
+    })
+}
+
+/// The value of the D library constant `name` (`DTRACEFLT_*`, `SIG*`, `E*`), or None.
+pub fn library_constant(name: &str) -> Option<i64> {
+    let v = match name {
+        // unistd.d: fault codes (the ERROR probe's arg4).
+        "DTRACEFLT_UNKNOWN" => 0,
+        "DTRACEFLT_BADADDR" => 1,
+        "DTRACEFLT_BADALIGN" => 2,
+        "DTRACEFLT_ILLOP" => 3,
+        "DTRACEFLT_DIVZERO" => 4,
+        "DTRACEFLT_NOSCRATCH" => 5,
+        "DTRACEFLT_KPRIV" => 6,
+        "DTRACEFLT_UPRIV" => 7,
+        "DTRACEFLT_TUPOFLOW" => 8,
+        "DTRACEFLT_BADSTACK" => 9,
+        _ => return crate::signals::number(name).or_else(|| errno(name)),
+    };
+    Some(v)
+}
+
+fn errno(name: &str) -> Option<i64> {
+    const ERRNOS: &[&str] = &[
+        "EPERM",
+        "ENOENT",
+        "ESRCH",
+        "EINTR",
+        "EIO",
+        "ENXIO",
+        "E2BIG",
+        "ENOEXEC",
+        "EBADF",
+        "ECHILD",
+        "EAGAIN",
+        "ENOMEM",
+        "EACCES",
+        "EFAULT",
+        "ENOTBLK",
+        "EBUSY",
+        "EEXIST",
+        "EXDEV",
+        "ENODEV",
+        "ENOTDIR",
+        "EISDIR",
+        "EINVAL",
+        "ENFILE",
+        "EMFILE",
+        "ENOTTY",
+        "ETXTBSY",
+        "EFBIG",
+        "ENOSPC",
+        "ESPIPE",
+        "EROFS",
+        "EMLINK",
+        "EPIPE",
+        "EDOM",
+        "ERANGE",
+        "EDEADLK",
+        "ENAMETOOLONG",
+        "ENOLCK",
+        "ENOSYS",
+        "ENOTEMPTY",
+        "ELOOP",
+    ];
+    match name {
+        "EWOULDBLOCK" => Some(11),
+        "EDEADLOCK" => Some(35),
+        _ => ERRNOS.iter().position(|&s| s == name).map(|i| i as i64 + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_for_binary_search() {
+        assert!(TABLE.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(lookup("pid"), Some(var(Builtin::Pid)));
+        assert!(is_action("printf"));
+        assert!(is_aggregating("lquantize"));
+        assert_eq!(identifier_kind("strlen"), Some("function "));
+        assert_eq!(identifier_kind("nope"), None);
+    }
+
+    #[test]
+    fn constants() {
+        assert_eq!(library_constant("DTRACEFLT_DIVZERO"), Some(4));
+        assert_eq!(library_constant("SIGKILL"), Some(9));
+        assert_eq!(library_constant("SIGSYS"), Some(31));
+        assert_eq!(library_constant("EAGAIN"), Some(11));
+        assert_eq!(library_constant("ELOOP"), Some(40));
+        assert_eq!(library_constant("nope"), None);
+    }
+}

@@ -1,0 +1,653 @@
+//! Statements, actions and aggregations: what a clause records (`trace`, `printf`,
+//! `printa`, `exit`, `stack`, ...), what it asks of the consumer (`clear`, `trunc`,
+//! `normalize`, `setopt`), and `@a[keys] = func(args)`.
+
+use dtrace_frontend::ast::{self, ExprKind as A, Stmt};
+use dtrace_frontend::{CompileError, Result, Span};
+
+use super::aggfunc::{parameter_mismatch, parse_function};
+use super::call::{prototype_arg, prototype_len};
+use super::consts::constant;
+use super::expr::{convert, is_void, mk};
+use super::Cook;
+use crate::builtins::{self, ActionName, Kind};
+use crate::format::FormatArg;
+use crate::ir::{self, Action, ActionKind, Datum, Expr, ExprKind};
+use crate::types::{self, Type};
+
+/// Whether a clause writes a record: all but clauses made only of aggregations do.
+pub(crate) fn clause_records(clause: &ast::Clause) -> bool {
+    let Some(body) = &clause.body else {
+        return true;
+    };
+    body.is_empty() || !body.iter().all(is_aggregation_stmt)
+}
+
+fn is_aggregation_stmt(stmt: &Stmt) -> bool {
+    let Stmt::Expr(e) = stmt else { return false };
+    let A::Assign { lhs, op: None, .. } = &e.kind else {
+        return false;
+    };
+    aggregation_target(lhs).is_some()
+}
+
+/// The aggregation name and key expressions of an assignment target, if it is one.
+fn aggregation_target(lhs: &ast::Expr) -> Option<(&str, &[ast::Expr])> {
+    match &lhs.kind {
+        A::Aggregation(name) => Some((name, &[])),
+        A::Index { base, args } => match &base.kind {
+            A::Aggregation(name) => Some((name, args)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A positive integer constant argument of `stack()`/`ustack()` (a frame count).
+fn frames_arg(e: &ast::Expr, tag: &'static str, what: &str) -> Result<u32> {
+    match constant(e) {
+        Some(n) if n > 0 => Ok((n as u64).min(ir::MAX_STACK_FRAMES as u64) as u32),
+        _ => Err(CompileError::new(
+            tag,
+            format!("{what} must be a non-zero positive integer constant"),
+            e.span,
+        )),
+    }
+}
+
+/// DTrace's argument-count check of the actions, worded as DTrace words it for each.
+fn action_args(name: &str, args: &[ast::Expr], min: usize, max: usize, span: Span) -> Result<()> {
+    let n = args.len();
+    if n >= min && n <= max {
+        return Ok(());
+    }
+    let (tag, message) = match name {
+        "clear" => (
+            "D_CLEAR_PROTO",
+            format!("{name}( ) prototype mismatch: {n} args passed, 1 expected"),
+        ),
+        "normalize" | "denormalize" => (
+            "D_NORMALIZE_PROTO",
+            format!("{name}( ) prototype mismatch: {n} args passed, {min} expected"),
+        ),
+        "trunc" => (
+            "D_TRUNC_PROTO",
+            format!(
+                "{name}( ) prototype mismatch: {n} args passed, {} expected",
+                if n < min {
+                    "at least 1"
+                } else {
+                    "no more than 2"
+                }
+            ),
+        ),
+        _ => return Err(prototype_len(name, n, min, max, span)),
+    };
+    Err(CompileError::new(tag, message, span))
+}
+
+/// How many arguments each action takes (`usize::MAX`: any number).
+fn action_arity(action: ActionName) -> (usize, usize) {
+    use ActionName::*;
+    match action {
+        Trace | Exit | Clear | Denormalize | Symbol | Raise | Chill | Speculate | Commit
+        | Discard | Print | Symaddr | Panic => (1, 1),
+        Printf | Printa | System | Freopen => (1, usize::MAX),
+        Trunc | Setopt => (1, 2),
+        Normalize | Copyout | Copyoutstr => (2, 3),
+        Stack => (0, 1),
+        Ustack | Jstack => (0, 2),
+        Tracemem => (2, 3),
+        Stop | Breakpoint | Ftruncate => (0, 0),
+    }
+}
+
+impl Cook<'_> {
+    /// Check an action's argument count (for an action called where a value is expected).
+    pub(crate) fn action_call_check(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Result<()> {
+        let Some(Kind::Action(a)) = builtins::lookup(name) else {
+            return Ok(());
+        };
+        let (min, max) = action_arity(a);
+        action_args(name, args, min, max, span)
+    }
+
+    pub(crate) fn stmt(&mut self, stmt: &Stmt) -> Result<ir::Stmt> {
+        match stmt {
+            Stmt::Expr(e) => self.expr_stmt(e),
+            Stmt::Block(stmts, _) => Ok(ir::Stmt::Block(
+                stmts.iter().map(|s| self.stmt(s)).collect::<Result<_>>()?,
+            )),
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                let c = self.expr(cond)?;
+                if !c.ty.is_scalar() && !c.ty.is_string() {
+                    return Err(CompileError::new(
+                        "D_OP_SCALAR",
+                        "if condition must be of scalar type",
+                        cond.span,
+                    ));
+                }
+                let then = then.iter().map(|s| self.stmt(s)).collect::<Result<_>>()?;
+                let otherwise = otherwise
+                    .iter()
+                    .flatten()
+                    .map(|s| self.stmt(s))
+                    .collect::<Result<_>>()?;
+                Ok(ir::Stmt::If {
+                    cond: c,
+                    then,
+                    otherwise,
+                })
+            }
+            Stmt::Decl(d) => Err(CompileError::new(
+                "D_DECL_LOCASC",
+                "declarations are not permitted in a clause body",
+                d.span,
+            )),
+        }
+    }
+
+    /// A statement: an action call, an aggregation, or an expression evaluated for its
+    /// effect.
+    fn expr_stmt(&mut self, e: &ast::Expr) -> Result<ir::Stmt> {
+        if let A::Call {
+            name,
+            args,
+            name_span,
+        } = &e.kind
+        {
+            if let Some(Kind::Action(a)) = builtins::lookup(name) {
+                let kind = self.action(a, name, args, *name_span, e.span)?;
+                return Ok(ir::Stmt::Action(Action { kind, span: e.span }));
+            }
+        }
+        if let A::Assign { op: None, lhs, rhs } = &e.kind {
+            if let Some(target) = aggregation_target(lhs) {
+                let kind = self.aggregate(target, rhs, e.span)?;
+                return Ok(ir::Stmt::Action(Action { kind, span: e.span }));
+            }
+        }
+        // `@a[1];` and `@a;` alone do nothing: DTrace refuses them.
+        if let Some((name, _)) = aggregation_target(e) {
+            if self.aggregation(name).is_some() || matches!(e.kind, A::Index { .. }) {
+                return Err(CompileError::new(
+                    "D_AGG_NULL",
+                    format!("expression has null effect: @{name}"),
+                    e.span,
+                ));
+            }
+        }
+        let v = self.expr(e)?;
+        if let ExprKind::Void(name) = &v.kind {
+            return Err(CompileError::new(
+                "D_ACT_SPEC",
+                format!("{name}( ) may not be used in an expression"),
+                e.span,
+            ));
+        }
+        Ok(ir::Stmt::Eval(v))
+    }
+
+    /// An action statement.
+    fn action(
+        &mut self,
+        action: ActionName,
+        name: &str,
+        args: &[ast::Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<ActionKind> {
+        let (min, max) = action_arity(action);
+        action_args(name, args, min, max, span)?;
+        Ok(match action {
+            ActionName::Trace => {
+                if let Some(d) = self.symbol_datum(&args[0])? {
+                    ActionKind::Trace(d)
+                } else {
+                    let v = self.expr(&args[0])?;
+                    match v.kind {
+                        ExprKind::AggRef(_) => {
+                            return Err(CompileError::new(
+                                "D_TRACE_DYN",
+                                "trace( ) may not be applied to a dynamic expression",
+                                span,
+                            ))
+                        }
+                        ExprKind::Void(_) => {
+                            return Err(CompileError::new(
+                                "D_TRACE_VOID",
+                                "trace( ) may not be applied to a void expression",
+                                span,
+                            ))
+                        }
+                        _ => {}
+                    }
+                    if !v.ty.is_scalar() && !v.ty.is_string() && !matches!(v.ty, Type::Struct(_)) {
+                        return Err(CompileError::new(
+                            "D_UNSUPPORTED",
+                            format!("trace( ) of a value of type {} is not supported yet", v.ty),
+                            span,
+                        ));
+                    }
+                    ActionKind::Trace(v)
+                }
+            }
+            ActionName::Symbol => {
+                let d = self
+                    .symbol_datum(&ast::Expr {
+                        kind: A::Call {
+                            name: name.to_string(),
+                            name_span,
+                            args: args.to_vec(),
+                        },
+                        span,
+                    })?
+                    .expect("a symbol function");
+                ActionKind::Trace(d)
+            }
+            ActionName::Stack | ActionName::Ustack => {
+                ActionKind::Stack(self.stack_datum(name, args)?)
+            }
+            ActionName::Printf => {
+                let format = match &args[0].kind {
+                    A::Str(s) => String::from_utf8_lossy(s).into_owned(),
+                    _ => {
+                        let v = self.expr(&args[0])?;
+                        return Err(CompileError::new(
+                            "D_PRINTF_ARG_FMT",
+                            format!("printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}", v.ty),
+                            span,
+                        ));
+                    }
+                };
+                let mut values = Vec::new();
+                let mut kinds = Vec::new();
+                for a in &args[1..] {
+                    let v = self.expr(a)?;
+                    kinds.push(match v.kind {
+                        ExprKind::AggRef(_) => FormatArg::Aggregation,
+                        _ => FormatArg::Value(v.ty.clone()),
+                    });
+                    values.push(v);
+                }
+                self.check_format(&format, &kinds, false, span)?;
+                ActionKind::Printf {
+                    format,
+                    args: values,
+                }
+            }
+            ActionName::Printa => {
+                let (format, aggs) = match &args[0].kind {
+                    A::Str(s) => (Some(String::from_utf8_lossy(s).into_owned()), &args[1..]),
+                    _ => (None, args),
+                };
+                if aggs.is_empty() {
+                    return Err(CompileError::new(
+                        "D_PRINTA_PROTO",
+                        format!(
+                            "printa( ) prototype mismatch: {} args passed, {} expected",
+                            args.len(),
+                            args.len() + 1
+                        ),
+                        span,
+                    ));
+                }
+                let first = args.len() - aggs.len();
+                let mut ids = Vec::new();
+                for (i, a) in aggs.iter().enumerate() {
+                    ids.push(self.aggregation_arg(a, "printa", first + i + 1)?);
+                }
+                if let Some(f) = &format {
+                    let keys: Vec<FormatArg> = self.prog.aggregations[ids[0]]
+                        .keys
+                        .iter()
+                        .map(|(t, _)| FormatArg::Value(t.clone()))
+                        .collect();
+                    self.check_format(f, &keys, true, span)?;
+                }
+                ActionKind::Printa {
+                    format,
+                    aggregations: ids,
+                }
+            }
+            ActionName::Exit => ActionKind::Exit(self.int_arg(&args[0], name, 1)?),
+            ActionName::Clear => ActionKind::Clear(self.aggregation_arg(&args[0], name, 1)?),
+            ActionName::Denormalize => {
+                ActionKind::Denormalize(self.aggregation_arg(&args[0], name, 1)?)
+            }
+            ActionName::Trunc => {
+                let aggregation = self.aggregation_arg(&args[0], name, 1)?;
+                let count = match args.get(1) {
+                    Some(n) => Some(self.int_arg(n, name, 2)?),
+                    None => None,
+                };
+                ActionKind::Trunc { aggregation, count }
+            }
+            ActionName::Normalize => {
+                if args.len() != 2 {
+                    return Err(action_args(name, args, 2, 2, span).unwrap_err());
+                }
+                let aggregation = self.aggregation_arg(&args[0], name, 1)?;
+                let factor = self.int_arg(&args[1], name, 2)?;
+                ActionKind::Normalize {
+                    aggregation,
+                    factor,
+                }
+            }
+            ActionName::Setopt => {
+                let option = string_constant(&args[0], "setopt( ) option")?;
+                let value = match args.get(1) {
+                    Some(v) => Some(string_constant(v, "setopt( ) value")?),
+                    None => None,
+                };
+                ActionKind::Setopt { option, value }
+            }
+            _ => {
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    format!("the {name}( ) action is not supported yet"),
+                    name_span,
+                ))
+            }
+        })
+    }
+
+    fn check_format(
+        &self,
+        format: &str,
+        args: &[FormatArg],
+        printa: bool,
+        span: Span,
+    ) -> Result<()> {
+        self.formats
+            .check_args(format, args, printa)
+            .map_err(|(tag, message)| CompileError::new(tag, message, span))
+    }
+
+    /// An integer argument `argno` (1-based) of `action`: 64-bit values stay so, narrower
+    /// ones become `int`.
+    fn int_arg(&mut self, e: &ast::Expr, action: &str, argno: usize) -> Result<Expr> {
+        let v = self.expr(e)?;
+        if !v.ty.is_scalar() || is_void(&v) {
+            return Err(prototype_arg(action, argno, "int", &v.ty, e.span));
+        }
+        if v.ty.scalar_size() == 8 {
+            Ok(v)
+        } else {
+            Ok(convert(v, &types::INT))
+        }
+    }
+
+    /// The aggregation `e` names (`@a`), argument `argno` (1-based) of `action`.
+    fn aggregation_arg(&mut self, e: &ast::Expr, action: &str, argno: usize) -> Result<ir::AggId> {
+        let A::Aggregation(name) = &e.kind else {
+            let tag = match action {
+                "printa" => "D_PRINTA_AGGARG",
+                "clear" => "D_CLEAR_AGGARG",
+                "trunc" => "D_TRUNC_AGGARG",
+                "normalize" => "D_NORMALIZE_AGGARG",
+                _ => "D_PROTO_ARG",
+            };
+            let ty = self
+                .expr(e)
+                .map_or_else(|_| "non-aggregation".to_string(), |v| v.ty.to_string());
+            return Err(CompileError::new(
+                tag,
+                format!("{action}( ) argument #{argno} is incompatible with prototype:\n\tprototype: aggregation\n\t argument: {ty}"),
+                e.span,
+            ));
+        };
+        self.aggregation(name).ok_or_else(|| {
+            // As in DTrace, an aggregation must be assigned earlier in the program text
+            // than the action that names it.
+            let tag = match action {
+                "printa" => "D_PRINTA_AGGBAD",
+                "clear" => "D_CLEAR_AGGBAD",
+                "trunc" => "D_TRUNC_AGGBAD",
+                "normalize" | "denormalize" => "D_NORMALIZE_AGGBAD",
+                _ => "D_PROTO_ARG",
+            };
+            CompileError::new(tag, format!("undefined aggregation: @{name}"), e.span)
+        })
+    }
+
+    /// The stack `stack(n)` or `ustack(n[, strsize])` records.
+    fn stack_datum(&self, name: &str, args: &[ast::Expr]) -> Result<Datum> {
+        if name == "stack" {
+            let frames = match args.first() {
+                Some(a) => frames_arg(a, "D_STACK_SIZE", "stack( ) argument #1")?,
+                None => self.opts.stack_frames,
+            };
+            Ok(Datum::Stack { frames })
+        } else {
+            let frames = match args.first() {
+                Some(a) => frames_arg(a, "D_USTACK_FRAMES", "ustack( ) argument #1")?,
+                None => self.opts.ustack_frames,
+            };
+            // The string space of ustack helpers (argument #2) has no use on Linux:
+            // checked, then ignored.
+            if let Some(a) = args.get(1) {
+                if constant(a).is_none_or(|n| n < 0) {
+                    return Err(CompileError::new(
+                        "D_USTACK_STRSIZE",
+                        "ustack( ) argument #2 must be a positive integer constant",
+                        a.span,
+                    ));
+                }
+            }
+            Ok(Datum::UStack { frames })
+        }
+    }
+
+    /// `func(pc)`, `ufunc(pc)`, ... as a [`ExprKind::Datum`]: the address, typed.
+    fn symbol_datum(&mut self, e: &ast::Expr) -> Result<Option<Expr>> {
+        let A::Call { name, args, .. } = &e.kind else {
+            return Ok(None);
+        };
+        let Some(datum) = Datum::symbol_function(name) else {
+            return Ok(None);
+        };
+        action_args(name, args, 1, 1, e.span)?;
+        let pc = self.expr(&args[0])?;
+        if !pc.ty.is_scalar() || is_void(&pc) {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!(
+                    "argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}",
+                    pc.ty
+                ),
+                args[0].span,
+            ));
+        }
+        let pc = convert(pc, &types::UINT64);
+        Ok(Some(mk(
+            ExprKind::Datum(datum, Some(Box::new(pc))),
+            types::UINT64,
+            e.span,
+        )))
+    }
+
+    /// A key of an aggregation: a stack or symbol datum, or a value.
+    fn agg_key(&mut self, k: &ast::Expr, index: usize) -> Result<Expr> {
+        if let A::Call { name, args, .. } = &k.kind {
+            if name == "stack" || name == "ustack" {
+                action_args(name, args, 0, if name == "stack" { 1 } else { 2 }, k.span)?;
+                let d = self.stack_datum(name, args)?;
+                return Ok(mk(ExprKind::Datum(d, None), types::UINT64, k.span));
+            }
+        }
+        if let Some(d) = self.symbol_datum(k)? {
+            return Ok(d);
+        }
+        let v = self.expr(k)?;
+        if is_void(&v) || v.ty == Type::Void {
+            return Err(CompileError::new(
+                "D_KEY_TYPE",
+                format!(
+                    "void expression may not be used as aggregation index: key #{}",
+                    index + 1
+                ),
+                k.span,
+            ));
+        }
+        Ok(v)
+    }
+
+    /// `@name[keys] = func(args)`.
+    fn aggregate(
+        &mut self,
+        (name, keys): (&str, &[ast::Expr]),
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Result<ActionKind> {
+        let A::Call {
+            name: func,
+            args,
+            name_span,
+        } = &rhs.kind
+        else {
+            return Err(CompileError::new(
+                "D_AGG_FUNC",
+                format!("@{name} must be assigned the result of an aggregating function"),
+                rhs.span,
+            ));
+        };
+        if !builtins::is_aggregating(func) {
+            if builtins::lookup(func).is_none() {
+                return Err(CompileError::new(
+                    "D_FUNC_UNDEF",
+                    format!("undefined function name: {func}"),
+                    *name_span,
+                ));
+            }
+            return Err(CompileError::new(
+                "D_AGG_FUNC",
+                format!("@{name} must be assigned the result of an aggregating function"),
+                rhs.span,
+            ));
+        }
+        let (func_kind, value_args) = parse_function(func, args, rhs.span)?;
+        let mut typed_keys = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            typed_keys.push(self.agg_key(k, i)?);
+        }
+        let signature: Vec<(Type, Option<Datum>)> = typed_keys
+            .iter()
+            .map(|k| match &k.kind {
+                ExprKind::Datum(d, _) => (types::UINT64, Some(*d)),
+                _ => (k.ty.clone(), None),
+            })
+            .collect();
+        let id = self.aggregation_for(name, func_kind, signature, &typed_keys, span)?;
+        let mut values = Vec::new();
+        for (i, a) in args.iter().take(value_args).enumerate() {
+            // lquantize/llquantize's increment is their last argument.
+            let a = if i == 1 && !matches!(func_kind, dtrace_abi::slots::AggFunc::Quantize) {
+                args.last().expect("args")
+            } else {
+                a
+            };
+            let v = self.expr(a)?;
+            if i == 0 && (!v.ty.is_scalar() || is_void(&v)) {
+                return Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    format!("{func}( ) argument #1 must be of scalar type"),
+                    rhs.span,
+                ));
+            }
+            if !v.ty.is_scalar() || is_void(&v) {
+                return Err(prototype_arg(func, i + 1, "int64_t", &v.ty, a.span));
+            }
+            values.push(convert(v, &types::INT64));
+        }
+        Ok(ActionKind::Aggregate {
+            aggregation: id,
+            keys: typed_keys,
+            args: values,
+        })
+    }
+
+    /// The aggregation called `name`, created on first use; later uses must agree.
+    fn aggregation_for(
+        &mut self,
+        name: &str,
+        func: dtrace_abi::slots::AggFunc,
+        keys: Vec<(Type, Option<Datum>)>,
+        typed: &[Expr],
+        span: Span,
+    ) -> Result<ir::AggId> {
+        let Some(id) = self.aggregation(name) else {
+            return Ok(self.new_aggregation(
+                ir::Aggregation {
+                    name: name.to_string(),
+                    func,
+                    keys,
+                },
+                span,
+            ));
+        };
+        let a = &self.prog.aggregations[id];
+        if let Some(err) = parameter_mismatch(&a.func, &func, span) {
+            return Err(err);
+        }
+        if a.func != func {
+            let first = self.scope.agg_spans.get(name).copied().unwrap_or(span);
+            return Err(CompileError::new(
+                "D_AGG_REDEF",
+                format!(
+                    "aggregation redefined: @{name}\n\t current: @{name} = {}( )\n\tprevious: @{name} = {}( ) : line {}",
+                    func.name(),
+                    a.func.name(),
+                    dtrace_frontend::line_marker(first)
+                ),
+                span,
+            ));
+        }
+        let same = a.keys.len() == keys.len()
+            && a.keys
+                .iter()
+                .zip(&keys)
+                .all(|((t, d), (u, e))| t.is_string() == u.is_string() && d == e);
+        if !same {
+            if a.keys.len() == keys.len() {
+                for (i, ((t, _), k)) in a.keys.iter().zip(typed).enumerate() {
+                    if t.is_string() != k.ty.is_string() {
+                        return Err(CompileError::new(
+                            "D_ARR_BADREF",
+                            format!("key expression has type {}; {t} expected", k.ty),
+                            typed[i].span,
+                        ));
+                    }
+                }
+            }
+            return Err(CompileError::new(
+                "D_AGG_REDEF",
+                format!("aggregation @{name} used with a different key signature"),
+                span,
+            ));
+        }
+        Ok(id)
+    }
+}
+
+/// A string constant argument (`setopt`'s).
+fn string_constant(e: &ast::Expr, what: &str) -> Result<String> {
+    match &e.kind {
+        A::Str(s) => Ok(String::from_utf8_lossy(s).into_owned()),
+        _ => Err(CompileError::new(
+            "D_PRINTF_FMT",
+            format!("{what} must be a string constant"),
+            e.span,
+        )),
+    }
+}

@@ -1,0 +1,309 @@
+//! Aggregating functions' calls: which function, its constant parameters checked as DTrace
+//! checks them (lquantize's bounds and step, llquantize's factor and magnitudes), and the
+//! errors for an aggregation used again with other parameters.
+
+use dtrace_abi::slots::{slot_count, AggFunc};
+use dtrace_frontend::ast::Expr;
+use dtrace_frontend::{CompileError, Result, Span};
+
+use super::consts::constant;
+
+/// Most slots any aggregation may have (bounds the zero block used to create entries).
+pub const MAX_SLOTS: usize = 4096;
+
+fn const_arg(func: &str, args: &[Expr], i: usize, what: &str) -> Result<i64> {
+    constant(&args[i]).ok_or_else(|| {
+        CompileError::new(
+            "D_LQUANT_BASETYPE",
+            format!(
+                "{func}( ) argument #{} ({what}) must be an integer constant",
+                i + 1
+            ),
+            args[i].span,
+        )
+    })
+}
+
+/// The aggregating function a call names, with its constant parameters checked.
+pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usize)> {
+    let count = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
+        if n.contains(&args.len()) {
+            Ok(())
+        } else {
+            Err(CompileError::new(
+                "D_PROTO_LEN",
+                format!(
+                    "{func}( ) prototype mismatch: {} arg{} passed, {} expected",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" },
+                    if n.start() == n.end() {
+                        n.start().to_string()
+                    } else {
+                        format!("{} to {}", n.start(), n.end())
+                    }
+                ),
+                span,
+            ))
+        }
+    };
+    let bad = |tag: &'static str, msg: String| Err(CompileError::new(tag, msg, span));
+    Ok(match func {
+        "count" => {
+            count(0..=0)?;
+            (AggFunc::Count, 0)
+        }
+        "sum" | "avg" | "min" | "max" | "stddev" => {
+            count(1..=1)?;
+            let kind = match func {
+                "sum" => AggFunc::Sum,
+                "avg" => AggFunc::Avg,
+                "min" => AggFunc::Min,
+                "max" => AggFunc::Max,
+                _ => AggFunc::Stddev,
+            };
+            (kind, 1)
+        }
+        "quantize" => {
+            count(1..=2)?;
+            (AggFunc::Quantize, args.len())
+        }
+        "lquantize" => {
+            count(3..=5)?;
+            let base = const_arg(func, args, 1, "lower bound")?;
+            let limit = const_arg(func, args, 2, "upper bound")?;
+            let step = if args.len() > 3 {
+                const_arg(func, args, 3, "step")?
+            } else {
+                1
+            };
+            if step <= 0 {
+                return bad(
+                    "D_LQUANT_STEPVAL",
+                    "lquantize( ) step must be greater than zero".into(),
+                );
+            }
+            if limit <= base {
+                return bad(
+                    "D_LQUANT_MISMATCH",
+                    "lquantize( ) upper bound must be greater than lower bound".into(),
+                );
+            }
+            let levels = (limit - base) / step;
+            if levels > (MAX_SLOTS - 2) as i64 {
+                return bad(
+                    "D_LQUANT_STEPLARGE",
+                    format!(
+                        "lquantize( ) step ({step}) is too small for the range; at most {} levels",
+                        MAX_SLOTS - 2
+                    ),
+                );
+            }
+            (
+                AggFunc::Lquantize {
+                    base,
+                    limit: base + levels * step,
+                    step,
+                },
+                if args.len() == 5 { 2 } else { 1 },
+            )
+        }
+        "llquantize" => {
+            count(5..=6)?;
+            let arg = |i: usize, tag: &'static str| -> Result<i64> {
+                constant(&args[i]).ok_or_else(|| {
+                    CompileError::new(
+                        tag,
+                        format!("llquantize( ) argument #{i} must be an integer constant"),
+                        args[i].span,
+                    )
+                })
+            };
+            let factor = arg(1, "D_LLQUANT_FACTORTYPE")?;
+            if !(2..=u16::MAX as i64).contains(&factor) {
+                return bad(
+                    "D_LLQUANT_FACTORVAL",
+                    "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2".into(),
+                );
+            }
+            let low = arg(2, "D_LLQUANT_LMAGTYPE")?;
+            if !(0..=u16::MAX as i64).contains(&low) {
+                return bad(
+                    "D_LLQUANT_LMAGVAL",
+                    "llquantize( ) argument #2 must be an unsigned 16-bit quantity".into(),
+                );
+            }
+            let high = arg(3, "D_LLQUANT_HMAGTYPE")?;
+            if !(0..=u16::MAX as i64).contains(&high) {
+                return bad(
+                    "D_LLQUANT_HMAGVAL",
+                    "llquantize( ) argument #3 must be an unsigned 16-bit quantity".into(),
+                );
+            }
+            if high < low {
+                return bad(
+                    "D_LLQUANT_HMAGVAL",
+                    "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)".into(),
+                );
+            }
+            if (factor as f64).powi(high as i32 + 1) > u64::MAX as f64 {
+                return bad(
+                    "D_LLQUANT_HMAGVAL",
+                    "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits"
+                        .into(),
+                );
+            }
+            let nsteps = arg(4, "D_LLQUANT_STEPTYPE")?;
+            if !(1..=u16::MAX as i64).contains(&nsteps) {
+                return bad(
+                    "D_LLQUANT_STEPVAL",
+                    "llquantize( ) argument #4 must be an unsigned 16-bit quantity".into(),
+                );
+            }
+            if nsteps < factor && factor % nsteps != 0 {
+                return bad(
+                    "D_LLQUANT_STEPVAL",
+                    "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor".into(),
+                );
+            }
+            if nsteps > factor {
+                if nsteps % factor != 0 {
+                    return bad(
+                        "D_LLQUANT_STEPVAL",
+                        "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor".into(),
+                    );
+                }
+                let power = (factor as u128).saturating_pow(low.max(1) as u32 + 1);
+                if power % nsteps as u128 != 0 {
+                    return bad(
+                        "D_LLQUANT_STEPVAL",
+                        if low == 0 {
+                            "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0"
+                        } else {
+                            "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag==0"
+                        }
+                        .into(),
+                    );
+                }
+            }
+            let kind = AggFunc::Llquantize {
+                factor: factor as u64,
+                low: low as u64,
+                high: high as u64,
+                nsteps: nsteps as u64,
+            };
+            if slot_count(&kind) > MAX_SLOTS {
+                return bad(
+                    "D_LLQUANT_NSTEPS",
+                    "llquantize( ) has too many buckets".into(),
+                );
+            }
+            (kind, if args.len() == 6 { 2 } else { 1 })
+        }
+        _ => {
+            return bad(
+                "D_AGG_FUNC",
+                format!("{func}( ) is not an aggregating function"),
+            )
+        }
+    })
+}
+
+/// DTrace's errors for a histogram aggregation used again with other parameters.
+pub(crate) fn parameter_mismatch(old: &AggFunc, new: &AggFunc, span: Span) -> Option<CompileError> {
+    let err = |tag, what: &str, expected: i64, found: i64| {
+        Some(CompileError::new(
+            tag,
+            format!(
+                "{what} doesn't match previous declaration: expected {expected}, found {found}"
+            ),
+            span,
+        ))
+    };
+    match (old, new) {
+        (
+            AggFunc::Lquantize {
+                base: ob,
+                limit: ol,
+                step: os,
+            },
+            AggFunc::Lquantize {
+                base: nb,
+                limit: nl,
+                step: ns,
+            },
+        ) => {
+            let lim = |b: i64, l: i64, s: i64| b + (l - b) / s * s;
+            if ob != nb {
+                return err(
+                    "D_LQUANT_MATCHBASE",
+                    "lquantize( ) base (argument #1)",
+                    *ob,
+                    *nb,
+                );
+            }
+            if lim(*ob, *ol, *os) - ob != lim(*nb, *nl, *ns) - nb {
+                return err(
+                    "D_LQUANT_MATCHLIM",
+                    "lquantize( ) limit (argument #2)",
+                    lim(*ob, *ol, *os),
+                    lim(*nb, *nl, *ns),
+                );
+            }
+            if os != ns {
+                return err(
+                    "D_LQUANT_MATCHSTEP",
+                    "lquantize( ) step (argument #3)",
+                    *os,
+                    *ns,
+                );
+            }
+            None
+        }
+        (
+            AggFunc::Llquantize {
+                factor: of,
+                low: ol,
+                high: oh,
+                nsteps: on,
+            },
+            AggFunc::Llquantize {
+                factor: nf,
+                low: nl,
+                high: nh,
+                nsteps: nn,
+            },
+        ) => {
+            let checks = [
+                (
+                    "D_LLQUANT_MATCHFACTOR",
+                    "llquantize( ) factor (argument #1)",
+                    of,
+                    nf,
+                ),
+                (
+                    "D_LLQUANT_MATCHLMAG",
+                    "llquantize( ) lmag (argument #2)",
+                    ol,
+                    nl,
+                ),
+                (
+                    "D_LLQUANT_MATCHHMAG",
+                    "llquantize( ) hmag (argument #3)",
+                    oh,
+                    nh,
+                ),
+                (
+                    "D_LLQUANT_MATCHSTEPS",
+                    "llquantize( ) steps (argument #4)",
+                    on,
+                    nn,
+                ),
+            ];
+            checks
+                .into_iter()
+                .find(|(_, _, o, n)| o != n)
+                .and_then(|(tag, what, o, n)| err(tag, what, *o as i64, *n as i64))
+        }
+        _ => None,
+    }
+}

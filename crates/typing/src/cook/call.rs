@@ -1,0 +1,174 @@
+//! Calls in expressions: subroutines, checked against their prototypes in the built-in
+//! table; actions and aggregating functions called where a value is expected.
+
+use dtrace_frontend::ast;
+use dtrace_frontend::{CompileError, Result, Span};
+
+use super::expr::{convert, is_void, mk};
+use super::Cook;
+use crate::builtins::{self, Accepts, Kind, Subroutine};
+use crate::ir::{Expr, ExprKind, Subr};
+use crate::types::{self, Type};
+
+/// The most bytes one `copyin`, `copyinto` or `alloca` takes (they live in the probe's
+/// scratch space, at most 32 KiB for everything).
+pub const COPYIN_MAX: u32 = 4096;
+
+/// DTrace's prototype-length error for `name`, which takes `min` to `max` arguments.
+pub(crate) fn prototype_len(
+    name: &str,
+    got: usize,
+    min: usize,
+    max: usize,
+    span: Span,
+) -> CompileError {
+    let expected = if got < min {
+        if min == max {
+            format!("{min}")
+        } else {
+            format!("at least {min}")
+        }
+    } else if min == max {
+        format!("{max}")
+    } else {
+        format!("at most {max}")
+    };
+    CompileError::new(
+        "D_PROTO_LEN",
+        format!(
+            "{name}( ) prototype mismatch: {got} arg{}passed, {expected} expected",
+            if got == 1 { " " } else { "s " }
+        ),
+        span,
+    )
+}
+
+/// DTrace's prototype-argument error: argument `n` (1-based) of `name` has type `got`.
+pub(crate) fn prototype_arg(
+    name: &str,
+    n: usize,
+    want: &str,
+    got: &Type,
+    span: Span,
+) -> CompileError {
+    CompileError::new(
+        "D_PROTO_ARG",
+        format!(
+            "{name}( ) argument #{n} is incompatible with prototype:\n\tprototype: {want}\n\t argument: {got}"
+        ),
+        span,
+    )
+}
+
+impl Cook<'_> {
+    /// `name(args)` where a value is expected.
+    pub(crate) fn call(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<Expr> {
+        match builtins::lookup(name) {
+            Some(Kind::Subroutine(s)) => self.subroutine(name, s, args, span),
+            Some(Kind::Action(_)) => {
+                // Typed `void`: its user says why it cannot take it. The call itself is
+                // checked first, as DTrace cooks it.
+                self.action_call_check(name, args, span)?;
+                Ok(mk(ExprKind::Void(name.to_string()), Type::Void, span))
+            }
+            Some(Kind::Aggregating) => Err(CompileError::new(
+                "D_AGG_FUNC",
+                format!("{name}( ) may only be used as the value of an aggregation"),
+                name_span,
+            )),
+            _ => Err(CompileError::new(
+                "D_FUNC_UNDEF",
+                format!("undefined function name: {name}"),
+                name_span,
+            )),
+        }
+    }
+
+    /// A subroutine call: arguments checked against the prototype.
+    fn subroutine(
+        &mut self,
+        name: &str,
+        s: Subroutine,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Result<Expr> {
+        let (min, max) = (s.required, s.params.len());
+        if args.len() < min || args.len() > max {
+            return Err(prototype_len(name, args.len(), min, max, span));
+        }
+        let Some(subr) = s.subr else {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                format!("the {name}( ) subroutine is not supported yet"),
+                span,
+            ));
+        };
+        let mut typed = Vec::with_capacity(args.len());
+        for (i, (a, p)) in args.iter().zip(s.params).enumerate() {
+            let v = self.expr(a)?;
+            let ok = !is_void(&v)
+                && match p.accepts {
+                    Accepts::String => v.ty.is_string(),
+                    Accepts::Integer => v.ty.is_integer(),
+                    Accepts::Scalar | Accepts::Pointer => v.ty.is_scalar(),
+                };
+            if !ok {
+                return Err(prototype_arg(name, i + 1, p.shown, &v.ty, a.span));
+            }
+            typed.push(match p.accepts {
+                Accepts::Integer if p.shown == "int" || p.shown == "char" => {
+                    convert(v, &types::INT)
+                }
+                Accepts::Integer | Accepts::Scalar => convert(v, &types::INT64),
+                _ => v,
+            });
+        }
+        if let Some(i) = constant_size_arg(subr) {
+            constant_size(name, &typed[i])?;
+        }
+        let ty = match subr {
+            Subr::Strlen => types::builtin_typedef("size_t").expect("size_t"),
+            Subr::Index | Subr::Rindex | Subr::Rand => types::INT,
+            Subr::Strtoll => types::INT64,
+            Subr::Copyin | Subr::Alloca => Type::Ptr(Box::new(Type::Void)),
+            Subr::Copyinto => Type::Void,
+            _ => Type::String,
+        };
+        Ok(mk(ExprKind::Call(subr, typed), ty, span))
+    }
+}
+
+/// The argument of `subr` that must be a constant size, if one must.
+fn constant_size_arg(subr: Subr) -> Option<usize> {
+    match subr {
+        Subr::Copyin | Subr::Copyinto => Some(1),
+        Subr::Alloca => Some(0),
+        _ => None,
+    }
+}
+
+/// A size argument of `copyin`, `copyinto` and `alloca`: a constant from 1 to
+/// [`COPYIN_MAX`].
+fn constant_size(name: &str, arg: &Expr) -> Result<u32> {
+    match arg.kind {
+        ExprKind::Int(n) if (1..=COPYIN_MAX as u64).contains(&n) => Ok(n as u32),
+        ExprKind::Int(n) => Err(CompileError::new(
+            "D_PROTO_ARG",
+            format!(
+                "{name}( ) size {} is out of range: 1 to {COPYIN_MAX} bytes",
+                n as i64
+            ),
+            arg.span,
+        )),
+        _ => Err(super::expr::unsupported(
+            &format!("{name}( ) with a size that is not a constant"),
+            arg.span,
+        )),
+    }
+}

@@ -1,0 +1,329 @@
+//! What the probe context gives: built-in variables, `argN` and `args[N]`, typed as each
+//! probe presents them (tracepoint fields by their format, `rawtp` and `fbt` arguments by
+//! their BTF prototype, USDT arguments by their operand size).
+//!
+//! `proc` and `sched` probes ([`ProbeContext::Mapped`]) define each `args[N]` as a D
+//! expression over the probe they fire on; it is parsed and typed here in that base probe's
+//! context and wrapped in [`ExprKind::InBase`], so its `args[1]` is the raw tracepoint's
+//! and its `xlate` uses the D library's translators. The probe's filter is typed the same
+//! way. `argN` is the argument's native value: for `xlate <T *> (e)`, the value of `e`.
+
+use dtrace_frontend::ast::{self, ExprKind as A, Item};
+use dtrace_frontend::{CompileError, Origin, Result, Source, Span};
+
+use super::expr::{convert, int, mk};
+use super::{Cook, SYSCALL_GROUP_MIN};
+use crate::builtins::Variable;
+use crate::ir::{Builtin, Expr, ExprKind};
+use crate::probe::{usdt_arg_type, FieldKind, ProbeContext, UprobeKind};
+use crate::types::{self, kernel, Type};
+
+impl Cook<'_> {
+    /// The built-in variable `name`.
+    pub(crate) fn builtin(&mut self, name: &str, v: Variable, span: Span) -> Result<Expr> {
+        match v {
+            Variable::Arg(n) => self.arg(n, span),
+            Variable::Args => Err(CompileError::new(
+                "D_ARGS_IDX",
+                "args[ ] must be indexed by one non-negative integer constant",
+                span,
+            )),
+            Variable::Unavailable(why) => Err(CompileError::new("D_UNSUPPORTED", why, span)),
+            Variable::Value(b) => {
+                let ty = match b {
+                    Builtin::Timestamp | Builtin::Vtimestamp => types::UINT64,
+                    Builtin::Walltimestamp => types::INT64,
+                    Builtin::Pid | Builtin::Ppid => typedef("pid_t"),
+                    Builtin::Tid => typedef("id_t"),
+                    Builtin::Uid => typedef("uid_t"),
+                    Builtin::Gid => typedef("gid_t"),
+                    Builtin::Cpu => typedef("processorid_t"),
+                    Builtin::Execname
+                    | Builtin::Probeprov
+                    | Builtin::Probemod
+                    | Builtin::Probefunc
+                    | Builtin::Probename => Type::String,
+                    Builtin::Id | Builtin::Epid => types::UINT,
+                    Builtin::Errno => types::INT,
+                    Builtin::Stackdepth | Builtin::Ustackdepth => types::UINT32,
+                    Builtin::Curthread => {
+                        // `struct task_struct *` from BTF (an integer-sized pointer without).
+                        let task = kernel::vmlinux()
+                            .and_then(|btf| kernel::named(btf, kernel::Tag::Struct, "task_struct"))
+                            .unwrap_or_else(|| typedef("uintptr_t"));
+                        Type::Ptr(Box::new(task))
+                    }
+                };
+                let _ = name;
+                Ok(mk(ExprKind::Builtin(b), ty, span))
+            }
+        }
+    }
+
+    /// `argN` of the probe: a 64-bit integer.
+    fn arg(&mut self, n: u8, span: Span) -> Result<Expr> {
+        if let (ProbeContext::Mapped(m), true) = (self.context().clone(), self.in_mapped()) {
+            let Some(arg) = m.args.get(n as usize) else {
+                return Ok(int(0, types::INT64, span));
+            };
+            let what = format!("{} arg{n} = {}", self.site().full_name(), arg.expr);
+            let mut e = self.mapped_expr(&arg.expr, &what, span)?;
+            if let A::Xlate { operand, .. } = e.kind {
+                e = *operand;
+            }
+            let v = self
+                .in_base(|c| c.expr(&e))
+                .map_err(|err| mapped_error(err, &what, span))?;
+            if !v.ty.is_scalar() {
+                return Ok(int(0, types::INT64, span));
+            }
+            let v = convert(v, &types::INT64);
+            return Ok(mk(ExprKind::InBase(Box::new(v)), types::INT64, span));
+        }
+        Ok(mk(ExprKind::Arg(n), types::INT64, span))
+    }
+
+    /// Whether the context is a `proc`/`sched` probe's own (not its base's, inside one of
+    /// its definitions).
+    fn in_mapped(&self) -> bool {
+        matches!(self.site().context, ProbeContext::Mapped(_))
+            && self.ctx.as_ref().is_some_and(|c| c.in_base == 0)
+    }
+
+    /// `args[i]`: argument `i` typed as the probe describes it; `index` is what is between
+    /// the brackets, an integer constant.
+    pub(crate) fn probe_args(&mut self, index: &[ast::Expr], span: Span) -> Result<Expr> {
+        let i = match index {
+            [e] => super::consts::constant(e),
+            _ => None,
+        };
+        let Some(i) = i.filter(|&i| (0..=255).contains(&i)) else {
+            return Err(CompileError::new(
+                "D_ARGS_IDX",
+                "args[ ] must be indexed by one non-negative integer constant",
+                span,
+            ));
+        };
+        let probe = self.site().full_name();
+        let out_of_range = || {
+            CompileError::new(
+                "D_ARGS_IDX",
+                format!("index {i} is out of range for {probe} args[ ]"),
+                span,
+            )
+        };
+        let n = i as u8;
+        let raw = |ty: Type| mk(ExprKind::ProbeArg(n), ty, span);
+        if self.in_mapped() {
+            let ProbeContext::Mapped(m) = self.site().context.clone() else {
+                unreachable!("a mapped probe")
+            };
+            let arg = m.args.get(i as usize).ok_or_else(out_of_range)?;
+            let what = format!("{probe} args[{i}] = {}", arg.expr);
+            let e = self.mapped_expr(&arg.expr, &what, span)?;
+            let v = self
+                .in_base(|c| c.expr(&e))
+                .map_err(|err| mapped_error(err, &what, span))?;
+            let ty = v.ty.clone();
+            return Ok(mk(ExprKind::InBase(Box::new(v)), ty, span));
+        }
+        match self.context().clone() {
+            ProbeContext::Tracepoint(layout) => {
+                let field = if layout.syscall_return {
+                    (i <= 1).then(|| layout.args.first()).flatten()
+                } else {
+                    layout.args.get(i as usize)
+                };
+                let f = field.cloned().ok_or_else(out_of_range)?;
+                match &f.kind {
+                    FieldKind::Int(ty) => {
+                        let native = if f.signed {
+                            types::INT64
+                        } else {
+                            types::UINT64
+                        };
+                        Ok(convert(raw(native), ty))
+                    }
+                    FieldKind::Pointer => Ok(raw(typedef("uintptr_t"))),
+                    FieldKind::KernelPointer { pointee } => Ok(raw(match kernel::vmlinux() {
+                        Some(btf) => Type::Ptr(Box::new(kernel::from_btf(btf, *pointee))),
+                        None => typedef("uintptr_t"),
+                    })),
+                    FieldKind::CharArray | FieldKind::DataLocString => Ok(raw(Type::String)),
+                    FieldKind::Other => Err(CompileError::new(
+                        "D_ARGS_TYPE",
+                        format!(
+                            "{probe} argument {} ({} {}) has a type D cannot read yet",
+                            f.name, f.ctype, f.name
+                        ),
+                        span,
+                    )),
+                }
+            }
+            ProbeContext::Function { btf_id, nargs, ret } => {
+                if (ret && i > 1) || (!ret && i as u32 >= nargs) {
+                    return Err(out_of_range());
+                }
+                match function_arg_type(btf_id, ret, i as usize) {
+                    Some(ty) => self.btf_arg(raw(types::INT64), ty, i, span),
+                    // args[0] at return: the return offset, an int as in DTrace.
+                    None if ret => Ok(raw(types::INT)),
+                    None => Ok(raw(types::INT64)),
+                }
+            }
+            ProbeContext::BtfTracepoint(tp) => {
+                let ty = *tp.args.get(i as usize).ok_or_else(out_of_range)?;
+                self.btf_arg(raw(types::INT64), ty, i, span)
+            }
+            ProbeContext::Uprobe(u) => match &u.kind {
+                // The operand is read at its size and sign-extended (or not) already.
+                UprobeKind::Usdt(specs) => Ok(raw(usdt_arg_type(specs, i as usize))),
+                UprobeKind::Entry | UprobeKind::Return => Ok(raw(types::INT64)),
+            },
+            ProbeContext::Mapped(_) => Err(out_of_range()),
+            ProbeContext::SyscallGroup(g) => Err(CompileError::new(
+                "D_ARGS_TYPE",
+                format!(
+                    "args[ ] needs a specific system call; use arg{i}: this clause is enabled on more than {} system calls ({} of them, one program for all), and args[ ] is typed per call",
+                    SYSCALL_GROUP_MIN,
+                    g.calls.len()
+                ),
+                span,
+            )),
+            ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(CompileError::new(
+                "D_ARGS_TYPE",
+                format!("args[ ] is not available for probe {probe}"),
+                span,
+            )),
+        }
+    }
+
+    /// Argument `i`, read as a 64-bit value `raw`, as a value of BTF type `ty`: integers
+    /// and enums converted to their type, pointers typed (so `args[1]->comm` works);
+    /// anything else (a struct passed by value) is refused.
+    fn btf_arg(&mut self, raw: Expr, ty: u32, i: i64, span: Span) -> Result<Expr> {
+        let Some(btf) = kernel::vmlinux() else {
+            return Ok(raw);
+        };
+        let ty = kernel::from_btf(btf, ty);
+        match &ty {
+            Type::Int { .. } => Ok(convert(raw, &ty)),
+            Type::Ptr(_) => Ok(Expr { ty, ..raw }),
+            _ => Err(CompileError::new(
+                "D_ARGS_TYPE",
+                format!(
+                    "{} args[{i}] has type {ty}, which D cannot read yet; use arg{i}",
+                    self.site().full_name()
+                ),
+                span,
+            )),
+        }
+    }
+
+    /// Parse a D expression of a `proc`/`sched` probe's definition (`what` names it for
+    /// messages); its errors are placed at `span`, where the script uses it.
+    pub(crate) fn mapped_expr(&self, text: &str, what: &str, span: Span) -> Result<ast::Expr> {
+        let source = Source::new(
+            Origin::Script("<provider>".to_string()),
+            format!("BEGIN /{text}/ {{}}"),
+        );
+        let known = |name: &str| {
+            types::builtin_typedef(name).is_some()
+                || self.is_d_typedef(name)
+                || kernel::is_typedef(name)
+        };
+        let program = dtrace_frontend::parse(&source, u16::MAX, &known)
+            .map_err(|err| mapped_error(err, what, span))?;
+        match program.items.into_iter().next() {
+            Some(Item::Clause(c)) if c.predicate.is_some() => Ok(c.predicate.expect("a predicate")),
+            _ => Err(CompileError::new(
+                "D_SYNTAX",
+                format!("{what}: not an expression"),
+                span,
+            )),
+        }
+    }
+
+    /// Run `f` with the context set to the base probe of a `proc`/`sched` probe: `args[]`,
+    /// `argN` and built-in variables are then the base's.
+    pub(crate) fn in_base<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        if let Some(ctx) = self.ctx.as_mut() {
+            ctx.in_base += 1;
+        }
+        let r = f(self);
+        if let Some(ctx) = self.ctx.as_mut() {
+            ctx.in_base -= 1;
+        }
+        r
+    }
+
+    /// The filter of a `proc`/`sched` probe, if it has one: a value that is zero when the
+    /// probe must not fire.
+    pub(crate) fn mapped_filter(&mut self, span: Span) -> Result<Option<Expr>> {
+        let ProbeContext::Mapped(m) = self.site().context.clone() else {
+            return Ok(None);
+        };
+        let Some(text) = m.filter.clone() else {
+            return Ok(None);
+        };
+        let what = format!("the filter of {} ({text})", self.site().full_name());
+        let e = self.mapped_expr(&text, &what, span)?;
+        let v = self
+            .in_base(|c| c.expr(&e))
+            .map_err(|err| mapped_error(err, &what, span))?;
+        let ty = v.ty.clone();
+        Ok(Some(mk(ExprKind::InBase(Box::new(v)), ty, span)))
+    }
+
+    /// `args[N]` of a `proc`/`sched` probe whose definition is an `xlate`: that `xlate`'s
+    /// type name and operand.
+    pub(crate) fn mapped_xlate(&self, e: &ast::Expr) -> Option<(ast::TypeName, ast::Expr)> {
+        if !self.in_mapped() {
+            return None;
+        }
+        let ProbeContext::Mapped(m) = &self.site().context else {
+            return None;
+        };
+        let A::Index { base, args } = &e.kind else {
+            return None;
+        };
+        if !matches!(&base.kind, A::Ident(n) if n == "args") {
+            return None;
+        }
+        let i = match args.as_slice() {
+            [a] => super::consts::constant(a)?,
+            _ => return None,
+        };
+        let arg = m.args.get(usize::try_from(i).ok()?)?;
+        let parsed = self.mapped_expr(&arg.expr, "", e.span).ok()?;
+        match parsed.kind {
+            A::Xlate { ty, operand } => Some((ty, *operand)),
+            _ => None,
+        }
+    }
+}
+
+/// One of D's built-in integer typedefs.
+fn typedef(name: &str) -> Type {
+    types::builtin_typedef(name).expect("a built-in typedef")
+}
+
+/// The BTF type of an fbt probe's `args[n]`: parameter `n` of function `btf_id` at entry,
+/// its return type as `args[1]` at return; None when unknown (or `args[0]` at return).
+fn function_arg_type(btf_id: u32, ret: bool, n: usize) -> Option<u32> {
+    let proto = kernel::vmlinux()?.func_proto(btf_id)?;
+    match (ret, n) {
+        (false, n) => proto.params.get(n).map(|p| p.ty),
+        (true, 1) => Some(proto.ret),
+        _ => None,
+    }
+}
+
+/// An error in a `proc`/`sched` probe's definition (`what`), placed at `span` in the
+/// script unless it already has a place in a source the script's diagnostics know.
+pub(crate) fn mapped_error(err: CompileError, what: &str, span: Span) -> CompileError {
+    if err.span.is_some_and(|s| s.source != u16::MAX) {
+        return err;
+    }
+    CompileError::new(err.tag, format!("{what}: {}", err.message), span)
+}

@@ -1,0 +1,1111 @@
+//! Expressions: constants, names, operators with C's conversions (made explicit as
+//! [`ExprKind::Convert`]), pointer arithmetic (scaled by the pointee's size), assignment,
+//! casts, and the uses DTrace gives actions and aggregations in expressions (typed `void`,
+//! refused by whatever uses them, with the words of that use).
+
+use dtrace_frontend::ast::{self, BinaryOp, ExprKind as A, MacroVar, UnaryOp};
+use dtrace_frontend::{CompileError, Result, Span};
+
+use super::consts;
+use super::Cook;
+use crate::builtins::{self, Kind};
+use crate::ir::{self, ArithOp, CmpOp, Comparison, Expr, ExprKind, LogicalOp, Place, PlaceBase};
+use crate::types::{self, kernel, Type};
+
+/// The C type of an integer constant, from its value, suffix and base.
+pub fn int_constant_type(value: u64, unsigned: bool, longs: u8, decimal: bool) -> Type {
+    let candidates: &[Type] = match (unsigned, longs, decimal) {
+        (false, 0, true) => &[types::INT, types::LONG, types::ULONG],
+        (false, 0, false) => &[types::INT, types::UINT, types::LONG, types::ULONG],
+        (true, 0, _) => &[types::UINT, types::ULONG],
+        (false, 1, _) => &[types::LONG, types::ULONG],
+        (true, 1, _) => &[types::ULONG],
+        (false, _, _) => &[types::LLONG, types::ULLONG],
+        (true, _, _) => &[types::ULLONG],
+    };
+    candidates
+        .iter()
+        .find(|t| fits(value, t))
+        .cloned()
+        .unwrap_or(types::ULLONG)
+}
+
+fn fits(value: u64, ty: &Type) -> bool {
+    match ty {
+        Type::Int {
+            size: 4, signed, ..
+        } => {
+            value
+                <= if *signed {
+                    i32::MAX as u64
+                } else {
+                    u32::MAX as u64
+                }
+        }
+        Type::Int { signed: true, .. } => value <= i64::MAX as u64,
+        _ => true,
+    }
+}
+
+pub fn binary_op_text(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Mod => "%",
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Shl => "<<",
+        BinaryOp::Shr => ">>",
+        BinaryOp::Lt => "<",
+        BinaryOp::Le => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::Ge => ">=",
+        BinaryOp::Eq => "==",
+        BinaryOp::Ne => "!=",
+        BinaryOp::BitAnd => "&",
+        BinaryOp::BitXor => "^",
+        BinaryOp::BitOr => "|",
+        BinaryOp::LogAnd => "&&",
+        BinaryOp::LogXor => "^^",
+        BinaryOp::LogOr => "||",
+    }
+}
+
+fn arith_op(op: BinaryOp) -> Option<ArithOp> {
+    Some(match op {
+        BinaryOp::Mul => ArithOp::Mul,
+        BinaryOp::Div => ArithOp::Div,
+        BinaryOp::Mod => ArithOp::Mod,
+        BinaryOp::Add => ArithOp::Add,
+        BinaryOp::Sub => ArithOp::Sub,
+        BinaryOp::Shl => ArithOp::Shl,
+        BinaryOp::Shr => ArithOp::Shr,
+        BinaryOp::BitAnd => ArithOp::And,
+        BinaryOp::BitXor => ArithOp::Xor,
+        BinaryOp::BitOr => ArithOp::Or,
+        _ => return None,
+    })
+}
+
+fn cmp_op(op: BinaryOp) -> Option<CmpOp> {
+    Some(match op {
+        BinaryOp::Lt => CmpOp::Lt,
+        BinaryOp::Le => CmpOp::Le,
+        BinaryOp::Gt => CmpOp::Gt,
+        BinaryOp::Ge => CmpOp::Ge,
+        BinaryOp::Eq => CmpOp::Eq,
+        BinaryOp::Ne => CmpOp::Ne,
+        _ => return None,
+    })
+}
+
+pub(crate) fn arith_error(op: &str, span: Span) -> CompileError {
+    CompileError::new(
+        "D_OP_ARITH",
+        format!("operator {op} requires operands of arithmetic type"),
+        span,
+    )
+}
+
+fn int_error(op: &str, span: Span) -> CompileError {
+    CompileError::new(
+        "D_OP_INT",
+        format!("operator {op} requires operands of integral type"),
+        span,
+    )
+}
+
+pub(crate) fn incompatible(a: &Type, op: &str, b: &Type, span: Span) -> CompileError {
+    CompileError::new(
+        "D_OP_INCOMPAT",
+        format!("operands have incompatible types: \"{a}\" {op} \"{b}\""),
+        span,
+    )
+}
+
+pub(crate) fn unsupported(what: &str, span: Span) -> CompileError {
+    CompileError::new(
+        "D_UNSUPPORTED",
+        format!("{what} is not supported yet"),
+        span,
+    )
+}
+
+pub(crate) fn undefined(name: &str, span: Span) -> CompileError {
+    CompileError::new(
+        "D_IDENT_UNDEF",
+        format!("failed to resolve {name}: Unknown variable name"),
+        span,
+    )
+}
+
+fn multi_dimensional(name: &str, span: Span) -> CompileError {
+    CompileError::new(
+        "D_AGG_MDIM",
+        format!("improper attempt to reference @{name} as a multi-dimensional array"),
+        span,
+    )
+}
+
+/// An expression of `ty`.
+pub(crate) fn mk(kind: ExprKind, ty: Type, span: Span) -> Expr {
+    Expr { kind, ty, span }
+}
+
+/// The integer constant `value` of `ty`, normalized to it.
+pub(crate) fn int(value: u64, ty: Type, span: Span) -> Expr {
+    let value = types::normalize(value, &ty);
+    mk(ExprKind::Int(value), ty, span)
+}
+
+/// `e` converted to `to`: integers are truncated and extended (constants at once); other
+/// conversions (pointers, same-width integers) only retype.
+pub(crate) fn convert(e: Expr, to: &Type) -> Expr {
+    let changes = match (&e.ty, to) {
+        (
+            Type::Int {
+                size: a, signed: x, ..
+            },
+            Type::Int {
+                size: b, signed: y, ..
+            },
+        ) => a != b || x != y,
+        (Type::Ptr(_), Type::Int { size, .. }) => *size < 8,
+        _ => false,
+    };
+    if !changes {
+        return Expr {
+            ty: to.clone(),
+            ..e
+        };
+    }
+    if let ExprKind::Int(v) = e.kind {
+        return int(v, to.clone(), e.span);
+    }
+    let span = e.span;
+    mk(ExprKind::Convert(Box::new(e)), to.clone(), span)
+}
+
+/// Whether `e` is an action used as a value or an aggregation reference: DTrace types
+/// them `void`, and whatever uses them says why it cannot.
+pub(crate) fn is_void(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Void(_) | ExprKind::AggRef(_))
+}
+
+impl Cook<'_> {
+    /// Type an expression.
+    pub(crate) fn expr(&mut self, e: &ast::Expr) -> Result<Expr> {
+        let span = e.span;
+        match &e.kind {
+            A::Int {
+                value,
+                unsigned,
+                longs,
+                decimal,
+            } => {
+                let ty = int_constant_type(*value, *unsigned, *longs, *decimal);
+                Ok(int(*value, ty, span))
+            }
+            A::Char(c) => Ok(int(*c as i8 as i64 as u64, types::CHAR, span)),
+            A::Str(s) => Ok(mk(ExprKind::Str(s.clone()), Type::String, span)),
+            A::Ident(name) => self.ident(name, span),
+            A::Macro(m) => self.macro_var(m, span),
+            A::SelfVar(name) => match self.thread_var(name) {
+                Some(id) => {
+                    let ty = self.prog.thread_vars[id].ty.clone();
+                    self.place_value(Place::whole(PlaceBase::Thread(id), ty), span)
+                }
+                None => Err(undefined(&format!("self->{name}"), span)),
+            },
+            A::ThisVar(name) => match self.this_var(name) {
+                Some(id) => {
+                    let ty = self.prog.this_vars[id].ty.clone();
+                    self.place_value(Place::whole(PlaceBase::This(id), ty), span)
+                }
+                None => Err(undefined(&format!("this->{name}"), span)),
+            },
+            A::Index { base, args } => self.index_value(e, base, args),
+            A::Aggregation(name) => self.aggregation_ref(name, span),
+            A::Unary { op, operand } => self.unary(*op, operand, span),
+            A::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, span),
+            A::Assign { op, lhs, rhs } => self.assign(*op, lhs, rhs, span),
+            A::Ternary {
+                cond,
+                then,
+                otherwise,
+            } => self.ternary(cond, then, otherwise, span),
+            A::Comma(a, b) => {
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                let ty = b.ty.clone();
+                Ok(mk(ExprKind::Comma(Box::new(a), Box::new(b)), ty, span))
+            }
+            A::Call {
+                name,
+                args,
+                name_span,
+            } => self.call(name, args, *name_span, span),
+            A::Cast { ty, operand } => self.cast(ty, operand, span),
+            A::SizeofType(tn) => {
+                let ty = self.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
+                let size = self.size_of(&ty, span)?;
+                Ok(int(size, types::ULONG, span))
+            }
+            A::SizeofExpr(inner) => self.sizeof_expr(inner, span),
+            A::Stringof(inner) => self.stringof(inner, span),
+            A::Member { base, name, arrow } => {
+                match self.translated_member(base, name, *arrow, span)? {
+                    Some(v) => Ok(v),
+                    None => {
+                        let p = self.member_place(base, name, *arrow, span)?;
+                        self.place_value(p, span)
+                    }
+                }
+            }
+            A::Symbol { .. } => Err(unsupported("kernel symbols", span)),
+            A::Offsetof { ty, member } => self.offsetof(ty, member, span),
+            A::Xlate { ty, operand } => self.xlate_value(ty, operand, span),
+        }
+    }
+
+    /// A plain identifier: a translator's input, a variable, an enumerator, an inline, a
+    /// built-in variable, a kernel enumerator or a D library constant.
+    fn ident(&mut self, name: &str, span: Span) -> Result<Expr> {
+        if let Some(v) = self.bound_input(name, span) {
+            return Ok(v);
+        }
+        if let Some(id) = self.global(name) {
+            let ty = self.prog.globals[id].ty.clone();
+            return self.place_value(Place::whole(PlaceBase::Global(id), ty), span);
+        }
+        if let Some(&value) = self.scope.enum_constants.get(name) {
+            return Ok(int(value as u64, types::INT, span));
+        }
+        if let Some((ty, value)) = self.scope.inlines.get(name).cloned() {
+            return self.inline(name, &ty, &value, span);
+        }
+        if let Some(Kind::Variable(v)) = builtins::lookup(name) {
+            return self.builtin(name, v, span);
+        }
+        if let Some(c) = kernel_enum_constant(name, span) {
+            return Ok(c);
+        }
+        if name == "NULL" {
+            // DTrace's built-in NULL: the integer constant 0 (sizeof 4).
+            return Ok(int(0, types::INT, span));
+        }
+        if let Some(v) = builtins::library_constant(name) {
+            return Ok(int(v as u64, types::INT, span));
+        }
+        Err(undefined(name, span))
+    }
+
+    /// The value of an `inline`, converted to its declared type.
+    fn inline(&mut self, name: &str, ty: &Type, value: &ast::Expr, span: Span) -> Result<Expr> {
+        if self.scope.expanding.iter().any(|n| n == name) {
+            return Err(CompileError::new(
+                "D_IDENT_UNDEF",
+                format!("inline {name} is defined in terms of itself"),
+                span,
+            ));
+        }
+        self.scope.expanding.push(name.to_string());
+        let v = self.expr(value);
+        self.scope.expanding.pop();
+        let v = v?;
+        if v.ty.is_string() != ty.is_string() {
+            return Err(CompileError::new(
+                "D_OP_INCOMPAT",
+                format!(
+                    "inline {name} is declared {ty} but its value has type {}",
+                    v.ty
+                ),
+                span,
+            ));
+        }
+        Ok(convert(v, ty))
+    }
+
+    fn macro_var(&mut self, m: &MacroVar, span: Span) -> Result<Expr> {
+        let macros = self.macros;
+        match m {
+            MacroVar::Named(name) => match macros.named.get(name.as_str()) {
+                Some(&v) => Ok(int(v as u64, types::INT, span)),
+                None => Err(CompileError::new(
+                    "D_MACRO_UNDEF",
+                    format!("macro argument ${name} is not defined"),
+                    span,
+                )),
+            },
+            MacroVar::Arg(n) | MacroVar::StrArg(n) => {
+                let text = match macros.args.get(*n as usize).cloned() {
+                    Some(t) => t,
+                    None if macros.defaultargs => String::new(),
+                    None => {
+                        let dollars = if matches!(m, MacroVar::StrArg(_)) {
+                            "$$"
+                        } else {
+                            "$"
+                        };
+                        return Err(CompileError::new(
+                            "D_MACRO_UNDEF",
+                            format!("macro argument {dollars}{n} is not defined"),
+                            span,
+                        ));
+                    }
+                };
+                if matches!(m, MacroVar::StrArg(_)) {
+                    return Ok(mk(ExprKind::Str(text.into_bytes()), Type::String, span));
+                }
+                if text.is_empty() {
+                    return Ok(int(0, types::INT, span));
+                }
+                // A negative argument is the negation of its magnitude, typed as the
+                // magnitude's constant would be (`-7` is an int).
+                let digits = text.strip_prefix('-').unwrap_or(&text);
+                match parse_int(digits).filter(|_| !digits.starts_with(['-', '+'])) {
+                    Some(v) => {
+                        let ty = int_constant_type(v, false, 0, !digits.starts_with('0'));
+                        let v = if digits.len() < text.len() {
+                            v.wrapping_neg()
+                        } else {
+                            v
+                        };
+                        Ok(int(v, ty, span))
+                    }
+                    None => Err(undefined(&text, span)),
+                }
+            }
+        }
+    }
+
+    /// `@name` used as a value: typed `void`, refused by its user (unknown names do not
+    /// resolve, as in DTrace).
+    fn aggregation_ref(&mut self, name: &str, span: Span) -> Result<Expr> {
+        match self.aggregation(name) {
+            Some(id) => Ok(mk(ExprKind::AggRef(id), Type::Void, span)),
+            None => Err(undefined(&format!("@{name}"), span)),
+        }
+    }
+
+    /// `base[args]` as a value: an associative array element, `args[i]`, or an element of
+    /// an array or pointer.
+    fn index_value(&mut self, e: &ast::Expr, base: &ast::Expr, args: &[ast::Expr]) -> Result<Expr> {
+        let span = e.span;
+        match &base.kind {
+            A::Ident(name) if name == "args" && self.bound_input(name, span).is_none() => {
+                self.probe_args(args, span)
+            }
+            A::Ident(name) => match self.assoc(name, false) {
+                Some(id) => {
+                    let keys = self.keys(id, args, span)?;
+                    let ty = self.prog.assocs[id].value.clone();
+                    self.place_value(Place::whole(PlaceBase::Assoc { var: id, keys }, ty), span)
+                }
+                None if self.global(name).is_some() => {
+                    let p = self.index_place(base, args, span)?;
+                    self.place_value(p, span)
+                }
+                None if builtins::is_variable(name) => {
+                    let p = self.index_place(base, args, span)?;
+                    self.place_value(p, span)
+                }
+                None => Err(undefined(name, base.span)),
+            },
+            A::SelfVar(name) => match self.assoc(name, true) {
+                Some(id) => {
+                    let keys = self.keys(id, args, span)?;
+                    let ty = self.prog.assocs[id].value.clone();
+                    self.place_value(Place::whole(PlaceBase::Assoc { var: id, keys }, ty), span)
+                }
+                None => Err(undefined(&format!("self->{name}"), span)),
+            },
+            A::Aggregation(name) => {
+                self.aggregation_ref(name, span)?;
+                Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    "aggregations may not be used in an expression; use printa()",
+                    span,
+                ))
+            }
+            A::Index { base: inner, .. } if matches!(inner.kind, A::Aggregation(_)) => {
+                let A::Aggregation(name) = &inner.kind else {
+                    unreachable!()
+                };
+                Err(multi_dimensional(name, span))
+            }
+            _ => {
+                let p = self.index_place(base, args, span)?;
+                self.place_value(p, span)
+            }
+        }
+    }
+
+    /// Type the key tuple `args` of associative array `id` against its key types.
+    pub(crate) fn keys(
+        &mut self,
+        id: ir::VarId,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Result<Vec<Expr>> {
+        let types = self.prog.assocs[id].keys.clone();
+        if args.len() != types.len() {
+            return Err(CompileError::new(
+                "D_ARR_BADREF",
+                format!(
+                    "tuple has {} elements; {} expected",
+                    args.len(),
+                    types.len()
+                ),
+                span,
+            ));
+        }
+        let mut out = Vec::new();
+        for (i, (a, want)) in args.iter().zip(&types).enumerate() {
+            let v = self.expr(a)?;
+            let ok = if want.is_string() {
+                v.ty.is_string()
+            } else if let Type::Struct(r) = want {
+                matches!(&v.ty, Type::Struct(x) if x.id == r.id)
+            } else {
+                v.ty.is_scalar()
+            };
+            if !ok {
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    format!(
+                        "{}[ ] key #{} is incompatible with prototype:\n\tprototype: {want}\n\t      key: {}",
+                        self.prog.assocs[id].name,
+                        i + 1,
+                        v.ty
+                    ),
+                    a.span,
+                ));
+            }
+            out.push(if want.is_integer() {
+                convert(v, want)
+            } else {
+                v
+            });
+        }
+        Ok(out)
+    }
+
+    fn unary(&mut self, op: UnaryOp, operand: &ast::Expr, span: Span) -> Result<Expr> {
+        match op {
+            UnaryOp::Neg | UnaryOp::Plus | UnaryOp::BitNot => {
+                let text = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Plus => "+",
+                    _ => "~",
+                };
+                let v = self.expr(operand)?;
+                let ok = if op == UnaryOp::BitNot {
+                    v.ty.is_integer()
+                } else {
+                    v.ty.is_integer() || matches!(v.ty, Type::Ptr(_))
+                };
+                if !ok {
+                    let (tag, what) = if op == UnaryOp::BitNot {
+                        ("D_OP_INT", "integral")
+                    } else {
+                        ("D_OP_ARITH", "arithmetic")
+                    };
+                    return Err(CompileError::new(
+                        tag,
+                        format!("operator {text} requires an operand of {what} type"),
+                        span,
+                    ));
+                }
+                let ty = v.ty.promoted();
+                let v = convert(v, &ty);
+                Ok(match op {
+                    UnaryOp::Neg => match v.kind {
+                        ExprKind::Int(c) => int(c.wrapping_neg(), ty, span),
+                        _ => mk(ExprKind::Neg(Box::new(v)), ty, span),
+                    },
+                    UnaryOp::BitNot => match v.kind {
+                        ExprKind::Int(c) => int(!c, ty, span),
+                        _ => mk(ExprKind::BitNot(Box::new(v)), ty, span),
+                    },
+                    _ => Expr { span, ..v },
+                })
+            }
+            UnaryOp::Not => {
+                let v = self.expr(operand)?;
+                if !v.ty.is_scalar() && !v.ty.is_string() {
+                    return Err(CompileError::new(
+                        "D_OP_SCALAR",
+                        "operator ! requires an operand of scalar type",
+                        span,
+                    ));
+                }
+                Ok(mk(ExprKind::Not(Box::new(v)), types::INT, span))
+            }
+            UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
+                let text = if matches!(op, UnaryOp::PreInc | UnaryOp::PostInc) {
+                    "++"
+                } else {
+                    "--"
+                };
+                let place = self.lvalue(operand, text, span, true)?;
+                if !place.ty.is_scalar() {
+                    return Err(CompileError::new(
+                        "D_OP_SCALAR",
+                        format!("operator {text} requires operand of scalar type"),
+                        span,
+                    ));
+                }
+                let step = match &place.ty {
+                    Type::Ptr(inner) => inner.size().max(1),
+                    _ => 1,
+                };
+                let op_kind = if text == "++" {
+                    ArithOp::Add
+                } else {
+                    ArithOp::Sub
+                };
+                let ty = place.ty.clone();
+                let step_ty = if ty.is_integer() {
+                    ty.clone()
+                } else {
+                    types::ULONG
+                };
+                Ok(mk(
+                    ExprKind::Update {
+                        place: Box::new(place),
+                        op: op_kind,
+                        value: Box::new(int(step, step_ty, span)),
+                        post: matches!(op, UnaryOp::PostInc | UnaryOp::PostDec),
+                    },
+                    ty,
+                    span,
+                ))
+            }
+            UnaryOp::Deref => {
+                let p = self.deref_place(operand, span)?;
+                self.place_value(p, span)
+            }
+            UnaryOp::AddrOf => self.address_of(operand, span),
+        }
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Result<Expr> {
+        if matches!(op, BinaryOp::LogAnd | BinaryOp::LogOr | BinaryOp::LogXor) {
+            return self.logical(op, lhs, rhs, span);
+        }
+        let names = |n: &str| self.scope.enum_constants.get(n).copied();
+        if matches!(op, BinaryOp::Div | BinaryOp::Mod)
+            && consts::fold(lhs, &names).is_some()
+            && consts::fold(rhs, &names) == Some(0)
+        {
+            return Err(CompileError::new(
+                "D_DIV_ZERO",
+                "expression contains division by zero",
+                span,
+            ));
+        }
+        let a = self.expr(lhs)?;
+        let b = self.expr(rhs)?;
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            // A string against the null pointer constant (0 or NULL), as DTrace allows. A
+            // string that is "not found" (strchr, strstr, ...) is empty here, so NULL is
+            // taken to mean the empty string.
+            let string = if a.ty.is_string() && !b.ty.is_string() && consts::is_null(rhs) {
+                Some(a.clone())
+            } else if b.ty.is_string() && !a.ty.is_string() && consts::is_null(lhs) {
+                Some(b.clone())
+            } else {
+                None
+            };
+            if let Some(s) = string {
+                let op = if op == BinaryOp::Eq {
+                    CmpOp::Eq
+                } else {
+                    CmpOp::Ne
+                };
+                let null = int(0, types::INT, span);
+                return Ok(mk(
+                    ExprKind::Compare {
+                        op,
+                        how: Comparison::StringNull,
+                        lhs: Box::new(s),
+                        rhs: Box::new(null),
+                    },
+                    types::INT,
+                    span,
+                ));
+            }
+        }
+        self.binary_values(op, a, b, span)
+    }
+
+    /// `a op b` on two typed operands (also the arithmetic of compound assignments).
+    pub(crate) fn binary_values(
+        &mut self,
+        op: BinaryOp,
+        a: Expr,
+        b: Expr,
+        span: Span,
+    ) -> Result<Expr> {
+        let text = binary_op_text(op);
+        if a.ty.is_string() || b.ty.is_string() {
+            if let (Some(cmp), true, true) = (cmp_op(op), a.ty.is_string(), b.ty.is_string()) {
+                return Ok(mk(
+                    ExprKind::Compare {
+                        op: cmp,
+                        how: Comparison::Strings,
+                        lhs: Box::new(a),
+                        rhs: Box::new(b),
+                    },
+                    types::INT,
+                    span,
+                ));
+            }
+            return Err(match op {
+                BinaryOp::Mul | BinaryOp::Div => arith_error(text, span),
+                BinaryOp::Mod
+                | BinaryOp::Shl
+                | BinaryOp::Shr
+                | BinaryOp::BitAnd
+                | BinaryOp::BitXor
+                | BinaryOp::BitOr => int_error(text, span),
+                _ => incompatible(&a.ty, text, &b.ty, span),
+            });
+        }
+        if !a.ty.is_scalar() || !b.ty.is_scalar() {
+            return Err(match op {
+                BinaryOp::Mod
+                | BinaryOp::Shl
+                | BinaryOp::Shr
+                | BinaryOp::BitAnd
+                | BinaryOp::BitXor
+                | BinaryOp::BitOr => int_error(text, span),
+                _ => arith_error(text, span),
+            });
+        }
+        if let Some(cmp) = cmp_op(op) {
+            let ty = Type::common(&a.ty, &b.ty);
+            let how = if ty.is_signed() {
+                Comparison::Signed
+            } else {
+                Comparison::Unsigned
+            };
+            return Ok(mk(
+                ExprKind::Compare {
+                    op: cmp,
+                    how,
+                    lhs: Box::new(convert(a, &ty)),
+                    rhs: Box::new(convert(b, &ty)),
+                },
+                types::INT,
+                span,
+            ));
+        }
+        let arith = arith_op(op).expect("an arithmetic operator");
+        let pointers = (matches!(a.ty, Type::Ptr(_)), matches!(b.ty, Type::Ptr(_)));
+        if pointers != (false, false) {
+            return self.pointer_arith(op, arith, a, b, pointers, span);
+        }
+        if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            // As in DTrace (not C), a shift has the type of its left operand.
+            let ty = a.ty.clone();
+            return Ok(fold_arith(arith, a, b, ty, span));
+        }
+        let ty = Type::common(&a.ty, &b.ty);
+        let (a, b) = (convert(a, &ty), convert(b, &ty));
+        Ok(fold_arith(arith, a, b, ty, span))
+    }
+
+    /// Arithmetic with a pointer operand: `p + i`, `i + p` and `p - i` step by elements,
+    /// `p - q` counts them; other operators are refused as DTrace refuses them.
+    fn pointer_arith(
+        &mut self,
+        op: BinaryOp,
+        arith: ArithOp,
+        a: Expr,
+        b: Expr,
+        pointers: (bool, bool),
+        span: Span,
+    ) -> Result<Expr> {
+        let text = binary_op_text(op);
+        match (op, pointers) {
+            (BinaryOp::Add, (true, false)) | (BinaryOp::Sub, (true, false)) => {
+                self.pointer_step(arith, a, b, span)
+            }
+            (BinaryOp::Add, (false, true)) => self.pointer_step(arith, b, a, span),
+            (BinaryOp::Sub, (true, true)) => {
+                let size = pointee_size(&a.ty);
+                if size == 0 {
+                    return Err(incompatible(&a.ty, text, &b.ty, span));
+                }
+                let diff = fold_arith(
+                    ArithOp::Sub,
+                    convert(a, &types::LONG),
+                    convert(b, &types::LONG),
+                    types::LONG,
+                    span,
+                );
+                Ok(fold_arith(
+                    ArithOp::Div,
+                    diff,
+                    int(size, types::LONG, span),
+                    types::LONG,
+                    span,
+                ))
+            }
+            (BinaryOp::Mul | BinaryOp::Div | BinaryOp::Add | BinaryOp::Sub, _) => {
+                Err(arith_error(text, span))
+            }
+            _ => Err(int_error(text, span)),
+        }
+    }
+
+    /// `p + i` / `p - i`: `i` elements of `p`'s pointee.
+    fn pointer_step(&mut self, arith: ArithOp, p: Expr, i: Expr, span: Span) -> Result<Expr> {
+        let size = pointee_size(&p.ty);
+        if size == 0 {
+            let text = if arith == ArithOp::Add { "+" } else { "-" };
+            return Err(incompatible(&p.ty, text, &i.ty, span));
+        }
+        let ty = p.ty.clone();
+        let i = convert(i, &types::LONG);
+        let scaled = if size == 1 {
+            i
+        } else {
+            fold_arith(
+                ArithOp::Mul,
+                i,
+                int(size, types::LONG, span),
+                types::LONG,
+                span,
+            )
+        };
+        let scaled = Expr {
+            ty: ty.clone(),
+            ..scaled
+        };
+        Ok(fold_arith(arith, p, scaled, ty, span))
+    }
+
+    fn logical(
+        &mut self,
+        op: BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Result<Expr> {
+        let a = self.expr(lhs)?;
+        let b = self.expr(rhs)?;
+        if !a.ty.is_scalar() || !b.ty.is_scalar() {
+            return Err(CompileError::new(
+                "D_OP_SCALAR",
+                format!(
+                    "operator {} requires operands of scalar type",
+                    binary_op_text(op)
+                ),
+                span,
+            ));
+        }
+        let op = match op {
+            BinaryOp::LogAnd => LogicalOp::And,
+            BinaryOp::LogOr => LogicalOp::Or,
+            _ => LogicalOp::Xor,
+        };
+        Ok(mk(
+            ExprKind::Logical {
+                op,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            types::INT,
+            span,
+        ))
+    }
+
+    fn ternary(
+        &mut self,
+        cond: &ast::Expr,
+        then: &ast::Expr,
+        otherwise: &ast::Expr,
+        span: Span,
+    ) -> Result<Expr> {
+        let c = self.expr(cond)?;
+        let a = self.expr(then)?;
+        let b = self.expr(otherwise)?;
+        if !c.ty.is_scalar() {
+            return Err(CompileError::new(
+                "D_OP_SCALAR",
+                "operator ?: expression must be of scalar type",
+                span,
+            ));
+        }
+        if is_void(&a) || is_void(&b) {
+            return Err(CompileError::new(
+                "D_OP_ACT",
+                "action cannot be used in a conditional context",
+                span,
+            ));
+        }
+        let ty = if a.ty.is_string() && b.ty.is_string() {
+            Type::String
+        } else if a.ty.is_scalar() && b.ty.is_scalar() {
+            Type::common(&a.ty, &b.ty)
+        } else if a.ty == b.ty {
+            a.ty.clone()
+        } else {
+            return Err(incompatible(&a.ty, ":", &b.ty, span));
+        };
+        let (a, b) = if ty.is_integer() {
+            (convert(a, &ty), convert(b, &ty))
+        } else {
+            (a, b)
+        };
+        Ok(mk(
+            ExprKind::Cond {
+                cond: Box::new(c),
+                then: Box::new(a),
+                otherwise: Box::new(b),
+            },
+            ty,
+            span,
+        ))
+    }
+
+    fn assign(
+        &mut self,
+        op: Option<BinaryOp>,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Result<Expr> {
+        let text = op.map_or("=".to_string(), |o| format!("{}=", binary_op_text(o)));
+        if let A::Index { base, .. } = &lhs.kind {
+            if let A::Index { base: inner, .. } = &base.kind {
+                if let A::Aggregation(name) = &inner.kind {
+                    return Err(multi_dimensional(name, lhs.span));
+                }
+            }
+        }
+        let is_agg = matches!(lhs.kind, A::Aggregation(_))
+            || matches!(&lhs.kind, A::Index { base, .. } if matches!(base.kind, A::Aggregation(_)));
+        if is_agg {
+            return Err(CompileError::new(
+                "D_AGG_FUNC",
+                "aggregating function required to the right of an aggregation assignment",
+                rhs.span,
+            ));
+        }
+        let value = self.expr(rhs)?;
+        if is_void(&value) {
+            if let ExprKind::AggRef(_) = value.kind {
+                return Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    "aggregations may not be used in an expression; use printa()",
+                    rhs.span,
+                ));
+            }
+            return Err(CompileError::new(
+                "D_OP_VOID",
+                format!("operator {text} may not be applied to a void expression"),
+                span,
+            ));
+        }
+        match op {
+            None => {
+                let place = self.assign_target(lhs, &value, span)?;
+                self.check_assignable(&place.ty, &value.ty, &text, span)?;
+                let ty = place.ty.clone();
+                let value = if ty.is_scalar() {
+                    convert(value, &ty)
+                } else {
+                    value
+                };
+                let ty = if matches!(ty, Type::Array(ref e, _) if e.is_char()) {
+                    Type::String
+                } else {
+                    ty
+                };
+                Ok(mk(
+                    ExprKind::Assign {
+                        place: Box::new(place),
+                        value: Box::new(value),
+                    },
+                    ty,
+                    span,
+                ))
+            }
+            Some(bop) => {
+                let place = self.lvalue(lhs, &text, span, true)?;
+                let current = mk(
+                    ExprKind::Load(Box::new(place.clone())),
+                    place.ty.clone(),
+                    span,
+                );
+                if place.ty.is_string() || value.ty.is_string() {
+                    return Err(incompatible(&place.ty, &text, &value.ty, span));
+                }
+                // Type the combination as `place op value`, then store it back converted.
+                let combined = self.binary_values(bop, current, value, span)?;
+                let ty = place.ty.clone();
+                let (arith, rhs) = match combined.kind {
+                    ExprKind::Arith { op, rhs, .. } => (op, *rhs),
+                    _ => return Err(arith_error(&text, span)),
+                };
+                let rhs = if ty.is_integer() && !matches!(bop, BinaryOp::Shl | BinaryOp::Shr) {
+                    convert(rhs, &ty)
+                } else {
+                    rhs
+                };
+                Ok(mk(
+                    ExprKind::Update {
+                        place: Box::new(place),
+                        op: arith,
+                        value: Box::new(rhs),
+                        post: false,
+                    },
+                    ty,
+                    span,
+                ))
+            }
+        }
+    }
+
+    /// Whether a value of `value` may be stored where `target` lives.
+    fn check_assignable(&self, target: &Type, value: &Type, op: &str, span: Span) -> Result<()> {
+        let char_array = matches!(target, Type::Array(e, _) if e.is_char());
+        let ok = match target {
+            _ if target.is_string() || char_array => value.is_string(),
+            Type::Array(..) => false,
+            Type::Struct(r) => matches!(value, Type::Struct(v) if v.id == r.id),
+            _ if target.is_scalar() => value.is_scalar(),
+            _ => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        if let Type::Array(..) = target {
+            if !char_array {
+                return Err(CompileError::new(
+                    "D_OP_ARRFUN",
+                    format!("operator {op} may not be applied to operand of type \"{target}\""),
+                    span,
+                ));
+            }
+        }
+        Err(incompatible(target, op, value, span))
+    }
+
+    fn cast(&mut self, tn: &ast::TypeName, operand: &ast::Expr, span: Span) -> Result<Expr> {
+        let target = self.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
+        let v = self.expr(operand)?;
+        let invalid = || {
+            CompileError::new(
+                "D_CAST_INVAL",
+                format!("invalid cast expression: \"{}\" to \"{target}\"", v.ty),
+                span,
+            )
+        };
+        if matches!(target, Type::Struct(_) | Type::Array(..) | Type::Opaque(_)) {
+            return Err(invalid());
+        }
+        if target == Type::Void {
+            return Ok(Expr {
+                ty: Type::Void,
+                span,
+                ..v
+            });
+        }
+        if target.is_string() || v.ty.is_string() {
+            if target.is_string() && v.ty.is_string() {
+                return Ok(v);
+            }
+            return Err(invalid());
+        }
+        if !v.ty.is_scalar() {
+            return Err(invalid());
+        }
+        let v = convert(v, &target);
+        Ok(Expr { span, ..v })
+    }
+}
+
+/// `a op b` of type `ty`, folded when both are constants (division by zero left to run
+/// time).
+fn fold_arith(op: ArithOp, a: Expr, b: Expr, ty: Type, span: Span) -> Expr {
+    if let (ExprKind::Int(x), ExprKind::Int(y)) = (&a.kind, &b.kind) {
+        let (x, y) = (*x, *y);
+        let signed = ty.is_signed();
+        let v = match op {
+            ArithOp::Add => Some(x.wrapping_add(y)),
+            ArithOp::Sub => Some(x.wrapping_sub(y)),
+            ArithOp::Mul => Some(x.wrapping_mul(y)),
+            ArithOp::And => Some(x & y),
+            ArithOp::Or => Some(x | y),
+            ArithOp::Xor => Some(x ^ y),
+            ArithOp::Shl => Some(x.wrapping_shl(y as u32)),
+            ArithOp::Shr if signed => Some((x as i64).wrapping_shr(y as u32) as u64),
+            ArithOp::Shr => Some(x.wrapping_shr(y as u32)),
+            _ => None,
+        };
+        if let Some(v) = v {
+            return int(v, ty, span);
+        }
+    }
+    mk(
+        ExprKind::Arith {
+            op,
+            lhs: Box::new(a),
+            rhs: Box::new(b),
+        },
+        ty,
+        span,
+    )
+}
+
+/// The size of what a pointer type points to (0: void or unknown).
+fn pointee_size(ty: &Type) -> u64 {
+    match ty {
+        Type::Ptr(inner) => match &**inner {
+            Type::Void => 0,
+            other => other.size(),
+        },
+        _ => 0,
+    }
+}
+
+/// A kernel enum constant (`TASK_COMM_LEN`, `PIDTYPE_PID`), typed as its enum.
+fn kernel_enum_constant(name: &str, span: Span) -> Option<Expr> {
+    let btf = kernel::vmlinux()?;
+    let c = btf.enum_value(name)?;
+    let ty = match kernel::from_btf(btf, c.ty) {
+        ty @ Type::Int { .. } => ty,
+        _ => types::LONG,
+    };
+    Some(int(c.value as u64, ty, span))
+}
+
+/// Parse a macro argument as a C integer (decimal, 0x hex, 0 octal, optional sign).
+fn parse_int(text: &str) -> Option<u64> {
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let value = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        u64::from_str_radix(hex, 16).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        u64::from_str_radix(&digits[1..], 8).ok()?
+    } else {
+        digits.parse::<u64>().ok()?
+    };
+    Some(if neg { value.wrapping_neg() } else { value })
+}

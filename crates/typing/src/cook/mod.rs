@@ -1,0 +1,302 @@
+//! The typing pass: D's "cooking". It walks the program in order — declarations, inlines,
+//! translators and clauses — resolves every name and type, raises every semantic error with
+//! DTrace's tag and message, and produces the typed [`ir::Program`] code generation
+//! consumes.
+//!
+//! A clause is typed once per context it runs in ([`ir::Body`]): each probe it is enabled
+//! on, except that system call probes of one direction (entry or return), when a clause is
+//! enabled on more than [`SYSCALL_GROUP_MIN`] of them, share one group context (one raw
+//! `sys_enter`/`sys_exit` program, [`ProbeContext::SyscallGroup`]). The context decides what
+//! `args[]` and `argN` are; everything else is typed the same in each. As in DTrace,
+//! variables take the type of their declaration or first assignment in program order, and
+//! aggregations the function and key signature of their first use.
+//!
+//! The submodules each own a part of the language: [`scope`] variables, aggregations,
+//! inlines and enumerators; [`decl`] declarations and type names; [`expr`] operators,
+//! constants and conversions; [`place`] memory (members, indexing, dereference) and
+//! `sizeof`/`offsetof`/`stringof`; [`call`] subroutines; [`action`] statements, actions and
+//! aggregations; [`context`] built-in variables and probe arguments; [`xlate`] translators;
+//! [`consts`] constant expressions.
+
+mod action;
+mod aggfunc;
+mod call;
+mod consts;
+mod context;
+mod decl;
+mod expr;
+mod place;
+mod scope;
+mod xlate;
+
+use dtrace_frontend::ast::{self, Item};
+use dtrace_frontend::{CompileError, Result};
+
+use crate::format::FormatCheck;
+use crate::ir;
+use crate::macros::MacroArgs;
+use crate::probe::{ProbeContext, ProbeSite, SyscallGroup};
+use crate::types::translators::Provided;
+
+pub use consts::constant;
+
+/// Options that change typing.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The size of a string (`strsize`).
+    pub strsize: u32,
+    /// Frames of `stack()` and `ustack()` without an argument (`stackframes`,
+    /// `ustackframes`).
+    pub stack_frames: u32,
+    pub ustack_frames: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            strsize: 256,
+            stack_frames: dtrace_abi::datum::STACK_FRAMES,
+            ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
+        }
+    }
+}
+
+/// Everything the typing pass needs.
+pub struct Input<'a> {
+    pub program: &'a ast::Program,
+    /// For each clause of `program`, in order, the probes it is enabled on.
+    pub probes: &'a [Vec<ProbeSite>],
+    pub options: Options,
+    pub macros: &'a MacroArgs,
+    pub formats: &'a dyn FormatCheck,
+    /// Translator definitions (the D library's and the program's), in definition order.
+    pub translators: &'a [Provided],
+}
+
+/// A clause enabled on more than this many system calls in one direction is typed (and
+/// runs) in the direction's [`ProbeContext::SyscallGroup`]; fewer keep a context per call,
+/// which gives them typed `args[]`.
+pub const SYSCALL_GROUP_MIN: usize = 8;
+
+/// Type `input.program`.
+pub fn cook(input: &Input<'_>) -> Result<ir::Program> {
+    let mut c = Cook::new(input);
+    let mut clause = 0;
+    for item in &input.program.items {
+        match item {
+            Item::Decl(d) => c.declare(d)?,
+            Item::Inline(i) => c.define_inline(i)?,
+            Item::Translator(t) => c.check_translator(t)?,
+            Item::Clause(cl) => {
+                let sites = input.probes.get(clause).map_or(&[][..], Vec::as_slice);
+                c.clause(cl, sites)?;
+                clause += 1;
+            }
+            Item::Pragma(_) => {}
+        }
+    }
+    Ok(c.prog)
+}
+
+/// The typing pass's state: the program typed so far and the names it defines.
+pub(crate) struct Cook<'a> {
+    opts: Options,
+    macros: &'a MacroArgs,
+    formats: &'a dyn FormatCheck,
+    prog: ir::Program,
+    scope: scope::Scope,
+    defs: decl::Defs,
+    xlators: xlate::Translators,
+    /// The context of the body being typed.
+    ctx: Option<Ctx>,
+    /// Next [`ir::BindId`].
+    next_bind: usize,
+}
+
+/// What a clause body is typed for.
+struct Ctx {
+    /// The probe (or a group program's stand-in) whose context the body runs in.
+    site: ProbeSite,
+    /// Nesting of `InBase` (a `proc`/`sched` probe's definition being typed in its base
+    /// probe's context).
+    in_base: usize,
+}
+
+impl<'a> Cook<'a> {
+    fn new(input: &Input<'a>) -> Cook<'a> {
+        Cook {
+            opts: input.options.clone(),
+            macros: input.macros,
+            formats: input.formats,
+            prog: ir::Program::default(),
+            scope: scope::Scope::default(),
+            defs: decl::Defs::default(),
+            xlators: xlate::Translators::new(input.translators),
+            ctx: None,
+            next_bind: 0,
+        }
+    }
+
+    fn strsize(&self) -> u32 {
+        self.opts.strsize
+    }
+
+    /// The probe the body being typed runs in (its base probe inside a `proc`/`sched`
+    /// definition).
+    fn site(&self) -> &ProbeSite {
+        &self.ctx.as_ref().expect("inside a clause").site
+    }
+
+    /// The context the body being typed reads: the base probe's inside a `proc`/`sched`
+    /// probe's definition.
+    fn context(&self) -> &ProbeContext {
+        let ctx = self.ctx.as_ref().expect("inside a clause");
+        match (&ctx.site.context, ctx.in_base) {
+            (ProbeContext::Mapped(m), n) if n > 0 => &m.base,
+            (c, _) => c,
+        }
+    }
+
+    /// Type one clause for each context it runs in.
+    fn clause(&mut self, clause: &ast::Clause, sites: &[ProbeSite]) -> Result<()> {
+        let mut bodies = Vec::new();
+        let mut singles: Vec<&ProbeSite> = Vec::new();
+        let mut groups: [Vec<ProbeSite>; 2] = Default::default();
+        for site in sites {
+            if singles.iter().any(|s| s.id == site.id)
+                || groups.iter().flatten().any(|s| s.id == site.id)
+            {
+                continue;
+            }
+            match group_direction(site) {
+                Some(ret) => groups[ret as usize].push(site.clone()),
+                None => singles.push(site),
+            }
+        }
+        for (ret, members) in groups.into_iter().enumerate() {
+            if members.len() > SYSCALL_GROUP_MIN {
+                let context = group_site(&members, ret == 1);
+                bodies.push((members, context));
+            } else {
+                singles.extend(
+                    sites
+                        .iter()
+                        .filter(|s| members.iter().any(|m| m.id == s.id)),
+                );
+            }
+        }
+        let mut typed = Vec::new();
+        // Single probes first, in the order the clause names them, then the groups.
+        singles.sort_by_key(|s| sites.iter().position(|x| x.id == s.id));
+        for site in singles {
+            typed.push(self.body(clause, vec![site.clone()], site.clone())?);
+        }
+        for (members, context) in bodies {
+            typed.push(self.body(clause, members, context)?);
+        }
+        if sites.is_empty() {
+            // A clause matching nothing (-Z) is still typed, so the variables and
+            // aggregations it defines exist for the rest of the program.
+            let nowhere = ProbeSite {
+                id: 0,
+                provider: String::new(),
+                module: String::new(),
+                function: String::new(),
+                name: String::new(),
+                context: ProbeContext::ArgArray,
+            };
+            self.body(clause, Vec::new(), nowhere)?;
+        }
+        self.prog.clauses.push(ir::Clause { bodies: typed });
+        Ok(())
+    }
+
+    /// Type `clause` in the context of `context`, for `sites`.
+    fn body(
+        &mut self,
+        clause: &ast::Clause,
+        sites: Vec<ProbeSite>,
+        context: ProbeSite,
+    ) -> Result<ir::Body> {
+        self.ctx = Some(Ctx {
+            site: context.clone(),
+            in_base: 0,
+        });
+        let result = self.body_in_context(clause);
+        self.ctx = None;
+        let (filter, predicate, stmts) = result?;
+        Ok(ir::Body {
+            sites,
+            context,
+            filter,
+            predicate,
+            stmts,
+            records: action::clause_records(clause),
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn body_in_context(
+        &mut self,
+        clause: &ast::Clause,
+    ) -> Result<(Option<ir::Expr>, Option<ir::Expr>, Vec<ir::Stmt>)> {
+        let filter = self.mapped_filter(clause.span)?;
+        let predicate = match &clause.predicate {
+            Some(p) => {
+                let v = self.expr(p)?;
+                if !v.ty.is_scalar() {
+                    return Err(CompileError::new(
+                        "D_PRED_SCALAR",
+                        "predicate result must be of scalar type",
+                        p.span,
+                    ));
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        let mut stmts = Vec::new();
+        for stmt in clause.body.iter().flatten() {
+            stmts.push(self.stmt(stmt)?);
+        }
+        Ok((filter, predicate, stmts))
+    }
+
+    /// A fresh [`ir::BindId`].
+    fn bind_id(&mut self) -> ir::BindId {
+        self.next_bind += 1;
+        self.next_bind - 1
+    }
+}
+
+/// The direction of a system call probe that can join a group: `Some(true)` at return.
+fn group_direction(site: &ProbeSite) -> Option<bool> {
+    match &site.context {
+        ProbeContext::Tracepoint(l) if site.provider == "syscall" => {
+            l.syscall_nr.map(|_| l.syscall_return)
+        }
+        _ => None,
+    }
+}
+
+/// The stand-in probe of a group context: one direction's system calls among `members`.
+fn group_site(members: &[ProbeSite], ret: bool) -> ProbeSite {
+    let mut calls: Vec<(u32, u32, String)> = Vec::new();
+    for site in members {
+        if let ProbeContext::Tracepoint(l) = &site.context {
+            let nr = l.syscall_nr.expect("grouped calls have numbers");
+            if !calls.iter().any(|c| c.0 == nr) {
+                calls.push((nr, site.id, site.function.clone()));
+            }
+        }
+    }
+    calls.sort();
+    ProbeSite {
+        id: 0,
+        provider: "syscall".into(),
+        module: "vmlinux".into(),
+        function: String::new(),
+        name: if ret { "return" } else { "entry" }.into(),
+        context: ProbeContext::SyscallGroup(SyscallGroup { ret, calls }),
+    }
+}

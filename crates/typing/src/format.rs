@@ -1,0 +1,51 @@
+//! The compile-time check of `printf`/`printa` formats against their arguments' types,
+//! which the caller provides (it knows DTrace's conversions: the consumer formats them).
+
+use crate::types::Type;
+
+/// An argument of a printf-style action, as the format check sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// A value of this type (`void` for an action used as a value).
+    Value(Type),
+    /// A bare aggregation reference (`@a`), which no conversion accepts.
+    Aggregation,
+}
+
+impl std::fmt::Display for FormatArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FormatArg::Value(t) => write!(f, "{t}"),
+            FormatArg::Aggregation => write!(f, "aggregation"),
+        }
+    }
+}
+
+/// Checks a printf-style format against its argument types, at compile time.
+pub trait FormatCheck {
+    /// `Err((tag, message))` when the format is malformed or an argument does not fit.
+    fn check(
+        &self,
+        format: &str,
+        args: &[Type],
+        printa: bool,
+    ) -> std::result::Result<(), (&'static str, String)>;
+
+    /// [`FormatCheck::check`] for arguments that may also be aggregations; by default an
+    /// aggregation is checked as `void`, which no conversion accepts either.
+    fn check_args(
+        &self,
+        format: &str,
+        args: &[FormatArg],
+        printa: bool,
+    ) -> std::result::Result<(), (&'static str, String)> {
+        let types: Vec<Type> = args
+            .iter()
+            .map(|a| match a {
+                FormatArg::Value(t) => t.clone(),
+                FormatArg::Aggregation => Type::Void,
+            })
+            .collect();
+        self.check(format, &types, printa)
+    }
+}
