@@ -1,8 +1,8 @@
-//! D back end: semantic analysis, types and eBPF code generation for D clauses.
+//! D back end: eBPF code generation for the typed IR of a D program.
 //!
-//! [`codegen::compile`] turns a parsed program and the probes each clause is enabled on
-//! into a [`program::Compiled`]: maps, one program per probe, and the record and
-//! aggregation descriptions the consumer decodes with.
+//! [`codegen::compile`] turns a typed program (the typing pass's output, where each clause
+//! lists the probes it is enabled on) into a [`program::Compiled`]: maps, one program per
+//! probe, and the record and aggregation descriptions the consumer decodes with.
 
 pub mod codegen;
 pub mod emit;
@@ -10,5 +10,4 @@ pub mod program;
 pub use dtrace_abi::slots;
 pub use dtrace_typing::{signals, types};
 
-pub use codegen::FormatCheck;
-pub use codegen::{compile, CodegenOptions, Input, KernelLayout, MacroArgs};
+pub use codegen::{compile, CodegenOptions, Input, KernelLayout};

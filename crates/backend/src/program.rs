@@ -146,6 +146,8 @@ impl FaultRecord {
 pub enum Fault {
     BadAddr = 1,
     DivZero = 4,
+    /// An array index out of bounds (the index is the fault's value).
+    BadIndex = 11,
 }
 
 /// Scratch areas per CPU. A program claims the first free one of its CPU for the whole

@@ -3,9 +3,11 @@
 
 use dtrace_backend::program::{ActionKind, Compiled, ProbeContext, ProbeSite, TracepointLayout};
 use dtrace_backend::types::Type;
-use dtrace_backend::{compile, CodegenOptions, FormatCheck, Input, KernelLayout, MacroArgs};
+use dtrace_backend::{compile, CodegenOptions, Input, KernelLayout};
 use dtrace_frontend::ast::Item;
 use dtrace_frontend::{Origin, Source};
+use dtrace_typing::format::FormatCheck;
+use dtrace_typing::macros::MacroArgs;
 
 struct NoKernel;
 impl KernelLayout for NoKernel {
@@ -49,20 +51,7 @@ fn build(text: &str) -> Result<Compiled, (String, String)> {
             _ => None,
         })
         .collect();
-    let macros = MacroArgs {
-        args: vec!["dtrace".into(), "42".into()],
-        ..MacroArgs::default()
-    };
-    compile(Input {
-        program: &program,
-        probes: &probes,
-        options: CodegenOptions::default(),
-        macros: &macros,
-        kernel: &NoKernel,
-        formats: &AnyFormat,
-        translators: &[],
-    })
-    .map_err(|e| (e.tag.to_string(), e.message))
+    build_on(text, probes)
 }
 
 fn tag_of(text: &str) -> String {
@@ -111,7 +100,7 @@ fn semantic_errors_carry_their_d_tags() {
         ("BEGIN { x = 1 / (3 - 3); }", "D_DIV_ZERO"),
         ("BEGIN { x = 7 % (char)0; }", "D_DIV_ZERO"),
         ("BEGIN /\"s\"/ { }", "D_PRED_SCALAR"),
-        ("BEGIN { a[1] = 2; a[\"x\"] = 3; }", "D_ARR_BADREF"),
+        ("BEGIN { a[1] = 2; a[\"x\"] = 3; }", "D_PROTO_ARG"),
         ("inline int I = I + 1; BEGIN { trace(I); }", "D_IDENT_UNDEF"),
         (
             "BEGIN { trace($1 + 1); printf(\"%d\", strlen(\"ab\")); }",
@@ -184,21 +173,30 @@ fn syscall_site(id: u32, nr: u32, ret: bool) -> ProbeSite {
     }
 }
 
-/// Compile `text`, its clause i enabled on `probes[i]`.
+/// Compile `text`, its clause i enabled on `probes[i]` (`$1` is 42).
 fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String, String)> {
     let source = Source::new(Origin::Description, text.to_string());
     let program = dtrace_frontend::parse(&source, 0, &|n| {
         dtrace_backend::types::builtin_typedef(n).is_some()
     })
     .map_err(|e| (e.tag.to_string(), e.message))?;
-    compile(Input {
+    let macros = MacroArgs {
+        args: vec!["dtrace".into(), "42".into()],
+        ..MacroArgs::default()
+    };
+    let typed = dtrace_typing::cook::cook(&dtrace_typing::cook::Input {
         program: &program,
         probes: &probes,
-        options: CodegenOptions::default(),
-        macros: &MacroArgs::default(),
-        kernel: &NoKernel,
+        options: dtrace_typing::cook::Options::default(),
+        macros: &macros,
         formats: &AnyFormat,
         translators: &[],
+    })
+    .map_err(|e| (e.tag.to_string(), e.message))?;
+    compile(Input {
+        program: &typed,
+        options: CodegenOptions::default(),
+        kernel: &NoKernel,
     })
     .map_err(|e| (e.tag.to_string(), e.message))
 }

@@ -16,11 +16,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use dtrace_backend::program::{Compiled, ProbeSite};
-use dtrace_backend::types::translators::Provided;
-use dtrace_backend::{CodegenOptions, MacroArgs};
+use dtrace_backend::CodegenOptions;
 use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Origin, Source};
 use dtrace_probes::{Catalog, Description, Probe};
+use dtrace_typing::macros::MacroArgs;
+use dtrace_typing::types::translators::Provided;
 
 use crate::args::{Args, ProgramSource};
 use crate::format_check::PrintfCheck;
@@ -553,17 +554,7 @@ pub fn compile(
         matched.push((kind, name, count));
         program.items.extend(src_items);
     }
-    let codegen = CodegenOptions {
-        strsize: options.strsize.clamp(8, 8192) as u32,
-        bufsize: ringbuf_size(options.bufsize),
-        dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
-        agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
-        wall_offset: wall_offset(),
-        stack_frames: options.stack_frames,
-        ustack_frames: options.ustack_frames,
-    };
-    let layout = BtfLayout;
-    // Translators go to the code generator aside from the items; the program's own are
+    // Translators go to the typing pass aside from the items; the program's own are
     // checked where they are defined, the library's only when used.
     let translators: Vec<Provided> = program
         .items
@@ -576,14 +567,31 @@ pub fn compile(
             _ => None,
         })
         .collect();
-    let compiled = dtrace_backend::compile(dtrace_backend::Input {
+    let strsize = options.strsize.clamp(8, 8192) as u32;
+    let typed = dtrace_typing::cook::cook(&dtrace_typing::cook::Input {
         program: &program,
         probes: &clause_probes,
-        options: codegen,
+        options: dtrace_typing::cook::Options {
+            strsize,
+            stack_frames: options.stack_frames,
+            ustack_frames: options.ustack_frames,
+        },
         macros,
-        kernel: &layout,
         formats: &PrintfCheck,
         translators: &translators,
+    })
+    .map_err(|e| fail(e, &sources))?;
+    let codegen = CodegenOptions {
+        strsize,
+        bufsize: ringbuf_size(options.bufsize),
+        dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
+        agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
+        wall_offset: wall_offset(),
+    };
+    let compiled = dtrace_backend::compile(dtrace_backend::Input {
+        program: &typed,
+        options: codegen,
+        kernel: &BtfLayout,
     })
     .map_err(|e| fail(e, &sources))?;
     Ok(Compilation {

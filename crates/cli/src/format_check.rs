@@ -2,10 +2,10 @@
 //! consumer's format parser (the one that later renders them), worded and tagged as DTrace
 //! words its checks (`D_PRINTF_ARG_TYPE`, `D_PRINTF_ARG_PROTO`, ...).
 
-use dtrace_backend::codegen::FormatArg;
 use dtrace_backend::types::Type;
-use dtrace_backend::FormatCheck;
 use dtrace_consumer::printf::{self, Conversion, Count, Length};
+use dtrace_typing::format::FormatArg;
+use dtrace_typing::format::FormatCheck;
 
 pub struct PrintfCheck;
 

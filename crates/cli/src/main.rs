@@ -18,9 +18,9 @@ mod target;
 
 use std::io::Write;
 
-use dtrace_backend::MacroArgs;
 use dtrace_frontend::ast::Item;
 use dtrace_probes::{Catalog, Description};
+use dtrace_typing::macros::MacroArgs;
 
 use args::Args;
 use compile::Failure;

@@ -579,8 +579,11 @@ fn copyin_and_dereference_errors_at_compile_time() {
     for (script, message) in [
         ("BEGIN { x = copyin(0, 0); }", "size 0 is out of range"),
         ("BEGIN { y = 4; x = copyin(0, y); }", "not a constant"),
-        ("BEGIN { x = *1; }", "requires an operand of pointer type"),
-        ("BEGIN { x = *copyin(0, 4); }", "dereferencing a void *"),
+        ("BEGIN { x = *1; }", "cannot dereference non-pointer type"),
+        (
+            "BEGIN { x = *copyin(0, 4); }",
+            "cannot dereference pointer to void",
+        ),
         ("BEGIN { copyinto(0, 4); }", "prototype mismatch"),
         ("BEGIN { x = alloca(0); }", "size 0 is out of range"),
         ("BEGIN { y = 4; x = alloca(y); }", "not a constant"),

@@ -66,7 +66,6 @@ const fn param(accepts: Accepts, shown: &'static str) -> Param {
     Param { accepts, shown }
 }
 
-const STR: Param = param(Accepts::String, "string");
 const CSTR: Param = param(Accepts::String, "const char *");
 const INT: Param = param(Accepts::Integer, "int");
 const CHAR: Param = param(Accepts::Integer, "char");
@@ -271,8 +270,8 @@ const TABLE: &[(&str, Kind)] = &[
     ("stddev", Kind::Aggregating),
     ("stop", Kind::Action(ActionName::Stop)),
     ("strchr", subr(Subr::Strchr, &[CSTR, CHAR], 2)),
-    ("strjoin", subr(Subr::Strjoin, &[STR, STR], 2)),
-    ("strlen", subr(Subr::Strlen, &[STR], 1)),
+    ("strjoin", subr(Subr::Strjoin, &[CSTR, CSTR], 2)),
+    ("strlen", subr(Subr::Strlen, &[CSTR], 1)),
     ("strrchr", subr(Subr::Strrchr, &[CSTR, CHAR], 2)),
     ("strstr", subr(Subr::Strstr, &[CSTR, CSTR], 2)),
     ("strtok", missing(&[CSTR, CSTR], 2)),

@@ -5,463 +5,78 @@
 //! lquantize `levels + 2` buckets, llquantize as [`slots::llquantize_bucket`] lays them out.
 
 use dtrace_ebpf::*;
-use dtrace_frontend::ast::{Expr, ExprKind, UnaryOp};
-use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_frontend::Result;
+use dtrace_typing::ir::{self, AggId, ExprKind};
 
 use super::regs::{self, VReg};
 use super::vars::Rodata;
-use super::{actions, strsubr, Gen};
-use crate::program::{Aggregation, Datum, DropKind, Field, MapKind, MapSpec};
+use super::{Compiler, Gen};
+use crate::program::{Aggregation, DropKind, Field, MapKind, MapSpec};
 use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
 use crate::types::Type;
 
-/// Most slots any aggregation may have (bounds the zero block used to create entries).
-pub const MAX_SLOTS: usize = 4096;
+pub use dtrace_typing::cook::MAX_SLOTS;
 
-const FUNCTIONS: &[&str] = &[
-    "count",
-    "sum",
-    "avg",
-    "min",
-    "max",
-    "stddev",
-    "quantize",
-    "lquantize",
-    "llquantize",
-];
-
-pub(crate) fn is_function(name: &str) -> bool {
-    FUNCTIONS.contains(&name)
-}
-
-/// The aggregation name and key expressions of an assignment target, if it is one.
-pub(crate) fn target(lhs: &Expr) -> Option<(&str, &[Expr])> {
-    match &lhs.kind {
-        ExprKind::Aggregation(name) => Some((name, &[])),
-        ExprKind::Index { base, args } => match &base.kind {
-            ExprKind::Aggregation(name) => Some((name, args)),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A constant integer expression (literals with unary minus and parentheses folded).
-pub(crate) fn constant(e: &Expr) -> Option<i64> {
-    match &e.kind {
-        ExprKind::Int { value, .. } => Some(*value as i64),
-        ExprKind::Char(c) => Some(*c as i8 as i64),
-        ExprKind::Unary {
-            op: UnaryOp::Neg,
-            operand,
-        } => constant(operand).map(i64::wrapping_neg),
-        ExprKind::Unary {
-            op: UnaryOp::Plus,
-            operand,
-        } => constant(operand),
-        _ => None,
-    }
-}
-
-fn const_arg(func: &str, args: &[Expr], i: usize, what: &str) -> Result<i64> {
-    constant(&args[i]).ok_or_else(|| {
-        CompileError::new(
-            "D_LQUANT_BASETYPE",
-            format!(
-                "{func}( ) argument #{} ({what}) must be an integer constant",
-                i + 1
-            ),
-            args[i].span,
-        )
-    })
-}
-
-/// The aggregating function a call names, with its constant parameters checked.
-fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usize)> {
-    let count = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
-        if n.contains(&args.len()) {
-            Ok(())
-        } else {
-            Err(CompileError::new(
-                "D_PROTO_LEN",
-                format!(
-                    "{func}( ) prototype mismatch: {} arg{} passed, {} expected",
-                    args.len(),
-                    if args.len() == 1 { "" } else { "s" },
-                    if n.start() == n.end() {
-                        n.start().to_string()
-                    } else {
-                        format!("{} to {}", n.start(), n.end())
-                    }
-                ),
-                span,
-            ))
-        }
-    };
-    let bad = |tag: &'static str, msg: String| Err(CompileError::new(tag, msg, span));
-    Ok(match func {
-        "count" => {
-            count(0..=0)?;
-            (AggFunc::Count, 0)
-        }
-        "sum" | "avg" | "min" | "max" | "stddev" => {
-            count(1..=1)?;
-            let kind = match func {
-                "sum" => AggFunc::Sum,
-                "avg" => AggFunc::Avg,
-                "min" => AggFunc::Min,
-                "max" => AggFunc::Max,
-                _ => AggFunc::Stddev,
+impl Compiler<'_> {
+    /// The map and key layout of every aggregation of the program.
+    pub(crate) fn declare_aggregations(&mut self) -> Result<()> {
+        for a in &self.prog.aggregations {
+            let mut fields = Vec::new();
+            let mut offset = 0;
+            for (t, d) in &a.keys {
+                // Keys keep their C type: DTrace prints 1- and 2-byte keys unsigned, in
+                // columns of their own width.
+                fields.push(Field {
+                    offset,
+                    ty: t.clone(),
+                });
+                offset += match d {
+                    Some(d) => d.size(),
+                    None => super::vars::storage_size(t, self.opts.strsize).next_multiple_of(8),
+                };
+            }
+            let key_size = offset.max(8);
+            let slots = slot_count(&a.func);
+            let map = {
+                self.maps.push(MapSpec {
+                    name: format!("dt_agg_{}", a.name),
+                    kind: MapKind::PercpuHash,
+                    key_size,
+                    value_size: (slots * 8) as u32,
+                    max_entries: self.opts.agg_entries,
+                    initial: None,
+                    entries_per_cpu: 0,
+                });
+                crate::program::MapId(self.maps.len() - 1)
             };
-            (kind, 1)
+            self.aggregations.push(Aggregation {
+                name: a.name.clone(),
+                kind: a.func,
+                keys: fields,
+                datums: a.keys.iter().map(|(_, d)| *d).collect(),
+                key_size,
+                slots,
+                map,
+            });
         }
-        "quantize" => {
-            count(1..=2)?;
-            (AggFunc::Quantize, args.len())
-        }
-        "lquantize" => {
-            count(3..=5)?;
-            let base = const_arg(func, args, 1, "lower bound")?;
-            let limit = const_arg(func, args, 2, "upper bound")?;
-            let step = if args.len() > 3 {
-                const_arg(func, args, 3, "step")?
-            } else {
-                1
-            };
-            if step <= 0 {
-                return bad(
-                    "D_LQUANT_STEPVAL",
-                    "lquantize( ) step must be greater than zero".into(),
-                );
-            }
-            if limit <= base {
-                return bad(
-                    "D_LQUANT_MISMATCH",
-                    "lquantize( ) upper bound must be greater than lower bound".into(),
-                );
-            }
-            let levels = (limit - base) / step;
-            if levels > (MAX_SLOTS - 2) as i64 {
-                return bad(
-                    "D_LQUANT_STEPLARGE",
-                    format!(
-                        "lquantize( ) step ({step}) is too small for the range; at most {} levels",
-                        MAX_SLOTS - 2
-                    ),
-                );
-            }
-            (
-                AggFunc::Lquantize {
-                    base,
-                    limit: base + levels * step,
-                    step,
-                },
-                if args.len() == 5 { 2 } else { 1 },
-            )
-        }
-        "llquantize" => {
-            count(5..=6)?;
-            let arg = |i: usize, tag: &'static str| -> Result<i64> {
-                constant(&args[i]).ok_or_else(|| {
-                    CompileError::new(
-                        tag,
-                        format!("llquantize( ) argument #{i} must be an integer constant"),
-                        args[i].span,
-                    )
-                })
-            };
-            let factor = arg(1, "D_LLQUANT_FACTORTYPE")?;
-            if !(2..=u16::MAX as i64).contains(&factor) {
-                return bad(
-                    "D_LLQUANT_FACTORVAL",
-                    "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2".into(),
-                );
-            }
-            let low = arg(2, "D_LLQUANT_LMAGTYPE")?;
-            if !(0..=u16::MAX as i64).contains(&low) {
-                return bad(
-                    "D_LLQUANT_LMAGVAL",
-                    "llquantize( ) argument #2 must be an unsigned 16-bit quantity".into(),
-                );
-            }
-            let high = arg(3, "D_LLQUANT_HMAGTYPE")?;
-            if !(0..=u16::MAX as i64).contains(&high) {
-                return bad(
-                    "D_LLQUANT_HMAGVAL",
-                    "llquantize( ) argument #3 must be an unsigned 16-bit quantity".into(),
-                );
-            }
-            if high < low {
-                return bad(
-                    "D_LLQUANT_HMAGVAL",
-                    "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)".into(),
-                );
-            }
-            if (factor as f64).powi(high as i32 + 1) > u64::MAX as f64 {
-                return bad(
-                    "D_LLQUANT_HMAGVAL",
-                    "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits"
-                        .into(),
-                );
-            }
-            let nsteps = arg(4, "D_LLQUANT_STEPTYPE")?;
-            if !(1..=u16::MAX as i64).contains(&nsteps) {
-                return bad(
-                    "D_LLQUANT_STEPVAL",
-                    "llquantize( ) argument #4 must be an unsigned 16-bit quantity".into(),
-                );
-            }
-            if nsteps < factor && factor % nsteps != 0 {
-                return bad(
-                    "D_LLQUANT_STEPVAL",
-                    "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor".into(),
-                );
-            }
-            if nsteps > factor {
-                if nsteps % factor != 0 {
-                    return bad(
-                        "D_LLQUANT_STEPVAL",
-                        "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor".into(),
-                    );
-                }
-                let power = (factor as u128).saturating_pow(low.max(1) as u32 + 1);
-                if power % nsteps as u128 != 0 {
-                    return bad(
-                        "D_LLQUANT_STEPVAL",
-                        if low == 0 {
-                            "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0"
-                        } else {
-                            "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag==0"
-                        }
-                        .into(),
-                    );
-                }
-            }
-            let kind = AggFunc::Llquantize {
-                factor: factor as u64,
-                low: low as u64,
-                high: high as u64,
-                nsteps: nsteps as u64,
-            };
-            if slot_count(&kind) > MAX_SLOTS {
-                return bad(
-                    "D_LLQUANT_NSTEPS",
-                    "llquantize( ) has too many buckets".into(),
-                );
-            }
-            (kind, if args.len() == 6 { 2 } else { 1 })
-        }
-        _ => {
-            return bad(
-                "D_AGG_FUNC",
-                format!("{func}( ) is not an aggregating function"),
-            )
-        }
-    })
-}
-
-/// DTrace's errors for a histogram aggregation used again with other parameters.
-fn parameter_mismatch(old: &AggFunc, new: &AggFunc, span: Span) -> Option<CompileError> {
-    let err = |tag, what: &str, expected: i64, found: i64| {
-        Some(CompileError::new(
-            tag,
-            format!(
-                "{what} doesn't match previous declaration: expected {expected}, found {found}"
-            ),
-            span,
-        ))
-    };
-    match (old, new) {
-        (
-            AggFunc::Lquantize {
-                base: ob,
-                limit: ol,
-                step: os,
-            },
-            AggFunc::Lquantize {
-                base: nb,
-                limit: nl,
-                step: ns,
-            },
-        ) => {
-            let lim = |b: i64, l: i64, s: i64| b + (l - b) / s * s;
-            if ob != nb {
-                return err(
-                    "D_LQUANT_MATCHBASE",
-                    "lquantize( ) base (argument #1)",
-                    *ob,
-                    *nb,
-                );
-            }
-            if lim(*ob, *ol, *os) - ob != lim(*nb, *nl, *ns) - nb {
-                return err(
-                    "D_LQUANT_MATCHLIM",
-                    "lquantize( ) limit (argument #2)",
-                    lim(*ob, *ol, *os),
-                    lim(*nb, *nl, *ns),
-                );
-            }
-            if os != ns {
-                return err(
-                    "D_LQUANT_MATCHSTEP",
-                    "lquantize( ) step (argument #3)",
-                    *os,
-                    *ns,
-                );
-            }
-            None
-        }
-        (
-            AggFunc::Llquantize {
-                factor: of,
-                low: ol,
-                high: oh,
-                nsteps: on,
-            },
-            AggFunc::Llquantize {
-                factor: nf,
-                low: nl,
-                high: nh,
-                nsteps: nn,
-            },
-        ) => {
-            let checks = [
-                (
-                    "D_LLQUANT_MATCHFACTOR",
-                    "llquantize( ) factor (argument #1)",
-                    of,
-                    nf,
-                ),
-                (
-                    "D_LLQUANT_MATCHLMAG",
-                    "llquantize( ) lmag (argument #2)",
-                    ol,
-                    nl,
-                ),
-                (
-                    "D_LLQUANT_MATCHHMAG",
-                    "llquantize( ) hmag (argument #3)",
-                    oh,
-                    nh,
-                ),
-                (
-                    "D_LLQUANT_MATCHSTEPS",
-                    "llquantize( ) steps (argument #4)",
-                    on,
-                    nn,
-                ),
-            ];
-            checks
-                .into_iter()
-                .find(|(_, _, o, n)| o != n)
-                .and_then(|(tag, what, o, n)| err(tag, what, *o as i64, *n as i64))
-        }
-        _ => None,
+        Ok(())
     }
 }
 
 impl Gen<'_, '_> {
-    /// `@name[keys] = func(args)`
+    /// `@a[keys] = func(args)`: `args` are the value (and weight), already `int64_t`.
     pub(crate) fn aggregate(
         &mut self,
-        (name, keys): (&str, &[Expr]),
-        rhs: &Expr,
-        span: Span,
+        id: AggId,
+        keys: &[ir::Expr],
+        args: &[ir::Expr],
     ) -> Result<()> {
-        let ExprKind::Call {
-            name: func,
-            args,
-            name_span,
-        } = &rhs.kind
-        else {
-            return Err(CompileError::new(
-                "D_AGG_FUNC",
-                format!("@{name} must be assigned the result of an aggregating function"),
-                rhs.span,
-            ));
-        };
-        if !is_function(func) {
-            let known = actions::is_action(func)
-                || strsubr::is_string_subroutine(func)
-                || matches!(func.as_str(), "strlen" | "strjoin" | "rand");
-            if !known {
-                return Err(CompileError::new(
-                    "D_FUNC_UNDEF",
-                    format!("undefined function name: {func}"),
-                    *name_span,
-                ));
-            }
-            return Err(CompileError::new(
-                "D_AGG_FUNC",
-                format!("@{name} must be assigned the result of an aggregating function"),
-                rhs.span,
-            ));
-        }
-        let (kind, value_args) = parse_function(func, args, rhs.span)?;
-        // Key and value types decide (on first use) or must match the aggregation.
-        let mut key_types = Vec::new();
-        let mut datums = Vec::new();
-        for (i, k) in keys.iter().enumerate() {
-            // Stacks and symbols (`stack()`, `ufunc(pc)`, ...) are keys of their own kind.
-            let datum = actions::key_datum(k, self.stack_defaults())?;
-            datums.push(datum);
-            if datum.is_some() {
-                key_types.push(crate::types::UINT64);
-                continue;
-            }
-            let void = match &k.kind {
-                ExprKind::Call { name, .. } => actions::is_action(name),
-                ExprKind::Cast { ty, .. } => matches!(
-                    self.c.resolve_type(&ty.spec, &ty.declarator, ty.span)?,
-                    Type::Void
-                ),
-                _ => false,
-            };
-            if void {
-                return Err(CompileError::new(
-                    "D_KEY_TYPE",
-                    format!(
-                        "void expression may not be used as aggregation index: key #{}",
-                        i + 1
-                    ),
-                    k.span,
-                ));
-            }
-            key_types.push(self.type_of(k)?);
-        }
-        let index = self.aggregation_for(name, &kind, &key_types, &datums, span)?;
-        let agg = self.c.aggregations[index].clone();
+        let agg = self.c.aggregations[id].clone();
         let mut values: Vec<VReg> = Vec::new();
-        for (i, a) in args.iter().take(value_args).enumerate() {
-            // lquantize/llquantize's increment is their last argument.
-            let a = if i == 1 && !matches!(kind, AggFunc::Quantize) {
-                args.last().expect("args")
-            } else {
-                a
-            };
-            let v = self.expr(a)?;
-            if i == 0 && !v.ty.is_scalar() {
-                return Err(CompileError::new(
-                    "D_AGG_SCALAR",
-                    format!("{func}( ) argument #1 must be of scalar type"),
-                    rhs.span,
-                ));
-            }
-            if !v.ty.is_scalar() {
-                return Err(CompileError::new(
-                    "D_PROTO_ARG",
-                    format!("{func}( ) argument #{} is incompatible with prototype:\n\tprototype: int64_t\n\t argument: {}", i + 1, v.ty),
-                    a.span,
-                ));
-            }
-            values.push(v.reg);
+        for a in args {
+            values.push(self.expr(a)?.reg);
         }
-        let key = if agg.datums.iter().all(Option::is_none) {
-            let key_types: Vec<Type> = agg.keys.iter().map(|k| k.ty.clone()).collect();
-            self.build_key(keys, &key_types, span)?
-        } else {
-            self.build_datum_key(keys, &agg, span)?
-        };
+        let key = self.agg_key(keys, &agg)?;
         self.entry_pointer(&agg, key);
         let done = self.e.label();
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
@@ -469,7 +84,7 @@ impl Gen<'_, '_> {
             regs::read_into(&mut self.e, v, R1);
         }
         let weight = values.get(1).copied();
-        self.update_slots(&kind, weight);
+        self.update_slots(&agg.kind, weight);
         self.e.bind(done);
         for v in values.into_iter().rev() {
             self.pop(v);
@@ -477,158 +92,48 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// The aggregation called `name`, created on first use.
-    fn aggregation_for(
-        &mut self,
-        name: &str,
-        kind: &AggFunc,
-        keys: &[Type],
-        datums: &[Option<Datum>],
-        span: Span,
-    ) -> Result<usize> {
-        if let Some(i) = self.c.aggregations.iter().position(|a| a.name == name) {
-            let a = &self.c.aggregations[i];
-            if let Some(err) = parameter_mismatch(&a.kind, kind, span) {
-                return Err(err);
-            }
-            if &a.kind != kind {
-                let first = self.c.agg_spans.get(name).copied().unwrap_or(span);
-                return Err(CompileError::new(
-                    "D_AGG_REDEF",
-                    format!(
-                        "aggregation redefined: @{name}\n\t current: @{name} = {}( )\n\tprevious: @{name} = {}( ) : line {}",
-                        kind.name(),
-                        a.kind.name(),
-                        dtrace_frontend::line_marker(first)
-                    ),
-                    span,
-                ));
-            }
-            let same_keys = a.keys.len() == keys.len()
-                && a.keys
-                    .iter()
-                    .zip(keys)
-                    .all(|(k, t)| k.ty.is_string() == t.is_string())
-                && a.datums == datums;
-            if !same_keys {
-                return Err(CompileError::new(
-                    "D_AGG_REDEF",
-                    format!("aggregation @{name} used with a different key signature"),
-                    span,
-                ));
-            }
-            return Ok(i);
-        }
-        self.c.agg_spans.insert(name.to_string(), span);
-        let mut fields = Vec::new();
-        let mut offset = 0;
-        for (t, d) in keys.iter().zip(datums) {
-            // Keys keep their C type: DTrace prints 1- and 2-byte keys unsigned, in
-            // columns of their own width.
-            fields.push(Field {
-                offset,
-                ty: t.clone(),
+    /// Evaluate `keys` into the key of `agg`; returns its scratch offset. Values are
+    /// evaluated first, in order; then the key is filled, stacks straight from
+    /// `bpf_get_stack`.
+    fn agg_key(&mut self, keys: &[ir::Expr], agg: &Aggregation) -> Result<u32> {
+        let mut vals = Vec::new();
+        for k in keys {
+            vals.push(match &k.kind {
+                ExprKind::Datum(_, None) => None,
+                ExprKind::Datum(_, Some(pc)) => Some(self.expr(pc)?),
+                _ => Some(self.expr(k)?),
             });
-            offset += match d {
-                Some(d) => d.size(),
-                None if t.is_string() => self.strsize().next_multiple_of(8),
-                None => 8,
-            };
-        }
-        let key_size = if datums.iter().all(Option::is_none) {
-            self.c.key_size(keys)
-        } else {
-            offset.max(8)
-        };
-        let slots = slot_count(kind);
-        let map = self.c.add_map(MapSpec {
-            name: format!("dt_agg_{name}"),
-            kind: MapKind::PercpuHash,
-            key_size,
-            value_size: (slots * 8) as u32,
-            max_entries: self.c.opts.agg_entries,
-            initial: None,
-            entries_per_cpu: 0,
-        });
-        self.c.aggregations.push(Aggregation {
-            name: name.to_string(),
-            kind: *kind,
-            keys: fields,
-            datums: datums.to_vec(),
-            key_size,
-            slots,
-            map,
-        });
-        Ok(self.c.aggregations.len() - 1)
-    }
-
-    /// Evaluate `keys` into the key of `agg`, which has stack or symbol keys; returns its
-    /// scratch offset. Values are evaluated first, in order; then the key is filled, stacks
-    /// straight from `bpf_get_stack`.
-    fn build_datum_key(&mut self, keys: &[Expr], agg: &Aggregation, span: Span) -> Result<u32> {
-        if keys.len() != agg.keys.len() {
-            return Err(CompileError::new(
-                "D_ARR_BADREF",
-                format!(
-                    "tuple has {} elements; {} expected",
-                    keys.len(),
-                    agg.keys.len()
-                ),
-                span,
-            ));
-        }
-        let mut vals: Vec<Option<super::Val>> = Vec::new();
-        for ((k, datum), field) in keys.iter().zip(&agg.datums).zip(&agg.keys) {
-            let v = match datum {
-                Some(Datum::Stack { .. } | Datum::UStack { .. }) => None,
-                Some(_) => {
-                    let (_, pc) = actions::symbol_call(k)?.expect("a symbol key");
-                    let v = self.expr(pc)?;
-                    if !v.ty.is_scalar() {
-                        return Err(CompileError::new(
-                            "D_PROTO_ARG",
-                            format!("argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}", v.ty),
-                            pc.span,
-                        ));
-                    }
-                    Some(v)
-                }
-                None => {
-                    let v = self.expr(k)?;
-                    if v.ty.is_string() != field.ty.is_string() {
-                        return Err(CompileError::new(
-                            "D_ARR_BADREF",
-                            format!("key expression has type {}; {} expected", v.ty, field.ty),
-                            k.span,
-                        ));
-                    }
-                    Some(v)
-                }
-            };
-            vals.push(v);
         }
         let key = self.scratch(agg.key_size);
+        self.zero_scratch(key, agg.key_size.next_multiple_of(8));
         for ((v, datum), field) in vals.iter().zip(&agg.datums).zip(&agg.keys) {
             let off = key + field.offset;
             match (datum, v) {
                 (Some(d), None) => self.emit_stack(off, *d),
                 (Some(d), Some(v)) => self.store_symbol(v, *d, off),
-                (None, Some(v)) if v.ty.is_string() => {
-                    self.zero_scratch(off, self.strsize().next_multiple_of(8));
-                    self.scratch_addr(R1, off);
-                    self.e.emit(Insn::mov64_imm(R2, self.strsize() as i32));
-                    regs::read_into(&mut self.e, v.reg, R3);
-                    self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
-                }
-                (None, Some(v)) => {
-                    let r = regs::read(&mut self.e, v.reg, R1);
-                    self.e.emit(Insn::stx(
-                        Size::DW,
-                        super::regs::SCRATCH,
-                        self.small(off),
-                        r,
-                    ));
-                }
+                (None, Some(v)) => match &field.ty {
+                    Type::String | Type::Struct(_) | Type::Array(..) => {
+                        let size = super::vars::storage_size(&field.ty, self.strsize());
+                        self.scratch_addr(R1, off);
+                        self.e.emit(Insn::mov64_imm(R2, size as i32));
+                        regs::read_into(&mut self.e, v.reg, R3);
+                        let helper = if field.ty.is_string() {
+                            helpers::PROBE_READ_KERNEL_STR
+                        } else {
+                            helpers::PROBE_READ_KERNEL
+                        };
+                        self.e.emit(Insn::call(helper));
+                    }
+                    _ => {
+                        let r = regs::read(&mut self.e, v.reg, R1);
+                        self.e.emit(Insn::stx(
+                            Size::DW,
+                            super::regs::SCRATCH,
+                            self.small(off),
+                            r,
+                        ));
+                    }
+                },
                 (None, None) => {}
             }
         }

@@ -1,260 +1,188 @@
-//! Expressions: constants, operators with C's conversions on 64-bit registers, assignment,
-//! casts and `sizeof`. Every integer value is kept normalized to its type (sign- or
+//! Expressions: constants, operators on 64-bit registers, conversions, conditionals,
+//! assignment, translations. Every integer value is kept normalized to its type (sign- or
 //! zero-extended from its width), so 64-bit operations give C's results.
 
-mod library;
-mod member;
-
 use dtrace_ebpf::*;
-use dtrace_frontend::ast::{BinaryOp, Expr, ExprKind, MacroVar, UnaryOp};
 use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_typing::ir::{ArithOp, CmpOp, Comparison, Expr, ExprKind, LogicalOp};
 
 use super::fault::FaultSite;
-use super::regs::{self, VReg};
-use super::vars::VarRef;
+use super::regs::{self, VReg, SCRATCH};
 use super::{Gen, Val};
 use crate::program::Fault;
 use crate::types::{self, Type};
 
-/// The C type of an integer constant, from its value, suffix and base.
-pub fn int_constant_type(value: u64, unsigned: bool, longs: u8, decimal: bool) -> Type {
-    let candidates: &[Type] = match (unsigned, longs, decimal) {
-        (false, 0, true) => &[types::INT, types::LONG, types::ULONG],
-        (false, 0, false) => &[types::INT, types::UINT, types::LONG, types::ULONG],
-        (true, 0, _) => &[types::UINT, types::ULONG],
-        (false, 1, true) => &[types::LONG, types::ULONG],
-        (false, 1, false) => &[types::LONG, types::ULONG],
-        (true, 1, _) => &[types::ULONG],
-        (false, _, _) => &[types::LLONG, types::ULLONG],
-        (true, _, _) => &[types::ULLONG],
-    };
-    candidates
-        .iter()
-        .find(|t| fits(value, t))
-        .cloned()
-        .unwrap_or(types::ULLONG)
-}
-
-fn fits(value: u64, ty: &Type) -> bool {
-    match ty {
-        Type::Int {
-            size: 4, signed, ..
-        } => {
-            value
-                <= if *signed {
-                    i32::MAX as u64
-                } else {
-                    u32::MAX as u64
-                }
-        }
-        Type::Int { signed: true, .. } => value <= i64::MAX as u64,
-        _ => true,
-    }
-}
-
-/// Emit code that truncates `r` to `ty`'s width and extends it back to 64 bits.
+/// Emit code that truncates `r` to `ty`'s width and extends it back to 64 bits (with
+/// shifts, which every kernel's verifier takes; sign-extending moves need 6.6).
 pub fn normalize(e: &mut crate::emit::Emitter, r: Reg, ty: &Type) {
-    if let Type::Int { size, signed, .. } = ty {
-        match (size, signed) {
-            (8, _) => {}
-            (4, false) => e.emit(Insn::alu32_reg(BPF_MOV, r, r)),
-            (s, true) => e.emit(Insn::movsx64(r, r, *s as i16 * 8)),
-            (s, false) => e.emit(Insn::alu64_imm(BPF_AND, r, (1i32 << (*s as i32 * 8)) - 1)),
+    let (size, signed) = match ty {
+        Type::Int { size, signed, .. } => (*size as i32, *signed),
+        _ => return,
+    };
+    match (size, signed) {
+        (8, _) => {}
+        (4, false) => e.emit(Insn::alu32_reg(BPF_MOV, r, r)),
+        (s, true) => {
+            e.emit(Insn::alu64_imm(BPF_LSH, r, 64 - s * 8));
+            e.emit(Insn::alu64_imm(BPF_ARSH, r, 64 - s * 8));
         }
+        (s, false) => e.emit(Insn::alu64_imm(BPF_AND, r, (1i32 << (s * 8)) - 1)),
     }
 }
 
-fn arith_error(op: &str, span: Span) -> CompileError {
+/// An internal error: the typing pass guarantees code generation never meets this.
+fn untyped(what: &str, span: Span) -> CompileError {
     CompileError::new(
-        "D_OP_ARITH",
-        format!("operator {op} requires operands of arithmetic type"),
+        "D_UNKNOWN",
+        format!("internal error: {what} reached code generation"),
         span,
     )
-}
-
-/// DTrace names an unknown function `undefined function name: NAME` (D_FUNC_UNDEF).
-fn undefined_function(err: CompileError, name: &str) -> CompileError {
-    if err.tag == "D_FUNC_UNDEF" && err.message.starts_with("failed to resolve") {
-        CompileError {
-            message: format!("undefined function name: {name}"),
-            ..err
-        }
-    } else {
-        err
-    }
-}
-
-pub fn binary_op_text(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Mod => "%",
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Shl => "<<",
-        BinaryOp::Shr => ">>",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::BitAnd => "&",
-        BinaryOp::BitXor => "^",
-        BinaryOp::BitOr => "|",
-        BinaryOp::LogAnd => "&&",
-        BinaryOp::LogXor => "^^",
-        BinaryOp::LogOr => "||",
-    }
 }
 
 impl Gen<'_, '_> {
     /// Evaluate `e` into a new virtual register.
     pub(crate) fn expr(&mut self, e: &Expr) -> Result<Val> {
-        self.load_translators()?;
+        let span = e.span;
         match &e.kind {
-            ExprKind::Int {
-                value,
-                unsigned,
-                longs,
-                decimal,
-            } => {
-                let ty = int_constant_type(*value, *unsigned, *longs, *decimal);
-                self.constant(*value, ty, e.span)
+            ExprKind::Int(v) => self.constant(*v, e.ty.clone(), span),
+            ExprKind::Str(s) => self.string_literal(s, span),
+            ExprKind::Load(p) => self.load(p, &e.ty, span),
+            ExprKind::AddrOf(p) => self.address(p, &e.ty, span),
+            ExprKind::Builtin(b) => self.builtin(*b, &e.ty, span),
+            ExprKind::Arg(n) => self.arg(*n, span),
+            ExprKind::ProbeArg(n) => self.probe_arg(*n, &e.ty, span),
+            ExprKind::InBase(inner) => self.in_base(|g| g.expr(inner)),
+            ExprKind::Convert(inner) => {
+                let v = self.expr(inner)?;
+                self.convert(&v, &e.ty);
+                Ok(Val {
+                    reg: v.reg,
+                    ty: e.ty.clone(),
+                })
             }
-            ExprKind::Char(c) => self.constant(*c as i8 as i64 as u64, types::CHAR, e.span),
-            ExprKind::Str(s) => self.string_literal(s, e.span),
-            ExprKind::Ident(name) => {
-                if let Some(v) = self.bound_input(name, e.span)? {
-                    return Ok(v);
+            ExprKind::Neg(inner) | ExprKind::BitNot(inner) => {
+                let v = self.expr(inner)?;
+                let r = regs::read(&mut self.e, v.reg, R1);
+                if matches!(e.kind, ExprKind::Neg(_)) {
+                    self.e.emit(Insn::alu64_imm(BPF_NEG, r, 0));
+                } else {
+                    self.e.emit(Insn::alu64_imm(BPF_XOR, r, -1));
                 }
-                if self.c.is_global(name) {
-                    return self.load_var(VarRef::Global(name), e.span);
-                }
-                if let Some(v) = self.builtin(name, e.span)? {
-                    return Ok(v);
-                }
-                if name == "NULL" {
-                    // DTrace's built-in NULL: the integer constant 0 (sizeof 4).
-                    return self.constant(0, types::INT, e.span);
-                }
-                if let Some(v) = library::constant(name) {
-                    return self.constant(v as u64, types::INT, e.span);
-                }
-                Err(CompileError::new(
-                    "D_IDENT_UNDEF",
-                    format!("failed to resolve {name}: Unknown variable name"),
-                    e.span,
-                ))
+                normalize(&mut self.e, r, &e.ty);
+                regs::write(&mut self.e, v.reg, r);
+                Ok(Val {
+                    reg: v.reg,
+                    ty: e.ty.clone(),
+                })
             }
-            ExprKind::Macro(m) => self.macro_var(m, e.span),
-            ExprKind::SelfVar(_) | ExprKind::ThisVar(_) => {
-                let var = VarRef::of(e).expect("a variable");
-                self.load_var(var, e.span)
+            ExprKind::Not(inner) => {
+                let v = self.expr(inner)?;
+                let r = self.truth(&v, R1);
+                self.set_bool(v.reg, BPF_JEQ, r, None);
+                Ok(Val {
+                    reg: v.reg,
+                    ty: types::INT,
+                })
             }
-            ExprKind::Index { base, args } => match &base.kind {
-                ExprKind::Ident(name) if self.c.is_assoc(name) => {
-                    self.load_var(VarRef::of(e).expect("an array"), e.span)
-                }
-                ExprKind::Ident(name) if name == "args" => self.typed_arg(args, e.span),
-                ExprKind::SelfVar(_) => self.load_var(VarRef::of(e).expect("an array"), e.span),
-                _ if self.is_place(e) => self.place_value(e),
-                ExprKind::Ident(name) => Err(CompileError::new(
-                    "D_IDENT_UNDEF",
-                    format!("failed to resolve {name}: Unknown variable name"),
-                    base.span,
-                )),
-                ExprKind::Aggregation(name) => Err(self.aggregation_in_expr(name, e.span)),
-                ExprKind::Index { base: inner, .. }
-                    if matches!(inner.kind, ExprKind::Aggregation(_)) =>
-                {
-                    let ExprKind::Aggregation(name) = &inner.kind else {
-                        unreachable!()
-                    };
-                    Err(multi_dimensional(name, e.span))
-                }
-                _ => Err(unsupported("indexing of this expression", e.span)),
-            },
-            ExprKind::Aggregation(name) => Err(self.aggregation_in_expr(name, e.span)),
-            ExprKind::Unary { op, operand } => self.unary(*op, operand, e.span),
-            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, e.span),
-            ExprKind::Assign { op, lhs, rhs } => self.assign(*op, lhs, rhs, e.span),
-            ExprKind::Ternary {
+            ExprKind::Arith { op, lhs, rhs } => {
+                let a = self.expr(lhs)?;
+                let b = self.expr(rhs)?;
+                let out = Val {
+                    reg: a.reg,
+                    ty: e.ty.clone(),
+                };
+                self.arith_in_place(*op, &out, &b)?;
+                self.pop(b.reg);
+                Ok(out)
+            }
+            ExprKind::Compare { op, how, lhs, rhs } => {
+                let a = self.expr(lhs)?;
+                let b = self.expr(rhs)?;
+                let v = self.compare(*op, *how, &a, &b)?;
+                self.pop(b.reg);
+                Ok(v)
+            }
+            ExprKind::Logical { op, lhs, rhs } => self.logical(*op, lhs, rhs),
+            ExprKind::Cond {
                 cond,
                 then,
                 otherwise,
-            } => self.ternary(cond, then, otherwise, e.span),
+            } => self.conditional(cond, then, otherwise, &e.ty),
             ExprKind::Comma(a, b) => {
                 let v = self.expr(a)?;
                 self.pop(v.reg);
                 self.expr(b)
             }
-            ExprKind::Call {
-                name,
-                args,
-                name_span,
-            } => self
-                .subroutine(name, args, *name_span, e.span)
-                .map_err(|err| undefined_function(err, name)),
-            ExprKind::Cast { ty, operand } => {
-                let target = self.c.resolve_type(&ty.spec, &ty.declarator, ty.span)?;
-                let v = self.expr(operand)?;
-                if matches!(target, Type::Struct(_) | Type::Array(..) | Type::Opaque(_)) {
-                    return Err(CompileError::new(
-                        "D_CAST_INVAL",
-                        format!("invalid cast expression: \"{}\" to \"{target}\"", v.ty),
-                        e.span,
-                    ));
-                }
-                if target.is_string() || v.ty.is_string() {
-                    if target.is_string() && v.ty.is_string() {
-                        return Ok(v);
-                    }
-                    return Err(CompileError::new(
-                        "D_CAST_INVAL",
-                        format!("invalid cast expression: \"{}\" to \"{target}\"", v.ty),
-                        e.span,
-                    ));
-                }
-                // Convert from the operand's type: `convert` compares against the value's
-                // current type, so it must run before the value is retyped (retyping first
-                // made every integer cast a no-op, leaving `(char)300` as 300).
-                self.convert(&v, &target);
-                Ok(Val { ty: target, ..v })
+            ExprKind::Assign { place, value } => {
+                let v = self.expr(value)?;
+                self.store(place, &v, span)?;
+                Ok(Val {
+                    reg: v.reg,
+                    ty: e.ty.clone(),
+                })
             }
-            ExprKind::SizeofType(tn) => {
-                let ty = self.c.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
-                let size = self.size_of(&ty, e.span)?;
-                self.constant(size, types::ULONG, e.span)
-            }
-            ExprKind::SizeofExpr(inner) => self.sizeof_expr(inner, e.span),
-            ExprKind::Stringof(inner) => self.stringof(inner, e.span),
-            ExprKind::Member { base, name, arrow } => {
-                match self.translated_member(base, name, *arrow, e.span)? {
-                    Some(v) => Ok(v),
-                    None => self.place_value(e),
+            ExprKind::Update {
+                place,
+                op,
+                value,
+                post,
+            } => self.update(place, *op, value, *post, &e.ty, span),
+            ExprKind::Call(subr, args) => self.call(*subr, args, &e.ty, span),
+            ExprKind::CheckIndex { index, len } => {
+                let v = self.expr(index)?;
+                let r = regs::read(&mut self.e, v.reg, R1);
+                let ok = self.e.label();
+                if *len <= i32::MAX as u64 {
+                    self.e.jmp_imm(BPF_JLT, r, *len as i32, ok);
+                } else {
+                    self.e.mov_const(R2, *len);
+                    self.e.jmp_reg(BPF_JLT, r, R2, ok);
                 }
+                let bad = regs::read(&mut self.e, v.reg, R1);
+                self.fault(Fault::BadIndex, Some(bad), FaultSite::Here);
+                self.e.bind(ok);
+                Ok(v)
             }
-            ExprKind::Symbol { .. } => Err(unsupported("kernel symbols", e.span)),
-            ExprKind::Offsetof { ty, member } => self.offsetof(ty, member, e.span),
-            ExprKind::Xlate { ty, operand } => self.xlate_value(ty, operand, e.span),
+            ExprKind::Stringof(inner) => {
+                let v = self.expr(inner)?;
+                let size = self.strsize();
+                self.read_string(v.reg, size, false)?;
+                Ok(Val {
+                    reg: v.reg,
+                    ty: Type::String,
+                })
+            }
+            ExprKind::Let { id, value, body } => {
+                let v = self.expr(value)?;
+                self.binds.insert(*id, v.reg);
+                let r = self.expr(body)?;
+                self.binds.remove(id);
+                let x = regs::read(&mut self.e, r.reg, R1);
+                regs::write(&mut self.e, v.reg, x);
+                self.pop(r.reg);
+                Ok(Val {
+                    reg: v.reg,
+                    ty: r.ty,
+                })
+            }
+            ExprKind::Bound(id) => {
+                let from = *self
+                    .binds
+                    .get(id)
+                    .ok_or_else(|| untyped("an unbound translator input", span))?;
+                let v = self.push(span)?;
+                let r = regs::read(&mut self.e, from, R1);
+                regs::write(&mut self.e, v, r);
+                Ok(Val {
+                    reg: v,
+                    ty: e.ty.clone(),
+                })
+            }
+            ExprKind::Build { size, members } => self.build(*size, members, &e.ty, span),
+            ExprKind::Datum(..) => Err(untyped("a symbol datum as a value", span)),
+            ExprKind::Void(_) => Err(untyped("an action as a value", span)),
+            ExprKind::AggRef(_) => Err(untyped("an aggregation as a value", span)),
         }
-    }
-
-    /// The type of `e`, without keeping any code for it.
-    pub(crate) fn type_of(&mut self, e: &Expr) -> Result<Type> {
-        let checkpoint = self.e.checkpoint();
-        let scratch = self.scratch_top;
-        let this_count = self.this_offsets.len();
-        let v = self.expr(e)?;
-        self.pop(v.reg);
-        self.e.rollback(checkpoint);
-        self.scratch_top = scratch;
-        if self.this_offsets.len() != this_count {
-            // Slots placed while typing lie above the restored top: forget them.
-            self.this_offsets.retain(|_, off| *off < scratch);
-        }
-        Ok(v.ty)
     }
 
     pub(crate) fn constant(&mut self, value: u64, ty: Type, span: Span) -> Result<Val> {
@@ -266,7 +194,7 @@ impl Gen<'_, '_> {
     }
 
     pub(crate) fn string_literal(&mut self, s: &[u8], span: Span) -> Result<Val> {
-        let off = self.c.rodata_string(s);
+        let off = self.c.rodata_bytes(s);
         let v = self.push(span)?;
         self.e.ld_map_value(R1, self.c.core.rodata, off);
         regs::write(&mut self.e, v, R1);
@@ -274,64 +202,6 @@ impl Gen<'_, '_> {
             reg: v,
             ty: Type::String,
         })
-    }
-
-    fn macro_var(&mut self, m: &MacroVar, span: Span) -> Result<Val> {
-        let macros = self.c.macros;
-        match m {
-            MacroVar::Named(name) => match macros.named.get(name.as_str()) {
-                Some(&v) => self.constant(v as u64, types::INT, span),
-                None => Err(CompileError::new(
-                    "D_MACRO_UNDEF",
-                    format!("macro argument ${name} is not defined"),
-                    span,
-                )),
-            },
-            MacroVar::Arg(n) | MacroVar::StrArg(n) => {
-                let text = macros.args.get(*n as usize).cloned();
-                let text = match text {
-                    Some(t) => t,
-                    None if macros.defaultargs => String::new(),
-                    None => {
-                        let dollars = if matches!(m, MacroVar::StrArg(_)) {
-                            "$$"
-                        } else {
-                            "$"
-                        };
-                        return Err(CompileError::new(
-                            "D_MACRO_UNDEF",
-                            format!("macro argument {dollars}{n} is not defined"),
-                            span,
-                        ));
-                    }
-                };
-                if matches!(m, MacroVar::StrArg(_)) {
-                    return self.string_literal(text.as_bytes(), span);
-                }
-                if text.is_empty() {
-                    return self.constant(0, types::INT, span);
-                }
-                // A negative argument is the negation of its magnitude, typed as the
-                // magnitude's constant would be (`-7` is an int).
-                let digits = text.strip_prefix('-').unwrap_or(&text);
-                match parse_int(digits).filter(|_| !digits.starts_with(['-', '+'])) {
-                    Some(v) => {
-                        let ty = int_constant_type(v, false, 0, !digits.starts_with('0'));
-                        let v = if digits.len() < text.len() {
-                            v.wrapping_neg()
-                        } else {
-                            v
-                        };
-                        self.constant(v, ty, span)
-                    }
-                    None => Err(CompileError::new(
-                        "D_IDENT_UNDEF",
-                        format!("failed to resolve {text}: Unknown variable name"),
-                        span,
-                    )),
-                }
-            }
-        }
     }
 
     /// Convert the value in `v` to `to` in place (integers are re-normalized).
@@ -343,109 +213,20 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn scalar_operand(&mut self, e: &Expr, op: &str) -> Result<Val> {
-        let v = self.expr(e)?;
-        if !v.ty.is_scalar() {
-            return Err(arith_error(op, e.span));
-        }
-        Ok(v)
-    }
-
-    fn unary(&mut self, op: UnaryOp, operand: &Expr, span: Span) -> Result<Val> {
-        match op {
-            UnaryOp::Neg | UnaryOp::Plus | UnaryOp::BitNot => {
-                let text = match op {
-                    UnaryOp::Neg => "-",
-                    UnaryOp::Plus => "+",
-                    _ => "~",
-                };
-                let v = self.scalar_operand(operand, text)?;
-                let ty = v.ty.promoted();
-                let r = regs::read(&mut self.e, v.reg, R1);
-                match op {
-                    UnaryOp::Neg => self.e.emit(Insn::alu64_imm(BPF_NEG, r, 0)),
-                    UnaryOp::BitNot => self.e.emit(Insn::alu64_imm(BPF_XOR, r, -1)),
-                    _ => {}
-                }
-                normalize(&mut self.e, r, &ty);
-                regs::write(&mut self.e, v.reg, r);
-                Ok(Val { reg: v.reg, ty })
-            }
-            UnaryOp::Not => {
-                let v = self.expr(operand)?;
-                let r = if v.ty.is_string() {
-                    // A string is true when it is not empty.
-                    let p = regs::read(&mut self.e, v.reg, R1);
-                    self.e.emit(Insn::ldx(Size::B, R1, p, 0));
-                    R1
-                } else {
-                    regs::read(&mut self.e, v.reg, R1)
-                };
-                self.set_bool(v.reg, BPF_JEQ, r, None);
-                Ok(Val {
-                    reg: v.reg,
-                    ty: types::INT,
-                })
-            }
-            UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
-                let text = if matches!(op, UnaryOp::PreInc | UnaryOp::PostInc) {
-                    "++"
-                } else {
-                    "--"
-                };
-                let Some(var) = VarRef::of(operand) else {
-                    return Err(CompileError::new(
-                        "D_OP_LVAL",
-                        format!("operator {text} requires modifiable lvalue as an operand"),
-                        span,
-                    ));
-                };
-                let old =
-                    self.load_var_or_zero(VarRef::of(operand).expect("a variable"), operand.span)?;
-                if !old.ty.is_scalar() {
-                    return Err(arith_error(text, span));
-                }
-                let new = self.push(span)?;
-                let r = regs::read(&mut self.e, old.reg, R1);
-                self.e.emit(Insn::mov64_reg(R2, r));
-                let delta = if text == "++" { 1 } else { -1 };
-                self.e.emit(Insn::alu64_imm(BPF_ADD, R2, delta));
-                normalize(&mut self.e, R2, &old.ty);
-                regs::write(&mut self.e, new, R2);
-                let newv = Val {
-                    reg: new,
-                    ty: old.ty.clone(),
-                };
-                self.store_var(var, &newv, span)?;
-                if matches!(op, UnaryOp::PreInc | UnaryOp::PreDec) {
-                    regs::read_into(&mut self.e, new, R1);
-                    regs::write(&mut self.e, old.reg, R1);
-                }
-                self.pop(new);
-                Ok(old)
-            }
-            UnaryOp::Deref => {
-                let p = self.deref_place(operand, span)?;
-                self.load_place(p, span)
-            }
-            UnaryOp::AddrOf => Err(unsupported("taking an address", span)),
-        }
-    }
-
-    /// Load a variable, creating an unset global as an int 0 so `x++` works before `x = ...`.
-    fn load_var_or_zero(&mut self, var: VarRef<'_>, span: Span) -> Result<Val> {
-        match var {
-            VarRef::Global(name) if !self.c.is_global(name) && !self.is_builtin(name) => {
-                // The first use creates the variable; later firings read what was stored.
-                self.c.new_global(name, types::INT);
-                self.load_var(VarRef::Global(name), span)
-            }
-            other => self.load_var(other, span),
+    /// The register holding `v`'s truth (non-zero when true): a scalar as it is, a string's
+    /// first byte (non-empty).
+    pub(crate) fn truth(&mut self, v: &Val, tmp: Reg) -> Reg {
+        let r = regs::read(&mut self.e, v.reg, tmp);
+        if v.ty.is_string() {
+            self.e.emit(Insn::ldx(Size::B, tmp, r, 0));
+            tmp
+        } else {
+            r
         }
     }
 
     /// Write 1 to `dst` if `a op b` (or `a op 0` when `b` is None), else 0.
-    fn set_bool(&mut self, dst: VReg, op: u8, a: Reg, b: Option<Reg>) {
+    pub(crate) fn set_bool(&mut self, dst: VReg, op: u8, a: Reg, b: Option<Reg>) {
         let yes = self.e.label();
         let done = self.e.label();
         match b {
@@ -460,165 +241,32 @@ impl Gen<'_, '_> {
         regs::write(&mut self.e, dst, R0);
     }
 
-    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, span: Span) -> Result<Val> {
-        match op {
-            BinaryOp::LogAnd | BinaryOp::LogOr => return self.logical(op, lhs, rhs, span),
-            _ => {}
-        }
-        if matches!(op, BinaryOp::Div | BinaryOp::Mod)
-            && fold(lhs).is_some()
-            && fold(rhs) == Some(0)
-        {
-            return Err(CompileError::new(
-                "D_DIV_ZERO",
-                "expression contains division by zero",
-                span,
-            ));
-        }
-        let a = self.expr(lhs)?;
-        let b = self.expr(rhs)?;
-        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-            // A string against the null pointer constant (0 or NULL), as DTrace allows. A
-            // string that is "not found" (strchr, strstr, ...) is empty here, so NULL is
-            // taken to mean the empty string.
-            let null_const = |e: &Expr| {
-                fold(e) == Some(0) || matches!(&e.kind, ExprKind::Ident(n) if n == "NULL")
-            };
-            let string_side = if a.ty.is_string() && !b.ty.is_string() && null_const(rhs) {
-                Some(a.reg)
-            } else if b.ty.is_string() && !a.ty.is_string() && null_const(lhs) {
-                Some(b.reg)
-            } else {
-                None
-            };
-            if let Some(sreg) = string_side {
-                regs::read_into(&mut self.e, sreg, R1);
-                self.e.emit(Insn::ldx(Size::B, R1, R1, 0));
-                let jop = if op == BinaryOp::Eq { BPF_JEQ } else { BPF_JNE };
-                self.set_bool(a.reg, jop, R1, None);
-                self.pop(b.reg);
-                return Ok(Val {
-                    reg: a.reg,
-                    ty: types::INT,
-                });
-            }
-        }
-        let result = self.binary_values(op, &a, &b, span)?;
-        self.pop(b.reg);
-        Ok(result)
-    }
-
-    /// `a op b` on two evaluated values; the result replaces `a`.
-    pub(crate) fn binary_values(
-        &mut self,
-        op: BinaryOp,
-        a: &Val,
-        b: &Val,
-        span: Span,
-    ) -> Result<Val> {
-        let text = binary_op_text(op);
-        let comparison = matches!(
-            op,
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
-        );
-        if a.ty.is_string() || b.ty.is_string() {
-            if comparison && a.ty.is_string() && b.ty.is_string() {
-                return self.string_compare(op, a, b);
-            }
-            match op {
-                BinaryOp::Mul | BinaryOp::Div => return Err(arith_error(text, span)),
-                BinaryOp::Mod
-                | BinaryOp::Shl
-                | BinaryOp::Shr
-                | BinaryOp::BitAnd
-                | BinaryOp::BitXor
-                | BinaryOp::BitOr => {
-                    return Err(CompileError::new(
-                        "D_OP_INT",
-                        format!("operator {text} requires operands of integral type"),
-                        span,
-                    ))
-                }
-                _ => {}
-            }
-            return Err(CompileError::new(
-                "D_OP_INCOMPAT",
-                format!(
-                    "operands have incompatible types: \"{}\" {text} \"{}\"",
-                    a.ty, b.ty
-                ),
-                span,
-            ));
-        }
-        if !a.ty.is_scalar() || !b.ty.is_scalar() {
-            return Err(arith_error(text, span));
-        }
-        let ty = match op {
-            BinaryOp::Shl | BinaryOp::Shr => a.ty.promoted(),
-            _ => Type::common(&a.ty, &b.ty),
-        };
+    /// `a = a op b` in `a.ty` (both operands are of it, but a shift's count).
+    pub(crate) fn arith_in_place(&mut self, op: ArithOp, a: &Val, b: &Val) -> Result<()> {
         regs::read_into(&mut self.e, a.reg, R1);
         regs::read_into(&mut self.e, b.reg, R2);
-        if !matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
-            normalize(&mut self.e, R1, &ty);
-            normalize(&mut self.e, R2, &ty);
-        }
-        let signed = ty.is_signed();
-        if comparison {
-            let jop = match (op, signed) {
-                (BinaryOp::Eq, _) => BPF_JEQ,
-                (BinaryOp::Ne, _) => BPF_JNE,
-                (BinaryOp::Lt, true) => BPF_JSLT,
-                (BinaryOp::Lt, false) => BPF_JLT,
-                (BinaryOp::Le, true) => BPF_JSLE,
-                (BinaryOp::Le, false) => BPF_JLE,
-                (BinaryOp::Gt, true) => BPF_JSGT,
-                (BinaryOp::Gt, false) => BPF_JGT,
-                (BinaryOp::Ge, true) => BPF_JSGE,
-                _ => BPF_JGE,
-            };
-            self.set_bool(a.reg, jop, R1, Some(R2));
-            return Ok(Val {
-                reg: a.reg,
-                ty: types::INT,
-            });
-        }
-        if op == BinaryOp::LogXor {
-            // (a != 0) ^ (b != 0)
-            self.e.emit(Insn::mov64_imm(R3, 0));
-            self.e.emit(Insn::jmp_imm(BPF_JEQ, R1, 0, 1));
-            self.e.emit(Insn::mov64_imm(R3, 1));
-            self.e.emit(Insn::mov64_imm(R4, 0));
-            self.e.emit(Insn::jmp_imm(BPF_JEQ, R2, 0, 1));
-            self.e.emit(Insn::mov64_imm(R4, 1));
-            self.e.emit(Insn::alu64_reg(BPF_XOR, R3, R4));
-            regs::write(&mut self.e, a.reg, R3);
-            return Ok(Val {
-                reg: a.reg,
-                ty: types::INT,
-            });
-        }
+        let signed = a.ty.is_signed();
         let alu = match op {
-            BinaryOp::Add => BPF_ADD,
-            BinaryOp::Sub => BPF_SUB,
-            BinaryOp::Mul => BPF_MUL,
-            BinaryOp::Div => BPF_DIV,
-            BinaryOp::Mod => BPF_MOD,
-            BinaryOp::BitAnd => BPF_AND,
-            BinaryOp::BitOr => BPF_OR,
-            BinaryOp::BitXor => BPF_XOR,
-            BinaryOp::Shl => BPF_LSH,
-            BinaryOp::Shr if signed => BPF_ARSH,
-            _ => BPF_RSH,
+            ArithOp::Add => BPF_ADD,
+            ArithOp::Sub => BPF_SUB,
+            ArithOp::Mul => BPF_MUL,
+            ArithOp::Div => BPF_DIV,
+            ArithOp::Mod => BPF_MOD,
+            ArithOp::And => BPF_AND,
+            ArithOp::Or => BPF_OR,
+            ArithOp::Xor => BPF_XOR,
+            ArithOp::Shl => BPF_LSH,
+            ArithOp::Shr if signed => BPF_ARSH,
+            ArithOp::Shr => BPF_RSH,
         };
-        if matches!(op, BinaryOp::Div | BinaryOp::Mod) {
+        if matches!(op, ArithOp::Div | ArithOp::Mod) {
             let ok = self.e.label();
             self.e.jmp_imm(BPF_JNE, R2, 0, ok);
             self.fault(Fault::DivZero, None, FaultSite::Here);
             self.e.bind(ok);
             if signed {
                 self.e.emit(Insn::alu64_sdiv_reg(alu, R1, R2));
-                if op == BinaryOp::Mod {
+                if op == ArithOp::Mod {
                     // DTrace's signed remainder takes the sign of the quotient: negative
                     // when exactly one operand is (Oracle's tst.moddiv: -19 % -5 is 4,
                     // 19 % -5 is -4); the kernel's takes the dividend's.
@@ -633,58 +281,108 @@ impl Gen<'_, '_> {
         } else {
             self.e.emit(Insn::alu64_reg(alu, R1, R2));
         }
-        normalize(&mut self.e, R1, &ty);
+        normalize(&mut self.e, R1, &a.ty);
         regs::write(&mut self.e, a.reg, R1);
-        Ok(Val { reg: a.reg, ty })
+        Ok(())
     }
 
-    fn logical(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, _span: Span) -> Result<Val> {
-        let a = self.truth(lhs)?;
+    /// A comparison of two evaluated values; the result (int) replaces `a`.
+    fn compare(&mut self, op: CmpOp, how: Comparison, a: &Val, b: &Val) -> Result<Val> {
+        match how {
+            Comparison::Strings => return self.string_compare(op, a, b),
+            Comparison::StringNull => {
+                regs::read_into(&mut self.e, a.reg, R1);
+                self.e.emit(Insn::ldx(Size::B, R1, R1, 0));
+                let jop = if op == CmpOp::Eq { BPF_JEQ } else { BPF_JNE };
+                self.set_bool(a.reg, jop, R1, None);
+                return Ok(Val {
+                    reg: a.reg,
+                    ty: types::INT,
+                });
+            }
+            _ => {}
+        }
+        let signed = how == Comparison::Signed;
+        regs::read_into(&mut self.e, a.reg, R1);
+        regs::read_into(&mut self.e, b.reg, R2);
+        let jop = match (op, signed) {
+            (CmpOp::Eq, _) => BPF_JEQ,
+            (CmpOp::Ne, _) => BPF_JNE,
+            (CmpOp::Lt, true) => BPF_JSLT,
+            (CmpOp::Lt, false) => BPF_JLT,
+            (CmpOp::Le, true) => BPF_JSLE,
+            (CmpOp::Le, false) => BPF_JLE,
+            (CmpOp::Gt, true) => BPF_JSGT,
+            (CmpOp::Gt, false) => BPF_JGT,
+            (CmpOp::Ge, true) => BPF_JSGE,
+            (CmpOp::Ge, false) => BPF_JGE,
+        };
+        self.set_bool(a.reg, jop, R1, Some(R2));
+        Ok(Val {
+            reg: a.reg,
+            ty: types::INT,
+        })
+    }
+
+    fn logical(&mut self, op: LogicalOp, lhs: &Expr, rhs: &Expr) -> Result<Val> {
+        let a = self.expr(lhs)?;
+        if op == LogicalOp::Xor {
+            // (a != 0) ^ (b != 0)
+            let b = self.expr(rhs)?;
+            let ra = self.truth(&a, R1);
+            self.e.emit(Insn::mov64_reg(R3, ra));
+            let rb = self.truth(&b, R2);
+            self.e.emit(Insn::mov64_reg(R4, rb));
+            self.e.emit(Insn::mov64_imm(R1, 0));
+            self.e.emit(Insn::jmp_imm(BPF_JEQ, R3, 0, 1));
+            self.e.emit(Insn::mov64_imm(R1, 1));
+            self.e.emit(Insn::mov64_imm(R2, 0));
+            self.e.emit(Insn::jmp_imm(BPF_JEQ, R4, 0, 1));
+            self.e.emit(Insn::mov64_imm(R2, 1));
+            self.e.emit(Insn::alu64_reg(BPF_XOR, R1, R2));
+            regs::write(&mut self.e, a.reg, R1);
+            self.pop(b.reg);
+            return Ok(Val {
+                reg: a.reg,
+                ty: types::INT,
+            });
+        }
         let short = self.e.label();
         let done = self.e.label();
-        let ra = regs::read(&mut self.e, a, R1);
-        let short_op = if op == BinaryOp::LogAnd {
+        let ra = self.truth(&a, R1);
+        let short_op = if op == LogicalOp::And {
             BPF_JEQ
         } else {
             BPF_JNE
         };
         self.e.jmp_imm(short_op, ra, 0, short);
-        let b = self.truth(rhs)?;
-        let rb = regs::read(&mut self.e, b, R1);
-        self.pop(b);
+        let b = self.expr(rhs)?;
+        let rb = self.truth(&b, R1);
+        self.pop(b.reg);
         self.e.jmp_imm(short_op, rb, 0, short);
-        let (full, cut) = if op == BinaryOp::LogAnd {
-            (1, 0)
-        } else {
-            (0, 1)
-        };
+        let (full, cut) = if op == LogicalOp::And { (1, 0) } else { (0, 1) };
         self.e.emit(Insn::mov64_imm(R0, full));
         self.e.goto(done);
         self.e.bind(short);
         self.e.emit(Insn::mov64_imm(R0, cut));
         self.e.bind(done);
-        regs::write(&mut self.e, a, R0);
+        regs::write(&mut self.e, a.reg, R0);
         Ok(Val {
-            reg: a,
+            reg: a.reg,
             ty: types::INT,
         })
     }
 
-    /// Evaluate `e` as a truth value (scalars as they are, strings by non-emptiness).
-    fn truth(&mut self, e: &Expr) -> Result<VReg> {
-        let v = self.expr(e)?;
-        if v.ty.is_string() {
-            let p = regs::read(&mut self.e, v.reg, R1);
-            self.e.emit(Insn::ldx(Size::B, R1, p, 0));
-            regs::write(&mut self.e, v.reg, R1);
-        }
-        Ok(v.reg)
-    }
-
-    fn ternary(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr, span: Span) -> Result<Val> {
-        let c = self.truth(cond)?;
-        let rc = regs::read(&mut self.e, c, R1);
-        self.pop(c);
+    fn conditional(
+        &mut self,
+        cond: &Expr,
+        then: &Expr,
+        otherwise: &Expr,
+        ty: &Type,
+    ) -> Result<Val> {
+        let c = self.expr(cond)?;
+        let rc = self.truth(&c, R1);
+        self.pop(c.reg);
         let else_label = self.e.label();
         let done = self.e.label();
         self.e.jmp_imm(BPF_JEQ, rc, 0, else_label);
@@ -694,163 +392,48 @@ impl Gen<'_, '_> {
         self.pop(a.reg);
         let b = self.expr(otherwise)?;
         debug_assert_eq!(a.reg, b.reg);
-        if a.ty.is_string() != b.ty.is_string() {
-            return Err(CompileError::new(
-                "D_OP_INCOMPAT",
-                format!(
-                    "operands have incompatible types: \"{}\" : \"{}\"",
-                    a.ty, b.ty
-                ),
-                span,
-            ));
-        }
-        let ty = if a.ty.is_string() {
-            Type::String
-        } else {
-            Type::common(&a.ty, &b.ty)
-        };
-        // Convert the else value here; the then value is converted on its own path below.
-        self.convert(&b, &ty);
-        let join = self.e.label();
-        self.e.goto(join);
         self.e.bind(done);
-        self.convert(&a, &ty);
-        self.e.bind(join);
-        Ok(Val { reg: b.reg, ty })
+        Ok(Val {
+            reg: b.reg,
+            ty: ty.clone(),
+        })
     }
 
-    fn assign(&mut self, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr, span: Span) -> Result<Val> {
-        let Some(var) = VarRef::of(lhs) else {
-            if let ExprKind::Index { base, .. } = &lhs.kind {
-                if let ExprKind::Index { base: inner, .. } = &base.kind {
-                    if let ExprKind::Aggregation(name) = &inner.kind {
-                        return Err(multi_dimensional(name, lhs.span));
-                    }
+    /// A struct built in zeroed scratch memory from member values; its address.
+    fn build(
+        &mut self,
+        size: u32,
+        members: &[(u32, Type, Expr)],
+        ty: &Type,
+        span: Span,
+    ) -> Result<Val> {
+        let size = size.next_multiple_of(8).max(8);
+        let buf = self.scratch(size);
+        self.zero_scratch(buf, size);
+        for (offset, member, value) in members {
+            let r = self.expr(value)?;
+            match member {
+                Type::Array(_, len) => {
+                    self.scratch_addr(R1, buf + offset);
+                    self.e.emit(Insn::mov64_imm(R2, (*len).max(1) as i32));
+                    regs::read_into(&mut self.e, r.reg, R3);
+                    self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+                }
+                other => {
+                    let x = regs::read(&mut self.e, r.reg, R1);
+                    let off = self.small(buf + offset);
+                    let width = Size::from_bytes(other.scalar_size().max(1));
+                    self.e.emit(Insn::stx(width, SCRATCH, off, x));
                 }
             }
-            if matches!(lhs.kind, ExprKind::Aggregation(_))
-                || matches!(&lhs.kind, ExprKind::Index { base, .. } if matches!(base.kind, ExprKind::Aggregation(_)))
-            {
-                return Err(CompileError::new(
-                    "D_AGG_FUNC",
-                    "aggregating function required to the right of an aggregation assignment"
-                        .to_string(),
-                    rhs.span,
-                ));
-            }
-            let text = op.map_or("=".to_string(), |o| format!("{}=", binary_op_text(o)));
-            return Err(CompileError::new(
-                "D_OP_LVAL",
-                format!("operator {text} requires modifiable lvalue as an operand"),
-                span,
-            ));
-        };
-        let value = match op {
-            None => self.expr(rhs)?,
-            Some(op) => {
-                let cur = self.load_var_or_zero(VarRef::of(lhs).expect("a variable"), lhs.span)?;
-                let b = self.expr(rhs)?;
-                let result = self.binary_values(op, &cur, &b, span)?;
-                self.pop(b.reg);
-                result
-            }
-        };
-        self.store_var(var, &value, span)?;
-        // As in C, the assignment has the type of its left operand: `store_var` converted
-        // the value to it in place, so retype it too (keeping the right operand's type gave
-        // `(u = -1) < 0` true for an unsigned int `u`, and `sizeof (c = 300)` 4 for a char).
-        let ty = self.type_of(lhs)?;
-        Ok(Val { ty, ..value })
-    }
-}
-
-/// The value of an integer constant expression (constants and operators on them), in 64
-/// bits; used to reject division by a constant zero at compile time, as DTrace does.
-fn fold(e: &Expr) -> Option<i64> {
-    Some(match &e.kind {
-        ExprKind::Int { value, .. } => *value as i64,
-        ExprKind::Char(c) => *c as i8 as i64,
-        ExprKind::Unary { op, operand } => {
-            let v = fold(operand)?;
-            match op {
-                UnaryOp::Neg => v.wrapping_neg(),
-                UnaryOp::Plus => v,
-                UnaryOp::BitNot => !v,
-                UnaryOp::Not => (v == 0) as i64,
-                _ => return None,
-            }
+            self.pop(r.reg);
         }
-        ExprKind::Binary { op, lhs, rhs } => {
-            let (a, b) = (fold(lhs)?, fold(rhs)?);
-            match op {
-                BinaryOp::Add => a.wrapping_add(b),
-                BinaryOp::Sub => a.wrapping_sub(b),
-                BinaryOp::Mul => a.wrapping_mul(b),
-                BinaryOp::Div if b != 0 => a.wrapping_div(b),
-                BinaryOp::Mod if b < 0 => a.wrapping_rem(b).wrapping_neg(),
-                BinaryOp::Mod if b != 0 => a.wrapping_rem(b),
-                BinaryOp::BitAnd => a & b,
-                BinaryOp::BitOr => a | b,
-                BinaryOp::BitXor => a ^ b,
-                BinaryOp::Shl => a.wrapping_shl(b as u32),
-                BinaryOp::Shr => a.wrapping_shr(b as u32),
-                _ => return None,
-            }
-        }
-        ExprKind::Cast { operand, .. } => fold(operand)?,
-        _ => return None,
-    })
-}
-
-/// Parse a macro argument as a C integer (decimal, 0x hex, 0 octal, optional sign).
-fn parse_int(text: &str) -> Option<u64> {
-    let (neg, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let value = if let Some(hex) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        u64::from_str_radix(hex, 16).ok()?
-    } else if digits.len() > 1 && digits.starts_with('0') {
-        u64::from_str_radix(&digits[1..], 8).ok()?
-    } else {
-        digits.parse::<u64>().ok()?
-    };
-    Some(if neg { value.wrapping_neg() } else { value })
-}
-
-pub(crate) fn unsupported(what: &str, span: Span) -> CompileError {
-    CompileError::new(
-        "D_UNSUPPORTED",
-        format!("{what} is not supported yet"),
-        span,
-    )
-}
-
-fn multi_dimensional(name: &str, span: Span) -> CompileError {
-    CompileError::new(
-        "D_AGG_MDIM",
-        format!("improper attempt to reference @{name} as a multi-dimensional array"),
-        span,
-    )
-}
-
-impl Gen<'_, '_> {
-    /// An aggregation read as a value: unknown names do not resolve, as in DTrace.
-    fn aggregation_in_expr(&self, name: &str, span: Span) -> CompileError {
-        if !self.c.aggregations.iter().any(|a| a.name == name) {
-            return CompileError::new(
-                "D_IDENT_UNDEF",
-                format!("failed to resolve @{name}: Unknown variable name"),
-                span,
-            );
-        }
-        CompileError::new(
-            "D_AGG_SCALAR",
-            "aggregations may not be used in an expression; use printa()",
-            span,
-        )
+        let v = self.push(span)?;
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, v, R1);
+        Ok(Val {
+            reg: v,
+            ty: ty.clone(),
+        })
     }
 }

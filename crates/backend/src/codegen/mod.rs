@@ -1,17 +1,19 @@
-//! Code generation: one eBPF program per probe, holding the clauses enabled on it in
-//! program order, each clause guarded by its predicate and ending in one ring-buffer record.
+//! Code generation: the typed IR to eBPF. One program per probe, holding the clauses
+//! enabled on it in program order, each clause guarded by its predicate and ending in one
+//! ring-buffer record.
 //!
-//! System call probes are the exception: the probes a clause is enabled on in one direction
-//! (entry or return), when there are more than [`SYSCALL_GROUP_MIN`] of them, go to one
-//! program per direction on the raw `sys_enter`/`sys_exit` tracepoint
-//! ([`ProbeContext::SyscallGroup`]). Its prologue finds the system call's number; each
-//! clause looks its epid up by that number in a table of its own (0: not enabled on that
-//! call), and `probefunc` and `id` come from tables by number.
+//! System call probes are the exception: a clause typed in a system call group context
+//! (see `dtrace_typing::cook`) runs in one program per direction on the raw
+//! `sys_enter`/`sys_exit` tracepoint ([`ProbeContext::SyscallGroup`]). Its prologue finds
+//! the system call's number; each clause looks its epid up by that number in a table of its
+//! own (0: not enabled on that call), and `probefunc` and `id` come from tables by number.
 //!
-//! The submodules each own one part of the language: [`expr`] operators and constants,
-//! [`vars`] variables of every scope, [`strings`] string values, [`builtins`] built-in
-//! variables, [`actions`] actions and the record they fill, [`aggregate`] aggregating
-//! functions, [`subr`] subroutines.
+//! The submodules each own one part: [`expr`] operators and conversions, [`place`] loads,
+//! stores and addresses of variables and memory, [`vars`] where variables live (maps,
+//! scratch, read-only data) and keys, [`strings`] string values, [`strsubr`] and [`subr`]
+//! subroutines, [`context`] built-in variables and probe arguments, [`actions`] actions and
+//! the record they fill, [`aggregate`] aggregating functions, [`fault`] run-time faults,
+//! [`support`] helper programs.
 //!
 //! Besides the probes' programs the output may hold helper programs
 //! ([`Compiled::helpers`]): a script reading `vtimestamp` gets a `tp_btf` program on
@@ -26,29 +28,27 @@
 
 mod actions;
 mod aggregate;
-mod builtins;
+mod context;
 mod expr;
 mod fault;
+mod place;
 mod regs;
 mod strings;
 mod strsubr;
 mod subr;
-mod translate;
+mod support;
 mod vars;
 
 use std::collections::HashMap;
 
 use dtrace_ebpf::*;
-use dtrace_frontend::ast::{self, Item, Stmt};
 use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_typing::ir::{self, BindId, VarId};
 
-use crate::emit::{Code, Emitter, Label};
+use crate::emit::{Emitter, Label};
 use crate::program::*;
 use crate::types::Type;
 use regs::{VReg, VRegs, CLAIM_SLOT, CTX_SLOT, KEY_SLOT, SCRATCH};
-
-pub use actions::{FormatArg, FormatCheck};
-pub use vars::MacroArgs;
 
 /// Kernel structure layout the generated code needs, answered from BTF by the caller.
 pub trait KernelLayout {
@@ -68,10 +68,6 @@ pub struct CodegenOptions {
     pub agg_entries: u32,
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC, for `walltimestamp`.
     pub wall_offset: u64,
-    /// Frames `stack()` and `ustack()` record without an argument (`stackframes`,
-    /// `ustackframes`).
-    pub stack_frames: u32,
-    pub ustack_frames: u32,
 }
 
 impl Default for CodegenOptions {
@@ -82,86 +78,16 @@ impl Default for CodegenOptions {
             dynvar_entries: 16384,
             agg_entries: 16384,
             wall_offset: 0,
-            stack_frames: crate::program::STACK_FRAMES,
-            ustack_frames: crate::program::USTACK_FRAMES,
         }
     }
 }
 
 /// Everything the code generator needs.
 pub struct Input<'a> {
-    pub program: &'a ast::Program,
-    /// For each clause of `program`, in order, the probes it is enabled on.
-    pub probes: &'a [Vec<ProbeSite>],
+    /// The typed program.
+    pub program: &'a ir::Program,
     pub options: CodegenOptions,
-    pub macros: &'a MacroArgs,
     pub kernel: &'a dyn KernelLayout,
-    pub formats: &'a dyn FormatCheck,
-    /// Translator definitions (the D library's and the program's), in definition order.
-    pub translators: &'a [crate::types::translators::Provided],
-}
-
-/// A clause enabled on more than this many system calls in one direction runs in the
-/// direction's [`ProbeContext::SyscallGroup`] program; fewer keep a program per call, which
-/// gives them typed `args[]`.
-pub const SYSCALL_GROUP_MIN: usize = 8;
-
-/// The direction of a system call probe that can join a group: `Some(true)` at return.
-fn group_direction(site: &ProbeSite) -> Option<bool> {
-    match &site.context {
-        ProbeContext::Tracepoint(l) if site.provider == "syscall" => {
-            l.syscall_nr.map(|_| l.syscall_return)
-        }
-        _ => None,
-    }
-}
-
-/// The system call probes of each clause that go to a group program, per direction.
-fn grouped_sites(probes: &[Vec<ProbeSite>]) -> Vec<[Vec<ProbeSite>; 2]> {
-    probes
-        .iter()
-        .map(|sites| {
-            let mut dirs: [Vec<ProbeSite>; 2] = Default::default();
-            for site in sites {
-                if let Some(ret) = group_direction(site) {
-                    let dir = &mut dirs[ret as usize];
-                    if !dir.iter().any(|s| s.id == site.id) {
-                        dir.push(site.clone());
-                    }
-                }
-            }
-            dirs.map(|d| {
-                if d.len() > SYSCALL_GROUP_MIN {
-                    d
-                } else {
-                    Vec::new()
-                }
-            })
-        })
-        .collect()
-}
-
-/// The group program's probe for one direction, standing for every grouped call.
-fn group_site(grouped: &[[Vec<ProbeSite>; 2]], ret: bool) -> ProbeSite {
-    let mut calls: Vec<(u32, u32, String)> = Vec::new();
-    for site in grouped.iter().flat_map(|d| &d[ret as usize]) {
-        let ProbeContext::Tracepoint(l) = &site.context else {
-            continue;
-        };
-        let nr = l.syscall_nr.expect("grouped calls have numbers");
-        if !calls.iter().any(|c| c.0 == nr) {
-            calls.push((nr, site.id, site.function.clone()));
-        }
-    }
-    calls.sort();
-    ProbeSite {
-        id: 0,
-        provider: "syscall".into(),
-        module: "vmlinux".into(),
-        function: String::new(),
-        name: if ret { "return" } else { "entry" }.into(),
-        context: ProbeContext::SyscallGroup(SyscallGroup { ret, calls }),
-    }
 }
 
 /// A clause in a group program: its epid table (u32 by system call number) in the
@@ -171,91 +97,54 @@ struct ClauseGroup {
     epids: Vec<u32>,
 }
 
-/// Compile a D program for the given probes.
+/// Generate the programs of a typed program.
 pub fn compile(input: Input<'_>) -> Result<Compiled> {
+    let prog = input.program;
     let mut c = Compiler::new(&input);
-    let clauses: Vec<&ast::Clause> = input
-        .program
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            Item::Clause(c) => Some(c),
-            _ => None,
-        })
-        .collect();
-    for item in &input.program.items {
-        match item {
-            Item::Decl(decl) => c.declare(decl)?,
-            Item::Inline(inline) => c.define_inline(inline)?,
-            _ => {}
-        }
-    }
-    // One program per probe, in order of first mention; clauses are compiled in program
-    // order (types and declarations follow the text, as in DTrace), each into the programs
-    // of the probes it is enabled on.
-    let follows = input
-        .probes
-        .iter()
-        .flatten()
+    c.declare_aggregations()?;
+    let bodies = || prog.clauses.iter().flat_map(|cl| &cl.bodies);
+    let follows = bodies()
+        .flat_map(|b| &b.sites)
         .any(|s| matches!(&s.context, ProbeContext::Uprobe(u) if u.family.is_some()));
     if follows {
         c.follow_map()?;
     }
+    // A group program per direction stands for every system call any clause groups.
+    let mut group_calls: [Vec<(u32, u32, String)>; 2] = Default::default();
+    for b in bodies() {
+        if let ProbeContext::SyscallGroup(g) = &b.context.context {
+            let calls = &mut group_calls[g.ret as usize];
+            for call in &g.calls {
+                if !calls.iter().any(|c| c.0 == call.0) {
+                    calls.push(call.clone());
+                }
+            }
+        }
+    }
     let mut states: Vec<ProgState> = Vec::new();
     let mut index: HashMap<u32, usize> = HashMap::new();
-    let grouped = grouped_sites(input.probes);
     let mut group_index: [Option<usize>; 2] = [None, None];
-    for (ci, sites) in input.probes.iter().enumerate() {
-        let mut seen = Vec::new();
-        let in_group = |site: &ProbeSite| {
-            group_direction(site)
-                .is_some_and(|ret| grouped[ci][ret as usize].iter().any(|s| s.id == site.id))
-        };
-        for site in sites {
-            if seen.contains(&site.id) || in_group(site) {
-                continue;
-            }
-            seen.push(site.id);
-            let epid = c.enabled.len() as u32 + 1;
-            c.enabled.push(EnabledProbe {
-                epid,
-                probe: site.clone(),
-                records: clause_records(clauses[ci]),
-                actions: Vec::new(),
-            });
-            let slot = *index.entry(site.id).or_insert_with(|| {
-                states.push(ProgState::new(&mut c, site.clone()));
-                states.len() - 1
-            });
-            let state = std::mem::replace(&mut states[slot], ProgState::placeholder(site));
-            let mut gen = Gen::resume(&mut c, state);
-            let result = gen.clause(clauses[ci], epid, None);
-            states[slot] = gen.suspend();
-            result?;
-        }
-        for ret in [false, true] {
-            let members = &grouped[ci][ret as usize];
-            if members.is_empty() {
-                continue;
-            }
+    for b in bodies() {
+        if let ProbeContext::SyscallGroup(g) = &b.context.context {
+            let ret = g.ret;
             let slot = *group_index[ret as usize].get_or_insert_with(|| {
-                states.push(ProgState::new(&mut c, group_site(&grouped, ret)));
+                let mut calls = group_calls[ret as usize].clone();
+                calls.sort();
+                let site = ProbeSite {
+                    context: ProbeContext::SyscallGroup(SyscallGroup { ret, calls }),
+                    ..b.context.clone()
+                };
+                states.push(ProgState::new(&mut c, site));
                 states.len() - 1
             });
-            let ProbeContext::SyscallGroup(g) = &states[slot].probe.context else {
+            let ProbeContext::SyscallGroup(all) = &states[slot].probe.context else {
                 unreachable!("a group program");
             };
-            let mut table = vec![0u8; g.table_len() as usize * 4];
+            let mut table = vec![0u8; all.table_len() as usize * 4];
             let first = c.enabled.len() as u32 + 1;
             let mut epids = Vec::new();
-            for site in members {
-                let epid = c.enabled.len() as u32 + 1;
-                c.enabled.push(EnabledProbe {
-                    epid,
-                    probe: site.clone(),
-                    records: clause_records(clauses[ci]),
-                    actions: Vec::new(),
-                });
+            for site in &b.sites {
+                let epid = c.enable(site, b.records);
                 if let ProbeContext::Tracepoint(l) = &site.context {
                     let at = l.syscall_nr.expect("grouped calls have numbers") as usize * 4;
                     table[at..at + 4].copy_from_slice(&epid.to_le_bytes());
@@ -263,15 +152,19 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 epids.push(epid);
             }
             let group = ClauseGroup {
-                table: c.rodata_string(&table),
+                table: c.rodata_bytes(&table),
                 epids,
             };
-            let placeholder = ProgState::placeholder(&states[slot].probe);
-            let state = std::mem::replace(&mut states[slot], placeholder);
-            let mut gen = Gen::resume(&mut c, state);
-            let result = gen.clause(clauses[ci], first, Some(&group));
-            states[slot] = gen.suspend();
-            result?;
+            c.generate(&mut states[slot], b, first, Some(&group))?;
+            continue;
+        }
+        for site in &b.sites {
+            let epid = c.enable(site, b.records);
+            let slot = *index.entry(site.id).or_insert_with(|| {
+                states.push(ProgState::new(&mut c, site.clone()));
+                states.len() - 1
+            });
+            c.generate(&mut states[slot], b, epid, None)?;
         }
     }
     let mut programs = Vec::new();
@@ -283,50 +176,17 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     Ok(c.into_compiled(programs))
 }
 
-/// Whether a clause writes a record: all but clauses made only of aggregations do.
-fn clause_records(clause: &ast::Clause) -> bool {
-    let Some(body) = &clause.body else {
-        return true;
-    };
-    body.is_empty() || !body.iter().all(is_aggregation_stmt)
-}
-
-fn is_aggregation_stmt(stmt: &Stmt) -> bool {
-    let Stmt::Expr(e) = stmt else { return false };
-    let ast::ExprKind::Assign { lhs, op: None, .. } = &e.kind else {
-        return false;
-    };
-    match &lhs.kind {
-        ast::ExprKind::Aggregation(_) => true,
-        ast::ExprKind::Index { base, .. } => {
-            matches!(base.kind, ast::ExprKind::Aggregation(_))
-        }
-        _ => false,
-    }
-}
-
 /// Program-wide state: maps, variables and aggregations shared by all programs.
 pub(crate) struct Compiler<'a> {
     opts: CodegenOptions,
-    macros: &'a MacroArgs,
     kernel: &'a dyn KernelLayout,
-    formats: &'a dyn FormatCheck,
-    /// The compilation's translators, handed over by the caller.
-    translators: &'a [crate::types::translators::Provided],
+    prog: &'a ir::Program,
     maps: Vec<MapSpec>,
     core: CoreMaps,
     rodata: vars::Rodata,
-    vars: vars::Variables,
+    vars: vars::Storage,
     aggregations: Vec<Aggregation>,
-    /// Where each aggregation was first assigned (for D_AGG_REDEF).
-    agg_spans: HashMap<String, Span>,
     enabled: Vec<EnabledProbe>,
-    /// `inline` definitions: name -> (type, value).
-    inlines: HashMap<String, (Type, ast::Expr)>,
-    /// Constants of enums the program defines.
-    enum_constants: HashMap<String, i64>,
-    /// Inlines being expanded (to refuse recursive definitions).
-    expanding: Vec<String>,
     /// Largest scratch area any program needs.
     scratch_size: u32,
     /// The per-CPU [`VtimeSlot`] map, once a clause reads `vtimestamp`.
@@ -355,6 +215,15 @@ impl<'a> Compiler<'a> {
             MapId(maps.len() - 1)
         };
         let opts = input.options.clone();
+        let array = |name: &str, value_size: u32, entries_per_cpu: u32| MapSpec {
+            name: name.into(),
+            kind: MapKind::Array,
+            key_size: 4,
+            value_size,
+            max_entries: 1,
+            initial: None,
+            entries_per_cpu,
+        };
         let core = CoreMaps {
             ringbuf: add(MapSpec {
                 name: "dt_ringbuf".into(),
@@ -366,72 +235,58 @@ impl<'a> Compiler<'a> {
                 entries_per_cpu: 0,
             }),
             drops: add(MapSpec {
-                name: "dt_drops".into(),
                 kind: MapKind::PercpuArray,
-                key_size: 4,
-                value_size: DropKind::COUNT * 8,
-                max_entries: 1,
-                initial: None,
-                entries_per_cpu: 0,
+                ..array("dt_drops", DropKind::COUNT * 8, 0)
             }),
-            scratch: add(MapSpec {
-                name: "dt_scratch".into(),
-                kind: MapKind::Array,
-                key_size: 4,
-                value_size: 0,
-                max_entries: 0,
-                initial: None,
-                entries_per_cpu: SCRATCH_LEVELS,
-            }),
-            claims: add(MapSpec {
-                name: "dt_claims".into(),
-                kind: MapKind::Array,
-                key_size: 4,
-                value_size: SCRATCH_LEVELS * 8,
-                max_entries: 0,
-                initial: None,
-                entries_per_cpu: 1,
-            }),
-            globals: add(MapSpec {
-                name: "dt_globals".into(),
-                kind: MapKind::Array,
-                key_size: 4,
-                value_size: 0,
-                max_entries: 1,
-                initial: None,
-                entries_per_cpu: 0,
-            }),
-            rodata: add(MapSpec {
-                name: "dt_rodata".into(),
-                kind: MapKind::Array,
-                key_size: 4,
-                value_size: 0,
-                max_entries: 1,
-                initial: None,
-                entries_per_cpu: 0,
-            }),
+            scratch: add(array("dt_scratch", 0, SCRATCH_LEVELS)),
+            claims: add(array("dt_claims", SCRATCH_LEVELS * 8, 1)),
+            globals: add(array("dt_globals", 0, 0)),
+            rodata: add(array("dt_rodata", 0, 0)),
         };
         Compiler {
             rodata: vars::Rodata::default(),
-            vars: vars::Variables::default(),
+            vars: vars::Storage::new(input.program, opts.strsize),
             scratch_size: record_limit(opts.strsize),
             opts,
-            macros: input.macros,
             kernel: input.kernel,
-            formats: input.formats,
-            translators: input.translators,
+            prog: input.program,
             maps,
             core,
             aggregations: Vec::new(),
-            agg_spans: HashMap::new(),
             enabled: Vec::new(),
-            inlines: HashMap::new(),
-            enum_constants: HashMap::new(),
-            expanding: Vec::new(),
             vtime: None,
             helpers: Vec::new(),
             follow: None,
         }
+    }
+
+    /// A new enabled probe (a clause on `site`); its epid.
+    fn enable(&mut self, site: &ProbeSite, records: bool) -> u32 {
+        let epid = self.enabled.len() as u32 + 1;
+        self.enabled.push(EnabledProbe {
+            epid,
+            probe: site.clone(),
+            records,
+            actions: Vec::new(),
+        });
+        epid
+    }
+
+    /// Generate `body` into the program of `state` (for the calls of `group` in a group
+    /// program).
+    fn generate(
+        &mut self,
+        state: &mut ProgState,
+        body: &ir::Body,
+        epid: u32,
+        group: Option<&ClauseGroup>,
+    ) -> Result<()> {
+        let placeholder = ProgState::placeholder(&state.probe);
+        let taken = std::mem::replace(state, placeholder);
+        let mut gen = Gen::resume(self, taken);
+        let result = gen.clause(body, epid, group);
+        *state = gen.suspend();
+        result
     }
 
     /// The follow-fork map, created with its `sched_process_fork` and `sched_process_exit`
@@ -465,11 +320,11 @@ impl<'a> Compiler<'a> {
         };
         self.helpers.push(HelperProgram {
             kind: HelperKind::ProcessFork,
-            code: finish(process_fork_helper(map, tgid))?,
+            code: finish(support::process_fork_helper(map, tgid))?,
         });
         self.helpers.push(HelperProgram {
             kind: HelperKind::ProcessExit,
-            code: finish(process_exit_helper(map, tgid))?,
+            code: finish(support::process_exit_helper(map, tgid))?,
         });
         self.follow = Some(map);
         Ok(map)
@@ -502,7 +357,7 @@ impl<'a> Compiler<'a> {
             initial: None,
             entries_per_cpu: 0,
         });
-        let code = sched_switch_helper(map, pid, sum)
+        let code = support::sched_switch_helper(map, pid, sum)
             .map_err(|msg| CompileError::new("D_DIF_TOOBIG", msg, span))?;
         self.helpers.push(HelperProgram {
             kind: HelperKind::SchedSwitch,
@@ -538,89 +393,6 @@ impl<'a> Compiler<'a> {
             follow: self.follow,
         }
     }
-}
-
-/// The `tp_btf` program on `sched_switch` (`ctx` = `[preempt, prev, next, prev_state]`)
-/// that fills this CPU's [`VtimeSlot`] for the thread going on CPU: its thread id, the time
-/// and its `se.sum_exec_runtime`, exact at this point (the scheduler brought it up to date
-/// when the thread last went off CPU). `pid` and `sum` are the members' offsets in
-/// `struct task_struct`; `next` is a trusted BTF pointer, so they are read directly.
-fn sched_switch_helper(map: MapId, pid: u32, sum: u32) -> std::result::Result<Code, String> {
-    let offset = |o: u32| i16::try_from(o).map_err(|_| format!("task_struct offset {o} too large"));
-    let (pid, sum) = (offset(pid)?, offset(sum)?);
-    let mut e = Emitter::new();
-    let out = e.label();
-    e.emit(Insn::ldx(Size::DW, R6, R1, 16));
-    e.emit(Insn::st(Size::W, R10, -8, 0));
-    e.ld_map(R1, map);
-    e.emit(Insn::mov64_reg(R2, R10));
-    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
-    e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
-    e.jmp_imm(BPF_JEQ, R0, 0, out);
-    e.emit(Insn::mov64_reg(R7, R0));
-    e.emit(Insn::ldx(Size::W, R1, R6, pid));
-    e.emit(Insn::stx(Size::W, R7, VtimeSlot::TID, R1));
-    e.emit(Insn::ldx(Size::DW, R1, R6, sum));
-    e.emit(Insn::stx(Size::DW, R7, VtimeSlot::SUM, R1));
-    e.emit(Insn::call(helpers::KTIME_GET_NS));
-    e.emit(Insn::stx(Size::DW, R7, VtimeSlot::SINCE, R0));
-    e.bind(out);
-    e.emit(Insn::mov64_imm(R0, 0));
-    e.emit(Insn::exit());
-    e.finish()
-}
-
-/// The `tp_btf` program on `sched_process_fork` (`ctx` = `[parent, child]`, trusted task
-/// pointers): when the parent's tgid is in the follow map, the child's tgid joins with the
-/// same family. `tgid` is the offset of `task_struct.tgid`.
-fn process_fork_helper(map: MapId, tgid: i16) -> Emitter {
-    let mut e = Emitter::new();
-    let out = e.label();
-    e.emit(Insn::ldx(Size::DW, R6, R1, 0));
-    e.emit(Insn::ldx(Size::DW, R7, R1, 8));
-    e.emit(Insn::ldx(Size::W, R1, R6, tgid));
-    e.emit(Insn::stx(Size::W, R10, -8, R1));
-    e.ld_map(R1, map);
-    e.emit(Insn::mov64_reg(R2, R10));
-    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
-    e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
-    e.jmp_imm(BPF_JEQ, R0, 0, out);
-    e.emit(Insn::ldx(Size::W, R1, R0, 0));
-    e.emit(Insn::stx(Size::W, R10, -16, R1));
-    e.emit(Insn::ldx(Size::W, R1, R7, tgid));
-    e.emit(Insn::stx(Size::W, R10, -8, R1));
-    e.ld_map(R1, map);
-    e.emit(Insn::mov64_reg(R2, R10));
-    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
-    e.emit(Insn::mov64_reg(R3, R10));
-    e.emit(Insn::alu64_imm(BPF_ADD, R3, -16));
-    e.emit(Insn::mov64_imm(R4, 0));
-    e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
-    e.bind(out);
-    e.emit(Insn::mov64_imm(R0, 0));
-    e.emit(Insn::exit());
-    e
-}
-
-/// The `tp_btf` program on `sched_process_exit` (`ctx` = `[task, group_dead]`): when the
-/// process's last thread exits, its tgid leaves the follow map.
-fn process_exit_helper(map: MapId, tgid: i16) -> Emitter {
-    let mut e = Emitter::new();
-    let out = e.label();
-    e.emit(Insn::ldx(Size::DW, R2, R1, 8));
-    e.emit(Insn::alu64_imm(BPF_AND, R2, 0xff));
-    e.jmp_imm(BPF_JEQ, R2, 0, out);
-    e.emit(Insn::ldx(Size::DW, R6, R1, 0));
-    e.emit(Insn::ldx(Size::W, R1, R6, tgid));
-    e.emit(Insn::stx(Size::W, R10, -8, R1));
-    e.ld_map(R1, map);
-    e.emit(Insn::mov64_reg(R2, R10));
-    e.emit(Insn::alu64_imm(BPF_ADD, R2, -8));
-    e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
-    e.bind(out);
-    e.emit(Insn::mov64_imm(R0, 0));
-    e.emit(Insn::exit());
-    e
 }
 
 /// Claim the first free scratch area of this CPU ([`SCRATCH_LEVELS`]) and point
@@ -752,7 +524,7 @@ struct ProgState {
     e: Emitter,
     probe: ProbeSite,
     scratch_top: u32,
-    this_offsets: HashMap<String, u32>,
+    this_offsets: HashMap<VarId, u32>,
     exit: Label,
     /// In a group program: where in scratch the prologue stored the system call number.
     nr_slot: Option<u32>,
@@ -882,11 +654,13 @@ pub(crate) struct Gen<'c, 'a> {
     /// Next free scratch byte after the record area.
     scratch_top: u32,
     /// Offsets of `this->` variables in this program's scratch.
-    this_offsets: HashMap<String, u32>,
+    this_offsets: HashMap<VarId, u32>,
     clause: Option<ClauseState>,
     exit: Label,
     /// In a group program: where in scratch the system call number is.
     nr_slot: Option<u32>,
+    /// Values bound by `Let` (translators' inputs) and the registers holding them.
+    binds: HashMap<BindId, VReg>,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -901,6 +675,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             clause: None,
             exit: p.exit,
             nr_slot: p.nr_slot,
+            binds: HashMap::new(),
         }
     }
 
@@ -963,14 +738,9 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.clause.as_mut().expect("inside a clause")
     }
 
-    /// Compile one clause for this program's probe (for the system calls of `group`, in a
-    /// group program).
-    fn clause(
-        &mut self,
-        clause: &ast::Clause,
-        epid: u32,
-        group: Option<&ClauseGroup>,
-    ) -> Result<()> {
+    /// Compile one typed clause body into this program (for the system calls of `group`, in
+    /// a group program).
+    fn clause(&mut self, body: &ir::Body, epid: u32, group: Option<&ClauseGroup>) -> Result<()> {
         let end = self.e.label();
         self.clause = Some(ClauseState {
             epid,
@@ -996,40 +766,25 @@ impl<'c, 'a> Gen<'c, 'a> {
                 .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));
             self.clause_state().epid_slot = Some(slot);
         }
-        // A proc/sched probe fires only where its filter holds.
-        if let Some(v) = self.mapped_filter(clause.span)? {
-            let r = regs::read(&mut self.e, v.reg, R1);
+        // A proc/sched probe fires only where its filter holds; then the predicate.
+        for test in body.filter.iter().chain(&body.predicate) {
+            let v = self.expr(test)?;
+            let r = self.truth(&v, R1);
             self.pop(v.reg);
             self.e.jmp_imm(BPF_JEQ, r, 0, end);
         }
-        if let Some(pred) = &clause.predicate {
-            let v = self.expr(pred)?;
-            if !v.ty.is_scalar() {
-                return Err(CompileError::new(
-                    "D_PRED_SCALAR",
-                    "predicate result must be of scalar type",
-                    pred.span,
-                ));
-            }
-            let r = regs::read(&mut self.e, v.reg, R1);
-            self.pop(v.reg);
-            self.e.jmp_imm(BPF_JEQ, r, 0, end);
-        }
-        let records = self.c.enabled[epid as usize - 1].records;
-        if records {
+        if body.records {
             self.load_epid(R0);
             self.e.emit(Insn::stx(Size::W, SCRATCH, 0, R0));
             self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
             self.e.emit(Insn::stx(Size::W, SCRATCH, 4, R0));
             self.e.emit(Insn::st(Size::DW, SCRATCH, 8, 0));
         }
-        if let Some(body) = &clause.body {
-            for stmt in body {
-                self.stmt(stmt)?;
-                self.clause_state().action += 1;
-            }
+        for stmt in &body.stmts {
+            self.stmt(stmt)?;
+            self.clause_state().action += 1;
         }
-        if records {
+        if body.records {
             self.output_record()?;
         }
         self.e.bind(end);
@@ -1103,23 +858,21 @@ impl<'c, 'a> Gen<'c, 'a> {
         count_drop(&mut self.e, &self.c.core, kind);
     }
 
-    fn stmt(&mut self, stmt: &Stmt) -> Result<()> {
+    fn stmt(&mut self, stmt: &ir::Stmt) -> Result<()> {
         match stmt {
-            Stmt::Expr(e) => self.expr_stmt(e),
-            Stmt::Block(stmts, _) => {
-                for s in stmts {
-                    self.stmt(s)?;
-                }
+            ir::Stmt::Eval(e) => {
+                let v = self.expr(e)?;
+                self.pop(v.reg);
                 Ok(())
             }
-            Stmt::If {
+            ir::Stmt::Block(stmts) => stmts.iter().try_for_each(|s| self.stmt(s)),
+            ir::Stmt::If {
                 cond,
                 then,
                 otherwise,
-                ..
             } => {
                 let v = self.expr(cond)?;
-                let r = regs::read(&mut self.e, v.reg, R1);
+                let r = self.truth(&v, R1);
                 self.pop(v.reg);
                 let else_label = self.e.label();
                 let done = self.e.label();
@@ -1130,52 +883,14 @@ impl<'c, 'a> Gen<'c, 'a> {
                 }
                 self.e.goto(done);
                 self.e.bind(else_label);
-                for s in otherwise.iter().flatten() {
+                for s in otherwise {
                     self.stmt(s)?;
                 }
                 self.clause_state().conditional -= 1;
                 self.e.bind(done);
                 Ok(())
             }
-            Stmt::Decl(d) => Err(CompileError::new(
-                "D_DECL_LOCASC",
-                "declarations are not permitted in a clause body",
-                d.span,
-            )),
+            ir::Stmt::Action(a) => self.action(a),
         }
-    }
-
-    /// A statement: an action call, or an expression evaluated for its side effects.
-    fn expr_stmt(&mut self, e: &ast::Expr) -> Result<()> {
-        if let ast::ExprKind::Call {
-            name,
-            args,
-            name_span,
-        } = &e.kind
-        {
-            if let Some(done) = self.action(name, args, *name_span, e.span)? {
-                return Ok(done);
-            }
-        }
-        if let ast::ExprKind::Assign { op: None, lhs, rhs } = &e.kind {
-            if let Some(agg) = aggregate::target(lhs) {
-                return self.aggregate(agg, rhs, e.span);
-            }
-        }
-        // `@a[1];` and `@a;` alone do nothing: DTrace refuses them.
-        if let Some((name, _)) = aggregate::target(e) {
-            if self.c.aggregations.iter().any(|a| a.name == name)
-                || matches!(e.kind, ast::ExprKind::Index { .. })
-            {
-                return Err(CompileError::new(
-                    "D_AGG_NULL",
-                    format!("expression has null effect: @{name}"),
-                    e.span,
-                ));
-            }
-        }
-        let v = self.expr(e)?;
-        self.pop(v.reg);
-        Ok(())
     }
 }

@@ -3,8 +3,8 @@
 //! map value); copies go through `bpf_probe_read_kernel_str`, which stops at the NUL.
 
 use dtrace_ebpf::*;
-use dtrace_frontend::ast::BinaryOp;
 use dtrace_frontend::Result;
+use dtrace_typing::ir::CmpOp;
 
 use super::regs;
 use super::{Gen, Val};
@@ -12,7 +12,7 @@ use crate::types::{self, Type};
 
 impl Gen<'_, '_> {
     /// Compare two strings byte by byte (like strcmp); the result replaces `a`.
-    pub(crate) fn string_compare(&mut self, op: BinaryOp, a: &Val, b: &Val) -> Result<Val> {
+    pub(crate) fn string_compare(&mut self, op: CmpOp, a: &Val, b: &Val) -> Result<Val> {
         let strsize = self.strsize() as i32;
         regs::read_into(&mut self.e, a.reg, R1);
         regs::read_into(&mut self.e, b.reg, R2);
@@ -40,11 +40,11 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::mov64_imm(R0, -1));
         self.e.bind(done);
         let jop = match op {
-            BinaryOp::Eq => BPF_JEQ,
-            BinaryOp::Ne => BPF_JNE,
-            BinaryOp::Lt => BPF_JSLT,
-            BinaryOp::Le => BPF_JSLE,
-            BinaryOp::Gt => BPF_JSGT,
+            CmpOp::Eq => BPF_JEQ,
+            CmpOp::Ne => BPF_JNE,
+            CmpOp::Lt => BPF_JSLT,
+            CmpOp::Le => BPF_JSLE,
+            CmpOp::Gt => BPF_JSGT,
             _ => BPF_JSGE,
         };
         self.e.emit(Insn::mov64_reg(R1, R0));

@@ -20,45 +20,13 @@
 //!   `strsize * strsize / 8` simulated iterations (about 8200 at the default 256).
 
 use dtrace_ebpf::*;
-use dtrace_frontend::ast::{Expr, ExprKind};
 use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_typing::ir::{Expr, ExprKind, Subr};
 
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
 use crate::emit::Label;
 use crate::types::{self, Type};
-
-/// Names handled here.
-const NAMES: &[&str] = &[
-    "substr", "index", "rindex", "strstr", "strchr", "strrchr", "toupper", "tolower", "lltostr",
-    "basename", "dirname", "strtoll",
-];
-
-pub(crate) fn is_string_subroutine(name: &str) -> bool {
-    NAMES.contains(&name)
-}
-
-/// A parameter of a subroutine's prototype.
-#[derive(Clone, Copy)]
-enum Param {
-    Str,
-    /// An integer, with the type name DTrace's prototype gives it.
-    Int(&'static str),
-}
-
-/// Parameters and how many of them are required (the rest are optional).
-fn prototype(name: &str) -> (&'static [Param], usize) {
-    use Param::*;
-    match name {
-        "substr" => (&[Str, Int("int"), Int("int")], 2),
-        "index" | "rindex" => (&[Str, Str, Int("int")], 2),
-        "strstr" => (&[Str, Str], 2),
-        "strchr" | "strrchr" => (&[Str, Int("char")], 2),
-        "lltostr" => (&[Int("int64_t"), Int("int")], 1),
-        "strtoll" => (&[Str, Int("int")], 1),
-        _ => (&[Str], 1),
-    }
-}
 
 /// Which substring search.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -85,14 +53,18 @@ fn invert(op: u8) -> u8 {
 }
 
 impl Gen<'_, '_> {
-    /// Compile a call of one of [`NAMES`].
+    /// Compile a call of a string subroutine (`substr index rindex strstr strchr strrchr
+    /// toupper tolower lltostr basename dirname strtoll`).
     pub(crate) fn string_subroutine(
         &mut self,
-        name: &str,
+        subr: Subr,
         args: &[Expr],
         span: Span,
     ) -> Result<Val> {
-        let a = self.subr_args(name, args, span)?;
+        let mut a = Vec::with_capacity(args.len());
+        for arg in args {
+            a.push(self.expr(arg)?);
+        }
         // Lengths of literal arguments, which bound the search loops tighter than strsize.
         let lits: Vec<Option<u32>> = args
             .iter()
@@ -102,55 +74,55 @@ impl Gen<'_, '_> {
             })
             .collect();
         // The result buffer outlives the temporaries allocated after `mark`.
-        let returns_string = !matches!(name, "index" | "rindex" | "strtoll");
+        let returns_string = !matches!(subr, Subr::Index | Subr::Rindex | Subr::Strtoll);
         let res = if returns_string {
             self.string_buffer(false)
         } else {
             0
         };
         let mark = self.scratch_top;
-        let ty = match name {
-            "substr" => {
+        let ty = match subr {
+            Subr::Substr => {
                 self.substr(res, &a);
                 Type::String
             }
-            "index" => {
+            Subr::Index => {
                 self.search(Search::Index, None, &a, &lits);
                 types::INT
             }
-            "rindex" => {
+            Subr::Rindex => {
                 self.search(Search::Rindex, None, &a, &lits);
                 types::INT
             }
-            "strstr" => {
+            Subr::Strstr => {
                 self.search(Search::Strstr, Some(res), &a, &lits);
                 Type::String
             }
-            "strchr" => {
+            Subr::Strchr => {
                 self.strchr(false, res, &a);
                 Type::String
             }
-            "strrchr" => {
+            Subr::Strrchr => {
                 self.strchr(true, res, &a);
                 Type::String
             }
-            "toupper" => {
+            Subr::Toupper => {
                 self.change_case(b'a', res, &a);
                 Type::String
             }
-            "tolower" => {
+            Subr::Tolower => {
                 self.change_case(b'A', res, &a);
                 Type::String
             }
-            "lltostr" => {
+            Subr::Lltostr => {
                 self.lltostr(res, &a);
                 Type::String
             }
-            "basename" => {
+            Subr::Basename => {
                 self.path_part(false, res, &a);
                 Type::String
             }
-            "dirname" => {
+            Subr::Dirname => {
                 self.path_part(true, res, &a);
                 Type::String
             }
@@ -164,48 +136,6 @@ impl Gen<'_, '_> {
             self.pop(v.reg);
         }
         Ok(Val { reg: a[0].reg, ty })
-    }
-
-    /// Evaluate and type-check the arguments of `name` against its prototype.
-    fn subr_args(&mut self, name: &str, args: &[Expr], span: Span) -> Result<Vec<Val>> {
-        let (params, required) = prototype(name);
-        let n = args.len();
-        if n < required || n > params.len() {
-            return Err(CompileError::new(
-                "D_PROTO_LEN",
-                format!(
-                    "{name}( ) prototype mismatch: {n} arg{} passed, {}{required} expected",
-                    if n == 1 { "" } else { "s" },
-                    if required == params.len() {
-                        ""
-                    } else {
-                        "at least "
-                    },
-                ),
-                span,
-            ));
-        }
-        let mut vals = Vec::with_capacity(n);
-        for (i, (a, p)) in args.iter().zip(params).enumerate() {
-            let v = self.expr(a)?;
-            let (ok, want) = match p {
-                Param::Str => (v.ty.is_string(), "string"),
-                Param::Int(t) => (v.ty.is_integer(), *t),
-            };
-            if !ok {
-                return Err(CompileError::new(
-                    "D_PROTO_ARG",
-                    format!(
-                        "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {want}\n\t argument: {}",
-                        i + 1,
-                        v.ty
-                    ),
-                    a.span,
-                ));
-            }
-            vals.push(v);
-        }
-        Ok(vals)
     }
 
     /// Free the temporaries allocated since `mark`, keeping their peak in the scratch size.

@@ -20,7 +20,7 @@ use crate::types::{self, kernel, Type};
 
 impl Cook<'_> {
     /// The built-in variable `name`.
-    pub(crate) fn builtin(&mut self, name: &str, v: Variable, span: Span) -> Result<Expr> {
+    pub(crate) fn builtin(&mut self, v: Variable, span: Span) -> Result<Expr> {
         match v {
             Variable::Arg(n) => self.arg(n, span),
             Variable::Args => Err(CompileError::new(
@@ -54,7 +54,6 @@ impl Cook<'_> {
                         Type::Ptr(Box::new(task))
                     }
                 };
-                let _ = name;
                 Ok(mk(ExprKind::Builtin(b), ty, span))
             }
         }

@@ -285,7 +285,7 @@ impl Cook<'_> {
             return self.inline(name, &ty, &value, span);
         }
         if let Some(Kind::Variable(v)) = builtins::lookup(name) {
-            return self.builtin(name, v, span);
+            return self.builtin(v, span);
         }
         if let Some(c) = kernel_enum_constant(name, span) {
             return Ok(c);
@@ -450,11 +450,13 @@ impl Cook<'_> {
     ) -> Result<Vec<Expr>> {
         let types = self.prog.assocs[id].keys.clone();
         if args.len() != types.len() {
+            let n = args.len();
             return Err(CompileError::new(
-                "D_ARR_BADREF",
+                "D_PROTO_LEN",
                 format!(
-                    "tuple has {} elements; {} expected",
-                    args.len(),
+                    "{}[ ] prototype mismatch: {n} key{}passed, {} expected",
+                    self.prog.assocs[id].name,
+                    if n == 1 { " " } else { "s " },
                     types.len()
                 ),
                 span,
@@ -714,8 +716,9 @@ impl Cook<'_> {
             return self.pointer_arith(op, arith, a, b, pointers, span);
         }
         if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
-            // As in DTrace (not C), a shift has the type of its left operand.
-            let ty = a.ty.clone();
+            // C's rule: the promoted type of the left operand.
+            let ty = a.ty.promoted();
+            let a = convert(a, &ty);
             return Ok(fold_arith(arith, a, b, ty, span));
         }
         let ty = Type::common(&a.ty, &b.ty);
@@ -911,10 +914,13 @@ impl Cook<'_> {
                     rhs.span,
                 ));
             }
+            let ExprKind::Void(name) = &value.kind else {
+                unreachable!("a void expression")
+            };
             return Err(CompileError::new(
-                "D_OP_VOID",
-                format!("operator {text} may not be applied to a void expression"),
-                span,
+                "D_ACT_SPEC",
+                format!("{name}( ) may not be used in an expression"),
+                rhs.span,
             ));
         }
         match op {

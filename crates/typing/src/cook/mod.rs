@@ -33,11 +33,12 @@ use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Result};
 
 use crate::format::FormatCheck;
-use crate::ir;
+use crate::ir::{self, ExprKind};
 use crate::macros::MacroArgs;
 use crate::probe::{ProbeContext, ProbeSite, SyscallGroup};
 use crate::types::translators::Provided;
 
+pub use aggfunc::MAX_SLOTS;
 pub use consts::constant;
 
 /// Options that change typing.
@@ -111,6 +112,8 @@ pub(crate) struct Cook<'a> {
     ctx: Option<Ctx>,
     /// Next [`ir::BindId`].
     next_bind: usize,
+    /// The context of what is typed outside clauses (translators' members): no probe.
+    nowhere: ProbeSite,
 }
 
 /// What a clause body is typed for.
@@ -134,6 +137,7 @@ impl<'a> Cook<'a> {
             xlators: xlate::Translators::new(input.translators),
             ctx: None,
             next_bind: 0,
+            nowhere: nowhere(),
         }
     }
 
@@ -144,13 +148,15 @@ impl<'a> Cook<'a> {
     /// The probe the body being typed runs in (its base probe inside a `proc`/`sched`
     /// definition).
     fn site(&self) -> &ProbeSite {
-        &self.ctx.as_ref().expect("inside a clause").site
+        self.ctx.as_ref().map_or(&self.nowhere, |c| &c.site)
     }
 
     /// The context the body being typed reads: the base probe's inside a `proc`/`sched`
     /// probe's definition.
     fn context(&self) -> &ProbeContext {
-        let ctx = self.ctx.as_ref().expect("inside a clause");
+        let Some(ctx) = self.ctx.as_ref() else {
+            return &self.nowhere.context;
+        };
         match (&ctx.site.context, ctx.in_base) {
             (ProbeContext::Mapped(m), n) if n > 0 => &m.base,
             (c, _) => c,
@@ -197,15 +203,7 @@ impl<'a> Cook<'a> {
         if sites.is_empty() {
             // A clause matching nothing (-Z) is still typed, so the variables and
             // aggregations it defines exist for the rest of the program.
-            let nowhere = ProbeSite {
-                id: 0,
-                provider: String::new(),
-                module: String::new(),
-                function: String::new(),
-                name: String::new(),
-                context: ProbeContext::ArgArray,
-            };
-            self.body(clause, Vec::new(), nowhere)?;
+            self.body(clause, Vec::new(), nowhere())?;
         }
         self.prog.clauses.push(ir::Clause { bodies: typed });
         Ok(())
@@ -244,7 +242,8 @@ impl<'a> Cook<'a> {
         let predicate = match &clause.predicate {
             Some(p) => {
                 let v = self.expr(p)?;
-                if !v.ty.is_scalar() {
+                let array = matches!(&v.kind, ExprKind::AddrOf(place) if matches!(place.ty, crate::types::Type::Array(..)));
+                if !v.ty.is_scalar() || array {
                     return Err(CompileError::new(
                         "D_PRED_SCALAR",
                         "predicate result must be of scalar type",
@@ -266,6 +265,19 @@ impl<'a> Cook<'a> {
     fn bind_id(&mut self) -> ir::BindId {
         self.next_bind += 1;
         self.next_bind - 1
+    }
+}
+
+/// The stand-in probe of what is typed where no probe is: translators' members, and
+/// clauses matching no probe.
+fn nowhere() -> ProbeSite {
+    ProbeSite {
+        id: 0,
+        provider: String::new(),
+        module: String::new(),
+        function: String::new(),
+        name: String::new(),
+        context: ProbeContext::ArgArray,
     }
 }
 

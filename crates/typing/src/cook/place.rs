@@ -490,6 +490,12 @@ impl Cook<'_> {
     /// `sizeof expr`: the size of the expression's type (of the storage it names:
     /// `sizeof (curthread->comm)` is 16).
     pub(crate) fn sizeof_expr(&mut self, inner: &ast::Expr, span: Span) -> Result<Expr> {
+        if let A::Member { base, name, .. } = &inner.kind {
+            if let Some(ty) = self.translated_member_type(base, name)? {
+                let size = self.size_of(&ty, span)?;
+                return Ok(int(size, types::ULONG, span));
+            }
+        }
         let ty = match self.place_of(inner)? {
             Some(p) => {
                 if p.bitfield.is_some() {

@@ -321,6 +321,21 @@ impl Cook<'_> {
         )))
     }
 
+    /// The declared type of member `name` of the translation `base` stands for (for
+    /// `sizeof`: `sizeof (curpsinfo->pr_fname)` is the array's size); None if `base` is no
+    /// `xlate`.
+    pub(crate) fn translated_member_type(
+        &mut self,
+        base: &ast::Expr,
+        name: &str,
+    ) -> Result<Option<Type>> {
+        let Some((ty, _, _)) = self.xlate_source(base) else {
+            return Ok(None);
+        };
+        let (record, _) = self.xlate_target(&ty)?;
+        Ok(self.member(&record, name).map(|m| m.ty))
+    }
+
     /// Type translator `index`'s expression `value` for `member` (of type `member_ty`) with
     /// the input bound; returns the binding, the input type and the member's value.
     fn translate_member(

@@ -1,65 +1,26 @@
-//! Built-in variables: `timestamp pid tid execname arg0 probefunc ...`, read from helpers,
-//! the probe context, the current task (through BTF offsets) or constants of the probe;
-//! `curthread` is a `struct task_struct *`, and kernel enum constants resolve by name.
-//! In a system call group program `probefunc`, `id` and `epid` are looked up by the call's
-//! number, and the arguments come from the call's registers.
+//! What the probe context gives: built-in variables (`timestamp pid tid execname
+//! probefunc ...`, read from helpers, the probe context, the current task through BTF
+//! offsets, or constants of the probe), `argN` and `args[N]` as each kind of probe holds
+//! them. In a system call group program `probefunc`, `id` and `epid` are looked up by the
+//! call's number, and the arguments come from the call's registers.
 //!
-//! `args[N]` ([`Gen::typed_arg`]) is typed as the probe says: tracepoint fields by their
-//! format (a pointer to a kernel struct as that struct's pointer type from BTF), `rawtp` and
-//! `fbt` arguments by their BTF prototype (`kernel::from_btf`, so `args[1]->comm` works),
-//! USDT arguments by their operand size.
+//! `proc` and `sched` probes run their definitions' expressions ([`ExprKind::InBase`]) with
+//! the probe's context set to the base probe ([`Gen::in_base`]), so their `args[1]` is the
+//! raw tracepoint's.
 //!
-//! `proc` and `sched` probes ([`ProbeContext::Mapped`]) define each `args[N]` as a D
-//! expression over the probe they fire on; it is parsed here and compiled with the probe's
-//! context set to that base probe ([`Gen::in_base`]), so its `args[1]` is the raw
-//! tracepoint's and its `xlate` uses the D library's translators. The probe's filter is
-//! compiled the same way, before each clause's predicate. `argN` is the argument's native
-//! value: for `xlate <T *> (e)`, the value of `e` (a `struct task_struct *`), as DTrace's.
+//! [`ExprKind::InBase`]: dtrace_typing::ir::ExprKind::InBase
 
 use dtrace_ebpf::*;
-use dtrace_frontend::ast::{Expr, ExprKind, Item};
-use dtrace_frontend::{CompileError, Origin, Result, Source, Span};
+use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_typing::ir::Builtin;
 
 use super::regs::{self, CTX_SLOT, KEY_SLOT};
 use super::{Gen, Val};
 use crate::program::{
-    FieldKind, MappedProbe, OperandLocation, ProbeContext, SyscallGroup, TracepointField,
-    UprobeKind, UsdtOperand,
+    FieldKind, OperandLocation, ProbeContext, SyscallGroup, TracepointField, UprobeKind,
+    UsdtOperand,
 };
 use crate::types::{self, kernel, Type};
-
-const NAMES: &[&str] = &[
-    "arg0",
-    "arg1",
-    "arg2",
-    "arg3",
-    "arg4",
-    "arg5",
-    "arg6",
-    "arg7",
-    "arg8",
-    "arg9",
-    "timestamp",
-    "vtimestamp",
-    "walltimestamp",
-    "pid",
-    "tid",
-    "ppid",
-    "uid",
-    "gid",
-    "execname",
-    "cpu",
-    "probeprov",
-    "probemod",
-    "probefunc",
-    "probename",
-    "id",
-    "epid",
-    "curthread",
-    "errno",
-    "stackdepth",
-    "ustackdepth",
-];
 
 /// `x86_64` `struct pt_regs` offsets inside `struct bpf_perf_event_data`.
 const PT_REGS_IP: i16 = 16 * 8;
@@ -74,177 +35,83 @@ const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
 const GET_ATTACH_COOKIE: i32 = 174;
 
 impl Gen<'_, '_> {
-    pub(crate) fn is_builtin(&self, name: &str) -> bool {
-        NAMES.contains(&name)
-    }
-
-    /// The value of built-in variable, inline or enum constant `name`, or None if `name` is
-    /// none of those.
-    pub(crate) fn builtin(&mut self, name: &str, span: Span) -> Result<Option<Val>> {
-        if let Some(&value) = self.c.enum_constants.get(name) {
-            return self.constant(value as u64, types::INT, span).map(Some);
-        }
-        if let Some((ty, value)) = self.c.inlines.get(name).cloned() {
-            return self.inline(name, &ty, &value, span).map(Some);
-        }
-        if !self.is_builtin(name) {
-            return self.kernel_enum_constant(name, span);
-        }
-        if let Some(n) = name.strip_prefix("arg").and_then(|n| n.parse::<i16>().ok()) {
-            return self.arg(n, span).map(Some);
-        }
-        if name == "stackdepth" || name == "ustackdepth" {
-            return self.stack_depth(name == "ustackdepth", span).map(Some);
-        }
-        let ty = match name {
-            "probeprov" | "probemod" | "probefunc" | "probename" => {
-                if name == "probefunc" {
+    /// The value of built-in variable `b`, of type `ty`.
+    pub(crate) fn builtin(&mut self, b: Builtin, ty: &Type, span: Span) -> Result<Val> {
+        match b {
+            Builtin::Stackdepth | Builtin::Ustackdepth => {
+                return self.stack_depth(b == Builtin::Ustackdepth, span)
+            }
+            Builtin::Probeprov | Builtin::Probemod | Builtin::Probefunc | Builtin::Probename => {
+                if b == Builtin::Probefunc {
                     if let ProbeContext::Uprobe(u) = &self.probe.context {
                         if !u.functions.is_empty() {
                             let functions = u.functions.clone();
-                            return self.function_by_cookie(&functions, span).map(Some);
+                            return self.function_by_cookie(&functions, span);
                         }
                     }
                     if let ProbeContext::SyscallGroup(g) = &self.probe.context {
                         let g = g.clone();
-                        return self.function_by_nr(&g, span).map(Some);
+                        return self.function_by_nr(&g, span);
                     }
                 }
-                let text = match name {
-                    "probeprov" => self.probe.provider.clone(),
-                    "probemod" => self.probe.module.clone(),
-                    "probefunc" => self.probe.function.clone(),
+                let text = match b {
+                    Builtin::Probeprov => self.probe.provider.clone(),
+                    Builtin::Probemod => self.probe.module.clone(),
+                    Builtin::Probefunc => self.probe.function.clone(),
                     _ => self.probe.name.clone(),
                 };
-                return self.string_literal(text.as_bytes(), span).map(Some);
+                return self.string_literal(text.as_bytes(), span);
             }
-            "id" => {
+            Builtin::Id => {
                 if let ProbeContext::SyscallGroup(g) = &self.probe.context {
                     let mut ids = vec![0u32; g.table_len() as usize];
                     for (nr, id, _) in &g.calls {
                         ids[*nr as usize] = *id;
                     }
                     self.by_nr_table(&ids);
-                    types::UINT
                 } else {
-                    return self
-                        .constant(self.probe.id as u64, types::UINT, span)
-                        .map(Some);
+                    return self.constant(self.probe.id as u64, ty.clone(), span);
                 }
             }
-            "epid" => {
-                self.load_epid(R0);
-                types::UINT
-            }
-            "errno" => return self.errno(span).map(Some),
-            "execname" => return self.execname(span).map(Some),
-            "timestamp" => {
-                self.e.emit(Insn::call(helpers::KTIME_GET_NS));
-                types::UINT64
-            }
-            "walltimestamp" => {
+            Builtin::Epid => self.load_epid(R0),
+            Builtin::Errno => return self.errno(span),
+            Builtin::Execname => return self.execname(span),
+            Builtin::Timestamp => self.e.emit(Insn::call(helpers::KTIME_GET_NS)),
+            Builtin::Walltimestamp => {
                 self.e.emit(Insn::call(helpers::KTIME_GET_NS));
                 self.e.mov_const(R1, self.c.opts.wall_offset);
                 self.e.emit(Insn::alu64_reg(BPF_ADD, R0, R1));
-                types::INT64
             }
-            "vtimestamp" => {
-                self.vtimestamp(span)?;
-                types::UINT64
-            }
-            "pid" | "tid" => {
+            Builtin::Vtimestamp => self.vtimestamp(span)?,
+            Builtin::Pid => {
                 self.e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
-                if name == "pid" {
-                    self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 32));
-                    types::builtin_typedef("pid_t").expect("pid_t")
-                } else {
-                    self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0));
-                    types::builtin_typedef("id_t").expect("id_t")
-                }
+                self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 32));
             }
-            "ppid" => {
+            Builtin::Tid => {
+                self.e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
+                self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0));
+            }
+            Builtin::Ppid => {
                 self.task_member("task_struct", "real_parent", 8, span)?;
                 let off = self.member_offset("task_struct", "tgid", span)?;
                 self.read_kernel(R0, off, 4);
-                self.e.emit(Insn::movsx64(R0, R0, 32));
-                types::builtin_typedef("pid_t").expect("pid_t")
+                super::expr::normalize(&mut self.e, R0, ty);
             }
-            "uid" | "gid" => {
+            Builtin::Uid | Builtin::Gid => {
                 self.e.emit(Insn::call(helpers::GET_CURRENT_UID_GID));
-                if name == "gid" {
+                if b == Builtin::Gid {
                     self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 32));
                 } else {
                     self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0));
                 }
-                types::builtin_typedef(if name == "uid" { "uid_t" } else { "gid_t" })
-                    .expect("uid_t")
             }
-            "cpu" => {
-                self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
-                types::builtin_typedef("processorid_t").expect("processorid_t")
-            }
-            "curthread" => {
-                self.e.emit(Insn::call(helpers::GET_CURRENT_TASK));
-                // `struct task_struct *` from BTF (an integer-sized pointer without it).
-                let task = kernel::vmlinux()
-                    .and_then(|btf| kernel::named(btf, kernel::Tag::Struct, "task_struct"))
-                    .unwrap_or_else(|| types::builtin_typedef("uintptr_t").expect("uintptr_t"));
-                Type::Ptr(Box::new(task))
-            }
-            _ => unreachable!("every name in NAMES is handled"),
-        };
+            Builtin::Cpu => self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID)),
+            Builtin::Curthread => self.e.emit(Insn::call(helpers::GET_CURRENT_TASK)),
+        }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
-        Ok(Some(Val { reg: v, ty }))
-    }
-
-    /// A kernel enum constant (`TASK_COMM_LEN`, `PIDTYPE_PID`), typed as its enum.
-    fn kernel_enum_constant(&mut self, name: &str, span: Span) -> Result<Option<Val>> {
-        let Some(btf) = kernel::vmlinux() else {
-            return Ok(None);
-        };
-        let Some(c) = btf.enum_value(name) else {
-            return Ok(None);
-        };
-        let ty = match kernel::from_btf(btf, c.ty) {
-            ty @ Type::Int { .. } => ty,
-            _ => types::LONG,
-        };
-        self.constant(c.value as u64, ty, span).map(Some)
-    }
-
-    /// The value of an `inline`, converted to its declared type.
-    fn inline(
-        &mut self,
-        name: &str,
-        ty: &Type,
-        value: &dtrace_frontend::ast::Expr,
-        span: Span,
-    ) -> Result<Val> {
-        if self.c.expanding.iter().any(|n| n == name) {
-            return Err(CompileError::new(
-                "D_IDENT_UNDEF",
-                format!("inline {name} is defined in terms of itself"),
-                span,
-            ));
-        }
-        self.c.expanding.push(name.to_string());
-        let v = self.expr(value);
-        self.c.expanding.pop();
-        let v = v?;
-        if v.ty.is_string() != ty.is_string() {
-            return Err(CompileError::new(
-                "D_OP_INCOMPAT",
-                format!(
-                    "inline {name} is declared {ty} but its value has type {}",
-                    v.ty
-                ),
-                span,
-            ));
-        }
-        self.convert(&v, ty);
         Ok(Val {
-            reg: v.reg,
+            reg: v,
             ty: ty.clone(),
         })
     }
@@ -391,11 +258,8 @@ impl Gen<'_, '_> {
     }
 
     /// `argN` of the probe.
-    fn arg(&mut self, n: i16, span: Span) -> Result<Val> {
-        if let ProbeContext::Mapped(m) = &self.probe.context {
-            let m = m.clone();
-            return self.mapped_arg(&m, n, span);
-        }
+    pub(crate) fn arg(&mut self, n: u8, span: Span) -> Result<Val> {
+        let n = n as i16;
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
         match &self.probe.context {
             ProbeContext::ArgArray => {
@@ -633,7 +497,7 @@ impl Gen<'_, '_> {
     fn function_by_cookie(&mut self, functions: &[String], span: Span) -> Result<Val> {
         let offsets: Vec<u32> = functions
             .iter()
-            .map(|f| self.c.rodata_string(f.as_bytes()))
+            .map(|f| self.c.rodata_bytes(f.as_bytes()))
             .collect();
         let table_off = self.rodata_u32_table(&offsets);
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
@@ -654,7 +518,7 @@ impl Gen<'_, '_> {
     /// `rodata_string`, which copies the bytes whole, zero bytes included.)
     fn rodata_u32_table(&mut self, table: &[u32]) -> u32 {
         let bytes: Vec<u8> = table.iter().flat_map(|o| o.to_le_bytes()).collect();
-        self.c.rodata_string(&bytes)
+        self.c.rodata_bytes(&bytes)
     }
 
     /// With r0 = one of `offsets` (string offsets in the read-only data), that string as a
@@ -690,7 +554,7 @@ impl Gen<'_, '_> {
     fn function_by_nr(&mut self, g: &SyscallGroup, span: Span) -> Result<Val> {
         let mut offsets = vec![0u32; g.table_len() as usize];
         for (nr, _, name) in &g.calls {
-            offsets[*nr as usize] = self.c.rodata_string(name.as_bytes());
+            offsets[*nr as usize] = self.c.rodata_bytes(name.as_bytes());
         }
         self.by_nr_table(&offsets);
         self.rodata_string_at_r0(&offsets, span)
@@ -744,115 +608,21 @@ impl Gen<'_, '_> {
         })
     }
 
-    /// `args[i]`: argument `i` typed as the probe describes it. `index` is what is between
-    /// the brackets; it must be an integer constant.
-    pub(crate) fn typed_arg(&mut self, index: &[Expr], span: Span) -> Result<Val> {
-        let i = match index {
-            [e] => super::aggregate::constant(e),
-            _ => None,
-        };
-        let Some(i) = i.filter(|&i| i >= 0) else {
-            return Err(CompileError::new(
-                "D_ARGS_IDX",
-                "args[ ] must be indexed by one non-negative integer constant",
-                span,
-            ));
-        };
-        let probe = self.probe.full_name();
-        let out_of_range = || {
-            CompileError::new(
-                "D_ARGS_IDX",
-                format!("index {i} is out of range for {probe} args[ ]"),
-                span,
-            )
-        };
-        match self.probe.context.clone() {
-            ProbeContext::Tracepoint(layout) => {
-                let field = if layout.syscall_return {
-                    (i <= 1).then(|| layout.args.first()).flatten()
-                } else {
-                    layout.args.get(i as usize)
-                };
-                let f = field.cloned().ok_or_else(out_of_range)?;
-                self.field_value(&f, span)
+    /// `args[n]` of the probe, of type `ty` as the typing pass found it: the field, BTF
+    /// argument or USDT operand read natively (integers as 64-bit values, strings copied
+    /// into scratch).
+    pub(crate) fn probe_arg(&mut self, n: u8, ty: &Type, span: Span) -> Result<Val> {
+        if let ProbeContext::Tracepoint(layout) = &self.probe.context {
+            let index = if layout.syscall_return { 0 } else { n as usize };
+            if let Some(f) = layout.args.get(index).cloned() {
+                return self.field_value(&f, ty, span);
             }
-            ProbeContext::Function { btf_id, nargs, ret } => {
-                if (ret && i > 1) || (!ret && i as u32 >= nargs) {
-                    return Err(out_of_range());
-                }
-                let raw = self.arg(i as i16, span)?;
-                match function_arg_type(btf_id, ret, i as usize) {
-                    Some(ty) => self.retype_btf_arg(raw, ty, i, span),
-                    // args[0] at return: the return offset, an int as in DTrace.
-                    None if ret => Ok(Val {
-                        reg: raw.reg,
-                        ty: types::INT,
-                    }),
-                    None => Ok(raw),
-                }
-            }
-            ProbeContext::BtfTracepoint(tp) => {
-                let ty = *tp.args.get(i as usize).ok_or_else(out_of_range)?;
-                let raw = self.arg(i as i16, span)?;
-                self.retype_btf_arg(raw, ty, i, span)
-            }
-            ProbeContext::Uprobe(u) => {
-                let raw = self.arg(i as i16, span)?;
-                match &u.kind {
-                    // The operand was read at its size and sign-extended (or not) already.
-                    UprobeKind::Usdt(specs) => Ok(Val {
-                        reg: raw.reg,
-                        ty: crate::program::usdt_arg_type(specs, i as usize),
-                    }),
-                    UprobeKind::Entry | UprobeKind::Return => Ok(raw),
-                }
-            }
-            ProbeContext::Mapped(m) => {
-                let arg = m.args.get(i as usize).ok_or_else(out_of_range)?;
-                let what = format!("{probe} args[{i}] = {}", arg.expr);
-                let e = self.mapped_expr(&arg.expr, &what, span)?;
-                self.in_base(|g| g.expr(&e))
-                    .map_err(|err| mapped_error(err, &what, span))
-            }
-            ProbeContext::SyscallGroup(g) => Err(CompileError::new(
-                "D_ARGS_TYPE",
-                format!(
-                    "args[ ] needs a specific system call; use arg{i}: this clause is enabled on more than {} system calls ({} of them, one program for all), and args[ ] is typed per call",
-                    super::SYSCALL_GROUP_MIN,
-                    g.calls.len()
-                ),
-                span,
-            )),
-            ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(CompileError::new(
-                "D_ARGS_TYPE",
-                format!("args[ ] is not available for probe {probe}"),
-                span,
-            )),
         }
-    }
-
-    /// Parse a D expression of a `proc`/`sched` probe's mapping (`what` names it for
-    /// messages); its errors are placed at `span`, where the script uses it.
-    pub(crate) fn mapped_expr(&self, text: &str, what: &str, span: Span) -> Result<Expr> {
-        let source = Source::new(
-            Origin::Script("<provider>".to_string()),
-            format!("BEGIN /{text}/ {{}}"),
-        );
-        let known = |name: &str| {
-            types::builtin_typedef(name).is_some()
-                || self.c.is_d_typedef(name)
-                || kernel::is_typedef(name)
-        };
-        let program = dtrace_frontend::parse(&source, u16::MAX, &known)
-            .map_err(|err| mapped_error(err, what, span))?;
-        match program.items.into_iter().next() {
-            Some(Item::Clause(c)) if c.predicate.is_some() => Ok(c.predicate.expect("a predicate")),
-            _ => Err(CompileError::new(
-                "D_SYNTAX",
-                format!("{what}: not an expression"),
-                span,
-            )),
-        }
+        let v = self.arg(n, span)?;
+        Ok(Val {
+            reg: v.reg,
+            ty: ty.clone(),
+        })
     }
 
     /// Run `f` with the probe's context set to the base probe of a `proc`/`sched` probe
@@ -869,148 +639,42 @@ impl Gen<'_, '_> {
         r
     }
 
-    /// The filter of a `proc`/`sched` probe, if it has one: a value that is zero when
-    /// the probe must not fire.
-    pub(crate) fn mapped_filter(&mut self, span: Span) -> Result<Option<Val>> {
-        let ProbeContext::Mapped(m) = &self.probe.context else {
-            return Ok(None);
-        };
-        let Some(text) = m.filter.clone() else {
-            return Ok(None);
-        };
-        let what = format!("the filter of {} ({text})", self.probe.full_name());
-        let e = self.mapped_expr(&text, &what, span)?;
-        self.in_base(|g| g.expr(&e))
-            .map(Some)
-            .map_err(|err| mapped_error(err, &what, span))
-    }
-
-    /// `argN` of a `proc`/`sched` probe: `args[N]`'s native value as a 64-bit integer
-    /// (the translator's input for a translated argument; 0 for a string or past the
-    /// arguments).
-    fn mapped_arg(&mut self, m: &MappedProbe, n: i16, span: Span) -> Result<Val> {
-        let Some(arg) = m.args.get(n as usize) else {
-            return self.constant(0, types::INT64, span);
-        };
-        let what = format!("{} arg{n} = {}", self.probe.full_name(), arg.expr);
-        let mut e = self.mapped_expr(&arg.expr, &what, span)?;
-        if let ExprKind::Xlate { operand, .. } = e.kind {
-            e = *operand;
-        }
-        let v = self
-            .in_base(|g| g.expr(&e))
-            .map_err(|err| mapped_error(err, &what, span))?;
-        if v.ty.is_string() {
-            self.pop(v.reg);
-            return self.constant(0, types::INT64, span);
-        }
-        self.convert(&v, &types::INT64);
-        Ok(Val {
-            reg: v.reg,
-            ty: types::INT64,
-        })
-    }
-
-    /// Argument `i`, read as a 64-bit value into `raw`, as a value of BTF type `ty`:
-    /// integers and enums converted to their type, pointers typed (so `args[1]->comm`
-    /// works); anything else (a struct passed by value) is refused.
-    fn retype_btf_arg(&mut self, raw: Val, ty: u32, i: i64, span: Span) -> Result<Val> {
-        let Some(btf) = kernel::vmlinux() else {
-            return Ok(raw);
-        };
-        let ty = kernel::from_btf(btf, ty);
-        match &ty {
-            Type::Int { .. } => {
-                self.convert(&raw, &ty);
-                Ok(Val { reg: raw.reg, ty })
-            }
-            Type::Ptr(_) => Ok(Val { reg: raw.reg, ty }),
-            _ => Err(CompileError::new(
-                "D_ARGS_TYPE",
-                format!(
-                    "{} args[{i}] has type {ty}, which D cannot read yet; use arg{i}",
-                    self.probe.full_name()
-                ),
-                span,
-            )),
-        }
-    }
-
-    /// The typed value of tracepoint field `f`.
-    fn field_value(&mut self, f: &TracepointField, span: Span) -> Result<Val> {
+    /// The value of tracepoint field `f`, of type `ty`: an integer or pointer as its
+    /// native 64-bit value (which the typing pass converts), a string copied into scratch.
+    fn field_value(&mut self, f: &TracepointField, ty: &Type, span: Span) -> Result<Val> {
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
-        let ty = match &f.kind {
-            FieldKind::Int(ty) => {
-                self.load_field(f);
-                let v = self.push(span)?;
-                regs::write(&mut self.e, v, R0);
-                let raw = Val {
-                    reg: v,
-                    ty: if f.signed {
-                        types::INT64
-                    } else {
-                        types::UINT64
-                    },
-                };
-                self.convert(&raw, ty);
-                return Ok(Val {
-                    reg: v,
-                    ty: ty.clone(),
-                });
+        if matches!(f.kind, FieldKind::CharArray | FieldKind::DataLocString) {
+            let buf = self.string_buffer(false);
+            let strsize = self.strsize();
+            if f.kind == FieldKind::CharArray {
+                self.e.emit(Insn::mov64_reg(R3, R1));
+                self.e.emit(Insn::alu64_imm(BPF_ADD, R3, f.offset as i32));
+                self.e
+                    .emit(Insn::mov64_imm(R2, f.size.clamp(1, strsize) as i32));
+            } else {
+                // The low 16 bits locate the string in the record.
+                self.e.emit(Insn::ldx(Size::W, R3, R1, f.offset as i16));
+                self.e.emit(Insn::alu64_imm(BPF_AND, R3, 0xffff));
+                self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
+                self.e.emit(Insn::mov64_imm(R2, strsize as i32));
             }
-            FieldKind::Pointer => {
-                self.load_field(f);
-                types::builtin_typedef("uintptr_t").expect("uintptr_t")
-            }
-            FieldKind::KernelPointer { pointee } => {
-                self.load_field(f);
-                match kernel::vmlinux() {
-                    Some(btf) => Type::Ptr(Box::new(kernel::from_btf(btf, *pointee))),
-                    None => types::builtin_typedef("uintptr_t").expect("uintptr_t"),
-                }
-            }
-            FieldKind::CharArray | FieldKind::DataLocString => {
-                let buf = self.string_buffer(false);
-                let strsize = self.strsize();
-                if f.kind == FieldKind::CharArray {
-                    self.e.emit(Insn::mov64_reg(R3, R1));
-                    self.e.emit(Insn::alu64_imm(BPF_ADD, R3, f.offset as i32));
-                    self.e
-                        .emit(Insn::mov64_imm(R2, f.size.clamp(1, strsize) as i32));
-                } else {
-                    // The low 16 bits locate the string in the record.
-                    self.e.emit(Insn::ldx(Size::W, R3, R1, f.offset as i16));
-                    self.e.emit(Insn::alu64_imm(BPF_AND, R3, 0xffff));
-                    self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
-                    self.e.emit(Insn::mov64_imm(R2, strsize as i32));
-                }
-                self.scratch_addr(R1, buf);
-                self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
-                let v = self.push(span)?;
-                self.scratch_addr(R1, buf);
-                regs::write(&mut self.e, v, R1);
-                return Ok(Val {
-                    reg: v,
-                    ty: Type::String,
-                });
-            }
-            FieldKind::Other => {
-                return Err(CompileError::new(
-                    "D_ARGS_TYPE",
-                    format!(
-                        "{} argument {} ({} {}) has a type D cannot read yet",
-                        self.probe.full_name(),
-                        f.name,
-                        f.ctype,
-                        f.name
-                    ),
-                    span,
-                ))
-            }
-        };
+            self.scratch_addr(R1, buf);
+            self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+            let v = self.push(span)?;
+            self.scratch_addr(R1, buf);
+            regs::write(&mut self.e, v, R1);
+            return Ok(Val {
+                reg: v,
+                ty: Type::String,
+            });
+        }
+        self.load_field(f);
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
-        Ok(Val { reg: v, ty })
+        Ok(Val {
+            reg: v,
+            ty: ty.clone(),
+        })
     }
 }
 
@@ -1023,12 +687,4 @@ fn function_arg_type(btf_id: u32, ret: bool, n: usize) -> Option<u32> {
         (true, 1) => Some(proto.ret),
         _ => None,
     }
-}
-
-/// An error in a `proc`/`sched` probe's mapping (`what`), placed at `span` in the script.
-fn mapped_error(err: CompileError, what: &str, span: Span) -> CompileError {
-    if err.span.is_some_and(|s| s.source != u16::MAX) {
-        return err;
-    }
-    CompileError::new(err.tag, format!("{what}: {}", err.message), span)
 }

@@ -1,0 +1,509 @@
+//! Places: the addresses, loads and stores of the storage an IR [`Place`] names.
+//!
+//! D's own storage (globals, `this->` variables, and the entries of thread-local variables
+//! and associative arrays) is addressed directly: a pointer the verifier knows into a map
+//! value or the scratch area. A dynamic variable's entry may not exist: reading one gives
+//! 0 (or "", or a zeroed struct); writing part of one (a member, an element) creates it
+//! zeroed first. Kernel memory is read with `bpf_probe_read_kernel` (user memory with
+//! `bpf_probe_read_user`) into the stack, so a bad address raises DTrace's "invalid
+//! address" fault instead of a verifier rejection; writes through a pointer are allowed only
+//! into this firing's scratch memory (`alloca`), checked at run time, as DTrace checks them.
+//!
+//! Integers are read at their width and normalized (sign- or zero-extended); a bit-field
+//! is read from the bytes holding it, shifted and masked; a `char` array reads as a string
+//! (copied up to its NUL); structs and unions are values by reference (a pointer to their
+//! bytes, copied into scratch when they live in kernel memory).
+
+use dtrace_ebpf::*;
+use dtrace_frontend::{Result, Span};
+use dtrace_typing::ir::{ArithOp, Place, PlaceBase};
+
+use super::fault::FaultSite;
+use super::regs::{self, VReg, KEY_SLOT, SCRATCH};
+use super::vars::Rodata;
+use super::{Gen, Val};
+use crate::program::{DropKind, Fault};
+use crate::types::Type;
+
+/// Where a place's bytes are, once its address is computed.
+#[derive(Clone, Copy)]
+pub(crate) enum Loc {
+    /// D storage the program addresses directly; 0 when a dynamic variable's entry does
+    /// not exist (only when reading).
+    Direct(VReg),
+    /// Memory at an address in the kernel's (`user`: the traced process's) address space.
+    Memory { reg: VReg, user: bool },
+}
+
+impl Loc {
+    pub fn reg(self) -> VReg {
+        match self {
+            Loc::Direct(r) | Loc::Memory { reg: r, .. } => r,
+        }
+    }
+}
+
+/// Whether `p` is a whole scalar variable (stored as a 64-bit value).
+fn whole_scalar(p: &Place) -> bool {
+    p.offset == 0
+        && p.index.is_none()
+        && p.ty.is_scalar()
+        && !matches!(p.base, PlaceBase::Kernel(_) | PlaceBase::User(_))
+}
+
+/// Whether `p` is a whole variable or associative array element.
+fn whole(p: &Place) -> bool {
+    p.offset == 0
+        && p.index.is_none()
+        && !matches!(p.base, PlaceBase::Kernel(_) | PlaceBase::User(_))
+}
+
+impl Gen<'_, '_> {
+    /// Compute where `p` is. With `create`, a dynamic variable's missing entry is created
+    /// (zeroed) first; the location is then never 0 (on failure, a dynamic variable drop is
+    /// counted and the clause ends).
+    pub(crate) fn locate(&mut self, p: &Place, create: bool, span: Span) -> Result<Loc> {
+        let loc = match &p.base {
+            PlaceBase::Global(id) => {
+                let v = self.push(span)?;
+                let off = self.c.vars.global_offset(*id) + p.offset as u32;
+                self.e.ld_map_value(R1, self.c.core.globals, off);
+                regs::write(&mut self.e, v, R1);
+                Loc::Direct(v)
+            }
+            PlaceBase::This(id) => {
+                let v = self.push(span)?;
+                let off = self.this_offset(*id) + p.offset as u32;
+                self.scratch_addr(R1, off);
+                regs::write(&mut self.e, v, R1);
+                Loc::Direct(v)
+            }
+            PlaceBase::Thread(id) => {
+                let map = self.c.thread_map(*id);
+                self.thread_key();
+                self.e.emit(Insn::mov64_reg(R2, R10));
+                self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+                let v = self.entry(map, create, p.offset, span)?;
+                Loc::Direct(v)
+            }
+            PlaceBase::Assoc { var, keys } => {
+                let a = &self.c.prog.assocs[*var];
+                let (types, thread) = (a.keys.clone(), a.thread);
+                let map = self.c.assoc_map(*var);
+                let key = self.build_key(keys, &types, thread)?;
+                self.scratch_addr(R2, key);
+                let v = self.entry(map, create, p.offset, span)?;
+                Loc::Direct(v)
+            }
+            PlaceBase::Kernel(addr) | PlaceBase::User(addr) => {
+                let v = self.expr(addr)?;
+                if p.offset != 0 {
+                    let r = regs::read(&mut self.e, v.reg, R1);
+                    self.e.mov_const(R2, p.offset);
+                    self.e.emit(Insn::alu64_reg(BPF_ADD, r, R2));
+                    regs::write(&mut self.e, v.reg, r);
+                }
+                Loc::Memory {
+                    reg: v.reg,
+                    user: matches!(p.base, PlaceBase::User(_)),
+                }
+            }
+        };
+        if let Some(index) = &p.index {
+            let i = self.expr(index)?;
+            let base = loc.reg();
+            let skip = self.e.label();
+            let r = regs::read(&mut self.e, base, R1);
+            if matches!(loc, Loc::Direct(_)) {
+                self.e.jmp_imm(BPF_JEQ, r, 0, skip);
+            }
+            regs::read_into(&mut self.e, i.reg, R2);
+            self.e.emit(Insn::alu64_reg(BPF_ADD, r, R2));
+            regs::write(&mut self.e, base, r);
+            self.e.bind(skip);
+            self.pop(i.reg);
+        }
+        Ok(loc)
+    }
+
+    /// With the key pointer in r2: a new register holding `map`'s value for the key plus
+    /// `offset` (0 when absent and not `create`d).
+    fn entry(
+        &mut self,
+        map: crate::program::MapId,
+        create: bool,
+        offset: u64,
+        span: Span,
+    ) -> Result<VReg> {
+        let v = self.push(span)?;
+        let found = self.e.label();
+        let done = self.e.label();
+        // Keep the key pointer in the new register until the entry is found.
+        regs::write(&mut self.e, v, R2);
+        self.e.ld_map(R1, map);
+        self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+        self.e.jmp_imm(BPF_JNE, R0, 0, found);
+        if create {
+            self.e.ld_map(R1, map);
+            regs::read_into(&mut self.e, v, R2);
+            self.e.ld_map_value(R3, self.c.core.rodata, Rodata::ZEROS);
+            self.e.emit(Insn::mov64_imm(R4, 1)); // BPF_NOEXIST
+            self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
+            self.e.ld_map(R1, map);
+            regs::read_into(&mut self.e, v, R2);
+            self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+            self.e.jmp_imm(BPF_JNE, R0, 0, found);
+            self.count_drop(DropKind::Dynamic);
+            let end = self.clause_state().end;
+            self.e.goto(end);
+        } else {
+            self.e.emit(Insn::mov64_imm(R0, 0));
+            self.e.goto(done);
+        }
+        self.e.bind(found);
+        if offset != 0 {
+            self.e.emit(Insn::alu64_imm(BPF_ADD, R0, offset as i32));
+        }
+        self.e.bind(done);
+        regs::write(&mut self.e, v, R0);
+        Ok(v)
+    }
+
+    /// The value of `p`, as type `out` (a `char` array as a string).
+    pub(crate) fn load(&mut self, p: &Place, out: &Type, span: Span) -> Result<Val> {
+        let loc = self.locate(p, false, span)?;
+        let reg = loc.reg();
+        match &p.ty {
+            Type::String => {
+                if let Loc::Direct(r) = loc {
+                    self.or_zero_block(r);
+                }
+            }
+            Type::Array(_, len) if out.is_string() => {
+                let len = if *len == 0 { self.strsize() } else { *len };
+                let len = (len + 1).min(self.strsize());
+                match loc {
+                    Loc::Direct(r) => {
+                        self.or_zero_block(r);
+                        self.read_string(r, len, false)?;
+                    }
+                    Loc::Memory { reg, user } => self.read_string(reg, len, user)?,
+                }
+            }
+            Type::Struct(_) | Type::Array(..) => match loc {
+                Loc::Direct(r) => self.or_zero_block(r),
+                Loc::Memory { reg, user } => {
+                    let size = p.ty.size() as u32;
+                    let buf = self.scratch(size);
+                    self.scratch_addr(R1, buf);
+                    self.e.emit(Insn::mov64_imm(R2, size as i32));
+                    regs::read_into(&mut self.e, reg, R3);
+                    self.e.emit(Insn::call(read_helper(user)));
+                    self.fault_if_negative(reg);
+                    self.scratch_addr(R1, buf);
+                    regs::write(&mut self.e, reg, R1);
+                }
+            },
+            _ => self.load_scalar(p, loc),
+        }
+        Ok(Val {
+            reg,
+            ty: out.clone(),
+        })
+    }
+
+    /// Replace a null Direct location by the zero block (an absent entry reads as zeros).
+    fn or_zero_block(&mut self, r: VReg) {
+        let r1 = regs::read(&mut self.e, r, R1);
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JNE, r1, 0, ok);
+        self.e.ld_map_value(R1, self.c.core.rodata, Rodata::ZEROS);
+        regs::write(&mut self.e, r, R1);
+        self.e.bind(ok);
+    }
+
+    /// Replace the address of a scalar in `loc` by its value.
+    fn load_scalar(&mut self, p: &Place, loc: Loc) {
+        let size = if whole_scalar(p) {
+            8
+        } else {
+            p.ty.scalar_size().max(1)
+        };
+        let (read, bits) = match p.bitfield {
+            Some((bit, width)) => (
+                (bit as usize + width as usize).div_ceil(8).clamp(1, 8),
+                Some((bit, width)),
+            ),
+            None => (size, None),
+        };
+        match loc {
+            Loc::Direct(r) => {
+                let ptr = regs::read(&mut self.e, r, R1);
+                let absent = self.e.label();
+                let done = self.e.label();
+                self.e.jmp_imm(BPF_JEQ, ptr, 0, absent);
+                if bits.is_some() {
+                    // Bytes beyond the field may lie past the storage: read them one by one.
+                    self.e.emit(Insn::mov64_imm(R0, 0));
+                    for i in 0..read {
+                        self.e.emit(Insn::ldx(Size::B, R2, ptr, i as i16));
+                        self.e.emit(Insn::alu64_imm(BPF_LSH, R2, i as i32 * 8));
+                        self.e.emit(Insn::alu64_reg(BPF_OR, R0, R2));
+                    }
+                    self.e.emit(Insn::mov64_reg(R1, R0));
+                } else {
+                    self.e.emit(Insn::ldx(Size::from_bytes(read), R1, ptr, 0));
+                }
+                self.e.goto(done);
+                self.e.bind(absent);
+                self.e.emit(Insn::mov64_imm(R1, 0));
+                self.e.bind(done);
+            }
+            Loc::Memory { reg, user } => {
+                self.e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
+                self.e.emit(Insn::mov64_reg(R1, R10));
+                self.e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
+                self.e.emit(Insn::mov64_imm(R2, read as i32));
+                regs::read_into(&mut self.e, reg, R3);
+                self.e.emit(Insn::call(read_helper(user)));
+                self.fault_if_negative(reg);
+                let width = if bits.is_some() { 8 } else { read };
+                self.e
+                    .emit(Insn::ldx(Size::from_bytes(width), R1, R10, KEY_SLOT));
+            }
+        }
+        match bits {
+            Some((bit, width)) => {
+                // Move the field to the top, then back down with its sign if signed.
+                let up = 64 - bit as i32 - width as i32;
+                if up > 0 {
+                    self.e.emit(Insn::alu64_imm(BPF_LSH, R1, up));
+                }
+                let down = if p.ty.is_signed() { BPF_ARSH } else { BPF_RSH };
+                if width < 64 {
+                    self.e.emit(Insn::alu64_imm(down, R1, 64 - width as i32));
+                }
+            }
+            None => super::expr::normalize(&mut self.e, R1, &p.ty),
+        }
+        regs::write(&mut self.e, loc.reg(), R1);
+    }
+
+    /// After a read helper (r0 = its result): fault with the address in `addr` unless the
+    /// read succeeded.
+    pub(crate) fn fault_if_negative(&mut self, addr: VReg) {
+        let ok = self.e.label();
+        self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
+        let bad = regs::read(&mut self.e, addr, R1);
+        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
+        self.e.bind(ok);
+    }
+
+    /// Replace the address in `reg` by a scratch string holding the NUL-terminated string
+    /// there (at most `len` bytes with the NUL); an unreadable address faults.
+    pub(crate) fn read_string(&mut self, reg: VReg, len: u32, user: bool) -> Result<()> {
+        let buf = self.string_buffer(false);
+        self.scratch_addr(R1, buf);
+        self.e.emit(Insn::mov64_imm(R2, len.max(1) as i32));
+        regs::read_into(&mut self.e, reg, R3);
+        let helper = if user {
+            helpers::PROBE_READ_USER_STR
+        } else {
+            helpers::PROBE_READ_KERNEL_STR
+        };
+        self.e.emit(Insn::call(helper));
+        self.fault_if_negative(reg);
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, reg, R1);
+        Ok(())
+    }
+
+    /// The address of `p` as a value of `ty`.
+    pub(crate) fn address(&mut self, p: &Place, ty: &Type, span: Span) -> Result<Val> {
+        let loc = self.locate(p, false, span)?;
+        Ok(Val {
+            reg: loc.reg(),
+            ty: ty.clone(),
+        })
+    }
+
+    /// Store `val` (of the place's type) into `p`; `val` keeps the stored value.
+    pub(crate) fn store(&mut self, p: &Place, val: &Val, span: Span) -> Result<()> {
+        if whole(p) {
+            match &p.base {
+                PlaceBase::Thread(id) => {
+                    let map = self.c.thread_map(*id);
+                    self.thread_key();
+                    self.e.emit(Insn::mov64_reg(R2, R10));
+                    self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+                    self.update_or_delete(map, val);
+                    return Ok(());
+                }
+                PlaceBase::Assoc { var, keys } => {
+                    let a = &self.c.prog.assocs[*var];
+                    let (types, thread) = (a.keys.clone(), a.thread);
+                    let map = self.c.assoc_map(*var);
+                    let key = self.build_key(keys, &types, thread)?;
+                    self.scratch_addr(R2, key);
+                    self.update_or_delete(map, val);
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        let loc = self.locate(p, true, span)?;
+        let dst = match loc {
+            Loc::Direct(r) => r,
+            Loc::Memory { reg, .. } => {
+                self.scratch_pointer_of(reg, store_size(p, self.strsize()))?;
+                reg
+            }
+        };
+        match (&p.ty, p.bitfield) {
+            (Type::String, _) => self.copy_into(dst, val, self.strsize(), true),
+            (Type::Array(elem, len), _) if elem.is_char() => self.copy_into(dst, val, *len, true),
+            (Type::Struct(_) | Type::Array(..), _) => {
+                self.copy_into(dst, val, p.ty.size() as u32, false)
+            }
+            (_, Some((bit, width))) => {
+                // Read-modify-write the bytes holding the field.
+                let bytes = (bit as usize + width as usize).div_ceil(8).clamp(1, 8);
+                let ptr = regs::read(&mut self.e, dst, R1);
+                self.e.emit(Insn::mov64_reg(R5, ptr));
+                self.e.emit(Insn::mov64_imm(R0, 0));
+                for i in 0..bytes {
+                    self.e.emit(Insn::ldx(Size::B, R2, R5, i as i16));
+                    self.e.emit(Insn::alu64_imm(BPF_LSH, R2, i as i32 * 8));
+                    self.e.emit(Insn::alu64_reg(BPF_OR, R0, R2));
+                }
+                let mask: u64 = if width >= 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << width) - 1) << bit
+                };
+                self.e.mov_const(R3, !mask);
+                self.e.emit(Insn::alu64_reg(BPF_AND, R0, R3));
+                regs::read_into(&mut self.e, val.reg, R2);
+                if bit > 0 {
+                    self.e.emit(Insn::alu64_imm(BPF_LSH, R2, bit as i32));
+                }
+                self.e.mov_const(R3, mask);
+                self.e.emit(Insn::alu64_reg(BPF_AND, R2, R3));
+                self.e.emit(Insn::alu64_reg(BPF_OR, R0, R2));
+                for i in 0..bytes {
+                    self.e.emit(Insn::stx(Size::B, R5, i as i16, R0));
+                    self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 8));
+                }
+            }
+            _ => {
+                let size = if whole_scalar(p) {
+                    8
+                } else {
+                    p.ty.scalar_size().max(1)
+                };
+                let ptr = regs::read(&mut self.e, dst, R1);
+                let r = regs::read(&mut self.e, val.reg, R2);
+                self.e.emit(Insn::stx(Size::from_bytes(size), ptr, 0, r));
+            }
+        }
+        self.pop(dst);
+        Ok(())
+    }
+
+    /// Copy the value `val` points to into the storage at `dst`: a string (up to `len`
+    /// bytes with its NUL) or `len` bytes.
+    fn copy_into(&mut self, dst: VReg, val: &Val, len: u32, string: bool) {
+        regs::read_into(&mut self.e, dst, R1);
+        self.e.emit(Insn::mov64_imm(R2, len.max(1) as i32));
+        regs::read_into(&mut self.e, val.reg, R3);
+        let helper = if string {
+            helpers::PROBE_READ_KERNEL_STR
+        } else {
+            helpers::PROBE_READ_KERNEL
+        };
+        self.e.emit(Insn::call(helper));
+    }
+
+    /// Check that the kernel address in `reg` (and the `size` bytes from it) lies in this
+    /// firing's scratch area past the records (where `alloca` memory is), and turn it into
+    /// a pointer the program may write through; any other address faults, as DTrace
+    /// refuses stores outside its scratch memory and variables.
+    pub(crate) fn scratch_pointer_of(&mut self, reg: VReg, size: u32) -> Result<()> {
+        // The scratch area's address as a plain number: stored through a map value, a
+        // pointer reads back as a scalar.
+        let base = self.scratch(8);
+        let base = self.small(base);
+        let low = super::record_limit(self.strsize());
+        let high = self.scratch_top.max(low + size) - size;
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
+        regs::read_into(&mut self.e, reg, R1);
+        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+        let (bad, inside) = (self.e.label(), self.e.label());
+        self.e.jmp_imm(BPF_JLT, R1, low as i32, bad);
+        self.e.jmp_imm(BPF_JGT, R1, high as i32, bad);
+        self.e.goto(inside);
+        self.e.bind(bad);
+        let addr = regs::read(&mut self.e, reg, R1);
+        self.fault(Fault::BadAddr, Some(addr), FaultSite::Here);
+        self.e.bind(inside);
+        self.e.emit(Insn::mov64_reg(R3, SCRATCH));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
+        regs::write(&mut self.e, reg, R3);
+        Ok(())
+    }
+
+    /// `place op= value` (or `++`/`--`): the new value (the old one with `post`).
+    pub(crate) fn update(
+        &mut self,
+        p: &Place,
+        op: ArithOp,
+        value: &dtrace_typing::ir::Expr,
+        post: bool,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Val> {
+        let old = self.load(p, &p.ty, span)?;
+        let new = self.push(span)?;
+        regs::read_into(&mut self.e, old.reg, R1);
+        regs::write(&mut self.e, new, R1);
+        let step = self.expr(value)?;
+        let newv = Val {
+            reg: new,
+            ty: ty.clone(),
+        };
+        self.arith_in_place(op, &newv, &step)?;
+        self.pop(step.reg);
+        self.store(p, &newv, span)?;
+        if !post {
+            regs::read_into(&mut self.e, new, R1);
+            regs::write(&mut self.e, old.reg, R1);
+        }
+        self.pop(new);
+        Ok(Val {
+            reg: old.reg,
+            ty: ty.clone(),
+        })
+    }
+}
+
+/// The helper that reads memory of the kernel's (or the process's) address space.
+fn read_helper(user: bool) -> i32 {
+    if user {
+        helpers::PROBE_READ_USER
+    } else {
+        helpers::PROBE_READ_KERNEL
+    }
+}
+
+/// The bytes a store into `p` writes.
+fn store_size(p: &Place, strsize: u32) -> u32 {
+    if let Some((bit, width)) = p.bitfield {
+        return (bit as u32 + width as u32).div_ceil(8);
+    }
+    match &p.ty {
+        Type::String => strsize,
+        t if t.is_scalar() => t.scalar_size().max(1) as u32,
+        t => t.size() as u32,
+    }
+}
