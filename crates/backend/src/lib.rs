@@ -5,10 +5,11 @@
 //! aggregation descriptions the consumer decodes with.
 
 pub mod codegen;
+mod describe;
 pub mod emit;
 pub mod program;
 pub mod signals;
-pub mod slots;
+pub use dtrace_abi::slots;
 pub mod types;
 
 pub use codegen::FormatCheck;

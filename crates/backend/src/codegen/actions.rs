@@ -597,10 +597,11 @@ impl Gen<'_, '_> {
             ));
         }
         self.clause_state().presence_bits += 1;
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, 8));
+        let presence = dtrace_abi::record::PRESENCE as i16;
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, presence));
         self.e.mov_const(R2, 1u64 << bit);
         self.e.emit(Insn::alu64_reg(BPF_OR, R1, R2));
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, 8, R1));
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, presence, R1));
         Ok(Some(bit))
     }
 }
