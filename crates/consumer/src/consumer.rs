@@ -361,3 +361,159 @@ fn value_specs(f: &Format) -> Vec<char> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Json;
+    use dtrace_abi::desc::{Action, Aggregation as AggDesc, EnabledProbe, Probe};
+    use dtrace_abi::record::{self, fault};
+    use dtrace_abi::slots::AggFunc;
+    use std::cell::RefCell;
+    use std::io::Write;
+
+    /// What the output wrote, shared with the test.
+    #[derive(Clone, Default)]
+    struct Buffer(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().write(buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// One aggregation `@n = count()` keyed by nothing, with one entry of 2 + 3 on two CPUs.
+    struct Counts;
+
+    impl AggregationMaps for Counts {
+        fn entries(&self, _agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
+            let cpu = |n: u64| n.to_le_bytes().to_vec();
+            vec![(vec![0; 8], vec![cpu(2), cpu(3)])]
+        }
+        fn keys(&self, _agg: usize) -> Vec<Vec<u8>> {
+            vec![vec![0; 8]]
+        }
+        fn clear(&self, _agg: usize) {}
+        fn remove(&self, _agg: usize, _key: &[u8]) {}
+    }
+
+    fn int() -> ValueType {
+        ValueType::Integer {
+            size: 4,
+            signed: true,
+            name: "int".into(),
+        }
+    }
+
+    fn field(offset: u32, ty: ValueType) -> Field {
+        Field { offset, ty }
+    }
+
+    fn action(kind: ActionKind, presence: Option<u32>) -> Action {
+        Action { kind, presence }
+    }
+
+    /// `BEGIN { printf("%d %s\n", 5, "ab"); if (0) trace(9); printa(@n); exit(3); }`
+    fn program() -> ProgramDesc {
+        let h = record::HEADER_SIZE;
+        ProgramDesc {
+            probes: vec![EnabledProbe {
+                epid: 1,
+                probe: Probe {
+                    id: 1,
+                    provider: "dtrace".into(),
+                    name: "BEGIN".into(),
+                    ..Probe::default()
+                },
+                records: true,
+                actions: vec![
+                    action(
+                        ActionKind::Printf {
+                            format: "%d %s\n".into(),
+                            args: vec![
+                                field(h, int()),
+                                field(h + 8, ValueType::String { size: 8 }),
+                            ],
+                        },
+                        None,
+                    ),
+                    action(ActionKind::Trace(field(h + 16, int())), Some(0)),
+                    action(
+                        ActionKind::Printa {
+                            format: None,
+                            aggregations: vec![0],
+                        },
+                        None,
+                    ),
+                    action(ActionKind::Exit(field(h + 24, int())), None),
+                ],
+            }],
+            aggregations: vec![AggDesc {
+                name: "n".into(),
+                func: AggFunc::Count,
+                keys: Vec::new(),
+                key_size: 8,
+                slots: 1,
+            }],
+        }
+    }
+
+    fn put(rec: &mut [u8], at: usize, bytes: &[u8]) {
+        rec[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
+    #[test]
+    fn records_drive_the_output() {
+        let out = Buffer::default();
+        let settings = Settings {
+            quiet: true,
+            ..Settings::default()
+        };
+        let mut c = Consumer::new(
+            program(),
+            settings,
+            Box::new(Json::new(Box::new(out.clone()))),
+        );
+        let h = record::HEADER_SIZE as usize;
+        let mut rec = vec![0u8; h + 32];
+        put(&mut rec, record::EPID, &1u32.to_le_bytes());
+        put(&mut rec, record::CPU, &1u32.to_le_bytes());
+        put(&mut rec, h, &5u64.to_le_bytes());
+        put(&mut rec, h + 8, b"ab\0");
+        put(&mut rec, h + 16, &9u64.to_le_bytes());
+        put(&mut rec, h + 24, &3u64.to_le_bytes());
+        assert_eq!(c.record(&rec, &Counts), Vec::new());
+        assert_eq!(c.exit_status(), Some(3));
+
+        let mut f = vec![0u8; fault::SIZE as usize];
+        put(&mut f, record::EPID, &FAULT_EPID.to_le_bytes());
+        put(&mut f, fault::EPID, &1u32.to_le_bytes());
+        put(&mut f, fault::KIND, &(Fault::BadAddr as u32).to_le_bytes());
+        put(&mut f, fault::ACTION, &2u32.to_le_bytes());
+        put(&mut f, fault::OFFSET, &40u32.to_le_bytes());
+        put(&mut f, fault::ADDR, &0xdeadu64.to_le_bytes());
+        assert_eq!(
+            c.record(&f, &Counts),
+            vec![Request::FireError([0, 1, 2, 40, 1, 0xdead])]
+        );
+        let mut drops = vec![0u8; DropKind::COUNT as usize * 8];
+        put(&mut drops, DropKind::Record.offset(), &4u64.to_le_bytes());
+        c.drops(&[drops.clone(), vec![0; drops.len()]]);
+        c.drops(&[drops]);
+        c.finish(&Counts, 3);
+
+        let text = String::from_utf8(out.0.borrow().clone()).unwrap();
+        let firing = r#""cpu":1,"epid":1,"id":1,"probe":"dtrace:::BEGIN""#;
+        let expected = [
+            format!(r#"{{"type":"printf",{firing},"text":"5 ab\n","args":[5,"ab"]}}"#),
+            format!(r#"{{"type":"printa",{firing},"name":"n","function":"count","rows":[{{"keys":[],"value":5}}]}}"#),
+            r#"{"type":"error","cpu":0,"epid":1,"id":1,"probe":"dtrace:::BEGIN","fault":"DTRACEFLT_BADADDR","code":1,"address":"0xdead","action":2,"offset":40,"message":"invalid address (0xdead)"}"#.to_string(),
+            r#"{"type":"drops","kind":"record","cpu":0,"count":4}"#.to_string(),
+            r#"{"type":"exit","status":3}"#.to_string(),
+        ];
+        assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+    }
+}
