@@ -146,16 +146,9 @@ impl ValueType {
         }
     }
 
-    /// Whether the value is a scalar (held in a `u64` slot at the top level).
-    pub fn is_scalar(&self) -> bool {
-        matches!(
-            self,
-            ValueType::Integer { .. } | ValueType::Pointer { .. } | ValueType::Enum { .. }
-        )
-    }
-
-    /// Size and signedness of a scalar, as the consumer's integers keep them (pointers are
-    /// unsigned 8-byte values).
+    /// Size and signedness of a scalar (integer, pointer, enum: held in a [`SCALAR_SLOT`] at
+    /// the top level), as the consumer's integers keep them (pointers are unsigned 8-byte
+    /// values); `None` for other values.
     pub fn scalar(&self) -> Option<(u8, bool)> {
         match self {
             ValueType::Integer { size, signed, .. } | ValueType::Enum { size, signed, .. } => {
@@ -216,7 +209,8 @@ mod tests {
             .scalar(),
             Some((8, false))
         );
-        assert!(int.is_scalar() && !arr.is_scalar());
+        assert_eq!(int.scalar(), Some((4, true)));
+        assert_eq!(arr.scalar(), None);
         assert_eq!(Datum::USym.address_offset(), 8);
         assert_eq!(Datum::Sym.pid_offset(), None);
     }

@@ -563,7 +563,7 @@ impl Gen<'_, '_> {
         let size = if v.ty.is_string() {
             self.strsize().next_multiple_of(8)
         } else {
-            8
+            dtrace_abi::datum::SCALAR_SLOT
         };
         let offset = self.clause_state().record_len;
         self.clause_state().record_len += size;

@@ -532,7 +532,7 @@ impl Gen<'_, '_> {
             offset += match d {
                 Some(d) => d.size(),
                 None if t.is_string() => self.strsize().next_multiple_of(8),
-                None => 8,
+                None => dtrace_abi::datum::SCALAR_SLOT,
             };
         }
         let key_size = if datums.iter().all(Option::is_none) {
