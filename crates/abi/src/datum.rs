@@ -1,5 +1,18 @@
-//! Recorded data that the consumer symbolizes rather than prints as a D value: stacks and
-//! symbol addresses, in records and aggregation keys.
+//! What a recorded datum is, and how it is laid out.
+//!
+//! A [`ValueType`] describes one datum in a record or an aggregation key completely, so the
+//! consumer decodes and formats it from the description alone: D values (integers with their
+//! D type name, strings, pointers, enums with their constants, structs and unions with their
+//! members, arrays, raw bytes) and data the consumer symbolizes ([`Datum`]: stacks and
+//! symbol addresses).
+//!
+//! Layout: a scalar (integer, pointer, enum) at the top level of a record or key takes a
+//! `u64` slot ([`SCALAR_SLOT`]) holding the value converted to 64 bits; inside a struct,
+//! union or array it takes its own size. A string takes its `size` bytes (the `strsize`
+//! option, rounded up to 8 at the top level), NUL-terminated unless full.
+
+/// Bytes a top-level scalar takes in a record or key.
+pub const SCALAR_SLOT: u32 = 8;
 
 /// Default `stack()` depth (DTrace's `stackframes` option).
 pub const STACK_FRAMES: u32 = 20;
@@ -53,6 +66,20 @@ impl Datum {
         )
     }
 
+    /// Offset of the process id of a user datum (none for kernel data).
+    pub fn pid_offset(&self) -> Option<usize> {
+        self.user().then_some(0)
+    }
+
+    /// Offset of the first address (program counter) in the datum.
+    pub fn address_offset(&self) -> usize {
+        if self.user() {
+            8
+        } else {
+            0
+        }
+    }
+
     /// The datum a `func()`-style action function records, by name.
     pub fn symbol_function(name: &str) -> Option<Datum> {
         Some(match name {
@@ -63,5 +90,136 @@ impl Datum {
             "uaddr" => Datum::UAddr,
             _ => return None,
         })
+    }
+}
+
+/// The type of a recorded datum, as much as the consumer needs to decode and print it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    /// An integer of `size` bytes (1, 2, 4, 8); `name` is its D type (`int`, `uint64_t`).
+    Integer {
+        size: u8,
+        signed: bool,
+        name: String,
+    },
+    /// A pointer (8 bytes); `name` is its D type (`struct task_struct *`).
+    Pointer { name: String },
+    /// An enum of `size` bytes; `name` is its D type (`enum pid_type`), `constants` its
+    /// enumerators as far as known (empty when the description is partial).
+    Enum {
+        size: u8,
+        signed: bool,
+        name: String,
+        constants: Vec<(String, i64)>,
+    },
+    /// A D string in a buffer of `size` bytes.
+    String { size: u32 },
+    /// A struct or union of `size` bytes; `members` as far as known (a kernel type may be
+    /// described by name and size alone).
+    Record {
+        union: bool,
+        name: String,
+        size: u32,
+        members: Vec<Member>,
+    },
+    /// `len` elements of `element`, one after the other.
+    Array { element: Box<ValueType>, len: u32 },
+    /// `size` bytes with no more structure (an opaque type, `tracemem()`).
+    Bytes { size: u32 },
+    /// A stack or symbol the consumer symbolizes.
+    Symbolic(Datum),
+}
+
+/// One member of a struct or union.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Member {
+    pub name: String,
+    /// Byte offset from the start of the struct.
+    pub offset: u32,
+    /// For a bitfield: its first bit (from `offset`, least significant first) and width.
+    pub bitfield: Option<(u8, u8)>,
+    pub ty: ValueType,
+}
+
+impl ValueType {
+    /// Bytes the value takes inside a struct, union or array (a string its buffer).
+    pub fn size(&self) -> u32 {
+        match self {
+            ValueType::Integer { size, .. } | ValueType::Enum { size, .. } => u32::from(*size),
+            ValueType::Pointer { .. } => 8,
+            ValueType::String { size } | ValueType::Record { size, .. } => *size,
+            ValueType::Bytes { size } => *size,
+            ValueType::Array { element, len } => element.size().saturating_mul(*len),
+            ValueType::Symbolic(d) => d.size(),
+        }
+    }
+
+    /// Size and signedness of a scalar (integer, pointer, enum: held in a [`SCALAR_SLOT`] at
+    /// the top level), as the consumer's integers keep them (pointers are unsigned 8-byte
+    /// values); `None` for other values.
+    pub fn scalar(&self) -> Option<(u8, bool)> {
+        match self {
+            ValueType::Integer { size, signed, .. } | ValueType::Enum { size, signed, .. } => {
+                Some((*size, *signed))
+            }
+            ValueType::Pointer { .. } => Some((8, false)),
+            _ => None,
+        }
+    }
+
+    /// The D type's name (`int`, `string`, `struct foo`, `char [16]`).
+    pub fn name(&self) -> String {
+        match self {
+            ValueType::Integer { name, .. }
+            | ValueType::Pointer { name }
+            | ValueType::Enum { name, .. }
+            | ValueType::Record { name, .. } => name.clone(),
+            ValueType::String { .. } => "string".to_string(),
+            ValueType::Array { element, len } => format!("{} [{len}]", element.name()),
+            ValueType::Bytes { size } => format!("uint8_t [{size}]"),
+            ValueType::Symbolic(Datum::Stack { .. }) => "stack".to_string(),
+            ValueType::Symbolic(Datum::UStack { .. }) => "ustack".to_string(),
+            ValueType::Symbolic(_) => "symbol".to_string(),
+        }
+    }
+
+    /// The symbolized datum this value is, if it is one.
+    pub fn datum(&self) -> Option<Datum> {
+        match self {
+            ValueType::Symbolic(d) => Some(*d),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        let int = ValueType::Integer {
+            size: 4,
+            signed: true,
+            name: "int".into(),
+        };
+        let arr = ValueType::Array {
+            element: Box::new(int.clone()),
+            len: 3,
+        };
+        assert_eq!(arr.size(), 12);
+        assert_eq!(arr.name(), "int [3]");
+        assert_eq!(ValueType::Symbolic(Datum::UStack { frames: 2 }).size(), 24);
+        assert_eq!(
+            ValueType::Pointer {
+                name: "void *".into()
+            }
+            .scalar(),
+            Some((8, false))
+        );
+        assert_eq!(int.scalar(), Some((4, true)));
+        assert_eq!(arr.scalar(), None);
+        assert_eq!(Datum::USym.address_offset(), 8);
+        assert_eq!(Datum::Sym.pid_offset(), None);
     }
 }

@@ -1,5 +1,5 @@
 //! The aggregating functions and the kernel slot layout of their values, bucket selection for the
-//! quantize family, and merging of per-CPU values.
+//! quantize family (and each bucket's range of values), and merging of per-CPU values.
 //!
 //! Each aggregation value is an array of `u64` slots, one array per CPU.  A
 //! CPU that never touched a key has all-zero slots.  Layout by function:
@@ -220,6 +220,49 @@ pub fn llquantize_bucket(v: i64, factor: u64, low: u64, high: u64, nsteps: u64) 
     }
 }
 
+/// The bucket of `v` in a histogram value of `func` (0 for other functions).
+pub fn bucket_of(func: &AggFunc, v: i64) -> usize {
+    match *func {
+        AggFunc::Quantize => quantize_bucket(v),
+        AggFunc::Lquantize { base, limit, step } => lquantize_bucket(v, base, limit, step),
+        AggFunc::Llquantize {
+            factor,
+            low,
+            high,
+            nsteps,
+        } => llquantize_bucket(v, factor, low, high, nsteps),
+        _ => 0,
+    }
+}
+
+/// The values bucket `i` of a histogram value of `func` holds: `(min, max)`, inclusive
+/// (`i64::MIN` and `i64::MAX` at the open ends); `None` for a bucket no integer falls in
+/// (`llquantize()`'s steps below a magnitude) or past the last.
+///
+/// Bucket functions are monotonic in the value, so the bounds are found by bisection
+/// rather than by a second copy of each layout.
+pub fn bucket_range(func: &AggFunc, i: usize) -> Option<(i64, i64)> {
+    // The smallest value whose bucket is `i` or later.
+    let first = |i: usize| -> Option<i64> {
+        if bucket_of(func, i64::MAX) < i {
+            return None;
+        }
+        let (mut lo, mut hi) = (i128::from(i64::MIN), i128::from(i64::MAX));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if bucket_of(func, mid as i64) >= i {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some(lo as i64)
+    };
+    let min = first(i)?;
+    let max = first(i + 1).map_or(i64::MAX, |next| next - 1);
+    (min <= max && bucket_of(func, min) == i).then_some((min, max))
+}
+
 /// Merge per-CPU slot arrays into one: counts and sums add up (the 128-bit
 /// stddev sum of squares with carry); `min`/`max` take the extreme over the
 /// CPUs whose `set` slot is 1.
@@ -345,6 +388,39 @@ mod tests {
         assert_eq!(
             [c(1), c(2), c(9), c(10), c(14), c(15), c(100)],
             [128, 130, 144, 146, 146, 147, 164]
+        );
+    }
+
+    #[test]
+    fn bucket_ranges() {
+        let q = AggFunc::Quantize;
+        assert_eq!(bucket_range(&q, QUANTIZE_ZERO), Some((0, 0)));
+        assert_eq!(bucket_range(&q, 65), Some((2, 3)));
+        assert_eq!(bucket_range(&q, 61), Some((-3, -2)));
+        assert_eq!(bucket_range(&q, 0), Some((i64::MIN, -(1 << 62))));
+        assert_eq!(bucket_range(&q, 126), Some((1 << 62, i64::MAX)));
+        assert_eq!(bucket_range(&q, 127), None);
+        let l = AggFunc::Lquantize {
+            base: 0,
+            limit: 10,
+            step: 2,
+        };
+        assert_eq!(bucket_range(&l, 0), Some((i64::MIN, -1)));
+        assert_eq!(bucket_range(&l, 3), Some((4, 5)));
+        assert_eq!(bucket_range(&l, 6), Some((10, i64::MAX)));
+        // factor 10, 20 steps: values 1..9 use every other bucket, the others hold none.
+        let ll = AggFunc::Llquantize {
+            factor: 10,
+            low: 0,
+            high: 6,
+            nsteps: 20,
+        };
+        let two = llquantize_bucket(2, 10, 0, 6, 20);
+        assert_eq!(bucket_range(&ll, two), Some((2, 2)));
+        assert_eq!(bucket_range(&ll, two - 1), None);
+        assert_eq!(
+            bucket_range(&ll, llquantize_bucket(14, 10, 0, 6, 20)),
+            Some((10, 14))
         );
     }
 

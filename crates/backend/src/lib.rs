@@ -5,6 +5,7 @@
 //! probe, and the record and aggregation descriptions the consumer decodes with.
 
 pub mod codegen;
+mod describe;
 pub mod emit;
 pub mod program;
 pub use dtrace_abi::slots;

@@ -1,10 +1,10 @@
 //! What the back end produces: maps to create, programs to load and attach, and the
 //! descriptions the consumer needs to decode records and aggregations.
 //!
-//! Record layout in the ring buffer: a 16-byte header `[epid: u32][cpu: u32][presence: u64]`, then each
-//! action's data at the offset its [`Action`] names. Bytes 8..16 of the header are presence bits:
-//! an action under an `if` owns one, set when the action ran. A fault record has
-//! epid [`FAULT_EPID`] and the layout of [`FaultRecord`].
+//! The record layout (header, fault records, drop counters, data kinds) is the ABI crate's
+//! (`dtrace_abi`); the definitions code generation uses are re-exported here. Code
+//! generation describes each action's data with D [`Type`]s ([`Field`]); `describe.rs`
+//! turns that into the consumer's [`ProgramDesc`] in one place.
 //!
 //! The epid names one clause on one probe, also for a [`SyscallGroup`] program, where one
 //! program stands for many system calls: it looks the epid up by system call number at run
@@ -12,7 +12,9 @@
 
 use crate::emit::Code;
 use crate::types::Type;
-pub use dtrace_abi::datum::*;
+pub use dtrace_abi::datum::{Datum, MAX_STACK_FRAMES, STACK_FRAMES, USTACK_FRAMES};
+pub use dtrace_abi::desc::ProgramDesc;
+pub use dtrace_abi::record::{DropKind, Fault, FAULT_EPID, SCRATCH_LEVELS};
 use dtrace_abi::slots::AggFunc;
 pub use dtrace_typing::probe::*;
 
@@ -130,51 +132,6 @@ pub struct Aggregation {
     pub map: MapId,
 }
 
-/// The epid of a fault record.
-pub const FAULT_EPID: u32 = u32::MAX;
-
-/// A fault record after its 8-byte header: `[epid u32][fault u32][action u32][offset u32][addr u64]`.
-pub struct FaultRecord;
-
-impl FaultRecord {
-    pub const SIZE: u32 = 8 + 24;
-}
-
-/// Runtime fault kinds, numbered as DTrace numbers them (DTRACEFLT_*).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Fault {
-    BadAddr = 1,
-    DivZero = 4,
-    /// An array index out of bounds (the index is the fault's value).
-    BadIndex = 11,
-}
-
-/// Scratch areas per CPU. A program claims the first free one of its CPU for the whole
-/// firing (a compare-and-exchange on its claim word in [`CoreMaps::claims`]) and frees it
-/// when it leaves, so programs that run inside one another on a CPU (a perf-event program
-/// interrupting a raw tracepoint's, a preempted uprobe program and the next task's) never
-/// share scratch: their records, keys, strings and `this->` variables stay apart. A firing
-/// that finds every level taken is counted in [`DropKind::Nested`] and does nothing.
-pub const SCRATCH_LEVELS: u32 = 4;
-
-/// The per-CPU drop counters (`u64` slots of [`CoreMaps::drops`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(i16)]
-pub enum DropKind {
-    /// A record did not fit in the ring buffer.
-    Record = 0,
-    /// A dynamic variable or aggregation entry could not be created (map full).
-    Dynamic = 1,
-    /// A probe fired while every scratch area of its CPU was taken by firings it
-    /// interrupted ([`SCRATCH_LEVELS`] deep), and did nothing.
-    Nested = 2,
-}
-
-impl DropKind {
-    pub const COUNT: u32 = 3;
-}
-
 /// The maps' fixed roles.
 #[derive(Clone, Copy, Debug)]
 pub struct CoreMaps {
@@ -199,6 +156,9 @@ pub struct Compiled {
     pub programs: Vec<ProgramSpec>,
     pub enabled: Vec<EnabledProbe>,
     pub aggregations: Vec<Aggregation>,
+    /// What the consumer decodes records and aggregations with: [`Compiled::enabled`] and
+    /// [`Compiled::aggregations`] described in the record ABI's terms.
+    pub desc: ProgramDesc,
     /// Options set by `#pragma D option` or `-x`, in order.
     pub options: Vec<(String, Option<String>)>,
     /// Programs the probes' code relies on, attached before BEGIN fires and before any

@@ -3,15 +3,15 @@
 //! The pipeline: [`args`] -> [`compile`] (front end, probe matching, back end) -> [`load`]
 //! (maps and programs into the kernel) -> [`session`] (BEGIN, attach, consume, END).
 
-mod aggregations;
+mod agg_maps;
 mod args;
 mod compile;
-mod decode;
 mod diagnostics;
 mod format_check;
 mod kernel_types;
 mod load;
 mod options;
+mod output_file;
 mod session;
 mod signals;
 mod target;
@@ -22,9 +22,13 @@ use dtrace_frontend::ast::Item;
 use dtrace_probes::{Catalog, Description};
 use dtrace_typing::macros::MacroArgs;
 
+use dtrace_consumer::output::{Json, Text};
+use dtrace_consumer::{Consumer, Output};
+
 use args::Args;
 use compile::Failure;
-use options::Options;
+use options::{Options, OutputFormat};
+use output_file::OutputFile;
 use target::Target;
 
 const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
@@ -105,10 +109,10 @@ fn run(argv: &[String]) -> i32 {
         return 2;
     }
     let mut options = Options {
-        quiet: args.quiet,
         destructive: args.destructive,
         ..Options::default()
     };
+    options.output.quiet = args.quiet;
     for (name, value) in &args.options {
         if let Err(why) = options.set(name, value.as_deref()) {
             eprintln!("dtrace: failed to set -x {name}: {why}");
@@ -233,13 +237,14 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         Ok(c) => c,
         Err(f) => return report(f, options.errtags, args.verbose),
     };
-    if !options.quiet {
-        for (kind, name, count) in &comp.matched {
-            eprint!(
-                "{}",
-                dtrace_consumer::messages::matched_probes(kind, name, *count)
-            );
-        }
+    let out = OutputFile::new(args.output.as_deref());
+    let output: Box<dyn Output> = match options.oformat {
+        OutputFormat::Text => Box::new(Text::new(Box::new(out.clone()))),
+        OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
+    };
+    let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
+    for (kind, name, count) in &comp.matched {
+        consumer.matched(kind, name, *count);
     }
     if args.disassemble {
         for prog in &comp.compiled.programs {
@@ -262,28 +267,16 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     };
+    if let Err(msg) = out.open() {
+        eprint!("{msg}");
+        return 1;
+    }
     if args.compile_only {
+        consumer.flush();
         return 0;
     }
-    let out: Box<dyn Write> = match &args.output {
-        Some(path) => match std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            Ok(f) => Box::new(std::io::BufWriter::new(f)),
-            Err(e) => {
-                eprintln!(
-                    "dtrace: failed to open output file '{path}': {}",
-                    errno_text(&e)
-                );
-                return 1;
-            }
-        },
-        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
-    };
     signals::install();
-    let mut session = match session::Session::new(&comp, loaded, options, out) {
+    let mut session = match session::Session::new(&comp, loaded, options, consumer) {
         Ok(s) => s,
         Err(msg) => {
             eprint!("{msg}");

@@ -1,12 +1,27 @@
 //! DTrace options (`-x name[=value]` and `#pragma D option`): their names, value syntax
-//! (sizes like `4m`, rates like `10hz`) and the settings they produce.
+//! (sizes like `4m`, rates like `10hz`) and the settings they produce. The output settings
+//! (quiet mode, aggregation sorting) are the consumer's ([`Settings`]), which also owns
+//! them at run time (`setopt()`).
 
-use dtrace_consumer::aggregate::SortOptions;
+use dtrace_consumer::settings::{flag, number, INVALID_VALUE};
+use dtrace_consumer::Settings;
+
+/// How records are written (`oformat`, FreeBSD DTrace's option name).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// DTrace's text (`oformat=text`, the default).
+    #[default]
+    Text,
+    /// One JSON object per line (`oformat=json`).
+    Json,
+}
 
 /// The settings options control.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub quiet: bool,
+    /// Quiet mode and the aggregation sort options.
+    pub output: Settings,
+    pub oformat: OutputFormat,
     pub bufsize: u64,
     pub strsize: u64,
     pub dynvarsize: u64,
@@ -18,7 +33,6 @@ pub struct Options {
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
-    pub sort: SortOptions,
     pub flowindent: bool,
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
@@ -32,7 +46,8 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            quiet: false,
+            output: Settings::default(),
+            oformat: OutputFormat::Text,
             bufsize: 4 << 20,
             strsize: 256,
             dynvarsize: 1 << 20,
@@ -43,7 +58,6 @@ impl Default for Options {
             defaultargs: false,
             destructive: false,
             zdefs: false,
-            sort: SortOptions::default(),
             flowindent: false,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
@@ -102,24 +116,23 @@ const ACCEPTED: &[&str] = &[
 impl Options {
     /// Apply `name[=value]`; the error is DTrace's reason text.
     pub fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
-        let flag = |v: Option<&str>| -> Result<bool, String> {
-            match v {
-                None | Some("") => Ok(true),
-                Some(_) => Err("Invalid value for specified option".into()),
-            }
-        };
+        if let Some(result) = self.output.set(name, value) {
+            return result;
+        }
         match name {
-            "quiet" => self.quiet = flag(value)?,
+            "oformat" => {
+                self.oformat = match value {
+                    Some("text") => OutputFormat::Text,
+                    Some("json") => OutputFormat::Json,
+                    _ => return Err(INVALID_VALUE.into()),
+                }
+            }
             "errtags" => self.errtags = flag(value)?,
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
             "flowindent" => self.flowindent = flag(value)?,
             "followfork" => self.followfork = flag(value)?,
-            "aggsortkey" => self.sort.by_key = flag(value)?,
-            "aggsortrev" => self.sort.reverse = flag(value)?,
-            "aggsortpos" => self.sort.position = number(value)? as usize,
-            "aggsortkeypos" => self.sort.key_position = number(value)? as usize,
             "bufsize" => self.bufsize = size(value)?,
             "strsize" => self.strsize = size(value)?,
             "dynvarsize" => self.dynvarsize = size(value)?,
@@ -139,19 +152,13 @@ impl Options {
 fn frames(value: Option<&str>) -> Result<u32, String> {
     match number(value)? {
         n @ 1..=127 => Ok(n as u32),
-        _ => Err("Invalid value for specified option".into()),
+        _ => Err(INVALID_VALUE.into()),
     }
-}
-
-fn number(value: Option<&str>) -> Result<u64, String> {
-    value
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| "Invalid value for specified option".to_string())
 }
 
 /// A size: bytes, or with a `k m g t` suffix.
 fn size(value: Option<&str>) -> Result<u64, String> {
-    let bad = || "Invalid value for specified option".to_string();
+    let bad = || INVALID_VALUE.to_string();
     let v = value.ok_or_else(bad)?.to_ascii_lowercase();
     let (digits, mult) = match v.chars().last() {
         Some('k') => (&v[..v.len() - 1], 1u64 << 10),
@@ -169,7 +176,7 @@ fn size(value: Option<&str>) -> Result<u64, String> {
 
 /// A rate: `N` or `Nhz` per second, or a period with a time unit (`10ms`, `1s`).
 fn rate(value: Option<&str>) -> Result<u64, String> {
-    let bad = || "Invalid value for specified option".to_string();
+    let bad = || INVALID_VALUE.to_string();
     let v = value.ok_or_else(bad)?;
     let digits = v.bytes().take_while(u8::is_ascii_digit).count();
     let n: u64 = v[..digits].parse().map_err(|_| bad())?;
@@ -204,8 +211,15 @@ mod tests {
         o.set("aggrate", Some("250ms")).unwrap();
         assert_eq!(o.aggrate_ns, 250_000_000);
         o.set("quiet", None).unwrap();
-        assert!(o.quiet);
+        assert!(o.output.quiet);
+        o.set("aggsortkey", None).unwrap();
+        assert!(o.output.sort.by_key);
         assert!(o.set("nonsense", None).is_err());
         assert!(o.set("strsize", Some("x")).is_err());
+        assert_eq!(o.oformat, OutputFormat::Text);
+        o.set("oformat", Some("json")).unwrap();
+        assert_eq!(o.oformat, OutputFormat::Json);
+        assert_eq!(o.set("oformat", Some("xml")), Err(INVALID_VALUE.into()));
+        assert_eq!(o.set("oformat", None), Err(INVALID_VALUE.into()));
     }
 }

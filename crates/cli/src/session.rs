@@ -1,9 +1,7 @@
 //! A tracing session: run BEGIN, enable the probes, consume records until `exit()`, a
 //! signal or the end of the traced process, then disable the probes, run END and print the
-//! aggregations. Records are decoded here and printed with the consumer crate.
-//!
-//! A record's epid names the clause and the probe, also for a system call group program
-//! (one program for many calls), which looks the epid up at run time.
+//! aggregations. This is the kernel side: records, aggregation maps and drop counters are
+//! read here and handed as bytes to the consumer, which decodes and prints them.
 //!
 //! Helper programs (the `sched_switch` program behind `vtimestamp`, the fork and exit
 //! programs behind follow-fork) are attached first, before BEGIN fires and before a `-c`
@@ -11,21 +9,15 @@
 //! by file descriptors, so they go with the process. Follow-fork's family map is seeded
 //! with the targets right after.
 
-use std::collections::HashMap;
-use std::io::Write;
 use std::time::{Duration, Instant};
 
-use dtrace_backend::program::{
-    ActionKind, Compiled, DropKind, EnabledProbe, ProbeContext, FAULT_EPID, SCRATCH_LEVELS,
-};
-use dtrace_consumer::symbolize::Symbolizer;
-use dtrace_consumer::{messages, printf, trace, Value};
+use dtrace_backend::program::{Compiled, ProbeContext};
+use dtrace_consumer::{Consumer, Request};
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
 
-use crate::aggregations::Aggregations;
+use crate::agg_maps::AggMaps;
 use crate::compile::Compilation;
-use crate::decode::{self, u32_at, u64_at};
 use crate::load::Loaded;
 use crate::options::Options;
 use crate::signals;
@@ -40,20 +32,8 @@ pub struct Session<'a> {
     comp: &'a Compilation,
     loaded: Loaded,
     options: Options,
-    out: Box<dyn Write>,
     ring: RingBuf,
-    aggs: Aggregations,
-    heading_done: bool,
-    exit_status: Option<i32>,
-    formats: HashMap<String, Option<printf::Format>>,
-    drops: Vec<u64>,
-    /// Per CPU: firings dropped for lack of a free scratch area, reported so far.
-    nested_drops: Vec<u64>,
-    dynvar_drops: u64,
-    /// Kernel and user symbols, for stacks, `func()`-style data and `%a`/`%A`.
-    symbols: Symbolizer,
-    /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
-    target_pid: u32,
+    consumer: Consumer,
 }
 
 impl<'a> Session<'a> {
@@ -61,26 +41,16 @@ impl<'a> Session<'a> {
         comp: &'a Compilation,
         loaded: Loaded,
         options: Options,
-        out: Box<dyn Write>,
+        consumer: Consumer,
     ) -> Result<Session<'a>, String> {
         let ring = RingBuf::new(&loaded.maps[comp.compiled.core.ringbuf.0])
             .map_err(|e| format!("dtrace: failed to map the trace buffer: {e}\n"))?;
-        let aggs = Aggregations::new(&comp.compiled, options.strsize as usize);
         Ok(Session {
             comp,
             loaded,
             options,
-            out,
             ring,
-            aggs,
-            heading_done: false,
-            exit_status: None,
-            formats: HashMap::new(),
-            drops: Vec::new(),
-            nested_drops: Vec::new(),
-            dynvar_drops: 0,
-            symbols: Symbolizer::new(),
-            target_pid: 0,
+            consumer,
         })
     }
 
@@ -105,32 +75,21 @@ impl<'a> Session<'a> {
             ctx[k * 8..k * 8 + 8].copy_from_slice(&a.to_le_bytes());
         }
         if let Err(e) = self.loaded.programs[i].test_run(&ctx) {
-            self.warn(&format!("dtrace: failed to fire {which:?}: {e}\n"));
+            self.consumer
+                .warning(&format!("failed to fire {which:?}: {e}"));
         }
         self.drain();
     }
 
     /// Run the session to its end.
     pub fn run(&mut self, mut targets: Vec<Target>) -> Result<Outcome, String> {
-        self.target_pid = targets.first().map_or(0, |t| t.pid().max(0) as u32);
-        // Kernel symbols are read before tracing starts when the program records kernel
-        // stacks or symbols, so that the first record is not held up by it.
-        let kernel_data = self.compiled().enabled.iter().any(|ep| {
-            ep.actions
-                .iter()
-                .any(|a| matches!(&a.kind, ActionKind::Datum { datum, .. } if !datum.user()))
-        }) || self
-            .compiled()
-            .aggregations
-            .iter()
-            .any(|a| a.datums.iter().flatten().any(|d| !d.user()));
-        if kernel_data {
-            self.symbols.load_kernel();
-        }
+        let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
+        self.consumer.set_target(target);
+        self.consumer.prepare();
         self.attach_helpers()?;
         self.seed_follow(&targets)?;
         self.fire(DtraceProbe::Begin, [0; 6]);
-        if self.exit_status.is_none() {
+        if self.consumer.exit_status().is_none() {
             self.attach()?;
             for t in &mut targets {
                 t.release();
@@ -141,14 +100,10 @@ impl<'a> Session<'a> {
         self.drain();
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
-        let text = self
-            .aggs
-            .render_exit(&self.loaded.maps, &self.options.sort, &mut self.symbols);
-        self.write(text.as_bytes());
-        let _ = self.out.flush();
-        Ok(Outcome {
-            status: self.exit_status.unwrap_or(0),
-        })
+        let status = self.consumer.exit_status().unwrap_or(0);
+        let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
+        self.consumer.finish(&maps, status);
+        Ok(Outcome { status })
     }
 
     /// Attach the helper programs (each a `tp_btf` program on its tracepoint).
@@ -216,12 +171,11 @@ impl<'a> Session<'a> {
         let mut running: Vec<bool> = vec![true; targets.len()];
         let period = Duration::from_nanos(self.options.switchrate_ns.clamp(1_000_000, 100_000_000));
         let mut last_drop_check = Instant::now();
-        while self.exit_status.is_none() && !signals::stop_requested() {
+        while self.consumer.exit_status().is_none() && !signals::stop_requested() {
             let _ = self.ring.wait(period);
             self.drain();
             // Processes in user stack and symbol keys: their mappings, while they run.
-            self.aggs
-                .see_processes(&self.loaded.maps, &mut self.symbols);
+            self.see_aggregation_processes();
             if last_drop_check.elapsed() >= Duration::from_millis(500) {
                 self.report_drops();
                 last_drop_check = Instant::now();
@@ -230,9 +184,8 @@ impl<'a> Session<'a> {
                 if *alive && t.exited() {
                     *alive = false;
                     self.drain();
-                    self.aggs
-                        .see_processes(&self.loaded.maps, &mut self.symbols);
-                    let _ = self.out.flush();
+                    self.see_aggregation_processes();
+                    self.consumer.flush();
                     eprint!("{}", t.exit_notice());
                 }
             }
@@ -242,251 +195,49 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Process every record waiting in the ring buffer.
+    fn see_aggregation_processes(&mut self) {
+        let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
+        self.consumer.see_aggregation_processes(&maps);
+    }
+
+    /// Hand every record waiting in the ring buffer to the consumer, and do what they ask.
     fn drain(&mut self) {
         let mut records = Vec::new();
         self.ring.consume(|r| records.push(r.to_vec()));
         // Processes named by user stacks and symbols first, while they may still run:
         // symbolizing the records can take longer than a short-lived process lives.
         for r in &records {
-            self.see_processes(r);
+            self.consumer.see_processes(r);
         }
         for r in records {
-            self.record(&r);
+            let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
+            for request in self.consumer.record(&r, &maps) {
+                self.request(request);
+            }
         }
-        let _ = self.out.flush();
+        self.consumer.flush();
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        let _ = self.out.write_all(bytes);
-    }
-
-    fn warn(&mut self, text: &str) {
-        let _ = self.out.flush();
-        eprint!("{text}");
-    }
-
-    /// Read the mappings of the processes a record's user stacks and symbols name.
-    fn see_processes(&mut self, rec: &[u8]) {
-        let epid = u32_at(rec, 0);
-        let Some(ep) = self.compiled().enabled.get((epid as usize).wrapping_sub(1)) else {
-            return;
-        };
-        for action in &ep.actions {
-            if let ActionKind::Datum { offset, datum } = &action.kind {
-                if datum.user() {
-                    let pid = decode::datum_pid(rec, *offset as usize, *datum);
-                    self.symbols.see_process(pid);
+    /// Do what a record asked.
+    fn request(&mut self, request: Request) {
+        match request {
+            Request::FireError(args) => self.fire(DtraceProbe::Error, args),
+            Request::Setopt { option, value } => {
+                if let Err(why) = self.options.set(&option, value.as_deref()) {
+                    self.consumer
+                        .warning(&format!("failed to set option {option}: {why}"));
                 }
             }
         }
     }
 
-    fn record(&mut self, rec: &[u8]) {
-        let epid = u32_at(rec, 0);
-        if epid == FAULT_EPID {
-            return self.fault(rec);
-        }
-        let Some(ep) = self.compiled().enabled.get(epid as usize - 1) else {
-            return;
-        };
-        let cpu = u32_at(rec, 4);
-        let presence = u64_at(rec, 8);
-        if !self.options.quiet {
-            if !self.heading_done {
-                self.heading_done = true;
-                self.write(trace::heading().as_bytes());
-            }
-            let prefix = trace::probe_prefix(cpu, ep.probe.id, &ep.probe.function, &ep.probe.name);
-            self.write(prefix.as_bytes());
-        }
-        for action in &ep.actions {
-            if let Some(bit) = action.presence {
-                if presence & (1 << bit) == 0 {
-                    continue;
-                }
-            }
-            self.action(ep, &action.kind, rec);
-        }
-        if !self.options.quiet {
-            self.write(trace::firing_end(false).as_bytes());
-        }
-    }
-
-    fn action(&mut self, _ep: &EnabledProbe, kind: &ActionKind, rec: &[u8]) {
-        let strsize = self.options.strsize as usize;
-        match kind {
-            ActionKind::Trace(field) => {
-                let v = decode::value(rec, field, strsize);
-                let bytes = trace::trace_record(&v, self.options.quiet);
-                self.write(&bytes);
-            }
-            ActionKind::Printf { format, args } => {
-                let mut values: Vec<Value> = args
-                    .iter()
-                    .map(|f| decode::value(rec, f, strsize))
-                    .collect();
-                let parsed = self
-                    .formats
-                    .entry(format.clone())
-                    .or_insert_with(|| printf::parse(format).ok());
-                if let Some(f) = parsed {
-                    // %a and %A print their address as a symbol (%A: of $target).
-                    let specs = value_specs(f);
-                    for (v, spec) in values.iter_mut().zip(specs) {
-                        let pc = v.zero_extended();
-                        let text = match spec {
-                            'a' => self.symbols.kernel_frame(pc),
-                            'A' if self.target_pid != 0 => {
-                                self.symbols.user_frame(self.target_pid, pc)
-                            }
-                            _ => continue,
-                        };
-                        *v = Value::Sym {
-                            raw: vec![pc],
-                            text,
-                        };
-                    }
-                    let bytes = f.render_bytes(&values);
-                    self.write(&bytes);
-                }
-            }
-            ActionKind::Datum { offset, datum } => {
-                let v = decode::datum(rec, *offset as usize, *datum, &mut self.symbols);
-                let bytes = trace::trace_record(&v, self.options.quiet);
-                self.write(&bytes);
-            }
-            ActionKind::Printa {
-                format,
-                aggregations,
-            } => {
-                let text = self.aggs.printa(
-                    format.as_deref(),
-                    aggregations,
-                    &self.loaded.maps,
-                    &self.options.sort,
-                    &mut self.symbols,
-                );
-                self.write(text.as_bytes());
-            }
-            ActionKind::Exit(field) => {
-                if self.exit_status.is_none() {
-                    let v = decode::u64_at(rec, field.offset as usize) as i64;
-                    self.exit_status = Some(v as i32);
-                }
-            }
-            ActionKind::Clear(i) => self.aggs.clear(*i, &self.loaded.maps),
-            ActionKind::Trunc { aggregation, count } => {
-                let n = count
-                    .as_ref()
-                    .map(|f| decode::u64_at(rec, f.offset as usize) as i64);
-                self.aggs
-                    .trunc(*aggregation, n, &self.loaded.maps, &mut self.symbols);
-            }
-            ActionKind::Normalize {
-                aggregation,
-                factor,
-            } => {
-                let n = decode::u64_at(rec, factor.offset as usize);
-                self.aggs.normalize(*aggregation, n);
-            }
-            ActionKind::Denormalize(i) => self.aggs.denormalize(*i),
-            ActionKind::Setopt { option, value } => {
-                if let Err(why) = self.options.set(option, value.as_deref()) {
-                    self.warn(&format!("dtrace: failed to set option {option}: {why}\n"));
-                }
-            }
-        }
-    }
-
-    /// A runtime fault: DTrace's error message, then the ERROR probe.
-    fn fault(&mut self, rec: &[u8]) {
-        let epid = u32_at(rec, 8);
-        let code = u32_at(rec, 12);
-        let action = u32_at(rec, 16);
-        let offset = u32_at(rec, 20) as i32;
-        let addr = u64_at(rec, 24);
-        let Some(ep) = self.compiled().enabled.get((epid as usize).wrapping_sub(1)) else {
-            return;
-        };
-        let probe = messages::ProbeDesc {
-            id: ep.probe.id,
-            provider: ep.probe.provider.clone(),
-            module: ep.probe.module.clone(),
-            function: ep.probe.function.clone(),
-            name: ep.probe.name.clone(),
-        };
-        let fault = messages::Fault::from_code(code as u64, addr);
-        let text = messages::probe_error(epid, &probe, fault, action, Some(offset));
-        self.warn(&text);
-        if ep.probe.name != "ERROR" {
-            self.fire(
-                DtraceProbe::Error,
-                [
-                    0,
-                    epid as u64,
-                    action as u64,
-                    offset as u64,
-                    code as u64,
-                    addr,
-                ],
-            );
-        }
-    }
-
-    /// Print new drop counts: record drops per CPU, dynamic variable drops overall.
+    /// Hand the drop counters to the consumer, which reports what is new.
     fn report_drops(&mut self) {
         let map = &self.loaded.maps[self.compiled().core.drops.0];
-        let Ok(Some(percpu)) = map.lookup_percpu(&0u32.to_ne_bytes()) else {
-            return;
-        };
-        let slots = decode::slots(&percpu);
-        self.drops.resize(slots.len(), 0);
-        self.nested_drops.resize(slots.len(), 0);
-        let mut messages = String::new();
-        let mut dynvar = 0;
-        for (cpu, s) in slots.iter().enumerate() {
-            let count = |kind: DropKind| s.get(kind as usize).copied().unwrap_or(0);
-            let total = count(DropKind::Record);
-            if total > self.drops[cpu] {
-                messages.push_str(&messages::cpu_drops(total - self.drops[cpu], cpu as u32));
-                self.drops[cpu] = total;
-            }
-            let nested = count(DropKind::Nested);
-            if nested > self.nested_drops[cpu] {
-                messages.push_str(&messages::nested_drops(
-                    nested - self.nested_drops[cpu],
-                    cpu as u32,
-                    SCRATCH_LEVELS,
-                ));
-                self.nested_drops[cpu] = nested;
-            }
-            dynvar += count(DropKind::Dynamic);
-        }
-        if dynvar > self.dynvar_drops {
-            messages.push_str(&messages::status_drops(
-                messages::StatusDrop::Dynamic,
-                dynvar - self.dynvar_drops,
-            ));
-            self.dynvar_drops = dynvar;
-        }
-        if !messages.is_empty() {
-            self.warn(&messages);
+        if let Ok(Some(percpu)) = map.lookup_percpu(&0u32.to_ne_bytes()) {
+            self.consumer.drops(&percpu);
         }
     }
-}
-
-/// The conversion character of each value argument of a format, in argument order (`*`
-/// widths and precisions as `*`).
-fn value_specs(f: &printf::Format) -> Vec<char> {
-    let specs: HashMap<usize, char> = f.conversions().map(|c| (c.number, c.spec)).collect();
-    f.args()
-        .iter()
-        .map(|a| match a.role {
-            printf::ArgRole::Value => specs.get(&a.conversion).copied().unwrap_or('?'),
-            _ => '*',
-        })
-        .collect()
 }
 
 /// Close `links`, several at a time. Closing a uprobe link waits for an RCU grace period

@@ -1,14 +1,26 @@
-//! Consumer: record decoding, aggregation merging and DTrace output formatting.
+//! Consumer: the kernel's bytes in, DTrace's output out, with no kernel access.
 //!
-//! Everything here is pure formatting: functions take decoded data and return
-//! the exact text DTrace prints, leaving I/O to the caller.
+//! The side that owns the kernel objects hands a [`Consumer`] raw bytes — ring-buffer
+//! records, aggregation map entries (through [`AggregationMaps`]), drop counters — and the
+//! program's description from the record ABI (`dtrace_abi::desc::ProgramDesc`). The
+//! consumer decodes them (`decode.rs`), symbolizes addresses ([`symbolize`]), merges and
+//! sorts aggregations ([`aggregate`]), formats `printf()` ([`printf`]) and drives an
+//! [`Output`]: DTrace's text ([`output::Text`]) or JSON lines ([`output::Json`]).
 
 pub mod aggregate;
 mod cfmt;
+mod consumer;
+mod decode;
 pub mod messages;
+pub mod output;
 pub mod printf;
+pub mod settings;
 pub mod symbolize;
 pub mod trace;
 mod value;
 
-pub use value::Value;
+pub use aggregate::AggregationMaps;
+pub use consumer::{Consumer, Request};
+pub use output::Output;
+pub use settings::Settings;
+pub use value::{Frame, Place, Value};

@@ -1,6 +1,9 @@
 //! The consumer's diagnostic messages (printed by dtrace(1) on stderr, each
 //! prefixed with `dtrace: ` and ending in a newline).
 
+use dtrace_abi::desc::Probe;
+use dtrace_abi::record::Fault;
+
 /// `dtrace: N drops on CPU C` (principal buffer drops; "drop" when N is 1).
 pub fn cpu_drops(drops: u64, cpu: u32) -> String {
     format!("dtrace: {drops} drop{} on CPU {cpu}\n", plural(drops))
@@ -53,82 +56,37 @@ pub fn status_drops(kind: StatusDrop, drops: u64) -> String {
     format!("dtrace: {drops} {what}{}{detail}\n", plural(drops))
 }
 
-/// A probe fault, with DTrace's fault codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
-    /// Invalid address; the faulting address is printed.
-    BadAddr(u64),
-    /// Invalid alignment; the faulting address is printed.
-    BadAlign(u64),
-    IllegalOp,
-    DivZero,
-    NoScratch,
-    KernelPriv,
-    UserPriv,
-    TupleOverflow,
-    /// Bad stack; the faulting address is printed.
-    BadStack(u64),
-    Library,
-    Unknown,
-}
-
-impl Fault {
-    /// Decode DTrace's fault code (`DTRACEFLT_*`) and faulting address.
-    pub fn from_code(code: u64, addr: u64) -> Fault {
-        match code {
-            1 => Fault::BadAddr(addr),
-            2 => Fault::BadAlign(addr),
-            3 => Fault::IllegalOp,
-            4 => Fault::DivZero,
-            5 => Fault::NoScratch,
-            6 => Fault::KernelPriv,
-            7 => Fault::UserPriv,
-            8 => Fault::TupleOverflow,
-            9 => Fault::BadStack(addr),
-            1000 => Fault::Library,
-            _ => Fault::Unknown,
-        }
+/// The text of a fault of `kind` (`None`: a number DTrace does not know) at `addr`, with
+/// the address where DTrace shows one.
+pub fn fault_text(kind: Option<Fault>, addr: u64) -> String {
+    let name = match kind {
+        Some(Fault::BadAddr) => "invalid address",
+        Some(Fault::BadAlign) => "invalid alignment",
+        Some(Fault::IllegalOp) => "illegal operation",
+        Some(Fault::DivZero) => "divide-by-zero",
+        Some(Fault::NoScratch) => "out of scratch space",
+        Some(Fault::KernelPriv) => "invalid kernel access",
+        Some(Fault::UserPriv) => "invalid user access",
+        Some(Fault::TupleOverflow) => "tuple stack overflow",
+        Some(Fault::BadStack) => "bad stack",
+        Some(Fault::BadIndex) => "index out of bounds",
+        Some(Fault::Library) => "library-level fault",
+        None => "unknown fault",
+    };
+    match kind {
+        Some(Fault::BadIndex) => format!("{name} ({})", addr as i64),
+        Some(k) if k.has_address() => format!("{name} (0x{addr:x})"),
+        _ => name.to_string(),
     }
-
-    /// The fault text, with the address where DTrace shows one.
-    fn describe(self) -> String {
-        let (name, addr) = match self {
-            Fault::BadAddr(a) => ("invalid address", Some(a)),
-            Fault::BadAlign(a) => ("invalid alignment", Some(a)),
-            Fault::IllegalOp => ("illegal operation", None),
-            Fault::DivZero => ("divide-by-zero", None),
-            Fault::NoScratch => ("out of scratch space", None),
-            Fault::KernelPriv => ("invalid kernel access", None),
-            Fault::UserPriv => ("invalid user access", None),
-            Fault::TupleOverflow => ("tuple stack overflow", None),
-            Fault::BadStack(a) => ("bad stack", Some(a)),
-            Fault::Library => ("library-level fault", None),
-            Fault::Unknown => ("unknown fault", None),
-        };
-        match addr {
-            Some(a) => format!("{name} (0x{a:x})"),
-            None => name.to_string(),
-        }
-    }
-}
-
-/// The probe a faulting clause was enabled on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProbeDesc {
-    pub id: u32,
-    pub provider: String,
-    pub module: String,
-    pub function: String,
-    pub name: String,
 }
 
 /// `dtrace: error on enabled probe ID E (ID P: prov:mod:func:name): FAULT in
-/// action #A at DIF offset O`.  `action` 0 means the predicate; `offset`
-/// `None` omits the offset.
+/// action #A at DIF offset O`, `fault` as [`fault_text`] words it.  `action` 0 means the
+/// predicate; `offset` `None` omits the offset.
 pub fn probe_error(
     epid: u32,
-    probe: &ProbeDesc,
-    fault: Fault,
+    probe: &Probe,
+    fault: &str,
     action: u32,
     offset: Option<i32>,
 ) -> String {
@@ -139,13 +97,9 @@ pub fn probe_error(
     };
     let offset = offset.map_or(String::new(), |o| format!(" at DIF offset {o}"));
     format!(
-        "dtrace: error on enabled probe ID {epid} (ID {}: {}:{}:{}:{}): {} in {place}{offset}\n",
+        "dtrace: error on enabled probe ID {epid} (ID {}: {}): {fault} in {place}{offset}\n",
         probe.id,
-        probe.provider,
-        probe.module,
-        probe.function,
-        probe.name,
-        fault.describe()
+        probe.full_name(),
     )
 }
 
@@ -195,25 +149,27 @@ mod tests {
 
     #[test]
     fn errors() {
-        let probe = ProbeDesc {
+        let probe = Probe {
             id: 1,
             provider: "dtrace".into(),
             module: "".into(),
             function: "".into(),
             name: "BEGIN".into(),
         };
+        let bad = fault_text(Fault::from_code(1), 0);
         assert_eq!(
-            probe_error(3, &probe, Fault::from_code(1, 0), 1, Some(16)),
+            probe_error(3, &probe, &bad, 1, Some(16)),
             "dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): invalid address (0x0) in action #1 at DIF offset 16\n"
         );
         assert_eq!(
-            probe_error(3, &probe, Fault::DivZero, 0, None),
+            probe_error(3, &probe, &fault_text(Some(Fault::DivZero), 9), 0, None),
             "dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): divide-by-zero in predicate\n"
         );
         assert_eq!(
-            probe_error(4, &probe, Fault::BadAlign(0x1001), 2, Some(8)),
+            probe_error(4, &probe, &fault_text(Some(Fault::BadAlign), 0x1001), 2, Some(8)),
             "dtrace: error on enabled probe ID 4 (ID 1: dtrace:::BEGIN): invalid alignment (0x1001) in action #2 at DIF offset 8\n"
         );
+        assert_eq!(fault_text(Fault::from_code(77), 1), "unknown fault");
     }
 
     #[test]

@@ -358,7 +358,7 @@ impl Conversion {
             'c' => cfmt::char(out, v.zero_extended() as u8, field),
             's' | 'a' | 'A' | 'k' if matches!(v, Value::Sym { .. } | Value::Stack { .. }) => {
                 let text = match v {
-                    Value::Sym { text, .. } => text.clone(),
+                    Value::Sym { frame, .. } => frame.text(),
                     Value::Stack { frames, .. } => crate::trace::stack_text(frames),
                     _ => unreachable!("a symbol or a stack"),
                 };
@@ -371,6 +371,10 @@ impl Conversion {
             }
             's' => match v {
                 Value::Str(s) => cfmt::string(out, s, field),
+                Value::Bytes(b) => {
+                    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                    cfmt::string(out, &b[..end], field)
+                }
                 Value::Stack { .. } | Value::Sym { .. } => {}
                 Value::Int { signed, .. } => {
                     let text = if *signed {

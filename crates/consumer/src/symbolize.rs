@@ -22,7 +22,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use dtrace_probes::usdt::elf::{Elf, PT_LOAD};
+use dtrace_elf::{Elf, PT_LOAD};
+
+use crate::value::{Frame, Place};
 
 /// Kernel symbols from `/proc/kallsyms`, sorted by address.
 #[derive(Default)]
@@ -195,35 +197,44 @@ impl Symbolizer {
         self.kernel.get_or_insert_with(KernelSymbols::load)
     }
 
-    /// `module`name+0xoffset` (no offset at the symbol's first byte), `0x...` when no
-    /// symbol covers `pc`: a kernel stack frame, and `%a`.
-    pub fn kernel_frame(&mut self, pc: u64) -> String {
+    /// The kernel symbol covering `pc` (`module`name+0xoffset`), or an unknown address: a
+    /// kernel stack frame, and `%a`.
+    pub fn kernel_frame(&mut self, pc: u64) -> Frame {
         match self.kernel().lookup(pc) {
-            Some((m, name, addr)) if pc > addr => format!("{m}`{name}+0x{:x}", pc - addr),
-            Some((m, name, _)) => format!("{m}`{name}"),
-            None => format!("0x{pc:x}"),
+            Some((m, name, addr)) => Frame {
+                address: pc,
+                place: symbol(m, name, pc - addr),
+            },
+            None => Frame::unknown(pc),
         }
     }
 
-    /// `func()`/`sym()`: `module`name`, with the symbol's address (the key it aggregates
-    /// by); `0x...` and `pc` itself when unknown.
-    pub fn kernel_sym(&mut self, pc: u64) -> (u64, String) {
+    /// `func()`/`sym()`: `module`name`, at the symbol's address (the key it aggregates
+    /// by); `pc` itself when unknown.
+    pub fn kernel_sym(&mut self, pc: u64) -> Frame {
         match self.kernel().lookup(pc) {
-            Some((m, name, addr)) => (addr, format!("{m}`{name}")),
-            None => (pc, format!("0x{pc:x}")),
+            Some((m, name, addr)) => Frame {
+                address: addr,
+                place: symbol(m, name, 0),
+            },
+            None => Frame::unknown(pc),
         }
     }
 
-    /// `mod()`: the module's name, with a number standing for it (the key it aggregates
-    /// by); `0x...` and `pc` when unknown.
-    pub fn kernel_mod(&mut self, pc: u64) -> (u64, String) {
+    /// `mod()`: the module, with a number standing for it (the key it aggregates by); `pc`
+    /// when unknown.
+    pub fn kernel_mod(&mut self, pc: u64) -> (u64, Frame) {
         let k = self.kernel();
         match k.lookup(pc) {
             Some((m, _, _)) => {
                 let i = k.modules.iter().position(|x| x == m).unwrap_or(0);
-                (i as u64, m.to_string())
+                let frame = Frame {
+                    address: 0,
+                    place: Place::Module(m.to_string()),
+                };
+                (i as u64, frame)
             }
-            None => (pc, format!("0x{pc:x}")),
+            None => (pc, Frame::unknown(pc)),
         }
     }
 
@@ -280,48 +291,60 @@ impl Symbolizer {
         })
     }
 
-    /// `object`name+0xoffset` (no offset at the symbol's first byte), `object`0x...` in an
-    /// object without a symbol there, `0x...` elsewhere: a user stack frame, `uaddr()` and
-    /// `%A`.
-    pub fn user_frame(&mut self, pid: u32, pc: u64) -> String {
-        match self.user(pid, pc) {
+    /// The user symbol covering `pc` of `pid` (`object`name+0xoffset`), the object without
+    /// a symbol there (`object`0x...`), or an unknown address: a user stack frame,
+    /// `uaddr()` and `%A`.
+    pub fn user_frame(&mut self, pid: u32, pc: u64) -> Frame {
+        let place = match self.user(pid, pc) {
             Some(UserSymbol {
                 object,
                 symbol: Some((name, addr)),
                 ..
-            }) => {
-                if pc > addr {
-                    format!("{object}`{name}+0x{:x}", pc - addr)
-                } else {
-                    format!("{object}`{name}")
-                }
-            }
-            Some(u) => format!("{}`0x{pc:x}", u.object),
-            None => format!("0x{pc:x}"),
-        }
+            }) => symbol(&object, &name, pc - addr),
+            Some(u) => Place::Object(u.object),
+            None => Place::Unknown,
+        };
+        Frame { address: pc, place }
     }
 
-    /// `ufunc()`/`usym()`: `object`name`, with the symbol's address (the key it aggregates
+    /// `ufunc()`/`usym()`: `object`name`, at the symbol's address (the key it aggregates
     /// by).
-    pub fn user_sym(&mut self, pid: u32, pc: u64) -> (u64, String) {
+    pub fn user_sym(&mut self, pid: u32, pc: u64) -> Frame {
         match self.user(pid, pc) {
             Some(UserSymbol {
                 object,
                 symbol: Some((name, addr)),
                 ..
-            }) => (addr, format!("{object}`{name}")),
-            Some(u) => (pc, format!("{}`0x{pc:x}", u.object)),
-            None => (pc, format!("0x{pc:x}")),
+            }) => Frame {
+                address: addr,
+                place: symbol(&object, &name, 0),
+            },
+            Some(u) => Frame {
+                address: pc,
+                place: Place::Object(u.object),
+            },
+            None => Frame::unknown(pc),
         }
     }
 
-    /// `umod()`: the object's base name, with its mapping's address (the key it
-    /// aggregates by).
-    pub fn user_mod(&mut self, pid: u32, pc: u64) -> (u64, String) {
+    /// `umod()`: the object's base name, at its mapping's address (the key it aggregates
+    /// by).
+    pub fn user_mod(&mut self, pid: u32, pc: u64) -> Frame {
         match self.user(pid, pc) {
-            Some(u) => (u.map_start, u.object),
-            None => (pc, format!("0x{pc:x}")),
+            Some(u) => Frame {
+                address: u.map_start,
+                place: Place::Module(u.object),
+            },
+            None => Frame::unknown(pc),
         }
+    }
+}
+
+fn symbol(module: &str, name: &str, offset: u64) -> Place {
+    Place::Symbol {
+        module: module.to_string(),
+        symbol: name.to_string(),
+        offset,
     }
 }
 

@@ -5,7 +5,7 @@
 //! record in a fixed-width column, and a newline after the firing's last
 //! record.  In quiet mode only the records themselves are printed, bare.
 
-use crate::Value;
+use crate::value::{Frame, Value};
 
 /// Whether dtrace(1) runs in its testing mode: DTrace's test harness sets
 /// `_DTRACE_TESTING`, and dtrace then leaves the CPU and probe ID columns out
@@ -59,10 +59,68 @@ pub const STACK_INDENT: usize = 14;
 
 /// A stack as DTrace prints it (`stack()`, `ustack()`, and stack keys of aggregations): a
 /// newline, then each frame on its own line, indented by [`STACK_INDENT`] columns.
-pub fn stack_text(frames: &[String]) -> String {
+pub fn stack_text(frames: &[Frame]) -> String {
     let mut out = String::from("\n");
     for f in frames {
-        out.push_str(&format!("{:STACK_INDENT$}{f}\n", ""));
+        out.push_str(&format!("{:STACK_INDENT$}{}\n", "", f.text()));
+    }
+    out
+}
+
+/// The column width of a traced string (and of bytes printed as one).
+const STRING_WIDTH: usize = 33;
+
+/// Bytes with no scalar form (a struct, union, array), as DTrace's `trace()` prints them:
+/// as a string when they are printable characters followed only by NULs, else as a hex
+/// dump of 16 bytes a line.
+pub fn bytes_text(bytes: &[u8], quiet: bool) -> Vec<u8> {
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let printable = |c: u8| c.is_ascii_graphic() || c == b' ' || (b'\x07'..=b'\r').contains(&c);
+    let text = bytes
+        .iter()
+        .position(|&c| !printable(c))
+        .map_or(Some(bytes), |i| {
+            let nuls = i > 0 && bytes[i..].iter().all(|&c| c == 0);
+            nuls.then_some(&bytes[..i])
+        });
+    match text {
+        Some(text) if quiet => text.to_vec(),
+        Some(text) => {
+            let mut out = b"  ".to_vec();
+            out.extend_from_slice(text);
+            out.resize(out.len().max(2 + STRING_WIDTH), b' ');
+            out
+        }
+        None => hex_dump(bytes).into_bytes(),
+    }
+}
+
+/// DTrace's hex dump (`tracemem()`, raw bytes): a header of column numbers, then per 16
+/// bytes the offset, the bytes in hex and as characters.
+fn hex_dump(bytes: &[u8]) -> String {
+    const MARGIN: usize = 5;
+    let mut out = format!("\n{:MARGIN$}      ", "");
+    for c in "0123456789abcdef".chars() {
+        out.push_str(&format!("  {c}"));
+    }
+    out.push_str("  0123456789abcdef\n");
+    for (row, chunk) in bytes.chunks(16).enumerate() {
+        out.push_str(&format!("{:MARGIN$}{:5x}:", "", row * 16));
+        for b in chunk {
+            out.push_str(&format!(" {b:02x}"));
+        }
+        out.push_str(&"   ".repeat(16 - chunk.len()));
+        out.push_str("  ");
+        out.extend(chunk.iter().map(|&c| {
+            if (b' '..=b'~').contains(&c) {
+                c as char
+            } else {
+                '.'
+            }
+        }));
+        out.push('\n');
     }
     out
 }
@@ -80,12 +138,13 @@ pub fn symbol_text(text: &str) -> String {
 pub fn trace_record(v: &Value, quiet: bool) -> Vec<u8> {
     match v {
         Value::Stack { frames, .. } => stack_text(frames).into_bytes(),
-        Value::Sym { text, .. } => symbol_text(text).into_bytes(),
+        Value::Sym { frame, .. } => symbol_text(&frame.text()).into_bytes(),
+        Value::Bytes(bytes) => bytes_text(bytes, quiet),
         Value::Str(s) if quiet => s.clone(),
         Value::Str(s) => {
             let mut out = b"  ".to_vec();
             out.extend_from_slice(s);
-            out.resize(out.len().max(2 + 33), b' ');
+            out.resize(out.len().max(2 + STRING_WIDTH), b' ');
             out
         }
         Value::Int { signed, size, .. } => {
@@ -169,18 +228,49 @@ mod tests {
 
     #[test]
     fn stacks_and_symbols() {
+        let frame = |symbol: &str, offset| Frame {
+            address: 1,
+            place: crate::value::Place::Symbol {
+                module: "vmlinux".into(),
+                symbol: symbol.into(),
+                offset,
+            },
+        };
         let stack = Value::Stack {
             raw: vec![1, 2],
-            frames: vec!["vmlinux`a+0x1".into(), "vmlinux`b".into()],
+            frames: vec![frame("a", 1), frame("b", 0)],
         };
         let expected = "\n              vmlinux`a+0x1\n              vmlinux`b\n";
         assert_eq!(record(stack.clone(), false), expected);
         assert_eq!(record(stack, true), expected);
         let sym = Value::Sym {
             raw: vec![1],
-            text: "prog`f1".into(),
+            frame: Frame {
+                address: 1,
+                place: crate::value::Place::Symbol {
+                    module: "prog".into(),
+                    symbol: "f1".into(),
+                    offset: 0,
+                },
+            },
         };
         assert_eq!(record(sym, true), format!("  {:<50}", "prog`f1"));
+    }
+
+    #[test]
+    fn bytes() {
+        let text = |b: &[u8], quiet| String::from_utf8(bytes_text(b, quiet)).unwrap();
+        assert_eq!(text(b"abc\0\0", true), "abc");
+        assert_eq!(text(b"abc\0\0", false), format!("  {:<33}", "abc"));
+        let dump = text(&[0x41, 0, 0x42, 0xff], false);
+        let want = format!(
+            "\n{:11}{}  0123456789abcdef\n{:5}    0: 41 00 42 ff{}  A.B.\n",
+            "",
+            (0..16).map(|i| format!("  {i:x}")).collect::<String>(),
+            "",
+            "   ".repeat(12)
+        );
+        assert_eq!(dump, want);
     }
 
     #[test]

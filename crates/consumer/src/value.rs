@@ -1,7 +1,8 @@
 //! The decoded data values handed to the formatters.
 //!
-//! The runtime decodes kernel records into [`Value`]s; every formatter in this
-//! crate (printf, trace, aggregation keys) consumes them.
+//! [`crate::decode`] turns kernel bytes into [`Value`]s; every formatter in this crate
+//! (printf, trace, aggregation keys, JSON) consumes them. Stacks and symbols are decoded
+//! into [`Frame`]s: where an address is (module, symbol, offset), not only its text.
 
 /// One traced datum, as decoded from a kernel record.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -12,13 +13,88 @@ pub enum Value {
     /// A string: the bytes up to (not including) the first NUL.
     Str(Vec<u8>),
     /// A symbolized stack (`stack()`, `ustack()`): `raw` identifies it (a user stack's
-    /// process id, then the program counters), `frames` are the lines printed, innermost
-    /// first (`vmlinux`do_sys_open+0x1a`).
-    Stack { raw: Vec<u64>, frames: Vec<String> },
+    /// process id, then the program counters), `frames` are innermost first.
+    Stack { raw: Vec<u64>, frames: Vec<Frame> },
     /// A symbolized address (`func() sym() mod() ufunc() usym() umod() uaddr()`, `%a`,
     /// `%A`): `raw` identifies it (a user address's process id, then the address as the
-    /// datum keeps it), `text` is printed.
-    Sym { raw: Vec<u64>, text: String },
+    /// datum keeps it).
+    Sym { raw: Vec<u64>, frame: Frame },
+    /// The bytes of a value without a scalar form (a struct, union, array or opaque type),
+    /// interpreted by its [`dtrace_abi::datum::ValueType`].
+    Bytes(Vec<u8>),
+}
+
+/// A symbolized address: where `address` is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// The address itself, or for a symbol (`func()`, `usym()`) the symbol's address.
+    pub address: u64,
+    pub place: Place,
+}
+
+/// What is known of an address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// In `symbol` of `module` (a kernel module, or a user object's file name), `offset`
+    /// bytes in: `module`symbol+0xoffset`, or `module`symbol` at offset 0.
+    Symbol {
+        module: String,
+        symbol: String,
+        offset: u64,
+    },
+    /// In a user object without a symbol there: `object`0xaddress`.
+    Object(String),
+    /// A module or object itself (`mod()`, `umod()`): its name.
+    Module(String),
+    /// Nothing known: `0xaddress`.
+    Unknown,
+}
+
+impl Frame {
+    /// An address nothing is known of.
+    pub fn unknown(address: u64) -> Frame {
+        Frame {
+            address,
+            place: Place::Unknown,
+        }
+    }
+
+    /// The text DTrace prints for it.
+    pub fn text(&self) -> String {
+        match &self.place {
+            Place::Symbol {
+                module,
+                symbol,
+                offset: 0,
+            } => format!("{module}`{symbol}"),
+            Place::Symbol {
+                module,
+                symbol,
+                offset,
+            } => format!("{module}`{symbol}+0x{offset:x}"),
+            Place::Object(object) => format!("{object}`0x{:x}", self.address),
+            Place::Module(module) => module.clone(),
+            Place::Unknown => format!("0x{:x}", self.address),
+        }
+    }
+
+    /// The module or object name, when known.
+    pub fn module(&self) -> Option<&str> {
+        match &self.place {
+            Place::Symbol { module, .. } | Place::Object(module) | Place::Module(module) => {
+                Some(module)
+            }
+            Place::Unknown => None,
+        }
+    }
+
+    /// The symbol and the offset into it, when known.
+    pub fn symbol(&self) -> Option<(&str, u64)> {
+        match &self.place {
+            Place::Symbol { symbol, offset, .. } => Some((symbol, *offset)),
+            _ => None,
+        }
+    }
 }
 
 impl Value {
@@ -56,13 +132,13 @@ impl Value {
         Value::Str(s[..end].to_vec())
     }
 
-    /// The low `size` bytes, zero-extended (strings and stacks read as 0, symbols as their
-    /// address).
+    /// The low `size` bytes, zero-extended (strings, stacks and bytes read as 0, symbols
+    /// as their address).
     pub fn zero_extended(&self) -> u64 {
         match *self {
             Value::Int { value, size, .. } => value & size_mask(size),
             Value::Sym { ref raw, .. } => raw.last().copied().unwrap_or(0),
-            Value::Str(_) | Value::Stack { .. } => 0,
+            Value::Str(_) | Value::Stack { .. } | Value::Bytes(_) => 0,
         }
     }
 
@@ -76,7 +152,7 @@ impl Value {
             }
             Value::Int { value, .. } => value as i64,
             Value::Sym { .. } => self.zero_extended() as i64,
-            Value::Str(_) | Value::Stack { .. } => 0,
+            Value::Str(_) | Value::Stack { .. } | Value::Bytes(_) => 0,
         }
     }
 
@@ -84,7 +160,7 @@ impl Value {
     pub(crate) fn size(&self) -> u8 {
         match *self {
             Value::Int { size, .. } => size,
-            Value::Str(_) | Value::Stack { .. } | Value::Sym { .. } => 8,
+            Value::Str(_) | Value::Stack { .. } | Value::Sym { .. } | Value::Bytes(_) => 8,
         }
     }
 }
@@ -114,5 +190,32 @@ mod tests {
         assert_eq!(Value::i32(-1).zero_extended(), 0xffff_ffff);
         assert_eq!(Value::i32(-1).sign_extended(), -1);
         assert_eq!(Value::str(b"ab\0cd"), Value::Str(b"ab".to_vec()));
+    }
+
+    #[test]
+    fn frame_texts() {
+        let sym = |offset| Frame {
+            address: 0x1000,
+            place: Place::Symbol {
+                module: "vmlinux".into(),
+                symbol: "vfs_read".into(),
+                offset,
+            },
+        };
+        assert_eq!(sym(0).text(), "vmlinux`vfs_read");
+        assert_eq!(sym(0x1a).text(), "vmlinux`vfs_read+0x1a");
+        let object = Frame {
+            address: 0x55aa,
+            place: Place::Object("prog".into()),
+        };
+        assert_eq!(object.text(), "prog`0x55aa");
+        assert_eq!(object.module(), Some("prog"));
+        let module = Frame {
+            address: 3,
+            place: Place::Module("ext4".into()),
+        };
+        assert_eq!(module.text(), "ext4");
+        assert_eq!(Frame::unknown(0xff).text(), "0xff");
+        assert_eq!(sym(4).symbol(), Some(("vfs_read", 4)));
     }
 }

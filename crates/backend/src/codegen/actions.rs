@@ -199,7 +199,7 @@ impl Gen<'_, '_> {
         let size = match &v.ty {
             Type::String => self.strsize(),
             Type::Struct(_) | Type::Array(..) => v.ty.size() as u32,
-            _ => 8,
+            _ => dtrace_abi::datum::SCALAR_SLOT,
         };
         let offset = self.clause_state().record_len;
         self.clause_state().record_len += size.next_multiple_of(8);
@@ -241,10 +241,11 @@ impl Gen<'_, '_> {
             ));
         }
         self.clause_state().presence_bits += 1;
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, 8));
+        let presence = dtrace_abi::record::PRESENCE as i16;
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, presence));
         self.e.mov_const(R2, 1u64 << bit);
         self.e.emit(Insn::alu64_reg(BPF_OR, R1, R2));
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, 8, R1));
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, presence, R1));
         Ok(Some(bit))
     }
 }

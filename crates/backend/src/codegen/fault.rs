@@ -5,7 +5,8 @@ use dtrace_ebpf::*;
 
 use super::regs::SCRATCH;
 use super::Gen;
-use crate::program::{Fault, FaultRecord, FAULT_EPID};
+use crate::program::{Fault, FAULT_EPID};
+use dtrace_abi::record::{self, fault as layout};
 
 /// Where the faulting address comes from.
 pub(crate) enum FaultSite {
@@ -23,23 +24,45 @@ impl Gen<'_, '_> {
             (s.action, s.end)
         };
         match addr {
-            Some(r) => self.e.emit(Insn::stx(Size::DW, SCRATCH, 24, r)),
-            None => self.e.emit(Insn::st(Size::DW, SCRATCH, 24, 0)),
+            Some(r) => self
+                .e
+                .emit(Insn::stx(Size::DW, SCRATCH, at(layout::ADDR), r)),
+            None => self
+                .e
+                .emit(Insn::st(Size::DW, SCRATCH, at(layout::ADDR), 0)),
         }
-        self.e
-            .emit(Insn::st(Size::W, SCRATCH, 0, FAULT_EPID as i32));
+        self.e.emit(Insn::st(
+            Size::W,
+            SCRATCH,
+            at(record::EPID),
+            FAULT_EPID as i32,
+        ));
         self.load_epid(R0);
-        self.e.emit(Insn::stx(Size::W, SCRATCH, 8, R0));
-        self.e.emit(Insn::st(Size::W, SCRATCH, 12, fault as i32));
-        self.e.emit(Insn::st(Size::W, SCRATCH, 16, action as i32));
-        self.e.emit(Insn::st(Size::W, SCRATCH, 20, offset));
+        self.e
+            .emit(Insn::stx(Size::W, SCRATCH, at(layout::EPID), R0));
+        self.e
+            .emit(Insn::st(Size::W, SCRATCH, at(layout::KIND), fault as i32));
+        self.e.emit(Insn::st(
+            Size::W,
+            SCRATCH,
+            at(layout::ACTION),
+            action as i32,
+        ));
+        self.e
+            .emit(Insn::st(Size::W, SCRATCH, at(layout::OFFSET), offset));
         self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
-        self.e.emit(Insn::stx(Size::W, SCRATCH, 4, R0));
+        self.e
+            .emit(Insn::stx(Size::W, SCRATCH, at(record::CPU), R0));
         self.e.ld_map(R1, self.c.core.ringbuf);
         self.e.emit(Insn::mov64_reg(R2, SCRATCH));
-        self.e.emit(Insn::mov64_imm(R3, FaultRecord::SIZE as i32));
+        self.e.emit(Insn::mov64_imm(R3, layout::SIZE as i32));
         self.e.emit(Insn::mov64_imm(R4, 0));
         self.e.emit(Insn::call(helpers::RINGBUF_OUTPUT));
         self.e.goto(end);
     }
+}
+
+/// A record offset as an instruction's offset field.
+fn at(offset: usize) -> i16 {
+    offset as i16
 }

@@ -39,6 +39,7 @@ mod subr;
 mod support;
 mod vars;
 
+use dtrace_abi::record;
 use std::collections::HashMap;
 
 use dtrace_ebpf::*;
@@ -383,6 +384,7 @@ impl<'a> Compiler<'a> {
         ro.value_size = rodata.len() as u32;
         ro.initial = Some(rodata);
         Compiled {
+            desc: crate::describe::describe(&self.enabled, &self.aggregations, strsize as u32),
             maps: self.maps,
             core: self.core,
             programs,
@@ -517,7 +519,7 @@ struct ClauseState {
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
-const RECORD_HEADER: u32 = 16;
+const RECORD_HEADER: u32 = record::HEADER_SIZE;
 
 /// A program being generated, between the clauses compiled into it.
 struct ProgState {
@@ -775,10 +777,13 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         if body.records {
             self.load_epid(R0);
-            self.e.emit(Insn::stx(Size::W, SCRATCH, 0, R0));
+            self.e
+                .emit(Insn::stx(Size::W, SCRATCH, record::EPID as i16, R0));
             self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
-            self.e.emit(Insn::stx(Size::W, SCRATCH, 4, R0));
-            self.e.emit(Insn::st(Size::DW, SCRATCH, 8, 0));
+            self.e
+                .emit(Insn::stx(Size::W, SCRATCH, record::CPU as i16, R0));
+            self.e
+                .emit(Insn::st(Size::DW, SCRATCH, record::PRESENCE as i16, 0));
         }
         for stmt in &body.stmts {
             self.stmt(stmt)?;

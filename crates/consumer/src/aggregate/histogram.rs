@@ -9,7 +9,7 @@
 //! divided by the normalization factor; bars are not.
 
 use super::AggFunc;
-use dtrace_backend::slots::{
+use dtrace_abi::slots::{
     lquantize_levels, quantize_bucket_value, LlqShape, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
 

@@ -4,15 +4,20 @@
 
 mod histogram;
 mod print;
+mod snapshot;
 mod sort;
+mod summary;
 
 use std::collections::HashMap;
 
-pub use dtrace_backend::slots::{
+pub use dtrace_abi::slots::{
     llquantize_bucket, lquantize_bucket, merge, quantize_bucket, quantize_bucket_value, slot_count,
     AggFunc, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
 pub use print::{printa, printa_format, render_exit};
+pub use snapshot::AggregationMaps;
+pub(crate) use snapshot::Aggregations;
+pub use summary::{summary, Bucket, Summary};
 
 use crate::Value;
 
@@ -68,6 +73,14 @@ impl Aggregation {
     /// The rows, in insertion order.
     pub fn rows(&self) -> &[AggRow] {
         &self.rows
+    }
+
+    /// The rows in the order DTrace prints them: each key and its merged slots.
+    pub fn sorted_rows(&self, opts: &SortOptions) -> Vec<(&[Value], &[u64])> {
+        sort::bundles(&[self], opts)
+            .into_iter()
+            .filter_map(|b| Some((b.key, b.data[0]?)))
+            .collect()
     }
 
     /// Set the merged slots of `key` (adding the key if new).

@@ -13,7 +13,7 @@ use super::sort::{bundles, Bundle};
 use super::{histogram, slot_count, AggFunc, Aggregation, SortOptions};
 use crate::printf::Format;
 use crate::Value;
-use dtrace_backend::slots;
+use dtrace_abi::slots;
 
 /// Everything printed when tracing ends: dtrace(1)'s newline, then every
 /// aggregation not already printed by `printa()`, in the given order (that
@@ -87,7 +87,10 @@ fn default_rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions) {
 fn key_column(out: &mut String, key: &Value) {
     let text = match key {
         Value::Stack { frames, .. } => crate::trace::stack_text(frames),
-        Value::Sym { text, .. } => crate::trace::symbol_text(text),
+        Value::Sym { frame, .. } => crate::trace::symbol_text(&frame.text()),
+        Value::Bytes(b) => {
+            String::from_utf8_lossy(&crate::trace::bytes_text(b, false)).into_owned()
+        }
         Value::Str(s) => format!("  {:<50}", String::from_utf8_lossy(s)),
         Value::Int { size: 1, .. } => format!(" {:>3}", key.zero_extended()),
         Value::Int { size: 2, .. } => format!(" {:>5}", key.zero_extended()),

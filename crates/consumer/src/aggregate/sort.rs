@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 
 use super::{slot_count, AggFunc, Aggregation, SortOptions};
 use crate::Value;
-use dtrace_backend::slots::{lquantize_levels, quantize_bucket_value, stddev, LlqShape};
+use dtrace_abi::slots::{lquantize_levels, quantize_bucket_value, stddev, LlqShape};
 
 /// A comparable summary of one value: the main measure, then the zero
 /// bucket's count (0 for non-histograms).
@@ -112,12 +112,13 @@ fn compare_key(a: &Value, b: &Value) -> Ordering {
         Value::Str(_) => 1,
         Value::Sym { .. } => 2,
         Value::Stack { .. } => 3,
+        Value::Bytes(_) => 4,
     };
     match (a, b) {
         (Value::Stack { raw: x, .. }, Value::Stack { raw: y, .. })
         | (Value::Sym { raw: x, .. }, Value::Sym { raw: y, .. }) => x.cmp(y),
         _ if rank(a) != rank(b) => rank(a).cmp(&rank(b)),
-        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        (Value::Str(x), Value::Str(y)) | (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
         (Value::Str(_), Value::Int { .. }) => Ordering::Greater,
         (Value::Int { .. }, Value::Str(_)) => Ordering::Less,
         _ => a

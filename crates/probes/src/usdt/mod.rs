@@ -14,19 +14,13 @@
 //! semaphore addresses, as systemtap, BCC and bpftrace do. Addresses are converted to file
 //! offsets through the `PT_LOAD` program header holding them.
 //!
-//! # Why a hand-written ELF reader
-//!
-//! The `object` crate would do (its MSRV is far below our 1.95, and with only the `read_core`
-//! and `elf` features it is small), but what we need is a few hundred lines of bounds-checked
-//! little-endian reads — section and program headers, notes, symbols of one class and byte
-//! order — and the workspace avoids dependencies it can write in a page (the `ebpf` and `btf`
-//! crates made the same call), which also keeps build time down on small CI machines. The
-//! reader is in [`elf`], and refuses anything but 64-bit little-endian files with a clear
-//! error. Argument specs are parsed for x86_64 only (see [`args`]); on other machines the
-//! notes are still read and [`UsdtProbe::args`] says why the arguments are not.
+//! ELF files are read with the workspace's own reader (`dtrace-elf`, re-exported as
+//! [`elf`]), which refuses anything but 64-bit little-endian files with a clear error.
+//! Argument specs are parsed for x86_64 only (see [`args`]); on other machines the notes are
+//! still read and [`UsdtProbe::args`] says why the arguments are not.
 
 pub mod args;
-pub mod elf;
+pub use dtrace_elf as elf;
 
 use std::path::Path;
 

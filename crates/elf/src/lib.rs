@@ -1,6 +1,17 @@
 //! A minimal ELF64 little-endian reader: section headers, program headers, notes and
-//! function/object symbols — what USDT discovery needs and nothing more. Every read is
-//! bounds-checked; a malformed file gives an error, never a panic.
+//! function/object symbols — what USDT discovery (the probes crate) and user-space
+//! symbolization (the consumer) need and nothing more. Every read is bounds-checked; a
+//! malformed file gives an error, never a panic.
+//!
+//! # Why a hand-written ELF reader
+//!
+//! The `object` crate would do (its MSRV is below ours, and with only the `read_core` and
+//! `elf` features it is small), but what we need is a few hundred lines of bounds-checked
+//! little-endian reads — section and program headers, notes, symbols of one class and byte
+//! order — and the workspace avoids dependencies it can write in a page (the `ebpf` and `btf`
+//! crates made the same call), which also keeps build time down on small CI machines. It
+//! refuses anything but 64-bit little-endian files with a clear error. It is a crate of its
+//! own so that the consumer reads symbols without depending on the probes crate.
 
 use std::ops::Range;
 

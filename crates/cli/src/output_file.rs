@@ -1,0 +1,107 @@
+//! Where records go: stdout, or the `-o` file. The file is opened only once the programs are
+//! loaded (so a FIFO given to `-o` blocks there, and a failed load leaves no file); what the
+//! consumer writes before that (JSON "matched" lines) waits in memory and goes first.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{self, BufWriter, Stdout, Write};
+use std::rc::Rc;
+
+enum State {
+    Stdout(BufWriter<Stdout>),
+    /// `-o PATH` not opened yet, and what was written so far.
+    Pending {
+        path: String,
+        early: Vec<u8>,
+    },
+    File(BufWriter<File>),
+}
+
+/// A handle on the output: one is given to the consumer's output, another opens it.
+#[derive(Clone)]
+pub struct OutputFile(Rc<RefCell<State>>);
+
+impl OutputFile {
+    /// Stdout, or the file at `path` (appended to), opened by [`OutputFile::open`].
+    pub fn new(path: Option<&str>) -> OutputFile {
+        let state = match path {
+            Some(path) => State::Pending {
+                path: path.to_string(),
+                early: Vec::new(),
+            },
+            None => State::Stdout(BufWriter::new(io::stdout())),
+        };
+        OutputFile(Rc::new(RefCell::new(state)))
+    }
+
+    /// Open the `-o` file (nothing to do for stdout), with DTrace's message on failure.
+    pub fn open(&self) -> Result<(), String> {
+        let mut state = self.0.borrow_mut();
+        let State::Pending { path, early } = &*state else {
+            return Ok(());
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| {
+                format!(
+                    "dtrace: failed to open output file '{path}': {}\n",
+                    crate::errno_text(&e)
+                )
+            })?;
+        let mut file = BufWriter::new(file);
+        file.write_all(early)
+            .map_err(|e| format!("dtrace: failed to write '{path}': {e}\n"))?;
+        *state = State::File(file);
+        Ok(())
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut *self.0.borrow_mut() {
+            State::Stdout(w) => w.write(buf),
+            State::Pending { early, .. } => {
+                early.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            State::File(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut *self.0.borrow_mut() {
+            State::Stdout(w) => w.flush(),
+            State::Pending { .. } => Ok(()),
+            State::File(w) => w.flush(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn early_output_waits_for_the_file() {
+        let path = std::env::temp_dir().join(format!("dtrace-output-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let out = OutputFile::new(path.to_str());
+        let mut writer = out.clone();
+        writer.write_all(b"early\n").unwrap();
+        writer.flush().unwrap();
+        assert!(!path.exists(), "opened before open()");
+        out.open().unwrap();
+        writer.write_all(b"late\n").unwrap();
+        writer.flush().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "early\nlate\n");
+        std::fs::remove_file(&path).unwrap();
+        let bad = OutputFile::new(Some("/nonexistent/dir/file"));
+        let err = bad.open().unwrap_err();
+        assert!(
+            err.starts_with("dtrace: failed to open output file '/nonexistent/dir/file': "),
+            "{err}"
+        );
+    }
+}

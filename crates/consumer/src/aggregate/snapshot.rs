@@ -1,0 +1,171 @@
+//! Aggregations as the consumer reads them: snapshots of the per-CPU maps (handed over as
+//! bytes by whoever owns the maps, through [`AggregationMaps`]) decoded and merged into
+//! [`Aggregation`]s, and the actions on them (`printa`, `clear`, `trunc`, `normalize`,
+//! `denormalize`) with the state they leave (normalization, printed).
+
+use std::collections::HashMap;
+
+use dtrace_abi::desc;
+
+use super::Aggregation;
+use crate::decode;
+use crate::symbolize::Symbolizer;
+use crate::Value;
+
+/// The aggregation maps, read and changed for the consumer by the side that owns them.
+/// Aggregations are numbered as in [`desc::ProgramDesc::aggregations`].
+pub trait AggregationMaps {
+    /// Every entry of aggregation `agg`: its key's bytes and its value's bytes on each CPU.
+    fn entries(&self, agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)>;
+    /// The keys of aggregation `agg`.
+    fn keys(&self, agg: usize) -> Vec<Vec<u8>>;
+    /// Set every value of aggregation `agg` to zero, keeping the keys (`clear()`).
+    fn clear(&self, agg: usize);
+    /// Remove `key` from aggregation `agg` (`trunc()`).
+    fn remove(&self, agg: usize, key: &[u8]);
+}
+
+/// Consumer-side state of one aggregation.
+#[derive(Clone)]
+struct State {
+    normal: u64,
+    printed: bool,
+}
+
+/// Every aggregation's description and consumer-side state.
+pub(crate) struct Aggregations {
+    descs: Vec<desc::Aggregation>,
+    states: Vec<State>,
+}
+
+/// A snapshot's rows by key, with the raw keys each row merged.
+type RawKeys = HashMap<Vec<Value>, Vec<Vec<u8>>>;
+
+impl Aggregations {
+    pub fn new(descs: &[desc::Aggregation]) -> Aggregations {
+        let state = State {
+            normal: 1,
+            printed: false,
+        };
+        Aggregations {
+            descs: descs.to_vec(),
+            states: vec![state; descs.len()],
+        }
+    }
+
+    /// Read aggregation `i`; also returns each row's raw keys. Keys that print alike
+    /// because they name one symbol (`ufunc(pc)` of two addresses of one function) are one
+    /// row, as in DTrace: their slots merge as if from more CPUs.
+    fn snapshot(
+        &self,
+        i: usize,
+        maps: &dyn AggregationMaps,
+        symbols: &mut Symbolizer,
+    ) -> (Aggregation, RawKeys) {
+        let desc = &self.descs[i];
+        let mut agg = Aggregation::new(desc.name.clone(), desc.func);
+        let mut raw: RawKeys = HashMap::new();
+        let mut rows: Vec<(Vec<Value>, Vec<Vec<u64>>)> = Vec::new();
+        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+        for (key, percpu) in maps.entries(i) {
+            let slots = decode::slots(&percpu);
+            let values: Vec<Value> = desc
+                .keys
+                .iter()
+                .map(|f| decode::value(&key, f, symbols))
+                .collect();
+            match index.get(&values) {
+                Some(&at) => rows[at].1.extend(slots),
+                None => {
+                    index.insert(values.clone(), rows.len());
+                    rows.push((values.clone(), slots));
+                }
+            }
+            raw.entry(values).or_default().push(key);
+        }
+        for (values, slots) in rows {
+            let refs: Vec<&[u64]> = slots.iter().map(Vec::as_slice).collect();
+            agg.set_percpu(values, &refs);
+        }
+        let state = &self.states[i];
+        if state.normal != 1 {
+            agg.normalize(state.normal);
+        }
+        agg.printed = state.printed;
+        (agg, raw)
+    }
+
+    /// Read the mappings of every process named by a user stack or symbol key (the first
+    /// time each is seen), so that they still resolve once the process has exited.
+    pub fn see_processes(&self, maps: &dyn AggregationMaps, symbols: &mut Symbolizer) {
+        for (i, desc) in self.descs.iter().enumerate() {
+            let user: Vec<(usize, desc::Field)> = desc
+                .keys
+                .iter()
+                .filter(|f| f.ty.datum().is_some_and(|d| d.user()))
+                .map(|f| (f.offset as usize, f.clone()))
+                .collect();
+            if user.is_empty() {
+                continue;
+            }
+            for key in maps.keys(i) {
+                for (off, f) in &user {
+                    let datum = f.ty.datum().expect("a user datum");
+                    symbols.see_process(decode::datum_pid(&key, *off, datum));
+                }
+            }
+        }
+    }
+
+    /// The aggregations `indices` names, read for `printa()` (and marked printed).
+    pub fn printa(
+        &mut self,
+        indices: &[usize],
+        maps: &dyn AggregationMaps,
+        symbols: &mut Symbolizer,
+    ) -> Vec<Aggregation> {
+        let aggs = indices
+            .iter()
+            .map(|&i| self.snapshot(i, maps, symbols).0)
+            .collect();
+        for &i in indices {
+            self.states[i].printed = true;
+        }
+        aggs
+    }
+
+    /// `trunc(@a[, n])`: keep the n first rows in sort order (the last -n if negative).
+    pub fn trunc(
+        &self,
+        i: usize,
+        n: Option<i64>,
+        maps: &dyn AggregationMaps,
+        symbols: &mut Symbolizer,
+    ) {
+        let (mut agg, raw) = self.snapshot(i, maps, symbols);
+        agg.trunc(n.unwrap_or(0));
+        let kept: Vec<&Vec<Value>> = agg.rows().iter().map(|r| &r.key).collect();
+        for (key, keys) in &raw {
+            if !kept.contains(&key) {
+                for bytes in keys {
+                    maps.remove(i, bytes);
+                }
+            }
+        }
+    }
+
+    pub fn normalize(&mut self, i: usize, n: u64) {
+        self.states[i].normal = n.max(1);
+    }
+
+    pub fn denormalize(&mut self, i: usize) {
+        self.states[i].normal = 1;
+    }
+
+    /// Every aggregation, read when tracing ends.
+    pub fn all(&self, maps: &dyn AggregationMaps, symbols: &mut Symbolizer) -> Vec<Aggregation> {
+        (0..self.descs.len())
+            .map(|i| self.snapshot(i, maps, symbols).0)
+            .collect()
+    }
+}

@@ -1,0 +1,519 @@
+//! The consumer proper: it takes the kernel's bytes — ring-buffer records, aggregation map
+//! entries (through [`AggregationMaps`]), drop counters — decodes them with the program's
+//! [`ProgramDesc`], keeps what DTrace's consumer keeps between records (aggregation
+//! normalization, drops reported so far, the exit status, parsed formats, symbols), and
+//! drives an [`Output`]. What only the kernel side can do (fire ERROR, options it owns) is
+//! handed back as [`Request`]s.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use dtrace_abi::datum::ValueType;
+use dtrace_abi::desc::{ActionKind, Field, ProgramDesc};
+use dtrace_abi::record::{DropKind, Fault, FAULT_EPID};
+use dtrace_abi::u64_at;
+
+use crate::aggregate::{AggregationMaps, Aggregations};
+use crate::decode;
+use crate::output::{Drops, Firing, Output, Printa, ProbeFault, Stack};
+use crate::printf::{self, Format};
+use crate::settings::Settings;
+use crate::symbolize::Symbolizer;
+use crate::value::Value;
+
+/// What a record asks of the side that owns the kernel objects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Fire the ERROR probe with these arguments (`arg0`..`arg5`: 0, epid, action, offset,
+    /// fault, address).
+    FireError([u64; 6]),
+    /// `setopt()` of an option that is not an output setting.
+    Setopt {
+        option: String,
+        value: Option<String>,
+    },
+}
+
+/// The drop counts reported so far.
+#[derive(Default)]
+struct DropsSeen {
+    /// Per CPU: record drops and nested-firing drops.
+    records: Vec<u64>,
+    nested: Vec<u64>,
+    /// Dynamic variable drops, all CPUs together.
+    dynamic: u64,
+}
+
+/// Records and aggregations in, output out.
+pub struct Consumer {
+    desc: Rc<ProgramDesc>,
+    settings: Settings,
+    output: Box<dyn Output>,
+    symbols: Symbolizer,
+    aggs: Aggregations,
+    formats: HashMap<String, Option<Format>>,
+    drops: DropsSeen,
+    exit_status: Option<i32>,
+    /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
+    target_pid: u32,
+}
+
+impl Consumer {
+    pub fn new(desc: ProgramDesc, settings: Settings, output: Box<dyn Output>) -> Consumer {
+        let aggs = Aggregations::new(&desc.aggregations);
+        Consumer {
+            desc: Rc::new(desc),
+            settings,
+            output,
+            symbols: Symbolizer::new(),
+            aggs,
+            formats: HashMap::new(),
+            drops: DropsSeen::default(),
+            exit_status: None,
+            target_pid: 0,
+        }
+    }
+
+    /// Read what decoding will need before tracing starts — kernel symbols, when records or
+    /// keys hold kernel stacks or symbols — so that the first record is not held up by it.
+    pub fn prepare(&mut self) {
+        if self.desc.has_kernel_data() {
+            self.symbols.load_kernel();
+        }
+    }
+
+    /// The process whose addresses `%A` resolves.
+    pub fn set_target(&mut self, pid: u32) {
+        self.target_pid = pid;
+    }
+
+    /// The status of the first `exit()` seen, if any.
+    pub fn exit_status(&self) -> Option<i32> {
+        self.exit_status
+    }
+
+    /// `dtrace: description 'X' matched N probes`, unless quiet.
+    pub fn matched(&mut self, kind: &str, name: &str, count: u32) {
+        if !self.settings.quiet {
+            self.output.matched(kind, name, count);
+        }
+    }
+
+    /// A message about the run (without `dtrace: ` and the newline).
+    pub fn warning(&mut self, message: &str) {
+        self.output.warning(message);
+    }
+
+    pub fn flush(&mut self) {
+        self.output.flush();
+    }
+
+    /// Read the mappings of the processes a record's user stacks and symbols name, while
+    /// they may still run: symbolizing records can take longer than a process lives.
+    pub fn see_processes(&mut self, rec: &[u8]) {
+        let Some(ep) = self.desc.probe(decode::header(rec).epid) else {
+            return;
+        };
+        for action in &ep.actions {
+            if let ActionKind::Trace(f) = &action.kind {
+                if let Some(d) = f.ty.datum().filter(|d| d.user()) {
+                    let pid = decode::datum_pid(rec, f.offset as usize, d);
+                    self.symbols.see_process(pid);
+                }
+            }
+        }
+    }
+
+    /// The same for the processes of user stack and symbol aggregation keys.
+    pub fn see_aggregation_processes(&mut self, maps: &dyn AggregationMaps) {
+        self.aggs.see_processes(maps, &mut self.symbols);
+    }
+
+    /// Decode and output one ring-buffer record.
+    pub fn record(&mut self, rec: &[u8], maps: &dyn AggregationMaps) -> Vec<Request> {
+        let header = decode::header(rec);
+        if header.epid == FAULT_EPID {
+            return self.fault(rec).into_iter().collect();
+        }
+        let desc = Rc::clone(&self.desc);
+        let Some(ep) = desc.probe(header.epid) else {
+            return Vec::new();
+        };
+        let firing = |quiet| Firing {
+            epid: ep.epid,
+            cpu: header.cpu,
+            probe: &ep.probe,
+            quiet,
+        };
+        if !self.settings.quiet {
+            self.output.probe(&firing(false));
+        }
+        let mut requests = Vec::new();
+        for action in ep.actions.iter().filter(|a| a.ran(header.presence)) {
+            let f = firing(self.settings.quiet);
+            if let Some(r) = self.action(&f, &action.kind, rec, maps) {
+                requests.push(r);
+            }
+        }
+        if !self.settings.quiet {
+            self.output.firing_end(&firing(false));
+        }
+        requests
+    }
+
+    fn action(
+        &mut self,
+        firing: &Firing<'_>,
+        kind: &ActionKind,
+        rec: &[u8],
+        maps: &dyn AggregationMaps,
+    ) -> Option<Request> {
+        let int_at = |f: &Field| u64_at(rec, f.offset as usize);
+        match kind {
+            ActionKind::Trace(field) => {
+                let v = decode::value(rec, field, &mut self.symbols);
+                self.trace(firing, &v, &field.ty);
+            }
+            ActionKind::Printf { format, args } => {
+                let values: Vec<Value> = args
+                    .iter()
+                    .map(|f| decode::value(rec, f, &mut self.symbols))
+                    .collect();
+                if let Some(text) = self.printf(format, &values) {
+                    self.output.printf(firing, &text, &values);
+                }
+            }
+            ActionKind::Printa {
+                format,
+                aggregations,
+            } => {
+                let aggs = self.aggs.printa(aggregations, maps, &mut self.symbols);
+                let parsed = format.as_ref().and_then(|f| self.parsed(f).cloned());
+                let sort = self.settings.sort;
+                let printa = Printa {
+                    format: format.as_deref(),
+                    parsed: parsed.as_ref(),
+                    aggregations: &aggs,
+                    sort: &sort,
+                };
+                self.output.printa(firing, &printa);
+            }
+            ActionKind::Exit(field) => {
+                if self.exit_status.is_none() {
+                    self.exit_status = Some(int_at(field) as i64 as i32);
+                }
+            }
+            ActionKind::Clear(i) => maps.clear(*i),
+            ActionKind::Trunc { aggregation, count } => {
+                let n = count.as_ref().map(|f| int_at(f) as i64);
+                self.aggs.trunc(*aggregation, n, maps, &mut self.symbols);
+            }
+            ActionKind::Normalize {
+                aggregation,
+                factor,
+            } => self.aggs.normalize(*aggregation, int_at(factor)),
+            ActionKind::Denormalize(i) => self.aggs.denormalize(*i),
+            ActionKind::Setopt { option, value } => {
+                match self.settings.set(option, value.as_deref()) {
+                    Some(Ok(())) => {}
+                    Some(Err(why)) => {
+                        let message = format!("failed to set option {option}: {why}");
+                        self.output.warning(&message);
+                    }
+                    None => {
+                        return Some(Request::Setopt {
+                            option: option.clone(),
+                            value: value.clone(),
+                        })
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// `trace()` of `v`: stacks as stacks, the rest as values.
+    fn trace(&mut self, firing: &Firing<'_>, v: &Value, ty: &ValueType) {
+        match v {
+            Value::Stack { raw, frames } => {
+                let pid = ty
+                    .datum()
+                    .filter(|d| d.user())
+                    .map(|_| raw.first().copied().unwrap_or(0) as u32);
+                self.output.stack(firing, &Stack { frames, pid });
+            }
+            _ => self.output.trace(firing, v, ty),
+        }
+    }
+
+    /// The parsed form of `format` (`None` if it does not parse), parsed once.
+    fn parsed(&mut self, format: &str) -> Option<&Format> {
+        self.formats
+            .entry(format.to_string())
+            .or_insert_with(|| printf::parse(format).ok())
+            .as_ref()
+    }
+
+    /// `printf(format, values...)` rendered; `%a` and `%A` print their address as a symbol
+    /// (`%A`: of `$target`).
+    fn printf(&mut self, format: &str, values: &[Value]) -> Option<Vec<u8>> {
+        let specs = value_specs(self.parsed(format)?);
+        let mut shown = values.to_vec();
+        for (v, spec) in shown.iter_mut().zip(specs) {
+            let pc = v.zero_extended();
+            let frame = match spec {
+                'a' => self.symbols.kernel_frame(pc),
+                'A' if self.target_pid != 0 => self.symbols.user_frame(self.target_pid, pc),
+                _ => continue,
+            };
+            *v = Value::Sym {
+                raw: vec![pc],
+                frame,
+            };
+        }
+        Some(self.parsed(format)?.render_bytes(&shown))
+    }
+
+    /// A fault record: the error, then (unless the ERROR probe itself faulted) a request to
+    /// fire ERROR.
+    fn fault(&mut self, rec: &[u8]) -> Option<Request> {
+        let f = decode::fault(rec);
+        let desc = Rc::clone(&self.desc);
+        let ep = desc.probe(f.epid)?;
+        let fault = ProbeFault {
+            epid: f.epid,
+            probe: &ep.probe,
+            cpu: f.cpu,
+            kind: Fault::from_code(f.kind),
+            code: f.kind,
+            addr: f.addr,
+            action: f.action,
+            offset: f.offset,
+        };
+        self.output.fault(&fault);
+        (ep.probe.name != "ERROR").then_some(Request::FireError([
+            0,
+            u64::from(f.epid),
+            u64::from(f.action),
+            f.offset as u64,
+            u64::from(f.kind),
+            f.addr,
+        ]))
+    }
+
+    /// Report the drops counted since the last report, from the drop counter map's value on
+    /// each CPU: record and nested-firing drops per CPU, dynamic variable drops overall.
+    pub fn drops(&mut self, percpu: &[Vec<u8>]) {
+        let seen = &mut self.drops;
+        seen.records.resize(percpu.len(), 0);
+        seen.nested.resize(percpu.len(), 0);
+        let mut reports = Vec::new();
+        let mut dynamic = 0;
+        for (cpu, value) in percpu.iter().enumerate() {
+            for (kind, last) in [
+                (DropKind::Record, &mut seen.records[cpu]),
+                (DropKind::Nested, &mut seen.nested[cpu]),
+            ] {
+                let total = decode::drops(value, kind);
+                if total > *last {
+                    reports.push(Drops {
+                        kind,
+                        cpu: Some(cpu as u32),
+                        count: total - *last,
+                    });
+                    *last = total;
+                }
+            }
+            dynamic += decode::drops(value, DropKind::Dynamic);
+        }
+        if dynamic > seen.dynamic {
+            reports.push(Drops {
+                kind: DropKind::Dynamic,
+                cpu: None,
+                count: dynamic - seen.dynamic,
+            });
+            seen.dynamic = dynamic;
+        }
+        for d in &reports {
+            self.output.drops(d);
+        }
+    }
+
+    /// Tracing ended with `status`: the aggregations not printed yet, then the end.
+    pub fn finish(&mut self, maps: &dyn AggregationMaps, status: i32) {
+        let aggs = self.aggs.all(maps, &mut self.symbols);
+        let sort = self.settings.sort;
+        self.output.aggregations(&aggs, &sort);
+        self.output.exit(status);
+        self.output.flush();
+    }
+}
+
+/// The conversion character of each value argument of a format, in argument order (`*`
+/// widths and precisions as `*`).
+fn value_specs(f: &Format) -> Vec<char> {
+    let specs: HashMap<usize, char> = f.conversions().map(|c| (c.number, c.spec)).collect();
+    f.args()
+        .iter()
+        .map(|a| match a.role {
+            printf::ArgRole::Value => specs.get(&a.conversion).copied().unwrap_or('?'),
+            _ => '*',
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Json;
+    use dtrace_abi::desc::{Action, Aggregation as AggDesc, EnabledProbe, Probe};
+    use dtrace_abi::record::{self, fault};
+    use dtrace_abi::slots::AggFunc;
+    use std::cell::RefCell;
+    use std::io::Write;
+
+    /// What the output wrote, shared with the test.
+    #[derive(Clone, Default)]
+    struct Buffer(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().write(buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// One aggregation `@n = count()` keyed by nothing, with one entry of 2 + 3 on two CPUs.
+    struct Counts;
+
+    impl AggregationMaps for Counts {
+        fn entries(&self, _agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
+            let cpu = |n: u64| n.to_le_bytes().to_vec();
+            vec![(vec![0; 8], vec![cpu(2), cpu(3)])]
+        }
+        fn keys(&self, _agg: usize) -> Vec<Vec<u8>> {
+            vec![vec![0; 8]]
+        }
+        fn clear(&self, _agg: usize) {}
+        fn remove(&self, _agg: usize, _key: &[u8]) {}
+    }
+
+    fn int() -> ValueType {
+        ValueType::Integer {
+            size: 4,
+            signed: true,
+            name: "int".into(),
+        }
+    }
+
+    fn field(offset: u32, ty: ValueType) -> Field {
+        Field { offset, ty }
+    }
+
+    fn action(kind: ActionKind, presence: Option<u32>) -> Action {
+        Action { kind, presence }
+    }
+
+    /// `BEGIN { printf("%d %s\n", 5, "ab"); if (0) trace(9); printa(@n); exit(3); }`
+    fn program() -> ProgramDesc {
+        let h = record::HEADER_SIZE;
+        ProgramDesc {
+            probes: vec![EnabledProbe {
+                epid: 1,
+                probe: Probe {
+                    id: 1,
+                    provider: "dtrace".into(),
+                    name: "BEGIN".into(),
+                    ..Probe::default()
+                },
+                records: true,
+                actions: vec![
+                    action(
+                        ActionKind::Printf {
+                            format: "%d %s\n".into(),
+                            args: vec![
+                                field(h, int()),
+                                field(h + 8, ValueType::String { size: 8 }),
+                            ],
+                        },
+                        None,
+                    ),
+                    action(ActionKind::Trace(field(h + 16, int())), Some(0)),
+                    action(
+                        ActionKind::Printa {
+                            format: None,
+                            aggregations: vec![0],
+                        },
+                        None,
+                    ),
+                    action(ActionKind::Exit(field(h + 24, int())), None),
+                ],
+            }],
+            aggregations: vec![AggDesc {
+                name: "n".into(),
+                func: AggFunc::Count,
+                keys: Vec::new(),
+                key_size: 8,
+                slots: 1,
+            }],
+        }
+    }
+
+    fn put(rec: &mut [u8], at: usize, bytes: &[u8]) {
+        rec[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
+    #[test]
+    fn records_drive_the_output() {
+        let out = Buffer::default();
+        let settings = Settings {
+            quiet: true,
+            ..Settings::default()
+        };
+        let mut c = Consumer::new(
+            program(),
+            settings,
+            Box::new(Json::new(Box::new(out.clone()))),
+        );
+        let h = record::HEADER_SIZE as usize;
+        let mut rec = vec![0u8; h + 32];
+        put(&mut rec, record::EPID, &1u32.to_le_bytes());
+        put(&mut rec, record::CPU, &1u32.to_le_bytes());
+        put(&mut rec, h, &5u64.to_le_bytes());
+        put(&mut rec, h + 8, b"ab\0");
+        put(&mut rec, h + 16, &9u64.to_le_bytes());
+        put(&mut rec, h + 24, &3u64.to_le_bytes());
+        assert_eq!(c.record(&rec, &Counts), Vec::new());
+        assert_eq!(c.exit_status(), Some(3));
+
+        let mut f = vec![0u8; fault::SIZE as usize];
+        put(&mut f, record::EPID, &FAULT_EPID.to_le_bytes());
+        put(&mut f, fault::EPID, &1u32.to_le_bytes());
+        put(&mut f, fault::KIND, &(Fault::BadAddr as u32).to_le_bytes());
+        put(&mut f, fault::ACTION, &2u32.to_le_bytes());
+        put(&mut f, fault::OFFSET, &40u32.to_le_bytes());
+        put(&mut f, fault::ADDR, &0xdeadu64.to_le_bytes());
+        assert_eq!(
+            c.record(&f, &Counts),
+            vec![Request::FireError([0, 1, 2, 40, 1, 0xdead])]
+        );
+        let mut drops = vec![0u8; DropKind::COUNT as usize * 8];
+        put(&mut drops, DropKind::Record.offset(), &4u64.to_le_bytes());
+        c.drops(&[drops.clone(), vec![0; drops.len()]]);
+        c.drops(&[drops]);
+        c.finish(&Counts, 3);
+
+        let text = String::from_utf8(out.0.borrow().clone()).unwrap();
+        let firing = r#""cpu":1,"epid":1,"id":1,"probe":"dtrace:::BEGIN""#;
+        let expected = [
+            format!(r#"{{"type":"printf",{firing},"text":"5 ab\n","args":[5,"ab"]}}"#),
+            format!(r#"{{"type":"printa",{firing},"name":"n","function":"count","rows":[{{"keys":[],"value":5}}]}}"#),
+            r#"{"type":"error","cpu":0,"epid":1,"id":1,"probe":"dtrace:::BEGIN","fault":"DTRACEFLT_BADADDR","code":1,"address":"0xdead","action":2,"offset":40,"message":"invalid address (0xdead)"}"#.to_string(),
+            r#"{"type":"drops","kind":"record","cpu":0,"count":4}"#.to_string(),
+            r#"{"type":"exit","status":3}"#.to_string(),
+        ];
+        assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+    }
+}

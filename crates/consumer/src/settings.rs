@@ -1,0 +1,67 @@
+//! The options that shape output rather than tracing — quiet mode and the aggregation sort
+//! options — and the value syntax every option shares (flags and numbers), so that `-x`,
+//! `#pragma D option` and `setopt()` set them alike.
+
+use crate::aggregate::SortOptions;
+
+/// DTrace's reason for a value an option does not take.
+pub const INVALID_VALUE: &str = "Invalid value for specified option";
+
+/// Output settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// `quiet` (`-q`): only explicitly traced data is shown.
+    pub quiet: bool,
+    /// `aggsortkey`, `aggsortrev`, `aggsortpos`, `aggsortkeypos`.
+    pub sort: SortOptions,
+}
+
+impl Settings {
+    /// Apply `name[=value]` if it is an output option: `Some` of the outcome (the error is
+    /// DTrace's reason text); `None` for any other option.
+    pub fn set(&mut self, name: &str, value: Option<&str>) -> Option<Result<(), String>> {
+        let result = match name {
+            "quiet" => flag(value).map(|v| self.quiet = v),
+            "aggsortkey" => flag(value).map(|v| self.sort.by_key = v),
+            "aggsortrev" => flag(value).map(|v| self.sort.reverse = v),
+            "aggsortpos" => number(value).map(|v| self.sort.position = v as usize),
+            "aggsortkeypos" => number(value).map(|v| self.sort.key_position = v as usize),
+            _ => return None,
+        };
+        Some(result)
+    }
+}
+
+/// A flag option's value: none (or empty) sets it.
+pub fn flag(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None | Some("") => Ok(true),
+        Some(_) => Err(INVALID_VALUE.into()),
+    }
+}
+
+/// A numeric option's value.
+pub fn number(value: Option<&str>) -> Result<u64, String> {
+    value
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| INVALID_VALUE.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_options() {
+        let mut s = Settings::default();
+        assert_eq!(s.set("quiet", None), Some(Ok(())));
+        assert!(s.quiet);
+        assert_eq!(s.set("aggsortpos", Some("2")), Some(Ok(())));
+        assert_eq!(s.sort.position, 2);
+        assert_eq!(
+            s.set("aggsortrev", Some("x")),
+            Some(Err(INVALID_VALUE.into()))
+        );
+        assert_eq!(s.set("bufsize", Some("4m")), None);
+    }
+}
