@@ -78,6 +78,9 @@ pub struct EnabledProbe {
     pub probe: Probe,
     /// Whether the clause writes a record at all (clauses of only aggregations write none).
     pub records: bool,
+    /// DTrace's statement number of the clause (`dt_clause_N` in error messages): clauses
+    /// numbered in program order, one per probe description.
+    pub statement: u32,
     pub actions: Vec<Action>,
 }
 
@@ -171,6 +174,7 @@ mod tests {
                 epid: 1,
                 probe,
                 records: true,
+                statement: 0,
                 actions: vec![Action {
                     kind: ActionKind::Trace(stack),
                     presence: Some(3),

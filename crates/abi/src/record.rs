@@ -131,10 +131,12 @@ pub enum DropKind {
     /// A probe fired while every scratch area of its CPU was taken by firings it
     /// interrupted ([`SCRATCH_LEVELS`] deep), and did nothing.
     Nested = 2,
+    /// A clause of the ERROR probe faulted (DTrace's "errors in ERROR probe enabling").
+    ErrorInError = 3,
 }
 
 impl DropKind {
-    pub const COUNT: u32 = 3;
+    pub const COUNT: u32 = 4;
 
     /// Byte offset of this kind's counter in one CPU's value.
     pub fn offset(self) -> usize {
@@ -151,7 +153,7 @@ mod tests {
         assert_eq!(PRESENCE + 8, HEADER_SIZE as usize);
         assert_eq!(fault::ADDR + 8, fault::SIZE as usize);
         assert_eq!(DropKind::Nested.offset(), 16);
-        assert_eq!((DropKind::Nested as u32 + 1), DropKind::COUNT);
+        assert_eq!((DropKind::ErrorInError as u32 + 1), DropKind::COUNT);
     }
 
     #[test]

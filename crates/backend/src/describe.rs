@@ -29,6 +29,7 @@ pub(crate) fn describe(
             epid: ep.epid,
             probe: probe(&ep.probe),
             records: ep.records,
+            statement: ep.statement,
             actions: ep
                 .actions
                 .iter()

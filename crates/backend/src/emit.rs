@@ -13,6 +13,8 @@ pub struct Emitter {
     insns: Vec<Insn>,
     labels: Vec<Option<usize>>,
     fixups: Vec<(usize, Label)>,
+    /// `call` instructions to a local function (a BPF-to-BPF call) and its label.
+    calls: Vec<(usize, Label)>,
     /// Indices of `ld_imm64` instructions whose `imm` is a [`MapId`] to be replaced by a map fd.
     map_relocs: Vec<usize>,
 }
@@ -71,6 +73,12 @@ impl Emitter {
         self.emit(Insn::ja(0));
     }
 
+    /// `call label`: a BPF-to-BPF call of the function starting at `label`.
+    pub fn call_label(&mut self, label: Label) {
+        self.calls.push((self.insns.len(), label));
+        self.emit(Insn::call_local(0));
+    }
+
     /// Load a 64-bit constant, in one instruction when it fits a sign-extended imm32.
     pub fn mov_const(&mut self, dst: Reg, value: u64) {
         if value as i64 >= i32::MIN as i64 && value as i64 <= i32::MAX as i64 {
@@ -97,19 +105,6 @@ impl Emitter {
         ));
     }
 
-    /// A point to roll back to: code emitted after it can be discarded with [`Emitter::rollback`].
-    pub fn checkpoint(&self) -> usize {
-        self.insns.len()
-    }
-
-    /// Discard everything emitted since `checkpoint` (used to find an expression's type
-    /// without keeping its code).
-    pub fn rollback(&mut self, checkpoint: usize) {
-        self.insns.truncate(checkpoint);
-        self.fixups.retain(|&(at, _)| at < checkpoint);
-        self.map_relocs.retain(|&at| at < checkpoint);
-    }
-
     /// Resolve labels; fails only if a jump does not fit in 16 bits.
     pub fn finish(self) -> Result<Code, String> {
         let mut insns = self.insns;
@@ -118,6 +113,10 @@ impl Emitter {
             let off = target as i64 - at as i64 - 1;
             insns[at].off =
                 i16::try_from(off).map_err(|_| "program too large: jump out of range")?;
+        }
+        for (at, label) in self.calls {
+            let target = self.labels[label.0].ok_or("call of an unbound label")?;
+            insns[at].imm = (target as i64 - at as i64 - 1) as i32;
         }
         Ok(Code {
             insns,

@@ -113,6 +113,9 @@ pub struct EnabledProbe {
     pub probe: ProbeSite,
     /// Whether the clause writes a record at all (clauses of only aggregations write none).
     pub records: bool,
+    /// DTrace's statement number of the clause (`dt_clause_N` in error messages): clauses
+    /// numbered in program order, one per probe description.
+    pub statement: u32,
     pub actions: Vec<Action>,
 }
 

@@ -184,9 +184,11 @@ fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String
         args: vec!["dtrace".into(), "42".into()],
         ..MacroArgs::default()
     };
+    let statements: Vec<Vec<u32>> = probes.iter().map(|s| vec![0; s.len()]).collect();
     let typed = dtrace_typing::cook::cook(&dtrace_typing::cook::Input {
         program: &program,
         probes: &probes,
+        statements: &statements,
         options: dtrace_typing::cook::Options::default(),
         macros: &macros,
         formats: &AnyFormat,

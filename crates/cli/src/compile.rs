@@ -507,12 +507,18 @@ pub fn compile(
     let mut program = ast::Program {
         items: library_items,
     };
+    let mut clause_statements: Vec<Vec<u32>> = Vec::new();
+    let mut next_statement = 0u32;
     for (si, src_items) in items.into_iter().enumerate() {
         let mut count = 0u32;
         for item in &src_items {
             let Item::Clause(clause) = item else { continue };
             let mut sites = Vec::new();
+            let mut statements = Vec::new();
             for desc in &clause.probes {
+                // DTrace makes a statement of each probe description of a clause.
+                let statement = next_statement;
+                next_statement += 1;
                 let text = expand_description(&desc.text, macros);
                 let d = Description::parse(&text).map_err(|e| {
                     fail(CompileError::new("D_PDESC_INVAL", e.0, desc.span), &sources)
@@ -540,11 +546,13 @@ pub fn compile(
                     if !sites.iter().any(|s: &ProbeSite| s.id == p.site.id) {
                         count += dtrace_probes::probe_count(&p.site);
                         sites.push(p.site.clone());
+                        statements.push(statement);
                     }
                     probes.insert(p.site.id, p);
                 }
             }
             clause_probes.push(sites);
+            clause_statements.push(statements);
         }
         let (kind, name) = match (&args.sources[si], &sources[si].origin) {
             (_, Origin::Script(path)) => ("script", path.clone()),
@@ -571,6 +579,7 @@ pub fn compile(
     let typed = dtrace_typing::cook::cook(&dtrace_typing::cook::Input {
         program: &program,
         probes: &clause_probes,
+        statements: &clause_statements,
         options: dtrace_typing::cook::Options {
             strsize,
             stack_frames: options.stack_frames,
@@ -587,6 +596,7 @@ pub fn compile(
         dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
         agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
         wall_offset: wall_offset(),
+        cpu: options.cpu,
     };
     let compiled = dtrace_backend::compile(dtrace_backend::Input {
         program: &typed,

@@ -41,6 +41,9 @@ pub struct Options {
     /// fire in that process's descendants (forks at any depth, their threads, and after
     /// `exec` wherever the new image maps a traced binary).
     pub followfork: bool,
+    /// `cpu`: only probes firing on this CPU run their clauses (BEGIN, END and ERROR run on
+    /// it too).
+    pub cpu: Option<u32>,
 }
 
 impl Default for Options {
@@ -62,6 +65,7 @@ impl Default for Options {
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             followfork: false,
+            cpu: None,
         }
     }
 }
@@ -71,7 +75,6 @@ const ACCEPTED: &[&str] = &[
     "bufpolicy",
     "bufresize",
     "cleanrate",
-    "cpu",
     "nspec",
     "specsize",
     "statusrate",
@@ -133,6 +136,10 @@ impl Options {
             "zdefs" => self.zdefs = flag(value)?,
             "flowindent" => self.flowindent = flag(value)?,
             "followfork" => self.followfork = flag(value)?,
+            "cpu" => {
+                let cpu = value.and_then(|v| v.parse::<u32>().ok());
+                self.cpu = Some(cpu.ok_or_else(|| INVALID_VALUE.to_string())?);
+            }
             "bufsize" => self.bufsize = size(value)?,
             "strsize" => self.strsize = size(value)?,
             "dynvarsize" => self.dynvarsize = size(value)?,

@@ -83,6 +83,11 @@ impl<'a> Session<'a> {
 
     /// Run the session to its end.
     pub fn run(&mut self, mut targets: Vec<Target>) -> Result<Outcome, String> {
+        if let Some(cpu) = self.options.cpu {
+            // BEGIN, END and ERROR run where dtrace runs: on the `cpu` option's CPU.
+            dtrace_runtime::cpus::pin(cpu)
+                .map_err(|e| format!("dtrace: failed to set option -x cpu: {e}\n"))?;
+        }
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
         self.consumer.set_target(target);
         self.consumer.prepare();
@@ -221,7 +226,6 @@ impl<'a> Session<'a> {
     /// Do what a record asked.
     fn request(&mut self, request: Request) {
         match request {
-            Request::FireError(args) => self.fire(DtraceProbe::Error, args),
             Request::Setopt { option, value } => {
                 if let Err(why) = self.options.set(&option, value.as_deref()) {
                     self.consumer

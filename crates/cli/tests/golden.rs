@@ -16,8 +16,8 @@
 //!   When the flags include `-n`, the script file is not passed (it only documents the case).
 //! * `/* args: foo 42 */` appends operands (the macro arguments `$1 $2 ...`).
 //!
-//! In stderr, the number after `DIF offset ` is masked on both sides: ours cannot match
-//! DTrace's DIF offsets.
+//! In stderr, the number after `BPF pc ` is masked on both sides: ours cannot match
+//! Oracle DTrace's program counters.
 //!
 //! `DTRACE_GOLDEN_BLESS=1` rewrites the `.out` files (and existing `.err`/`.status`
 //! files) from the actual output; check every change against DTrace before committing.
@@ -111,9 +111,9 @@ fn directive(script: &str, key: &str) -> Option<Vec<String>> {
     })
 }
 
-/// Mask the number after each `DIF offset `.
+/// Mask the number after each `BPF pc `.
 fn mask(text: &str) -> String {
-    const KEY: &str = "DIF offset ";
+    const KEY: &str = "BPF pc ";
     let mut out = String::new();
     let mut rest = text;
     while let Some(i) = rest.find(KEY) {

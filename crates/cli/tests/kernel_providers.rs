@@ -178,11 +178,11 @@ fn copyinstr_of_a_bad_address_is_an_error_and_the_script_goes_on() {
     let errors: Vec<&str> = run
         .stderr
         .lines()
-        .filter(|l| l.starts_with("dtrace: error on enabled probe ID 1 "))
+        .filter(|l| l.starts_with("dtrace: error in dt_clause_0 "))
         .collect();
     assert_eq!(errors.len(), 3, "{}", run.stderr);
     assert!(
-        errors[0].contains("syscall:vmlinux:getppid:entry): invalid address (0x8) in action #1"),
+        errors[0].contains("syscall:vmlinux:getppid:entry): invalid address (0x8) at BPF pc "),
         "{}",
         errors[0]
     );
@@ -425,10 +425,10 @@ fn group_probes_print_their_own_id_and_name() {
     let errors: Vec<&str> = run
         .stderr
         .lines()
-        .filter(|l| l.starts_with("dtrace: error on enabled probe ID "))
+        .filter(|l| l.starts_with("dtrace: error in dt_clause_"))
         .collect();
     assert_eq!(errors.len(), 3, "{}", run.stderr);
-    let named = format!("(ID {dup}: syscall:vmlinux:dup:entry): divide-by-zero in action #1");
+    let named = format!("probe ID {dup} (syscall:vmlinux:dup:entry): divide-by-zero at BPF pc ");
     assert!(errors.iter().all(|e| e.contains(&named)), "{}", run.stderr);
 }
 

@@ -24,9 +24,6 @@ use crate::value::Value;
 /// What a record asks of the side that owns the kernel objects.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
-    /// Fire the ERROR probe with these arguments (`arg0`..`arg5`: 0, epid, action, offset,
-    /// fault, address).
-    FireError([u64; 6]),
     /// `setopt()` of an option that is not an output setting.
     Setopt {
         option: String,
@@ -42,6 +39,8 @@ struct DropsSeen {
     nested: Vec<u64>,
     /// Dynamic variable drops, all CPUs together.
     dynamic: u64,
+    /// Faults in ERROR clauses, all CPUs together.
+    errors: u64,
 }
 
 /// Records and aggregations in, output out.
@@ -133,7 +132,8 @@ impl Consumer {
     pub fn record(&mut self, rec: &[u8], maps: &dyn AggregationMaps) -> Vec<Request> {
         let header = decode::header(rec);
         if header.epid == FAULT_EPID {
-            return self.fault(rec).into_iter().collect();
+            self.fault(rec);
+            return Vec::new();
         }
         let desc = Rc::clone(&self.desc);
         let Some(ep) = desc.probe(header.epid) else {
@@ -274,14 +274,16 @@ impl Consumer {
         Some(self.parsed(format)?.render_bytes(&shown))
     }
 
-    /// A fault record: the error, then (unless the ERROR probe itself faulted) a request to
-    /// fire ERROR.
-    fn fault(&mut self, rec: &[u8]) -> Option<Request> {
+    /// A fault record: DTrace's error line (the program ran the ERROR clauses itself).
+    fn fault(&mut self, rec: &[u8]) {
         let f = decode::fault(rec);
         let desc = Rc::clone(&self.desc);
-        let ep = desc.probe(f.epid)?;
+        let Some(ep) = desc.probe(f.epid) else {
+            return;
+        };
         let fault = ProbeFault {
             epid: f.epid,
+            statement: ep.statement,
             probe: &ep.probe,
             cpu: f.cpu,
             kind: Fault::from_code(f.kind),
@@ -291,14 +293,6 @@ impl Consumer {
             offset: f.offset,
         };
         self.output.fault(&fault);
-        (ep.probe.name != "ERROR").then_some(Request::FireError([
-            0,
-            u64::from(f.epid),
-            u64::from(f.action),
-            f.offset as u64,
-            u64::from(f.kind),
-            f.addr,
-        ]))
     }
 
     /// Report the drops counted since the last report, from the drop counter map's value on
@@ -308,7 +302,7 @@ impl Consumer {
         seen.records.resize(percpu.len(), 0);
         seen.nested.resize(percpu.len(), 0);
         let mut reports = Vec::new();
-        let mut dynamic = 0;
+        let (mut dynamic, mut errors) = (0, 0);
         for (cpu, value) in percpu.iter().enumerate() {
             for (kind, last) in [
                 (DropKind::Record, &mut seen.records[cpu]),
@@ -325,14 +319,20 @@ impl Consumer {
                 }
             }
             dynamic += decode::drops(value, DropKind::Dynamic);
+            errors += decode::drops(value, DropKind::ErrorInError);
         }
-        if dynamic > seen.dynamic {
-            reports.push(Drops {
-                kind: DropKind::Dynamic,
-                cpu: None,
-                count: dynamic - seen.dynamic,
-            });
-            seen.dynamic = dynamic;
+        for (kind, total, last) in [
+            (DropKind::Dynamic, dynamic, &mut seen.dynamic),
+            (DropKind::ErrorInError, errors, &mut seen.errors),
+        ] {
+            if total > *last {
+                reports.push(Drops {
+                    kind,
+                    cpu: None,
+                    count: total - *last,
+                });
+                *last = total;
+            }
         }
         for d in &reports {
             self.output.drops(d);
@@ -429,6 +429,7 @@ mod tests {
                     ..Probe::default()
                 },
                 records: true,
+                statement: 0,
                 actions: vec![
                     action(
                         ActionKind::Printf {
@@ -495,10 +496,7 @@ mod tests {
         put(&mut f, fault::ACTION, &2u32.to_le_bytes());
         put(&mut f, fault::OFFSET, &40u32.to_le_bytes());
         put(&mut f, fault::ADDR, &0xdeadu64.to_le_bytes());
-        assert_eq!(
-            c.record(&f, &Counts),
-            vec![Request::FireError([0, 1, 2, 40, 1, 0xdead])]
-        );
+        assert_eq!(c.record(&f, &Counts), Vec::new());
         let mut drops = vec![0u8; DropKind::COUNT as usize * 8];
         put(&mut drops, DropKind::Record.offset(), &4u64.to_le_bytes());
         c.drops(&[drops.clone(), vec![0; drops.len()]]);

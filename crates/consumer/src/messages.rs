@@ -74,30 +74,20 @@ pub fn fault_text(kind: Option<Fault>, addr: u64) -> String {
         None => "unknown fault",
     };
     match kind {
+        Some(Fault::BadAddr) if addr as i64 == -1 => name.to_string(),
         Some(Fault::BadIndex) => format!("{name} ({})", addr as i64),
         Some(k) if k.has_address() => format!("{name} (0x{addr:x})"),
         _ => name.to_string(),
     }
 }
 
-/// `dtrace: error on enabled probe ID E (ID P: prov:mod:func:name): FAULT in
-/// action #A at DIF offset O`, `fault` as [`fault_text`] words it.  `action` 0 means the
-/// predicate; `offset` `None` omits the offset.
-pub fn probe_error(
-    epid: u32,
-    probe: &Probe,
-    fault: &str,
-    action: u32,
-    offset: Option<i32>,
-) -> String {
-    let place = if action == 0 {
-        "predicate".to_string()
-    } else {
-        format!("action #{action}")
-    };
-    let offset = offset.map_or(String::new(), |o| format!(" at DIF offset {o}"));
+/// `dtrace: error in dt_clause_S for probe ID P (prov:mod:func:name): FAULT at BPF pc O`
+/// (Oracle DTrace's words): `statement` numbers the clause (one per probe description, in
+/// program order), `fault` as [`fault_text`] words it, `offset` `None` omits the pc.
+pub fn probe_error(statement: u32, probe: &Probe, fault: &str, offset: Option<i32>) -> String {
+    let offset = offset.map_or(String::new(), |o| format!(" at BPF pc {o}"));
     format!(
-        "dtrace: error on enabled probe ID {epid} (ID {}: {}): {fault} in {place}{offset}\n",
+        "dtrace: error in dt_clause_{statement} for probe ID {} ({}): {fault}{offset}\n",
         probe.id,
         probe.full_name(),
     )
@@ -158,16 +148,16 @@ mod tests {
         };
         let bad = fault_text(Fault::from_code(1), 0);
         assert_eq!(
-            probe_error(3, &probe, &bad, 1, Some(16)),
-            "dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): invalid address (0x0) in action #1 at DIF offset 16\n"
+            probe_error(3, &probe, &bad, Some(16)),
+            "dtrace: error in dt_clause_3 for probe ID 1 (dtrace:::BEGIN): invalid address (0x0) at BPF pc 16\n"
         );
         assert_eq!(
-            probe_error(3, &probe, &fault_text(Some(Fault::DivZero), 9), 0, None),
-            "dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): divide-by-zero in predicate\n"
+            probe_error(0, &probe, &fault_text(Some(Fault::DivZero), 9), None),
+            "dtrace: error in dt_clause_0 for probe ID 1 (dtrace:::BEGIN): divide-by-zero\n"
         );
         assert_eq!(
-            probe_error(4, &probe, &fault_text(Some(Fault::BadAlign), 0x1001), 2, Some(8)),
-            "dtrace: error on enabled probe ID 4 (ID 1: dtrace:::BEGIN): invalid alignment (0x1001) in action #2 at DIF offset 8\n"
+            probe_error(4, &probe, &fault_text(Some(Fault::BadIndex), 8), Some(8)),
+            "dtrace: error in dt_clause_4 for probe ID 1 (dtrace:::BEGIN): index out of bounds (8) at BPF pc 8\n"
         );
         assert_eq!(fault_text(Fault::from_code(77), 1), "unknown fault");
     }

@@ -13,6 +13,24 @@ pub fn possible() -> Result<Vec<u32>> {
     read_list("/sys/devices/system/cpu/possible")
 }
 
+/// Pins the calling thread to `cpu`.
+pub fn pin(cpu: u32) -> Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET and sched_setaffinity only touch the set we
+    // own, and the size passed is its size.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(Error::io(
+            format!("pin to CPU {cpu}"),
+            &std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
 fn read_list(path: &str) -> Result<Vec<u32>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("read {path}"), &e))?;
     parse_list(&text).map_err(|e| Error::Invalid(format!("{path}: {e}")))

@@ -73,15 +73,7 @@ pub fn read_key0(map: &Map) -> u64 {
 
 /// Pins the calling thread to `cpu`.
 pub fn pin_to_cpu(cpu: usize) {
-    // SAFETY: cpu_set_t is plain data; CPU_SET and sched_setaffinity only touch the set we own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-            0
-        );
-    }
+    crate::cpus::pin(cpu as u32).expect("pin to a CPU");
 }
 
 /// Keeps the calling thread busy for `d`.

@@ -383,6 +383,9 @@ pub struct Aggregation {
 pub struct Body {
     /// The probes (one, or the system calls of a group program).
     pub sites: Vec<ProbeSite>,
+    /// DTrace's statement number of the clause for each site (`dt_clause_N`): the clause
+    /// with one of its probe descriptions, numbered in program order.
+    pub statements: Vec<u32>,
     /// The context the body was typed in: `sites[0]`, or the group program's probe.
     pub context: ProbeSite,
     /// A `proc`/`sched` probe's filter (evaluated before the predicate).

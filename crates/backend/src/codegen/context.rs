@@ -14,7 +14,7 @@ use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_typing::ir::Builtin;
 
-use super::regs::{self, CTX_SLOT, KEY_SLOT};
+use super::regs::{self, CTX_SLOT, KEY_SLOT, SCRATCH};
 use super::{Gen, Val};
 use crate::program::{
     FieldKind, OperandLocation, ProbeContext, SyscallGroup, TracepointField, UprobeKind,
@@ -262,6 +262,11 @@ impl Gen<'_, '_> {
         let n = n as i16;
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
         match &self.probe.context {
+            ProbeContext::ArgArray if self.in_error_clauses => {
+                // ERROR's arguments, which the fault tail put in scratch.
+                let args = self.error_args.unwrap_or(0) as i16;
+                self.e.emit(Insn::ldx(Size::DW, R0, SCRATCH, args + n * 8));
+            }
             ProbeContext::ArgArray => {
                 self.e.emit(Insn::ldx(Size::DW, R0, R1, n * 8));
             }

@@ -6,7 +6,6 @@ use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_typing::ir::{ArithOp, CmpOp, Comparison, Expr, ExprKind, LogicalOp};
 
-use super::fault::FaultSite;
 use super::regs::{self, VReg, SCRATCH};
 use super::{Gen, Val};
 use crate::program::Fault;
@@ -139,7 +138,7 @@ impl Gen<'_, '_> {
                     self.e.jmp_reg(BPF_JLT, r, R2, ok);
                 }
                 let bad = regs::read(&mut self.e, v.reg, R1);
-                self.fault(Fault::BadIndex, Some(bad), FaultSite::Here);
+                self.fault(Fault::BadIndex, Some(bad));
                 self.e.bind(ok);
                 Ok(v)
             }
@@ -262,7 +261,7 @@ impl Gen<'_, '_> {
         if matches!(op, ArithOp::Div | ArithOp::Mod) {
             let ok = self.e.label();
             self.e.jmp_imm(BPF_JNE, R2, 0, ok);
-            self.fault(Fault::DivZero, None, FaultSite::Here);
+            self.fault(Fault::DivZero, None);
             self.e.bind(ok);
             if signed {
                 self.e.emit(Insn::alu64_sdiv_reg(alu, R1, R2));

@@ -69,6 +69,8 @@ pub struct CodegenOptions {
     pub agg_entries: u32,
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC, for `walltimestamp`.
     pub wall_offset: u64,
+    /// The `cpu` option: probes do nothing unless they fire on this CPU.
+    pub cpu: Option<u32>,
 }
 
 impl Default for CodegenOptions {
@@ -79,6 +81,7 @@ impl Default for CodegenOptions {
             dynvar_entries: 16384,
             agg_entries: 16384,
             wall_offset: 0,
+            cpu: None,
         }
     }
 }
@@ -90,6 +93,9 @@ pub struct Input<'a> {
     pub options: CodegenOptions,
     pub kernel: &'a dyn KernelLayout,
 }
+
+/// The ERROR probe's arguments (`arg0..arg5`), which a fault hands to the ERROR clauses.
+const ERROR_ARGS: u32 = 6;
 
 /// A clause in a group program: its epid table (u32 by system call number) in the
 /// read-only data, and its epids.
@@ -122,10 +128,29 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
             }
         }
     }
+    // Epids in program order; ERROR's clauses run inside every program that faults (see
+    // `fault`), not on their own.
+    let epids: Vec<Vec<u32>> = bodies()
+        .map(|b| {
+            b.sites
+                .iter()
+                .zip(&b.statements)
+                .map(|(site, stmt)| c.enable(site, b.records, *stmt))
+                .collect()
+        })
+        .collect();
+    for (b, e) in bodies().zip(&epids) {
+        if !b.sites.is_empty() && b.sites.iter().all(is_error_probe) {
+            c.error_bodies.push((b.clone(), e[0]));
+        }
+    }
     let mut states: Vec<ProgState> = Vec::new();
     let mut index: HashMap<u32, usize> = HashMap::new();
     let mut group_index: [Option<usize>; 2] = [None, None];
-    for b in bodies() {
+    for (b, epids) in bodies().zip(&epids) {
+        if b.sites.iter().all(is_error_probe) {
+            continue;
+        }
         if let ProbeContext::SyscallGroup(g) = &b.context.context {
             let ret = g.ret;
             let slot = *group_index[ret as usize].get_or_insert_with(|| {
@@ -142,30 +167,25 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 unreachable!("a group program");
             };
             let mut table = vec![0u8; all.table_len() as usize * 4];
-            let first = c.enabled.len() as u32 + 1;
-            let mut epids = Vec::new();
-            for site in &b.sites {
-                let epid = c.enable(site, b.records);
+            for (site, epid) in b.sites.iter().zip(epids) {
                 if let ProbeContext::Tracepoint(l) = &site.context {
                     let at = l.syscall_nr.expect("grouped calls have numbers") as usize * 4;
                     table[at..at + 4].copy_from_slice(&epid.to_le_bytes());
                 }
-                epids.push(epid);
             }
             let group = ClauseGroup {
                 table: c.rodata_bytes(&table),
-                epids,
+                epids: epids.clone(),
             };
-            c.generate(&mut states[slot], b, first, Some(&group))?;
+            c.generate(&mut states[slot], b, epids[0], Some(&group))?;
             continue;
         }
-        for site in &b.sites {
-            let epid = c.enable(site, b.records);
+        for (site, epid) in b.sites.iter().zip(epids) {
             let slot = *index.entry(site.id).or_insert_with(|| {
                 states.push(ProgState::new(&mut c, site.clone()));
                 states.len() - 1
             });
-            c.generate(&mut states[slot], b, epid, None)?;
+            c.generate(&mut states[slot], b, *epid, None)?;
         }
     }
     let mut programs = Vec::new();
@@ -175,6 +195,11 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
         programs.push(ProgramSpec { probe, code });
     }
     Ok(c.into_compiled(programs))
+}
+
+/// Whether `site` is `dtrace:::ERROR`.
+fn is_error_probe(site: &ProbeSite) -> bool {
+    site.provider == "dtrace" && site.name == "ERROR"
 }
 
 /// Program-wide state: maps, variables and aggregations shared by all programs.
@@ -195,6 +220,8 @@ pub(crate) struct Compiler<'a> {
     helpers: Vec<HelperProgram>,
     /// The follow-fork map ([`Compiled::follow`]), when a probe follows a family.
     follow: Option<MapId>,
+    /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
+    error_bodies: Vec<(ir::Body, u32)>,
 }
 
 /// Size of the record area at the start of scratch (scratch offsets are 16-bit).
@@ -258,16 +285,19 @@ impl<'a> Compiler<'a> {
             vtime: None,
             helpers: Vec::new(),
             follow: None,
+            error_bodies: Vec::new(),
         }
     }
 
-    /// A new enabled probe (a clause on `site`); its epid.
-    fn enable(&mut self, site: &ProbeSite, records: bool) -> u32 {
+    /// A new enabled probe (a clause on `site`, from DTrace's statement `statement`); its
+    /// epid.
+    fn enable(&mut self, site: &ProbeSite, records: bool, statement: u32) -> u32 {
         let epid = self.enabled.len() as u32 + 1;
         self.enabled.push(EnabledProbe {
             epid,
             probe: site.clone(),
             records,
+            statement,
             actions: Vec::new(),
         });
         epid
@@ -516,6 +546,8 @@ struct ClauseState {
     /// DTrace's action number (1-based) of the statement being compiled.
     action: u32,
     actions: Vec<Action>,
+    /// Where the clause's faults go (see `fault`), once one does.
+    fault_tail: Option<Label>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -530,6 +562,9 @@ struct ProgState {
     exit: Label,
     /// In a group program: where in scratch the prologue stored the system call number.
     nr_slot: Option<u32>,
+    /// The ERROR function, once a fault calls it, and where ERROR's arguments go.
+    error_label: Option<Label>,
+    error_args: Option<u32>,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -551,6 +586,10 @@ impl ProgState {
             e.ld_map_value(R2, c.core.globals, vars::STATE_OFFSET);
             e.emit(Insn::ldx(Size::DW, R2, R2, 0));
             e.jmp_imm(BPF_JNE, R2, 0, exit);
+        }
+        if let Some(cpu) = c.opts.cpu {
+            e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
+            e.jmp_imm(BPF_JNE, R0, cpu as i32, exit);
         }
         if let (ProbeContext::Uprobe(u), Some(map)) = (&probe.context, c.follow) {
             if let Some(family) = u.family {
@@ -584,6 +623,8 @@ impl ProgState {
             this_offsets: HashMap::new(),
             exit,
             nr_slot,
+            error_label: None,
+            error_args: None,
         }
     }
 
@@ -643,6 +684,8 @@ impl ProgState {
             this_offsets: HashMap::new(),
             exit,
             nr_slot: None,
+            error_label: None,
+            error_args: None,
         }
     }
 }
@@ -663,6 +706,11 @@ pub(crate) struct Gen<'c, 'a> {
     nr_slot: Option<u32>,
     /// Values bound by `Let` (translators' inputs) and the registers holding them.
     binds: HashMap<BindId, VReg>,
+    /// The ERROR function, once a fault calls it, and where ERROR's arguments go.
+    error_label: Option<Label>,
+    error_args: Option<u32>,
+    /// Whether the ERROR clauses are being compiled (into the ERROR function).
+    in_error_clauses: bool,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -678,6 +726,9 @@ impl<'c, 'a> Gen<'c, 'a> {
             exit: p.exit,
             nr_slot: p.nr_slot,
             binds: HashMap::new(),
+            error_label: p.error_label,
+            error_args: p.error_args,
+            in_error_clauses: false,
         }
     }
 
@@ -689,6 +740,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             this_offsets: self.this_offsets,
             exit: self.exit,
             nr_slot: self.nr_slot,
+            error_label: self.error_label,
+            error_args: self.error_args,
         }
     }
 
@@ -699,6 +752,7 @@ impl<'c, 'a> Gen<'c, 'a> {
         release_scratch(&mut self.e, level_slot);
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.emit(Insn::exit());
+        self.error_clauses()?;
         let top = self.scratch_top;
         if top > i16::MAX as u32 {
             return Err(CompileError::unplaced(
@@ -754,6 +808,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             presence_bits: 0,
             action: 1,
             actions: Vec::new(),
+            fault_tail: None,
         });
         if let Some(g) = group {
             // The clause's epid for this call, or the end of the clause.
@@ -792,6 +847,7 @@ impl<'c, 'a> Gen<'c, 'a> {
         if body.records {
             self.output_record()?;
         }
+        self.fault_tail();
         self.e.bind(end);
         let state = self.clause.take().expect("inside a clause");
         for e in &state.group_epids {

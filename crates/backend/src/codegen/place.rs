@@ -18,7 +18,6 @@ use dtrace_ebpf::*;
 use dtrace_frontend::{Result, Span};
 use dtrace_typing::ir::{ArithOp, Place, PlaceBase};
 
-use super::fault::FaultSite;
 use super::regs::{self, VReg, KEY_SLOT, SCRATCH};
 use super::vars::Rodata;
 use super::{Gen, Val};
@@ -295,7 +294,7 @@ impl Gen<'_, '_> {
         let ok = self.e.label();
         self.e.jmp_imm(BPF_JSGE, R0, 0, ok);
         let bad = regs::read(&mut self.e, addr, R1);
-        self.fault(Fault::BadAddr, Some(bad), FaultSite::Here);
+        self.fault(Fault::BadAddr, Some(bad));
         self.e.bind(ok);
     }
 
@@ -445,7 +444,7 @@ impl Gen<'_, '_> {
         self.e.goto(inside);
         self.e.bind(bad);
         let addr = regs::read(&mut self.e, reg, R1);
-        self.fault(Fault::BadAddr, Some(addr), FaultSite::Here);
+        self.fault(Fault::BadAddr, Some(addr));
         self.e.bind(inside);
         self.e.emit(Insn::mov64_reg(R3, SCRATCH));
         self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));

@@ -229,6 +229,7 @@ impl Output for Json {
                 DropKind::Record => "record",
                 DropKind::Dynamic => "dynamic",
                 DropKind::Nested => "nested",
+                DropKind::ErrorInError => "error",
             };
             o.str("kind", kind);
             if let Some(cpu) = drops.cpu {

@@ -56,6 +56,8 @@ pub struct Printa<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct ProbeFault<'a> {
     pub epid: u32,
+    /// The faulting clause's statement number (`dt_clause_N`).
+    pub statement: u32,
     pub probe: &'a Probe,
     pub cpu: u32,
     /// The fault's kind; `None` for a number DTrace does not define.

@@ -81,13 +81,7 @@ impl Output for Text {
 
     fn fault(&mut self, fault: &ProbeFault<'_>) {
         let what = messages::fault_text(fault.kind, fault.addr);
-        let text = messages::probe_error(
-            fault.epid,
-            fault.probe,
-            &what,
-            fault.action,
-            Some(fault.offset),
-        );
+        let text = messages::probe_error(fault.statement, fault.probe, &what, Some(fault.offset));
         self.message(&text);
     }
 
@@ -97,6 +91,9 @@ impl Output for Text {
             DropKind::Record => messages::cpu_drops(drops.count, cpu),
             DropKind::Nested => messages::nested_drops(drops.count, cpu, SCRATCH_LEVELS),
             DropKind::Dynamic => messages::status_drops(messages::StatusDrop::Dynamic, drops.count),
+            DropKind::ErrorInError => {
+                messages::status_drops(messages::StatusDrop::ErrorInErrorProbe, drops.count)
+            }
         };
         self.message(&text);
     }

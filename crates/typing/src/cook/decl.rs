@@ -444,6 +444,19 @@ impl Cook<'_> {
             return self.define_typedefs(decl);
         }
         let spec = self.define_struct(&decl.spec, decl.span)?;
+        if decl.class == Some(StorageClass::Extern) {
+            // `extern int x;` declares a kernel symbol's type: nothing to store in D.
+            for d in &decl.declarators {
+                let plain: Vec<DeclaratorPart> = d
+                    .parts
+                    .iter()
+                    .filter(|p| !matches!(p, DeclaratorPart::Array(None)))
+                    .cloned()
+                    .collect();
+                self.resolve_type(&spec, &plain, d.span)?;
+            }
+            return Ok(());
+        }
         for d in &decl.declarators {
             if d.name.starts_with('`') || d.name.contains('`') {
                 return Err(CompileError::new(

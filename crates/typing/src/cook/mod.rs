@@ -67,6 +67,9 @@ pub struct Input<'a> {
     pub program: &'a ast::Program,
     /// For each clause of `program`, in order, the probes it is enabled on.
     pub probes: &'a [Vec<ProbeSite>],
+    /// For each clause, for each of its probes: DTrace's statement number (`dt_clause_N`:
+    /// the clause with the probe description that matched, counted in program order).
+    pub statements: &'a [Vec<u32>],
     pub options: Options,
     pub macros: &'a MacroArgs,
     pub formats: &'a dyn FormatCheck,
@@ -90,7 +93,8 @@ pub fn cook(input: &Input<'_>) -> Result<ir::Program> {
             Item::Translator(t) => c.check_translator(t)?,
             Item::Clause(cl) => {
                 let sites = input.probes.get(clause).map_or(&[][..], Vec::as_slice);
-                c.clause(cl, sites)?;
+                let statements = input.statements.get(clause).map_or(&[][..], Vec::as_slice);
+                c.clause(cl, sites, statements)?;
                 clause += 1;
             }
             Item::Pragma(_) => {}
@@ -163,8 +167,18 @@ impl<'a> Cook<'a> {
         }
     }
 
-    /// Type one clause for each context it runs in.
-    fn clause(&mut self, clause: &ast::Clause, sites: &[ProbeSite]) -> Result<()> {
+    /// Type one clause for each context it runs in (`statements[i]` is `sites[i]`'s
+    /// statement number).
+    fn clause(
+        &mut self,
+        clause: &ast::Clause,
+        sites: &[ProbeSite],
+        statements: &[u32],
+    ) -> Result<()> {
+        let statement = |site: &ProbeSite| {
+            let i = sites.iter().position(|s| s.id == site.id).unwrap_or(0);
+            statements.get(i).copied().unwrap_or(0)
+        };
         let mut bodies = Vec::new();
         let mut singles: Vec<&ProbeSite> = Vec::new();
         let mut groups: [Vec<ProbeSite>; 2] = Default::default();
@@ -195,15 +209,17 @@ impl<'a> Cook<'a> {
         // Single probes first, in the order the clause names them, then the groups.
         singles.sort_by_key(|s| sites.iter().position(|x| x.id == s.id));
         for site in singles {
-            typed.push(self.body(clause, vec![site.clone()], site.clone())?);
+            let stmts = vec![statement(site)];
+            typed.push(self.body(clause, vec![site.clone()], stmts, site.clone())?);
         }
         for (members, context) in bodies {
-            typed.push(self.body(clause, members, context)?);
+            let stmts = members.iter().map(statement).collect();
+            typed.push(self.body(clause, members, stmts, context)?);
         }
         if sites.is_empty() {
             // A clause matching nothing (-Z) is still typed, so the variables and
             // aggregations it defines exist for the rest of the program.
-            self.body(clause, Vec::new(), nowhere())?;
+            self.body(clause, Vec::new(), Vec::new(), nowhere())?;
         }
         self.prog.clauses.push(ir::Clause { bodies: typed });
         Ok(())
@@ -214,6 +230,7 @@ impl<'a> Cook<'a> {
         &mut self,
         clause: &ast::Clause,
         sites: Vec<ProbeSite>,
+        statements: Vec<u32>,
         context: ProbeSite,
     ) -> Result<ir::Body> {
         self.ctx = Some(Ctx {
@@ -225,6 +242,7 @@ impl<'a> Cook<'a> {
         let (filter, predicate, stmts) = result?;
         Ok(ir::Body {
             sites,
+            statements,
             context,
             filter,
             predicate,

@@ -95,8 +95,12 @@ impl Cook<'_> {
                 None => return Err(undefined(&format!("this->{name}"), span)),
             },
             A::Member { base, name, arrow } => {
-                if self.translated_member(base, name, *arrow, span)?.is_some() {
-                    return Ok(None);
+                // A translated member is a value, unless it is an array or struct: then
+                // the translation is built and the member named in it.
+                if let Some(ty) = self.translated_member_type(base, name)? {
+                    if !matches!(ty, Type::Array(..) | Type::Struct(_)) {
+                        return Ok(None);
+                    }
                 }
                 self.member_place(base, name, *arrow, span)?
             }

@@ -1,0 +1,76 @@
+//! The ERROR probe fires in the faulting context: its clauses run in the same program
+//! invocation as the clause that faulted, so `pid`, `execname` and `arg0..arg5` describe
+//! the faulting probe and thread, and the faulting probe's later clauses still run.
+
+mod common;
+
+use common::{build_c, dtrace, scratch};
+
+#[test]
+fn error_clauses_see_the_faulting_thread_of_a_pid_probe() {
+    let dir = scratch("errprobe", "pid");
+    let prog = build_c(
+        &dir,
+        "faulter",
+        r#"
+#include <stdio.h>
+__attribute__((noinline)) int work(int i) { return i * 2; }
+int main(void) {
+    int sum = 0;
+    for (int i = 0; i < 3; i++) sum += work(i);
+    printf("sum %d\n", sum);
+    return 0;
+}
+"#,
+        &["-O1"],
+    );
+    let run = dtrace(&[
+        "-qn",
+        r#"pid$target:a.out:work:entry { x = *(int *)8; }
+           pid$target:a.out:work:entry { printf("after %d\n", arg0); }
+           ERROR { printf("error %d %s %d %x\n", pid == $target, execname, arg4, arg5); }"#,
+        "-c",
+        prog.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("error "))
+        .collect();
+    assert_eq!(errors, ["error 1 faulter 1 8"; 3], "stdout: {}", run.stdout);
+    // The faulting clause is abandoned; the probe's next clause runs.
+    for i in 0..3 {
+        assert!(
+            run.stdout.contains(&format!("after {i}\n")),
+            "{}",
+            run.stdout
+        );
+    }
+    assert!(run.stdout.contains("sum 6\n"), "{}", run.stdout);
+    assert_eq!(
+        run.stderr.matches("invalid address (0x8)").count(),
+        3,
+        "stderr: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_fault_in_an_error_clause_is_counted_not_repeated() {
+    let run = dtrace(&[
+        "-qn",
+        r#"BEGIN { x = 1; y = x / (x - 1); }
+           ERROR { z = *(int *)16; }
+           BEGIN { exit(0); }"#,
+    ]);
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert!(run.stderr.contains("divide-by-zero"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("dtrace: 1 error in ERROR probe enabling"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("invalid address"), "{}", run.stderr);
+}
