@@ -11,9 +11,9 @@
 //! time, and its records and fault records carry that one.
 
 use crate::emit::Code;
+use crate::types::Type;
 pub use dtrace_abi::datum::*;
 use dtrace_abi::slots::AggFunc;
-use crate::types::Type;
 pub use dtrace_typing::probe::*;
 
 /// Index of a map in [`Compiled::maps`].

@@ -12,6 +12,7 @@ mod format_check;
 mod kernel_types;
 mod load;
 mod options;
+mod provider_build;
 mod session;
 mod signals;
 mod target;
@@ -97,8 +98,8 @@ fn run(argv: &[String]) -> i32 {
         return 0;
     }
     if args.header || args.object {
-        eprintln!("dtrace: -h and -G (generating USDT provider headers and objects) are not supported yet; use sys/sdt.h probes, which this dtrace reads from .note.stapsdt");
-        return 1;
+        let errtags = args.options.iter().any(|(n, _)| n == "errtags");
+        return provider_build::run(&args, errtags);
     }
     if args.sources.is_empty() && !args.list {
         eprint!("{USAGE}");

@@ -61,7 +61,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use dtrace_backend::program::{
-    OperandLocation, ProbeContext, ProbeSite, UprobeContext, UprobeKind, UsdtOperand,
+    MappedArg, MappedProbe, OperandLocation, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
+    UsdtOperand,
 };
 use dtrace_runtime::uprobe::UprobeSite;
 
@@ -442,8 +443,9 @@ impl UserProbes {
             }
             let mut specs: Vec<Vec<UsdtOperand>> = Vec::new();
             let mut sites = Vec::new();
+            let declared = notes.iter().find_map(|n| n.declared.clone());
             for note in &notes {
-                let spec = operands(note);
+                let spec = translated_operands(note);
                 let cookie = match specs.iter().position(|s| *s == spec) {
                     Some(i) => i,
                     None => {
@@ -457,17 +459,21 @@ impl UserProbes {
                     cookie: cookie as u64,
                 });
             }
+            let uprobe = ProbeContext::Uprobe(UprobeContext {
+                kind: UprobeKind::Usdt(specs),
+                functions: Vec::new(),
+                family,
+            });
             let site = ProbeSite {
                 id: probes.len() as u32 + 1,
                 provider,
                 module: module.to_string(),
                 function,
                 name,
-                context: ProbeContext::Uprobe(UprobeContext {
-                    kind: UprobeKind::Usdt(specs),
-                    functions: Vec::new(),
-                    family,
-                }),
+                context: match &declared {
+                    Some(d) if family.is_none() => typed(uprobe, d),
+                    _ => uprobe,
+                },
             };
             let per_process = self.per_process(attach_pid, sites.len());
             probes.push(Probe {
@@ -756,6 +762,61 @@ pub fn has_stapsdt(path: &Path) -> bool {
         }))
     }
     check(path).unwrap_or(false)
+}
+
+/// The operands of `arg0..argN` at one site: the note's, in the order of the translated
+/// arguments when the probe was declared with a mapping (`probe p(int i, int j) : (int j,
+/// int i)`), so `argN` is the N-th translated argument as in DTrace.
+fn translated_operands(note: &UsdtProbe) -> Vec<UsdtOperand> {
+    let native = operands(note);
+    match &note.declared {
+        Some(d) => d
+            .mapping
+            .iter()
+            .map(|&k| {
+                native.get(k).cloned().unwrap_or(UsdtOperand {
+                    size: 8,
+                    signed: true,
+                    location: OperandLocation::Unknown,
+                })
+            })
+            .collect(),
+        None => native,
+    }
+}
+
+/// A USDT probe whose argument types were declared in a provider file: `args[N]` has the
+/// N-th translated argument's type, `(T)argN`, or `xlate <T> ((N)argN)` when the declared
+/// translation changes the type (the script must define that translator, as in DTrace);
+/// `argN` stays the integer the site passes. D's `string` is a `char *` in the program:
+/// read it with `copyinstr()`.
+fn typed(uprobe: ProbeContext, declared: &dtrace_sdt::ProbeDef) -> ProbeContext {
+    let args = declared
+        .translated
+        .iter()
+        .zip(&declared.mapping)
+        .enumerate()
+        .map(|(i, (ty, &k))| {
+            let cast = dtrace_sdt::ctype::c_spelling(ty);
+            let native = declared
+                .native
+                .get(k)
+                .map(|n| dtrace_sdt::ctype::c_spelling(n));
+            let expr = match native {
+                Some(n) if n != cast => format!("xlate <{cast}> (({n})arg{i})"),
+                _ => format!("({cast})arg{i}"),
+            };
+            MappedArg {
+                ty: ty.clone(),
+                expr,
+            }
+        })
+        .collect();
+    ProbeContext::Mapped(MappedProbe {
+        base: Box::new(uprobe),
+        filter: None,
+        args,
+    })
 }
 
 /// The argument operands of one note, as the program reads them.

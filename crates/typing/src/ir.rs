@@ -98,7 +98,10 @@ pub enum ExprKind {
     Comma(Box<Expr>, Box<Expr>),
     /// Store the value (already of the place's type) into the place; the expression's value
     /// is the stored value.
-    Assign { place: Box<Place>, value: Box<Expr> },
+    Assign {
+        place: Box<Place>,
+        value: Box<Expr>,
+    },
     /// `place op= value`, `++`, `--`: the place's value combined with `value` (of the
     /// place's type, pointer steps already scaled) and stored back; the expression's value
     /// is the new value, or the old one when `post`.
@@ -112,7 +115,10 @@ pub enum ExprKind {
     Call(Subr, Vec<Expr>),
     /// The index (a value of the expression's type) checked against `len` elements: out of
     /// range, the clause faults (DTrace's "index out of bounds").
-    CheckIndex { index: Box<Expr>, len: u64 },
+    CheckIndex {
+        index: Box<Expr>,
+        len: u64,
+    },
     /// `stringof`: the NUL-terminated text at a kernel address (or the text of a `char`
     /// array place) as a string.
     Stringof(Box<Expr>),
