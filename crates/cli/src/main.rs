@@ -228,7 +228,14 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     catalog.set_follow_fork(options.followfork);
     if args.list {
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
-        return list(&items, &mut catalog, &macros, &pids, args.verbose);
+        return list(
+            &items,
+            &mut catalog,
+            &macros,
+            &pids,
+            args.verbose,
+            args.zero_matches_ok,
+        );
     }
     let comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
         Ok(c) => c,
@@ -309,7 +316,9 @@ fn list(
     macros: &MacroArgs,
     pids: &[i32],
     verbose: bool,
+    zero_ok: bool,
 ) -> i32 {
+    let mut status = 0;
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let line = |site: &dtrace_backend::program::ProbeSite| {
         if verbose {
@@ -358,12 +367,21 @@ fn list(
         let Ok(d) = Description::parse(&text) else {
             continue;
         };
-        for p in catalog.matching(&d) {
+        let found = catalog.matching(&d);
+        if found.is_empty() && !zero_ok {
+            let _ = out.flush();
+            eprintln!(
+                "dtrace: failed to match {}:{}:{}:{}: No probe matches description",
+                d.provider, d.module, d.function, d.name
+            );
+            status = 1;
+        }
+        for p in found {
             if seen.insert(p.site.id) {
                 let _ = out.write_all(line(&p.site).as_bytes());
             }
         }
     }
     let _ = out.flush();
-    0
+    status
 }

@@ -233,7 +233,6 @@ impl<'a> Session<'a> {
                     self.aggs
                         .see_processes(&self.loaded.maps, &mut self.symbols);
                     let _ = self.out.flush();
-                    eprint!("{}", t.exit_notice());
                 }
             }
             if !targets.is_empty() && running.iter().all(|alive| !alive) {

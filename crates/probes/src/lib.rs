@@ -187,8 +187,14 @@ impl Catalog {
         self.user.follow_fork = on;
     }
 
+    /// The id of the next kernel probe (user probes have their own range,
+    /// [`user::USER_PROBE_IDS`]).
     fn next_id(&self) -> u32 {
-        self.probes.len() as u32 + 1
+        self.probes
+            .iter()
+            .filter(|p| !matches!(p.attach, Attach::User(_)))
+            .count() as u32
+            + 1
     }
 
     fn discover_tracepoints(&mut self) {

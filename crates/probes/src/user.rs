@@ -206,6 +206,11 @@ fn scope(provider: &str) -> Option<Scope> {
     })
 }
 
+/// User probes are numbered from here, after any number of kernel probes, as DTrace's
+/// USDT and `pid` probes come after the kernel's (and so that kernel probe ids do not depend
+/// on which user probes were discovered first).
+pub const USER_PROBE_IDS: u32 = 1 << 20;
+
 /// What identifies a user probe: (pid, binary, provider, module, function, name).
 type ProbeKey = (Option<i32>, PathBuf, String, String, String, String);
 
@@ -223,9 +228,17 @@ pub struct UserProbes {
     notes: HashMap<PathBuf, Vec<UsdtProbe>>,
     /// Sites given per-process perf-event uprobes so far (at most [`PERF_SITES_MAX`]).
     perf_sites: usize,
+    /// User probes created so far.
+    created: u32,
 }
 
 impl UserProbes {
+    /// The id of the next user probe.
+    fn next_id(&mut self) -> u32 {
+        self.created += 1;
+        USER_PROBE_IDS + self.created
+    }
+
     /// Discover and add to `probes` the user probes `desc` names; returns the indices of the
     /// probes matching it. Why a `pid` offset it names exactly has no probe (inside an
     /// instruction, past the end of the function) is added to `refused`.
@@ -364,11 +377,24 @@ impl UserProbes {
         out
     }
 
-    /// Files with USDT notes mapped by any running process.
+    /// Files with USDT notes mapped by any running process, or that a `-c` command held
+    /// before its exec will map (its program and the libraries it needs).
     fn usdt_binaries(&mut self) -> &[PathBuf] {
         if self.usdt_binaries.is_none() {
             let mut seen = HashSet::new();
             let mut with_notes = Vec::new();
+            let held: Vec<PathBuf> = self
+                .targets
+                .iter()
+                .filter(|t| t.exec.is_some())
+                .flat_map(|t| self.process_binaries(t.pid))
+                .map(|(p, _)| p)
+                .collect();
+            for path in held {
+                if seen.insert(path.clone()) && has_stapsdt(&path) {
+                    with_notes.push(path);
+                }
+            }
             if let Ok(dir) = std::fs::read_dir("/proc") {
                 for entry in dir.flatten() {
                     let name = entry.file_name();
@@ -465,7 +491,7 @@ impl UserProbes {
                 family,
             });
             let site = ProbeSite {
-                id: probes.len() as u32 + 1,
+                id: self.next_id(),
                 provider,
                 module: module.to_string(),
                 function,
@@ -591,7 +617,7 @@ impl UserProbes {
                     })
                     .collect();
                 let site = ProbeSite {
-                    id: probes.len() as u32 + 1,
+                    id: self.next_id(),
                     provider: provider.clone(),
                     module: module.to_string(),
                     function,

@@ -165,10 +165,11 @@ fn site(out: &mut String, provider: &str, pm: &str, probe: &ProbeDef, sema: &str
     out.push_str("\tif (0) { __dtrace_never: __builtin_abort(); } \\\n} while (0)\n");
 }
 
-/// DTrace's macro spelling of a name: upper case, `-` and `.` as `_`; `__` in a probe name
-/// stays `__` (`d__ash` is `D__ASH`), as DTrace's headers do.
+/// DTrace's macro spelling of a name: upper case, `-` and `.` as `_`, after `__` in a probe
+/// name became `-` (`d__ash` is `d-ash` in D, `D_ASH` in C), as DTrace's headers do.
 fn macro_name(name: &str) -> String {
-    name.chars()
+    name.replace("__", "-")
+        .chars()
         .map(|c| match c {
             '-' | '.' => '_',
             c => c.to_ascii_uppercase(),
@@ -187,6 +188,9 @@ mod tests {
         let h = header(&p, Some("prov.h"));
         assert!(h.contains("#ifndef\t_PROV_H"), "{h}");
         assert!(h.contains("#define\tTEST_PROV_GO() \\"), "{h}");
+        let h = header(&defs("provider p { probe d__ash(); };"), None);
+        assert!(h.contains("#define\tP_D_ASH() \\"), "{h}");
+        let h = header(&p, Some("prov.h"));
         assert!(h.contains("#define\tTEST_PROV_PLACE(arg0, arg1) \\"), "{h}");
         assert!(h.contains(".asciz \\\"-8@%0 8@%1\\\""), "{h}");
         assert!(
@@ -196,7 +200,7 @@ mod tests {
             "{h}"
         );
         assert!(h.contains(
-            "#define\tTEST_PROV_GO_ENABLED() __builtin_expect(__dtsema_test_prov___go != 0, 0)"
+            "#define\tTEST_PROV_GO_ENABLED() __builtin_expect(test_prov_go_semaphore != 0, 0)"
         ));
         assert!(h.contains(
             "#define\tTEST_PROV_PLACE(arg0, arg1)\n#define\tTEST_PROV_PLACE_ENABLED() (0)"

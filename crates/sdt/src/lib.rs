@@ -101,9 +101,11 @@ fn provider(p: &Provider) -> ProviderDef {
 }
 
 /// The symbol of probe `provider:probe`'s is-enabled semaphore, which the header's
-/// `_ENABLED()` macro reads and the `-G` object defines (a hidden `u16` in `.probes`).
+/// `_ENABLED()` macro reads and the `-G` object defines (a hidden `u16` in `.probes`):
+/// systemtap's name for it (`PROVIDER_PROBE_semaphore`), so headers that systemtap's
+/// `dtrace -h` wrote link with our `-G` object too.
 pub fn semaphore_symbol(provider: &str, probe: &str) -> String {
-    format!("__dtsema_{provider}___{probe}")
+    format!("{provider}_{probe}_semaphore")
 }
 
 #[cfg(test)]
@@ -128,6 +130,6 @@ mod tests {
         assert_eq!(place.translated.len(), 4);
         assert_eq!(place.mapping, [1, 0, 0, 1]);
         assert!(p[0].probes[1].native.is_empty());
-        assert_eq!(semaphore_symbol("p", "x__y"), "__dtsema_p___x__y");
+        assert_eq!(semaphore_symbol("p", "x__y"), "p_x__y_semaphore");
     }
 }

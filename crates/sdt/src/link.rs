@@ -587,7 +587,7 @@ mod tests {
             ("test_prov", "foo__entry", false)
         );
         assert!(probe_call(b"__dtraceenabled_p___x").unwrap().enabled);
-        assert!(probe_call(b"__dtsema_p___x").is_none());
+        assert!(probe_call(b"p_x_semaphore").is_none());
     }
 
     #[test]
@@ -599,7 +599,7 @@ mod tests {
         let names: Vec<&[u8]> = (0..t.count)
             .filter_map(|i| elf.symbol_name(&t, i))
             .collect();
-        assert!(names.contains(&&b"__dtsema_p___x"[..]), "{names:?}");
-        assert!(names.contains(&&b"__dtsema_p___y"[..]), "{names:?}");
+        assert!(names.contains(&&b"p_x_semaphore"[..]), "{names:?}");
+        assert!(names.contains(&&b"p_y_semaphore"[..]), "{names:?}");
     }
 }
