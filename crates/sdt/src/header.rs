@@ -46,6 +46,8 @@ pub fn header(providers: &[ProviderDef], file: Option<&str>) -> String {
     out.push_str("#include <unistd.h>\n#include <inttypes.h>\n\n");
     out.push_str("#ifdef\t__cplusplus\nextern \"C\" {\n#endif\n\n");
     out.push_str("#ifdef\t__GNUC__\n#pragma GCC system_header\n#endif\n\n");
+    // Addresses and arguments are machine words: 8 bytes, or 4 in 32-bit code.
+    out.push_str("#ifndef __DTRACE_ADDR\n#if defined(__LP64__) || defined(_LP64)\n#define __DTRACE_ADDR \".8byte \"\n#define __DTRACE_WORD \"8\"\n#else\n#define __DTRACE_ADDR \".4byte \"\n#define __DTRACE_WORD \"4\"\n#endif\n#endif\n\n");
     for p in providers {
         provider(&mut out, p);
     }
@@ -102,7 +104,7 @@ fn site(out: &mut String, provider: &str, pm: &str, probe: &ProbeDef, sema: &str
         .enumerate()
         .map(|(i, ty)| {
             let sign = if scalar(ty).signed { "-" } else { "" };
-            format!("{sign}8@%{i}")
+            format!("{sign}\" __DTRACE_WORD \"@%{i}")
         })
         .collect();
     let operands: Vec<String> = probe
@@ -111,9 +113,9 @@ fn site(out: &mut String, provider: &str, pm: &str, probe: &ProbeDef, sema: &str
         .enumerate()
         .map(|(i, ty)| {
             let wide = if scalar(ty).signed {
-                "long long"
+                "long"
             } else {
-                "unsigned long long"
+                "unsigned long"
             };
             format!("\"nor\" (({wide})({})(arg{i}))", c_spelling(ty))
         })
@@ -125,9 +127,9 @@ fn site(out: &mut String, provider: &str, pm: &str, probe: &ProbeDef, sema: &str
         ".4byte 992f-991f, 994f-993f, 3".to_string(),
         "991: .asciz \\\"stapsdt\\\"".to_string(),
         "992: .balign 4".to_string(),
-        "993: .8byte 990b".to_string(),
-        ".8byte _.stapsdt.base".to_string(),
-        format!(".8byte {sema}"),
+        "993: \" __DTRACE_ADDR \"990b".to_string(),
+        "\" __DTRACE_ADDR \"_.stapsdt.base".to_string(),
+        format!("\" __DTRACE_ADDR \"{sema}"),
         format!(".asciz \\\"{provider}\\\""),
         format!(".asciz \\\"{}\\\"", probe.name),
         format!(".asciz \\\"{}\\\"", specs.join(" ")),
@@ -192,11 +194,12 @@ mod tests {
         assert!(h.contains("#define\tP_D_ASH() \\"), "{h}");
         let h = header(&p, Some("prov.h"));
         assert!(h.contains("#define\tTEST_PROV_PLACE(arg0, arg1) \\"), "{h}");
-        assert!(h.contains(".asciz \\\"-8@%0 8@%1\\\""), "{h}");
         assert!(
-            h.contains(
-                "\"nor\" ((long long)(int)(arg0)), \"nor\" ((unsigned long long)(char *)(arg1))"
-            ),
+            h.contains(".asciz \\\"-\" __DTRACE_WORD \"@%0 \" __DTRACE_WORD \"@%1\\\""),
+            "{h}"
+        );
+        assert!(
+            h.contains("\"nor\" ((long)(int)(arg0)), \"nor\" ((unsigned long)(char *)(arg1))"),
             "{h}"
         );
         assert!(h.contains(
