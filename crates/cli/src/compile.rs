@@ -34,6 +34,57 @@ pub struct Compilation {
     pub matched: Vec<(&'static str, String, u32)>,
     /// Every probe enabled, by id.
     pub probes: HashMap<u32, Probe>,
+    /// Descriptions that may also match binaries that start running later
+    /// ([`dtrace_probes::user::deferrable`]), with the index of their clause.
+    pub deferred: Vec<(usize, Description)>,
+    /// What compiled the program, to compile it again for probes found later (taken by
+    /// the [`crate::watch::Watcher`]).
+    pub inputs: Option<Inputs>,
+}
+
+/// The code generator's inputs, kept to compile clauses for probes that appear while
+/// tracing ([`Compilation::extended`]).
+pub struct Inputs {
+    program: ast::Program,
+    clause_probes: Vec<Vec<ProbeSite>>,
+    codegen: CodegenOptions,
+    macros: MacroArgs,
+    translators: Vec<Provided>,
+    sources: Vec<Source>,
+}
+
+impl Inputs {
+    /// The program compiled again with each `(clause, probes)` of `extra` as a copy of that
+    /// clause appended after the others, enabled on those probes: the maps and the
+    /// existing epids come out as before, and the new probes' programs and epids follow.
+    pub fn extended(&self, extra: &[(usize, Vec<ProbeSite>)]) -> Result<Compiled, String> {
+        let clauses: Vec<&ast::Clause> = self
+            .program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Clause(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let mut program = self.program.clone();
+        let mut clause_probes = self.clause_probes.clone();
+        for (ci, sites) in extra {
+            let clause = clauses.get(*ci).ok_or("no such clause")?;
+            program.items.push(Item::Clause((*clause).clone()));
+            clause_probes.push(sites.clone());
+        }
+        dtrace_backend::compile(dtrace_backend::Input {
+            program: &program,
+            probes: &clause_probes,
+            options: self.codegen.clone(),
+            macros: &self.macros,
+            kernel: &BtfLayout,
+            formats: &PrintfCheck,
+            translators: &self.translators,
+        })
+        .map_err(|e| crate::diagnostics::compile_error(&e, &self.sources, false))
+    }
 }
 
 /// Why compilation failed: a located D error, or a message already worded.
@@ -494,6 +545,7 @@ pub fn compile(
 ) -> Result<Compilation, Failure> {
     let fail = |e: CompileError, sources: &[Source]| Failure::Compile(e, sources.to_vec());
     let mut matched = Vec::new();
+    let mut deferred = Vec::new();
     let mut clause_probes: Vec<Vec<ProbeSite>> = Vec::new();
     let mut probes = HashMap::new();
     let user_sources = sources.len();
@@ -517,7 +569,13 @@ pub fn compile(
                     fail(CompileError::new("D_PDESC_INVAL", e.0, desc.span), &sources)
                 })?;
                 let found = catalog.matches(&d);
-                if found.probes.is_empty() && !args.zero_matches_ok {
+                if dtrace_probes::user::deferrable(&d) {
+                    deferred.push((clause_probes.len(), d.clone()));
+                }
+                if found.probes.is_empty()
+                    && !args.zero_matches_ok
+                    && !dtrace_probes::user::deferrable(&d)
+                {
                     // A `pid` offset that is no instruction of its function: say why.
                     let why = found
                         .why_none()
@@ -540,6 +598,15 @@ pub fn compile(
                         count += dtrace_probes::probe_count(&p.site);
                         sites.push(p.site.clone());
                     }
+                    probes.insert(p.site.id, p);
+                }
+            }
+            // A clause waiting for processes that do not run yet is compiled for a
+            // site-less probe, so its variables and aggregations exist from the start.
+            if sites.is_empty() {
+                if let Some((_, d)) = deferred.iter().find(|(ci, _)| *ci == clause_probes.len()) {
+                    let p = catalog.placeholder(d);
+                    sites.push(p.site.clone());
                     probes.insert(p.site.id, p);
                 }
             }
@@ -579,7 +646,7 @@ pub fn compile(
     let compiled = dtrace_backend::compile(dtrace_backend::Input {
         program: &program,
         probes: &clause_probes,
-        options: codegen,
+        options: codegen.clone(),
         macros,
         kernel: &layout,
         formats: &PrintfCheck,
@@ -588,9 +655,17 @@ pub fn compile(
     .map_err(|e| fail(e, &sources))?;
     Ok(Compilation {
         compiled,
-
         matched,
         probes,
+        deferred,
+        inputs: Some(Inputs {
+            program,
+            clause_probes,
+            codegen,
+            macros: macros.clone(),
+            translators,
+            sources,
+        }),
     })
 }
 

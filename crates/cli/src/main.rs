@@ -16,6 +16,7 @@ mod provider_build;
 mod session;
 mod signals;
 mod target;
+mod watch;
 
 use std::io::Write;
 
@@ -237,7 +238,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             args.zero_matches_ok,
         );
     }
-    let comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
+    let mut comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
         Ok(c) => c,
         Err(f) => return report(f, options.errtags, args.verbose),
     };
@@ -291,6 +292,14 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
     signals::install();
+    let fds: Vec<i32> = loaded.maps.iter().map(dtrace_runtime::Map::fd).collect();
+    let watcher = match watch::Watcher::start(&mut comp, catalog, &fds, args.verbose) {
+        Ok(w) => w,
+        Err(msg) => {
+            eprint!("{msg}");
+            return 1;
+        }
+    };
     let mut session = match session::Session::new(&comp, loaded, options, out) {
         Ok(s) => s,
         Err(msg) => {
@@ -298,6 +307,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     };
+    session.set_watcher(watcher);
     match session.run(std::mem::take(targets)) {
         Ok(outcome) => outcome.status,
         Err(msg) => {

@@ -54,6 +54,8 @@ pub struct Session<'a> {
     symbols: Symbolizer,
     /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
     target_pid: u32,
+    /// Probes of processes started while tracing, and their epids (`crate::watch`).
+    watcher: Option<crate::watch::Watcher>,
 }
 
 impl<'a> Session<'a> {
@@ -81,11 +83,26 @@ impl<'a> Session<'a> {
             dynvar_drops: 0,
             symbols: Symbolizer::new(),
             target_pid: 0,
+            watcher: None,
         })
     }
 
     fn compiled(&self) -> &'a Compiled {
         &self.comp.compiled
+    }
+
+    /// Watch for processes started while tracing (see `crate::watch`).
+    pub fn set_watcher(&mut self, watcher: Option<crate::watch::Watcher>) {
+        self.watcher = watcher;
+    }
+
+    /// The enabled probe of a record's epid: the program's, or one added while tracing.
+    fn enabled(&mut self, epid: u32) -> Option<EnabledRef<'a>> {
+        let i = (epid as usize).wrapping_sub(1);
+        match self.compiled().enabled.get(i) {
+            Some(ep) => Some(EnabledRef::Compiled(ep)),
+            None => self.watcher.as_mut()?.enabled(epid).map(EnabledRef::Added),
+        }
     }
 
     /// Index of the program for a dtrace-provider probe, if any clause uses it.
@@ -138,6 +155,9 @@ impl<'a> Session<'a> {
             self.consume_until_done(&mut targets);
         }
         detach(std::mem::take(&mut self.loaded.links));
+        if let Some(w) = &mut self.watcher {
+            w.stop();
+        }
         self.drain();
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
@@ -268,7 +288,7 @@ impl<'a> Session<'a> {
     /// Read the mappings of the processes a record's user stacks and symbols name.
     fn see_processes(&mut self, rec: &[u8]) {
         let epid = u32_at(rec, 0);
-        let Some(ep) = self.compiled().enabled.get((epid as usize).wrapping_sub(1)) else {
+        let Some(ep) = self.enabled(epid) else {
             return;
         };
         for action in &ep.actions {
@@ -286,9 +306,10 @@ impl<'a> Session<'a> {
         if epid == FAULT_EPID {
             return self.fault(rec);
         }
-        let Some(ep) = self.compiled().enabled.get(epid as usize - 1) else {
+        let Some(ep) = self.enabled(epid) else {
             return;
         };
+        let ep: &EnabledProbe = &ep;
         let cpu = u32_at(rec, 4);
         let presence = u64_at(rec, 8);
         if !self.options.quiet {
@@ -504,4 +525,20 @@ fn detach(mut links: Vec<dtrace_runtime::Link>) {
             let _ = std::thread::Builder::new().spawn_scoped(s, move || drop(chunk));
         }
     });
+}
+
+/// An enabled probe: one of the program's, or one added while tracing.
+enum EnabledRef<'a> {
+    Compiled(&'a EnabledProbe),
+    Added(std::sync::Arc<EnabledProbe>),
+}
+
+impl std::ops::Deref for EnabledRef<'_> {
+    type Target = EnabledProbe;
+    fn deref(&self) -> &EnabledProbe {
+        match self {
+            EnabledRef::Compiled(ep) => ep,
+            EnabledRef::Added(ep) => ep,
+        }
+    }
 }

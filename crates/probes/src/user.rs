@@ -72,6 +72,7 @@ use crate::usdt::{self, ArgLocation, UsdtArg, UsdtProbe};
 use crate::user::offsets::{FunctionCode, Refusal};
 use crate::{Attach, Description, Probe};
 
+pub mod exec_watch;
 pub mod offsets;
 
 /// A `pid` description matching more functions than this in one binary becomes one probe.
@@ -126,6 +127,10 @@ pub fn attach(
     sites: &[UprobeSite],
     links: &mut Vec<dtrace_runtime::Link>,
 ) -> dtrace_runtime::Result<()> {
+    if sites.is_empty() {
+        // A placeholder (see [`UserProbes::placeholder`]).
+        return Ok(());
+    }
     if u.per_process {
         for site in sites {
             let opts = dtrace_runtime::uprobe::UprobeOptions {
@@ -172,6 +177,13 @@ enum Scope {
     Pid { provider: String, pid: i32 },
     /// A glob over pids (`myapp*`): binaries, system-wide.
     Binaries { pattern: String },
+}
+
+/// Whether `desc` may name probes of binaries that start running after tracing began: a
+/// glob over a user provider's pids (`myapp*:::tick`, `pid*:prog:main:entry`) whose module
+/// is not an absolute path (a path names its binary at once).
+pub fn deferrable(desc: &Description) -> bool {
+    matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.starts_with('/')
 }
 
 fn is_glob(s: &str) -> bool {
@@ -317,6 +329,71 @@ impl UserProbes {
         found
     }
 
+    /// The probes `desc` (a [`deferrable`] description) names in the binary at `path`,
+    /// which started running (or was mapped) after tracing began: its USDT probes whose
+    /// provider the description's glob matches and, for a `pid` glob naming a module, its
+    /// `pid` probes; all attached system-wide. The module is the binary's basename.
+    pub fn discover_in(
+        &mut self,
+        desc: &Description,
+        path: &Path,
+        probes: &mut Vec<Probe>,
+        refused: &mut Vec<Refusal>,
+    ) -> Vec<usize> {
+        let Some(Scope::Binaries { pattern }) = scope(&desc.provider) else {
+            return Vec::new();
+        };
+        let modules = module_names(path, false, false);
+        if !modules.iter().any(|m| glob_match(&desc.module, m)) {
+            return Vec::new();
+        }
+        let module = modules[0].clone();
+        let mut found = Vec::new();
+        if has_stapsdt(path) {
+            found.extend(self.usdt_probes(
+                desc,
+                path,
+                &module,
+                &|p| glob_match(&pattern, p),
+                None,
+                probes,
+            ));
+        }
+        if glob_match(&pattern, "pid") && !desc.module.is_empty() {
+            found.extend(self.pid_probes(desc, path, &module, None, probes, refused));
+        }
+        found
+    }
+
+    /// A probe with no site yet for a [`deferrable`] description that matches nothing now:
+    /// its clause is compiled for it (so the clause's variables and aggregations exist
+    /// from the start) and it is never attached; probes found later take its place.
+    pub fn placeholder(&mut self, desc: &Description, probes: &mut Vec<Probe>) -> usize {
+        let site = ProbeSite {
+            id: self.next_id(),
+            provider: desc.provider.clone(),
+            module: desc.module.clone(),
+            function: desc.function.clone(),
+            name: desc.name.clone(),
+            context: ProbeContext::Uprobe(UprobeContext {
+                kind: UprobeKind::Usdt(Vec::new()),
+                functions: Vec::new(),
+                family: None,
+            }),
+        };
+        probes.push(Probe {
+            site,
+            attach: Attach::User(UserAttach {
+                path: PathBuf::new(),
+                sites: Vec::new(),
+                pid: None,
+                retprobe: false,
+                per_process: false,
+            }),
+        });
+        probes.len() - 1
+    }
+
     /// For a probe of process `pid`: the pid its uprobes are attached with and the family
     /// its program tests. Under follow-fork a named pid's probes are attached by binary,
     /// system-wide, and filtered by the program ([`UprobeContext::family`]), so that the
@@ -352,6 +429,11 @@ impl UserProbes {
             }
         }
         out
+    }
+
+    /// The binaries with USDT notes found so far (see [`crate::Catalog::examined_binaries`]).
+    pub fn examined_binaries(&self) -> Vec<PathBuf> {
+        self.usdt_binaries.clone().unwrap_or_default()
     }
 
     /// The ELF files process `pid` maps, `true` for its main executable.

@@ -1,0 +1,286 @@
+//! Probes of binaries that start running after tracing began: `myapp*:::tick` with no
+//! `myapp` process yet, `pid*:prog:main:entry`. When the program has such descriptions
+//! ([`Compilation::deferred`]), a thread of its own watches execs
+//! ([`dtrace_probes::user::exec_watch`]): a process running a binary not examined yet is
+//! stopped in the kernel before its first instruction; the thread looks for the
+//! descriptions' probes in the binary and the libraries it needs, compiles the clauses
+//! again for them ([`crate::compile::Inputs::extended`]: the same maps, the old epids
+//! unchanged, new programs and epids after them), loads and attaches the new programs
+//! (uprobe_multi links by file, so every later process of the binary is traced too), and
+//! only then lets the process go. The session looks up epids it does not know here
+//! ([`Watcher::enabled`]), once per record; the new probes' records can only come after the
+//! thread published them.
+
+use std::collections::{HashMap, HashSet};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use dtrace_backend::program::{Compiled, EnabledProbe, ProbeSite};
+use dtrace_probes::user::exec_watch::{file_key, Exec, ExecWatch};
+use dtrace_probes::{Catalog, Description, Probe};
+
+use crate::compile::{Compilation, Inputs};
+
+/// The watching thread, seen from the session.
+pub struct Watcher {
+    /// Epid of `extra[0]`.
+    first: u32,
+    extra: Vec<Arc<EnabledProbe>>,
+    news: Receiver<Vec<EnabledProbe>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watcher {
+    /// Start watching for the deferred descriptions of `comp`, if it has any; the exec
+    /// watcher is attached when this returns. `maps` are the session's maps, in
+    /// [`Compiled::maps`] order.
+    pub fn start(
+        comp: &mut Compilation,
+        catalog: Catalog,
+        maps: &[i32],
+        verbose: bool,
+    ) -> Result<Option<Watcher>, String> {
+        if comp.deferred.is_empty() {
+            return Ok(None);
+        }
+        let watch = ExecWatch::start()?;
+        // Binaries examined already (those running now, and the -c commands') cost nothing.
+        for path in catalog.examined_binaries() {
+            watch.examined(&path);
+        }
+        let maps = maps
+            .iter()
+            .map(|&fd| {
+                // SAFETY: `fd` is an open map descriptor of the session; the duplicate is
+                // owned by the thread.
+                let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+                if dup < 0 {
+                    return Err(format!(
+                        "dtrace: failed to watch for new processes: {}\n",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+                // SAFETY: `dup` was just returned by fcntl and is owned by nobody else.
+                Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(dup) })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let (tx, news) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let first = comp.compiled.enabled.len() as u32 + 1;
+        let state = Thread {
+            watch,
+            catalog,
+            deferred: std::mem::take(&mut comp.deferred),
+            inputs: comp.inputs.take().ok_or("dtrace: compiled twice")?,
+            base: comp.compiled.clone(),
+            maps,
+            verbose,
+            extra: Vec::new(),
+            probes: HashMap::new(),
+            seen: HashSet::new(),
+            published: comp.compiled.enabled.len(),
+            links: Vec::new(),
+            programs: Vec::new(),
+            rodata: Vec::new(),
+            tx,
+        };
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("dtrace-exec-watch".into())
+            .spawn(move || state.run(&flag))
+            .map_err(|e| format!("dtrace: failed to watch for new processes: {e}\n"))?;
+        Ok(Some(Watcher {
+            first,
+            extra: Vec::new(),
+            news,
+            stop,
+            thread: Some(thread),
+        }))
+    }
+
+    /// The enabled probe of `epid`, one of those added while tracing.
+    pub fn enabled(&mut self, epid: u32) -> Option<Arc<EnabledProbe>> {
+        let i = epid.checked_sub(self.first)? as usize;
+        while self.extra.len() <= i {
+            let more = self.news.try_recv().ok()?;
+            self.extra.extend(more.into_iter().map(Arc::new));
+        }
+        self.extra.get(i).cloned()
+    }
+
+    /// Stop watching: detach what the thread attached, continue any process it holds.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The watching thread's state.
+struct Thread {
+    watch: ExecWatch,
+    catalog: Catalog,
+    deferred: Vec<(usize, Description)>,
+    inputs: Inputs,
+    /// The program as first compiled: what a recompilation must reproduce.
+    base: Compiled,
+    maps: Vec<OwnedFd>,
+    verbose: bool,
+    /// Probes found so far, by clause, as compiled after the program's own clauses.
+    extra: Vec<(usize, Vec<ProbeSite>)>,
+    probes: HashMap<u32, Probe>,
+    /// Binaries examined (examined-map keys).
+    seen: HashSet<[u8; 16]>,
+    /// Enabled probes the session knows of (the first compilation's, then those sent).
+    published: usize,
+    links: Vec<dtrace_runtime::Link>,
+    programs: Vec<dtrace_runtime::Program>,
+    /// The read-only data of each compilation whose programs were loaded.
+    rodata: Vec<dtrace_runtime::Map>,
+    tx: Sender<Vec<EnabledProbe>>,
+}
+
+impl Thread {
+    fn run(mut self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            for exec in self.watch.wait(Duration::from_millis(50)) {
+                self.examine(exec);
+                self.watch.examined_key(&exec.key);
+                ExecWatch::resume(&exec);
+            }
+        }
+        // Any process stopped meanwhile: examined or not, it goes on.
+        for exec in self.watch.wait(Duration::ZERO) {
+            ExecWatch::resume(&exec);
+        }
+        self.links.clear();
+    }
+
+    /// Look for the deferred descriptions' probes in the binary `exec` runs and the
+    /// libraries it needs; compile, load and attach any found.
+    fn examine(&mut self, exec: Exec) {
+        if !self.seen.insert(exec.key) {
+            return;
+        }
+        let Ok(exe) = std::fs::read_link(format!("/proc/{}/exe", exec.pid)) else {
+            return;
+        };
+        let mut files: Vec<PathBuf> = vec![exe.clone()];
+        files.extend(dtrace_probes::user::needed_libraries(&exe));
+        let mut found: Vec<(usize, Vec<ProbeSite>)> = Vec::new();
+        for file in files {
+            if file != exe {
+                match file_key(&file) {
+                    Some(k) if self.seen.insert(k) => self.watch.examined_key(&k),
+                    _ => continue,
+                }
+            }
+            self.find(&file, &mut found);
+        }
+        if found.is_empty() {
+            return;
+        }
+        if let Err(msg) = self.enable(found) {
+            eprint!("{msg}");
+        }
+    }
+
+    /// The deferred descriptions' probes in `file`, by clause, not enabled yet.
+    fn find(&mut self, file: &Path, found: &mut Vec<(usize, Vec<ProbeSite>)>) {
+        for (ci, desc) in &self.deferred {
+            for p in self.catalog.matches_in(desc, file) {
+                let id = p.site.id;
+                let list = match found.iter_mut().find(|(c, _)| c == ci) {
+                    Some((_, list)) => list,
+                    None => {
+                        found.push((*ci, Vec::new()));
+                        &mut found.last_mut().expect("pushed").1
+                    }
+                };
+                if list.iter().any(|s| s.id == id) {
+                    continue;
+                }
+                list.push(p.site.clone());
+                self.probes.insert(id, p);
+            }
+        }
+    }
+
+    /// Compile the clauses for the probes `found`, load and attach their programs, and
+    /// publish their epids to the session.
+    fn enable(&mut self, found: Vec<(usize, Vec<ProbeSite>)>) -> Result<(), String> {
+        let new: HashSet<u32> = found
+            .iter()
+            .flat_map(|(_, l)| l.iter().map(|s| s.id))
+            .collect();
+        self.extra.extend(found);
+        let compiled = self.inputs.extended(&self.extra)?;
+        if !same_layout(&self.base, &compiled, self.published) {
+            return Err("dtrace: cannot enable probes of a new process: compiling them changed the program's variables or scratch space; name the binary by path instead\n".to_string());
+        }
+        // The new programs' strings (probe names...) are in a read-only data map of their own.
+        let rodata = crate::load::create_map(&compiled.maps[compiled.core.rodata.0])?;
+        let mut fds: Vec<i32> = self.maps.iter().map(AsRawFd::as_raw_fd).collect();
+        fds[compiled.core.rodata.0] = rodata.fd();
+        self.rodata.push(rodata);
+        for prog in compiled
+            .programs
+            .iter()
+            .filter(|p| new.contains(&p.probe.id))
+        {
+            let program = crate::load::load_program(prog, &fds, &self.probes, self.verbose)?;
+            if let Some(probe) = self.probes.get(&prog.probe.id) {
+                let links = probe.attach(&program).map_err(|e| {
+                    format!("dtrace: failed to enable {}: {e}\n", prog.probe.full_name())
+                })?;
+                self.links.extend(links);
+            }
+            self.programs.push(program);
+        }
+        let _ = self.tx.send(compiled.enabled[self.published..].to_vec());
+        self.published = compiled.enabled.len();
+        Ok(())
+    }
+}
+
+/// Whether `new` keeps `base`'s maps (the read-only data aside: the new programs get their
+/// own) and its first `known` enabled probes, so programs compiled into it work with the
+/// session's maps and records. The deferred clauses were compiled at first for a probe
+/// with no site yet, so their variables and aggregations exist; a new probe may need no
+/// more scratch space than the session's.
+fn same_layout(base: &Compiled, new: &Compiled, known: usize) -> bool {
+    base.maps.len() == new.maps.len()
+        && base
+            .maps
+            .iter()
+            .zip(&new.maps)
+            .enumerate()
+            .all(|(i, (a, b))| {
+                let scratch = i == base.core.scratch.0;
+                i == base.core.rodata.0
+                    || (a.name == b.name
+                        && a.key_size == b.key_size
+                        && (a.value_size == b.value_size
+                            || (scratch && b.value_size <= a.value_size))
+                        && a.max_entries == b.max_entries
+                        && a.initial == b.initial
+                        && a.entries_per_cpu == b.entries_per_cpu)
+            })
+        && base.aggregations == new.aggregations
+        && new.enabled.len() >= known
+        && base.enabled[..base.enabled.len().min(known)]
+            == new.enabled[..base.enabled.len().min(known)]
+}
