@@ -35,7 +35,8 @@ pub struct Compilation {
     /// Every probe enabled, by id.
     pub probes: HashMap<u32, Probe>,
     /// Descriptions that may also match binaries that start running later
-    /// ([`dtrace_probes::user::deferrable`]), with the index of their clause.
+    /// ([`dtrace_probes::user::deferrable`]) or libraries a process loads later (a
+    /// process's description matching nothing yet, with `-Z`), with their clause's index.
     pub deferred: Vec<(usize, Description)>,
     /// What compiled the program, to compile it again for probes found later (taken by
     /// the [`crate::watch::Watcher`]).
@@ -569,7 +570,13 @@ pub fn compile(
                     fail(CompileError::new("D_PDESC_INVAL", e.0, desc.span), &sources)
                 })?;
                 let found = catalog.matches(&d);
-                if dtrace_probes::user::deferrable(&d) {
+                // Globs wait for binaries started later; a process's description that
+                // matches nothing yet (-Z) waits for the libraries it will load.
+                if dtrace_probes::user::deferrable(&d)
+                    || (found.probes.is_empty()
+                        && args.zero_matches_ok
+                        && dtrace_probes::user::named_pid(&d).is_some())
+                {
                     deferred.push((clause_probes.len(), d.clone()));
                 }
                 if found.probes.is_empty()

@@ -1,9 +1,11 @@
-//! Probes of binaries that start running after tracing began: `myapp*:::tick` with no
-//! `myapp` process yet, `pid*:prog:main:entry`. When the program has such descriptions
-//! ([`Compilation::deferred`]), a thread of its own watches execs
-//! ([`dtrace_probes::user::exec_watch`]): a process running a binary not examined yet is
-//! stopped in the kernel before its first instruction; the thread looks for the
-//! descriptions' probes in the binary and the libraries it needs, compiles the clauses
+//! Probes of binaries that start running after tracing began (`myapp*:::tick` with no
+//! `myapp` process yet, `pid*:prog:main:entry`) and of libraries loaded later (`dlopen`,
+//! in a glob's processes or in a process named with `-Z`: `pid$target:libplugin.so::entry`).
+//! When the program has such descriptions ([`Compilation::deferred`]), a thread of its own
+//! watches execs and library loads ([`dtrace_probes::user::exec_watch`]): a process running
+//! a binary not examined yet, or that just mapped more libraries, is stopped in the kernel
+//! before their code runs; the thread looks for the descriptions' probes in the new files
+//! (a binary and the libraries it needs, or what the process maps now), compiles the clauses
 //! again for them ([`crate::compile::Inputs::extended`]: the same maps, the old epids
 //! unchanged, new programs and epids after them), loads and attaches the new programs
 //! (uprobe_multi links by file, so every later process of the binary is traced too), and
@@ -21,7 +23,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use dtrace_backend::program::{Compiled, EnabledProbe, ProbeSite};
-use dtrace_probes::user::exec_watch::{file_key, Exec, ExecWatch};
+use dtrace_probes::user::exec_watch::{file_key, ExecWatch, Held};
 use dtrace_probes::{Catalog, Description, Probe};
 
 use crate::compile::{Compilation, Inputs};
@@ -49,7 +51,15 @@ impl Watcher {
         if comp.deferred.is_empty() {
             return Ok(None);
         }
-        let watch = ExecWatch::start()?;
+        // Globs watch every process; descriptions of named processes watch those alone.
+        let pids: Vec<i32> = comp
+            .deferred
+            .iter()
+            .map(|(_, d)| dtrace_probes::user::named_pid(d))
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default();
+        let mut watch = ExecWatch::start(pids.is_empty())?;
+        watch.watch_dlopen(if pids.is_empty() { None } else { Some(&pids) })?;
         // Binaries examined already (those running now, and the -c commands') cost nothing.
         for path in catalog.examined_binaries() {
             watch.examined(&path);
@@ -83,6 +93,7 @@ impl Watcher {
             verbose,
             extra: Vec::new(),
             probes: HashMap::new(),
+            enabled_ids: comp.probes.keys().copied().collect(),
             seen: HashSet::new(),
             published: comp.compiled.enabled.len(),
             links: Vec::new(),
@@ -142,6 +153,8 @@ struct Thread {
     /// Probes found so far, by clause, as compiled after the program's own clauses.
     extra: Vec<(usize, Vec<ProbeSite>)>,
     probes: HashMap<u32, Probe>,
+    /// Probes with programs already (the first compilation's, then those added).
+    enabled_ids: HashSet<u32>,
     /// Binaries examined (examined-map keys).
     seen: HashSet<[u8; 16]>,
     /// Enabled probes the session knows of (the first compilation's, then those sent).
@@ -156,26 +169,32 @@ struct Thread {
 impl Thread {
     fn run(mut self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
-            for exec in self.watch.wait(Duration::from_millis(50)) {
-                self.examine(exec);
-                self.watch.examined_key(&exec.key);
-                ExecWatch::resume(&exec);
+            for held in self.watch.wait(Duration::from_millis(50)) {
+                match held {
+                    Held::Exec { pid, key } => {
+                        self.examine(pid, key);
+                        self.watch.examined_key(&key);
+                    }
+                    Held::Dlopen { pid } => self.examine_mapped(pid),
+                }
+                ExecWatch::resume(&held);
             }
         }
         // Any process stopped meanwhile: examined or not, it goes on.
-        for exec in self.watch.wait(Duration::ZERO) {
-            ExecWatch::resume(&exec);
+        for held in self.watch.wait(Duration::ZERO) {
+            ExecWatch::resume(&held);
         }
         self.links.clear();
     }
 
-    /// Look for the deferred descriptions' probes in the binary `exec` runs and the
-    /// libraries it needs; compile, load and attach any found.
-    fn examine(&mut self, exec: Exec) {
-        if !self.seen.insert(exec.key) {
+    /// Look for the deferred descriptions' probes in the binary process `pid` exec'd (with
+    /// examined-map key `key`) and the libraries it needs; compile, load and attach any
+    /// found.
+    fn examine(&mut self, pid: i32, key: [u8; 16]) {
+        if !self.seen.insert(key) {
             return;
         }
-        let Ok(exe) = std::fs::read_link(format!("/proc/{}/exe", exec.pid)) else {
+        let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
             return;
         };
         let mut files: Vec<PathBuf> = vec![exe.clone()];
@@ -198,24 +217,61 @@ impl Thread {
         }
     }
 
-    /// The deferred descriptions' probes in `file`, by clause, not enabled yet.
-    fn find(&mut self, file: &Path, found: &mut Vec<(usize, Vec<ProbeSite>)>) {
-        for (ci, desc) in &self.deferred {
-            for p in self.catalog.matches_in(desc, file) {
-                let id = p.site.id;
-                let list = match found.iter_mut().find(|(c, _)| c == ci) {
-                    Some((_, list)) => list,
-                    None => {
-                        found.push((*ci, Vec::new()));
-                        &mut found.last_mut().expect("pushed").1
-                    }
-                };
-                if list.iter().any(|s| s.id == id) {
-                    continue;
+    /// Process `pid` mapped more libraries: look for the probes of the descriptions naming
+    /// it, and of the globs in the files no process mapped before.
+    fn examine_mapped(&mut self, pid: i32) {
+        let mut found: Vec<(usize, Vec<ProbeSite>)> = Vec::new();
+        for file in dtrace_probes::user::mapped_files(pid) {
+            if let Some(k) = file_key(&file) {
+                if self.seen.insert(k) {
+                    self.watch.examined_key(&k);
+                    self.find(&file, &mut found);
                 }
-                list.push(p.site.clone());
-                self.probes.insert(id, p);
             }
+        }
+        for (ci, desc) in self.deferred.clone() {
+            if dtrace_probes::user::named_pid(&desc) == Some(pid) {
+                let probes = self.catalog.matching(&desc);
+                self.add(ci, probes, &mut found);
+            }
+        }
+        if found.is_empty() {
+            return;
+        }
+        if let Err(msg) = self.enable(found) {
+            eprint!("{msg}");
+        }
+    }
+
+    /// The glob descriptions' probes in `file`, by clause, not enabled yet.
+    fn find(&mut self, file: &Path, found: &mut Vec<(usize, Vec<ProbeSite>)>) {
+        for (ci, desc) in self.deferred.clone() {
+            if dtrace_probes::user::named_pid(&desc).is_none() {
+                let probes = self.catalog.matches_in(&desc, file);
+                self.add(ci, probes, found);
+            }
+        }
+    }
+
+    /// Add to `found`, under clause `ci`, those of `probes` that have no program yet.
+    fn add(&mut self, ci: usize, probes: Vec<Probe>, found: &mut Vec<(usize, Vec<ProbeSite>)>) {
+        for p in probes {
+            let id = p.site.id;
+            if self.enabled_ids.contains(&id) {
+                continue;
+            }
+            let list = match found.iter_mut().find(|(c, _)| *c == ci) {
+                Some((_, list)) => list,
+                None => {
+                    found.push((ci, Vec::new()));
+                    &mut found.last_mut().expect("pushed").1
+                }
+            };
+            if list.iter().any(|s| s.id == id) {
+                continue;
+            }
+            list.push(p.site.clone());
+            self.probes.insert(id, p);
         }
     }
 

@@ -179,11 +179,24 @@ enum Scope {
     Binaries { pattern: String },
 }
 
+/// The process a user description names (`pid123`, `myapp123`), if it names one.
+pub fn named_pid(desc: &Description) -> Option<i32> {
+    match scope(&desc.provider)? {
+        Scope::Pid { pid, .. } => Some(pid),
+        Scope::Binaries { .. } => None,
+    }
+}
+
+/// The files process `pid` maps now (its main executable, libraries, `dlopen`ed ones).
+pub fn mapped_files(pid: i32) -> Vec<PathBuf> {
+    maps_files(pid)
+}
+
 /// Whether `desc` may name probes of binaries that start running after tracing began: a
 /// glob over a user provider's pids (`myapp*:::tick`, `pid*:prog:main:entry`) whose module
-/// is not an absolute path (a path names its binary at once).
+/// is not a path (a path names its binary at once).
 pub fn deferrable(desc: &Description) -> bool {
-    matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.starts_with('/')
+    matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.contains('/')
 }
 
 fn is_glob(s: &str) -> bool {
@@ -263,10 +276,12 @@ impl UserProbes {
         let Some(scope) = scope(&desc.provider) else {
             return Vec::new();
         };
-        let path_module = desc
-            .module
-            .starts_with('/')
-            .then(|| PathBuf::from(&desc.module));
+        // A path names its binary (`/usr/bin/myapp`, or relative to the working directory:
+        // `./myapp`).
+        let path_module = desc.module.contains('/').then(|| {
+            let p = PathBuf::from(&desc.module);
+            std::fs::canonicalize(&p).unwrap_or(p)
+        });
         let mut found = Vec::new();
         match &scope {
             Scope::Pid { provider, pid } => {
@@ -275,7 +290,11 @@ impl UserProbes {
                     None => self.process_binaries(*pid),
                 };
                 for (path, main) in binaries {
-                    let modules = module_names(&path, main, path_module.is_some());
+                    let modules = module_names(
+                        &path,
+                        main,
+                        path_module.as_ref().map(|_| desc.module.as_str()),
+                    );
                     if !modules.iter().any(|m| glob_match(&desc.module, m)) {
                         continue;
                     }
@@ -307,7 +326,11 @@ impl UserProbes {
                     None => self.usdt_binaries().to_vec(),
                 };
                 for path in binaries {
-                    let modules = module_names(&path, false, path_module.is_some());
+                    let modules = module_names(
+                        &path,
+                        false,
+                        path_module.as_ref().map(|_| desc.module.as_str()),
+                    );
                     if !modules.iter().any(|m| glob_match(&desc.module, m)) {
                         continue;
                     }
@@ -343,7 +366,7 @@ impl UserProbes {
         let Some(Scope::Binaries { pattern }) = scope(&desc.provider) else {
             return Vec::new();
         };
-        let modules = module_names(path, false, false);
+        let modules = module_names(path, false, None);
         if !modules.iter().any(|m| glob_match(&desc.module, m)) {
             return Vec::new();
         }
@@ -438,11 +461,17 @@ impl UserProbes {
 
     /// The ELF files process `pid` maps, `true` for its main executable.
     fn process_binaries(&self, pid: i32) -> Vec<(PathBuf, bool)> {
+        let mapped = maps_files(pid);
+        // A `-c` command still held before its exec: what it will map.
         if let Some(exec) = self
             .targets
             .iter()
             .find(|t| t.pid == pid)
             .and_then(|t| t.exec.clone())
+            .filter(|e| {
+                let e = std::fs::canonicalize(e).unwrap_or_else(|_| e.clone());
+                !mapped.contains(&e)
+            })
         {
             let mut out = vec![(exec.clone(), true)];
             out.extend(needed_libraries(&exec).into_iter().map(|p| (p, false)));
@@ -450,7 +479,7 @@ impl UserProbes {
         }
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
         let mut out: Vec<(PathBuf, bool)> = Vec::new();
-        for path in maps_files(pid) {
+        for path in mapped {
             if !out.iter().any(|(p, _)| *p == path) {
                 let main = exe.as_ref() == Some(&path);
                 out.push((path, main));
@@ -791,15 +820,15 @@ fn parse_offset(name: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
-/// The names a binary answers to as a module: its basename (or the path as written when a
+/// The names a binary answers to as a module: its basename (or the path as `written` when a
 /// description named it), and `a.out` for a main executable.
-fn module_names(path: &Path, main: bool, by_path: bool) -> Vec<String> {
-    let mut names = vec![if by_path {
-        path.display().to_string()
-    } else {
-        path.file_name()
+fn module_names(path: &Path, main: bool, written: Option<&str>) -> Vec<String> {
+    let mut names = vec![match written {
+        Some(w) => w.to_string(),
+        None => path
+            .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+            .unwrap_or_default(),
     }];
     if main {
         names.push("a.out".to_string());
