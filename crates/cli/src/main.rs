@@ -264,6 +264,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
         }
     }
+    watch::reserve_scratch(&mut comp);
     let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose) {
         Ok(l) => l,
         Err(msg) => {

@@ -38,6 +38,16 @@ pub struct Watcher {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Give the scratch areas room for probes found later, before the maps are created: the
+/// clauses compiled for a real probe (arguments decoded from its sites, several clauses in
+/// one program) may need a little more than for the placeholder they were compiled for.
+pub fn reserve_scratch(comp: &mut Compilation) {
+    if !comp.deferred.is_empty() {
+        let scratch = &mut comp.compiled.maps[comp.compiled.core.scratch.0];
+        scratch.value_size *= 2;
+    }
+}
+
 impl Watcher {
     /// Start watching for the deferred descriptions of `comp`, if it has any; the exec
     /// watcher is attached when this returns. `maps` are the session's maps, in

@@ -825,10 +825,7 @@ fn parse_offset(name: &str) -> Option<u64> {
 fn module_names(path: &Path, main: bool, written: Option<&str>) -> Vec<String> {
     let mut names = vec![match written {
         Some(w) => w.to_string(),
-        None => path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        None => file_module(path),
     }];
     if main {
         names.push("a.out".to_string());
@@ -836,26 +833,52 @@ fn module_names(path: &Path, main: bool, written: Option<&str>) -> Vec<String> {
     names
 }
 
-/// The files mapped by process `pid`, in map order.
+/// The files mapped by process `pid`, in map order. A file with no name on disk (a
+/// `memfd`, as the objects of providers defined at run time are) is reached through
+/// `/proc/PID/map_files/` (root can open those), once per file.
 fn maps_files(pid: i32) -> Vec<PathBuf> {
     let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
         return Vec::new();
     };
     let mut out: Vec<PathBuf> = Vec::new();
+    let mut memfds: Vec<&str> = Vec::new();
     for line in text.lines() {
         // address perms offset dev inode path
         let mut fields = line.splitn(6, ' ');
-        let inode = fields.nth(4).unwrap_or("0");
+        let range = fields.next().unwrap_or("");
+        let inode = fields.nth(3).unwrap_or("0");
         let path = fields.next().unwrap_or("").trim_start();
-        if inode == "0" || !path.starts_with('/') || path.ends_with(" (deleted)") {
+        let path = if path.starts_with("/memfd:") {
+            if memfds.contains(&inode) {
+                continue;
+            }
+            memfds.push(inode);
+            PathBuf::from(format!("/proc/{pid}/map_files/{range}"))
+        } else if inode == "0" || !path.starts_with('/') || path.ends_with(" (deleted)") {
             continue;
-        }
-        let path = PathBuf::from(path);
+        } else {
+            PathBuf::from(path)
+        };
         if out.last() != Some(&path) && !out.contains(&path) {
             out.push(path);
         }
     }
     out
+}
+
+/// A file's name as a module: its basename, or for a `memfd` reached through
+/// `/proc/PID/map_files/`, the name it was created with (`/memfd:NAME (deleted)`).
+fn file_module(path: &Path) -> String {
+    if path.starts_with("/proc") && path.components().any(|c| c.as_os_str() == "map_files") {
+        if let Ok(target) = std::fs::read_link(path) {
+            let t = target.to_string_lossy();
+            let t = t.strip_suffix(" (deleted)").unwrap_or(&t);
+            return t.strip_prefix("/memfd:").unwrap_or(t).to_string();
+        }
+    }
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Whether the ELF file at `path` has a `.note.stapsdt` section, reading only its headers.

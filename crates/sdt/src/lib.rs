@@ -11,12 +11,19 @@
 //!   types for the tracer: `.note.stapsdt` has operand sizes only.
 //! - [`ctype`] knows the size and signedness of the C types a provider names, which the
 //!   header's casts and the operand specs of rewritten call sites need.
+//!
+//! Without the default `files` feature only the probe model, [`ctype`] and [`typenote`]
+//! are built (no parser, no object writer): what a library defining probes at run time
+//! needs.
 
 pub mod ctype;
+#[cfg(feature = "files")]
 pub mod header;
+#[cfg(feature = "files")]
 pub mod link;
 pub mod typenote;
 
+#[cfg(feature = "files")]
 use dtrace_frontend::ast::{Item, ProbeParam, Provider};
 
 /// A provider as declared in a provider file.
@@ -47,6 +54,7 @@ impl ProbeDef {
 }
 
 /// The providers `items` define, in order.
+#[cfg(feature = "files")]
 pub fn providers(items: &[Item]) -> Vec<ProviderDef> {
     items
         .iter()
@@ -57,6 +65,7 @@ pub fn providers(items: &[Item]) -> Vec<ProviderDef> {
         .collect()
 }
 
+#[cfg(feature = "files")]
 fn provider(p: &Provider) -> ProviderDef {
     let probes = p
         .probes
@@ -108,7 +117,7 @@ pub fn semaphore_symbol(provider: &str, probe: &str) -> String {
     format!("{provider}_{probe}_semaphore")
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "files"))]
 mod tests {
     use super::*;
     use dtrace_frontend::{parse, Origin, Source};

@@ -110,7 +110,7 @@ fn probe_types(desc: &[u8]) -> Option<ProbeTypes> {
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "files"))]
 mod tests {
     use super::*;
     use crate::tests::defs;
