@@ -179,7 +179,7 @@ struct Thread {
 impl Thread {
     fn run(mut self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
-            for held in self.watch.wait(Duration::from_millis(50)) {
+            for held in self.watch.wait(Duration::from_millis(10)) {
                 match held {
                     Held::Exec { pid, key } => {
                         self.examine(pid, key);

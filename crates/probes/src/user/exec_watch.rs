@@ -44,6 +44,9 @@ use dtrace_runtime::{
 
 /// Binaries remembered at once; past that, new ones are not noticed.
 pub const KNOWN_MAX: u32 = 1 << 16;
+/// Processes whose loaded-object count is remembered (least recently used ones are
+/// forgotten, and then examined at their next library change).
+const COUNTS_MAX: u32 = 1 << 13;
 /// `known` values: reported, not examined yet (later execs are stopped and reported too).
 const PENDING: u8 = 0;
 /// Examined.
@@ -107,28 +110,12 @@ impl ExecWatch {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             format!("dtrace: failed to watch for new processes ({what}): {e}\n")
         };
-        let btf = dtrace_backend::types::kernel::vmlinux()
-            .ok_or_else(|| fail("kernel BTF", &"not readable"))?;
-        let offset = |strukt: &str, path: &str| -> Result<i16, String> {
-            let id = btf
-                .find(dtrace_btf::Kind::Struct, strukt)
-                .ok_or_else(|| fail("kernel BTF", &format!("no struct {strukt}")))?;
-            let f = btf
-                .member_path(id, path)
-                .map_err(|e| fail("kernel BTF", &e))?;
-            i16::try_from(f.bit_offset / 8).map_err(|e| fail("kernel BTF", &e))
-        };
-        let file = offset("linux_binprm", "file")?;
-        let inode = offset("file", "f_inode")?;
-        let ino = offset("inode", "i_ino")?;
-        let sb = offset("inode", "i_sb")?;
-        let dev = offset("super_block", "s_dev")?;
         let known = Map::create(&MapSpec {
             map_type: MapType::Hash,
             key_size: 16,
             value_size: 1,
             max_entries: KNOWN_MAX,
-            flags: 0,
+            flags: 1, // BPF_F_NO_PREALLOC: entries are few, and created slowly
             name: "dt_exec_known".into(),
         })
         .map_err(|e| fail("map", &e))?;
@@ -141,15 +128,32 @@ impl ExecWatch {
             name: "dt_exec_events".into(),
         })
         .map_err(|e| fail("ring buffer", &e))?;
-        let code = program(known.fd(), events_map.fd(), [file, inode, ino, sb, dev])
-            .map_err(|e| fail("program", &e))?;
-        let tp_id = btf
-            .find(dtrace_btf::Kind::Typedef, "btf_trace_sched_process_exec")
-            .ok_or_else(|| fail("kernel BTF", &"no sched_process_exec tracepoint"))?;
-        let mut spec = ProgramSpec::new(ProgramType::Tracing, "dt_exec_watch", &code);
-        spec.expected_attach_type = Some(AttachType::TraceRawTp);
-        spec.attach_btf_id = tp_id;
+        // The exec program needs kernel structure offsets from BTF (read only then).
         let exec = if execs {
+            let btf = dtrace_backend::types::kernel::vmlinux()
+                .ok_or_else(|| fail("kernel BTF", &"not readable"))?;
+            let offset = |strukt: &str, path: &str| -> Result<i16, String> {
+                let id = btf
+                    .find(dtrace_btf::Kind::Struct, strukt)
+                    .ok_or_else(|| fail("kernel BTF", &format!("no struct {strukt}")))?;
+                let f = btf
+                    .member_path(id, path)
+                    .map_err(|e| fail("kernel BTF", &e))?;
+                i16::try_from(f.bit_offset / 8).map_err(|e| fail("kernel BTF", &e))
+            };
+            let file = offset("linux_binprm", "file")?;
+            let inode = offset("file", "f_inode")?;
+            let ino = offset("inode", "i_ino")?;
+            let sb = offset("inode", "i_sb")?;
+            let dev = offset("super_block", "s_dev")?;
+            let code = program(known.fd(), events_map.fd(), [file, inode, ino, sb, dev])
+                .map_err(|e| fail("program", &e))?;
+            let tp_id = btf
+                .find(dtrace_btf::Kind::Typedef, "btf_trace_sched_process_exec")
+                .ok_or_else(|| fail("kernel BTF", &"no sched_process_exec tracepoint"))?;
+            let mut spec = ProgramSpec::new(ProgramType::Tracing, "dt_exec_watch", &code);
+            spec.expected_attach_type = Some(AttachType::TraceRawTp);
+            spec.attach_btf_id = tp_id;
             let program = Program::load(&spec).map_err(|e| fail("program", &e))?;
             let link = Link::raw_tracepoint(&program, None).map_err(|e| fail("attach", &e))?;
             Some((program, link))
@@ -191,7 +195,7 @@ impl ExecWatch {
             map_type: MapType::LruHash,
             key_size: 4,
             value_size: 4,
-            max_entries: KNOWN_MAX,
+            max_entries: COUNTS_MAX,
             flags: 0,
             name: "dt_dl_counts".into(),
         })
