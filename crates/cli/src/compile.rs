@@ -35,6 +35,80 @@ pub struct Compilation {
     pub matched: Vec<(&'static str, String, u32)>,
     /// Every probe enabled, by id.
     pub probes: HashMap<u32, Probe>,
+    /// Descriptions that may also match binaries that start running later
+    /// ([`dtrace_probes::user::deferrable`]) or libraries a process loads later (a
+    /// process's description matching nothing yet, with `-Z`), with their clause's index.
+    pub deferred: Vec<(usize, Description)>,
+    /// What compiled the program, to compile it again for probes found later (taken by
+    /// the [`crate::watch::Watcher`]).
+    pub inputs: Option<Inputs>,
+}
+
+/// What the typing pass and the code generator take, kept to compile clauses for probes
+/// that appear while tracing ([`Inputs::extended`]).
+pub struct Inputs {
+    program: ast::Program,
+    clause_probes: Vec<Vec<ProbeSite>>,
+    clause_statements: Vec<Vec<u32>>,
+    typing: dtrace_typing::cook::Options,
+    codegen: CodegenOptions,
+    macros: MacroArgs,
+    translators: Vec<Provided>,
+    sources: Vec<Source>,
+}
+
+impl Inputs {
+    /// Type `program` with each clause enabled on its `clause_probes` (DTrace statement
+    /// numbers in `clause_statements`), then generate its programs.
+    fn compile(
+        &self,
+        program: &ast::Program,
+        clause_probes: &[Vec<ProbeSite>],
+        clause_statements: &[Vec<u32>],
+    ) -> Result<Compiled, CompileError> {
+        let typed = dtrace_typing::cook::cook(&dtrace_typing::cook::Input {
+            program,
+            probes: clause_probes,
+            statements: clause_statements,
+            options: self.typing.clone(),
+            macros: &self.macros,
+            formats: &PrintfCheck,
+            translators: &self.translators,
+        })?;
+        dtrace_backend::compile(dtrace_backend::Input {
+            program: &typed,
+            options: self.codegen.clone(),
+            kernel: &BtfLayout,
+        })
+    }
+
+    /// The program compiled again with each `(clause, probes)` of `extra` as a copy of that
+    /// clause appended after the others, enabled on those probes: the maps and the
+    /// existing epids come out as before, and the new probes' programs and epids follow.
+    pub fn extended(&self, extra: &[(usize, Vec<ProbeSite>)]) -> Result<Compiled, String> {
+        let clauses: Vec<&ast::Clause> = self
+            .program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Clause(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let mut program = self.program.clone();
+        let mut clause_probes = self.clause_probes.clone();
+        let mut clause_statements = self.clause_statements.clone();
+        for (ci, sites) in extra {
+            let clause = clauses.get(*ci).ok_or("no such clause")?;
+            program.items.push(Item::Clause((*clause).clone()));
+            clause_probes.push(sites.clone());
+            // The copy is the same DTrace statement as the clause it copies.
+            let statement = self.clause_statements[*ci].first().copied().unwrap_or(0);
+            clause_statements.push(vec![statement; sites.len()]);
+        }
+        self.compile(&program, &clause_probes, &clause_statements)
+            .map_err(|e| crate::diagnostics::compile_error(&e, &self.sources, false))
+    }
 }
 
 /// Why compilation failed: a located D error, or a message already worded.
@@ -495,6 +569,7 @@ pub fn compile(
 ) -> Result<Compilation, Failure> {
     let fail = |e: CompileError, sources: &[Source]| Failure::Compile(e, sources.to_vec());
     let mut matched = Vec::new();
+    let mut deferred = Vec::new();
     let mut clause_probes: Vec<Vec<ProbeSite>> = Vec::new();
     let mut probes = HashMap::new();
     let user_sources = sources.len();
@@ -515,6 +590,7 @@ pub fn compile(
             let Item::Clause(clause) = item else { continue };
             let mut sites = Vec::new();
             let mut statements = Vec::new();
+            let first_statement = next_statement;
             for desc in &clause.probes {
                 // DTrace makes a statement of each probe description of a clause.
                 let statement = next_statement;
@@ -524,7 +600,19 @@ pub fn compile(
                     fail(CompileError::new("D_PDESC_INVAL", e.0, desc.span), &sources)
                 })?;
                 let found = catalog.matches(&d);
-                if found.probes.is_empty() && !args.zero_matches_ok {
+                // Globs wait for binaries started later; a process's description that
+                // matches nothing yet (-Z) waits for the libraries it will load.
+                if dtrace_probes::user::deferrable(&d)
+                    || (found.probes.is_empty()
+                        && args.zero_matches_ok
+                        && dtrace_probes::user::named_pid(&d).is_some())
+                {
+                    deferred.push((clause_probes.len(), d.clone()));
+                }
+                if found.probes.is_empty()
+                    && !args.zero_matches_ok
+                    && !dtrace_probes::user::deferrable(&d)
+                {
                     // A `pid` offset that is no instruction of its function: say why.
                     let why = found
                         .why_none()
@@ -548,6 +636,16 @@ pub fn compile(
                         sites.push(p.site.clone());
                         statements.push(statement);
                     }
+                    probes.insert(p.site.id, p);
+                }
+            }
+            // A clause waiting for processes that do not run yet is compiled for a
+            // site-less probe, so its variables and aggregations exist from the start.
+            if sites.is_empty() {
+                if let Some((_, d)) = deferred.iter().find(|(ci, _)| *ci == clause_probes.len()) {
+                    let p = catalog.placeholder(d);
+                    sites.push(p.site.clone());
+                    statements.push(first_statement);
                     probes.insert(p.site.id, p);
                 }
             }
@@ -576,39 +674,36 @@ pub fn compile(
         })
         .collect();
     let strsize = options.strsize.clamp(8, 8192) as u32;
-    let typed = dtrace_typing::cook::cook(&dtrace_typing::cook::Input {
-        program: &program,
-        probes: &clause_probes,
-        statements: &clause_statements,
-        options: dtrace_typing::cook::Options {
+    let inputs = Inputs {
+        program,
+        clause_probes,
+        clause_statements,
+        typing: dtrace_typing::cook::Options {
             strsize,
             stack_frames: options.stack_frames,
             ustack_frames: options.ustack_frames,
         },
-        macros,
-        formats: &PrintfCheck,
-        translators: &translators,
-    })
-    .map_err(|e| fail(e, &sources))?;
-    let codegen = CodegenOptions {
-        strsize,
-        bufsize: ringbuf_size(options.bufsize),
-        dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
-        agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
-        wall_offset: wall_offset(),
-        cpu: options.cpu,
+        codegen: CodegenOptions {
+            strsize,
+            bufsize: ringbuf_size(options.bufsize),
+            dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
+            agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
+            wall_offset: wall_offset(),
+            cpu: options.cpu,
+        },
+        macros: macros.clone(),
+        translators,
+        sources: Vec::new(),
     };
-    let compiled = dtrace_backend::compile(dtrace_backend::Input {
-        program: &typed,
-        options: codegen,
-        kernel: &BtfLayout,
-    })
-    .map_err(|e| fail(e, &sources))?;
+    let compiled = inputs
+        .compile(&inputs.program, &inputs.clause_probes, &inputs.clause_statements)
+        .map_err(|e| fail(e, &sources))?;
     Ok(Compilation {
         compiled,
-
         matched,
         probes,
+        deferred,
+        inputs: Some(Inputs { sources, ..inputs }),
     })
 }
 

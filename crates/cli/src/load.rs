@@ -45,80 +45,17 @@ pub fn load(
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
     verbose: bool,
 ) -> Result<Loaded, String> {
-    let mut maps = Vec::new();
-    for spec in &compiled.maps {
-        let max_entries = match spec.entries_per_cpu {
-            0 => spec.max_entries,
-            n => possible_cpus() * n,
-        };
-        let map = Map::create(&MapSpec {
-            map_type: map_type(spec.kind),
-            key_size: spec.key_size,
-            value_size: spec.value_size,
-            max_entries,
-            flags: if spec.kind == MapKind::Hash { 1 } else { 0 },
-            name: spec.name.clone(),
-        })
-        .map_err(|e| format!("dtrace: failed to create map {}: {e}\n", spec.name))?;
-        if let Some(initial) = &spec.initial {
-            map.update(&0u32.to_ne_bytes(), initial, Update::Any)
-                .map_err(|e| format!("dtrace: failed to initialise map {}: {e}\n", spec.name))?;
-        }
-        maps.push(map);
-    }
-    let mut programs = Vec::new();
-    for prog in &compiled.programs {
-        let mut insns = prog.code.insns.clone();
-        for &at in &prog.code.map_relocs {
-            insns[at].imm = maps[insns[at].imm as usize].fd();
-        }
-        let name = program_name(&prog.probe);
-        let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, &insns);
-        // proc and sched: the program is of the kind of the probe they fire on.
-        let context = match &prog.probe.context {
-            ProbeContext::Mapped(m) => &*m.base,
-            other => other,
-        };
-        match *context {
-            // A system call group: a raw tracepoint program on sys_enter/sys_exit.
-            ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) | ProbeContext::Mapped(_) => {}
-            ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
-            ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
-            // User probes: uprobe_multi links, or per-process perf events (see user.rs).
-            ProbeContext::Uprobe(_) => {
-                spec.prog_type = ProgramType::Kprobe;
-                if !matches!(probes.get(&prog.probe.id).map(|p| &p.attach),
-                    Some(dtrace_probes::Attach::User(u)) if !u.multi())
-                {
-                    spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
-                }
-            }
-            // rawtp: a tp_btf program, like the helpers.
-            ProbeContext::BtfTracepoint(ref tp) => {
-                spec.prog_type = ProgramType::Tracing;
-                spec.expected_attach_type = Some(AttachType::TraceRawTp);
-                spec.attach_btf_id = tp.btf_id;
-            }
-            ProbeContext::Function { btf_id, ret, .. } => {
-                if let Some(why) = dtrace_probes::fbt::kernel_refusal() {
-                    return Err(format!(
-                        "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}); use syscall or sdt probes instead\n",
-                        prog.probe.full_name()
-                    ));
-                }
-                spec.prog_type = ProgramType::Tracing;
-                spec.attach_btf_id = btf_id;
-                spec.expected_attach_type = Some(if ret {
-                    AttachType::TraceFexit
-                } else {
-                    AttachType::TraceFentry
-                });
-            }
-        }
-        spec.always_log = verbose;
-        let loaded = Program::load(&spec).map_err(|e| rejected(&prog.probe, &e, verbose))?;
-        programs.push(loaded);
-    }
+    let maps = compiled
+        .maps
+        .iter()
+        .map(create_map)
+        .collect::<Result<Vec<_>, String>>()?;
+    let fds: Vec<i32> = maps.iter().map(Map::fd).collect();
+    let programs = compiled
+        .programs
+        .iter()
+        .map(|prog| load_program(prog, &fds, probes, verbose))
+        .collect::<Result<Vec<_>, String>>()?;
     let mut helpers = Vec::new();
     for helper in &compiled.helpers {
         let mut insns = helper.code.insns.clone();
@@ -134,6 +71,88 @@ pub fn load(
         helpers,
         helper_links: Vec::new(),
     })
+}
+
+/// Create one map of a compiled program, with its initial contents.
+pub fn create_map(spec: &dtrace_backend::program::MapSpec) -> Result<Map, String> {
+    let max_entries = match spec.entries_per_cpu {
+        0 => spec.max_entries,
+        n => possible_cpus() * n,
+    };
+    let map = Map::create(&MapSpec {
+        map_type: map_type(spec.kind),
+        key_size: spec.key_size,
+        value_size: spec.value_size,
+        max_entries,
+        flags: if spec.kind == MapKind::Hash { 1 } else { 0 },
+        name: spec.name.clone(),
+    })
+    .map_err(|e| format!("dtrace: failed to create map {}: {e}\n", spec.name))?;
+    if let Some(initial) = &spec.initial {
+        map.update(&0u32.to_ne_bytes(), initial, Update::Any)
+            .map_err(|e| format!("dtrace: failed to initialise map {}: {e}\n", spec.name))?;
+    }
+    Ok(map)
+}
+
+/// Load one probe's program, its map references patched with `maps` (file descriptors in
+/// [`Compiled::maps`] order).
+pub fn load_program(
+    prog: &dtrace_backend::program::ProgramSpec,
+    maps: &[i32],
+    probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
+    verbose: bool,
+) -> Result<Program, String> {
+    let mut insns = prog.code.insns.clone();
+    for &at in &prog.code.map_relocs {
+        insns[at].imm = maps[insns[at].imm as usize];
+    }
+    let name = program_name(&prog.probe);
+    let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, &insns);
+    // proc and sched: the program is of the kind of the probe they fire on.
+    let context = match &prog.probe.context {
+        ProbeContext::Mapped(m) => &*m.base,
+        other => other,
+    };
+    match *context {
+        // A system call group: a raw tracepoint program on sys_enter/sys_exit.
+        ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) | ProbeContext::Mapped(_) => {}
+        ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
+        ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
+        // User probes: uprobe_multi links, or per-process perf events (see user.rs).
+        ProbeContext::Uprobe(_) => {
+            spec.prog_type = ProgramType::Kprobe;
+            if !matches!(probes.get(&prog.probe.id).map(|p| &p.attach),
+                Some(dtrace_probes::Attach::User(u)) if !u.multi())
+            {
+                spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
+            }
+        }
+        // rawtp: a tp_btf program, like the helpers.
+        ProbeContext::BtfTracepoint(ref tp) => {
+            spec.prog_type = ProgramType::Tracing;
+            spec.expected_attach_type = Some(AttachType::TraceRawTp);
+            spec.attach_btf_id = tp.btf_id;
+        }
+        ProbeContext::Function { btf_id, ret, .. } => {
+            if let Some(why) = dtrace_probes::fbt::kernel_refusal() {
+                return Err(format!(
+                    "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}); use syscall or sdt probes instead\n",
+                    prog.probe.full_name()
+                ));
+            }
+            spec.prog_type = ProgramType::Tracing;
+            spec.attach_btf_id = btf_id;
+            spec.expected_attach_type = Some(if ret {
+                AttachType::TraceFexit
+            } else {
+                AttachType::TraceFentry
+            });
+        }
+    }
+    spec.always_log = verbose;
+    let loaded = Program::load(&spec).map_err(|e| rejected(&prog.probe, &e, verbose))?;
+    Ok(loaded)
 }
 
 /// Load a helper program: a `tp_btf` program on its tracepoint (`btf_trace_NAME` in the

@@ -12,9 +12,11 @@ mod kernel_types;
 mod load;
 mod options;
 mod output_file;
+mod provider_build;
 mod session;
 mod signals;
 mod target;
+mod watch;
 
 use std::io::Write;
 
@@ -101,8 +103,8 @@ fn run(argv: &[String]) -> i32 {
         return 0;
     }
     if args.header || args.object {
-        eprintln!("dtrace: -h and -G (generating USDT provider headers and objects) are not supported yet; use sys/sdt.h probes, which this dtrace reads from .note.stapsdt");
-        return 1;
+        let errtags = args.options.iter().any(|(n, _)| n == "errtags");
+        return provider_build::run(&args, errtags);
     }
     if args.sources.is_empty() && !args.list {
         eprint!("{USAGE}");
@@ -231,9 +233,16 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     catalog.set_follow_fork(options.followfork);
     if args.list {
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
-        return list(&items, &mut catalog, &macros, &pids, args.verbose);
+        return list(
+            &items,
+            &mut catalog,
+            &macros,
+            &pids,
+            args.verbose,
+            args.zero_matches_ok,
+        );
     }
-    let comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
+    let mut comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
         Ok(c) => c,
         Err(f) => return report(f, options.errtags, args.verbose),
     };
@@ -260,6 +269,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
         }
     }
+    watch::reserve_scratch(&mut comp);
     let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose) {
         Ok(l) => l,
         Err(msg) => {
@@ -276,6 +286,14 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         return 0;
     }
     signals::install();
+    let fds: Vec<i32> = loaded.maps.iter().map(dtrace_runtime::Map::fd).collect();
+    let watcher = match watch::Watcher::start(&mut comp, catalog, &fds, args.verbose) {
+        Ok(w) => w,
+        Err(msg) => {
+            eprint!("{msg}");
+            return 1;
+        }
+    };
     let mut session = match session::Session::new(&comp, loaded, options, consumer) {
         Ok(s) => s,
         Err(msg) => {
@@ -283,6 +301,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     };
+    session.set_watcher(watcher);
     match session.run(std::mem::take(targets)) {
         Ok(outcome) => outcome.status,
         Err(msg) => {
@@ -301,7 +320,9 @@ fn list(
     macros: &MacroArgs,
     pids: &[i32],
     verbose: bool,
+    zero_ok: bool,
 ) -> i32 {
+    let mut status = 0;
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let line = |site: &dtrace_backend::program::ProbeSite| {
         if verbose {
@@ -350,12 +371,21 @@ fn list(
         let Ok(d) = Description::parse(&text) else {
             continue;
         };
-        for p in catalog.matching(&d) {
+        let found = catalog.matching(&d);
+        if found.is_empty() && !zero_ok {
+            let _ = out.flush();
+            eprintln!(
+                "dtrace: failed to match {}:{}:{}:{}: No probe matches description",
+                d.provider, d.module, d.function, d.name
+            );
+            status = 1;
+        }
+        for p in found {
             if seen.insert(p.site.id) {
                 let _ = out.write_all(line(&p.site).as_bytes());
             }
         }
     }
     let _ = out.flush();
-    0
+    status
 }

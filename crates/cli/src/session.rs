@@ -34,6 +34,8 @@ pub struct Session<'a> {
     options: Options,
     ring: RingBuf,
     consumer: Consumer,
+    /// Probes of processes started while tracing, and their epids (`crate::watch`).
+    watcher: Option<crate::watch::Watcher>,
 }
 
 impl<'a> Session<'a> {
@@ -51,7 +53,13 @@ impl<'a> Session<'a> {
             options,
             ring,
             consumer,
+            watcher: None,
         })
+    }
+
+    /// Watch for processes started while tracing (see `crate::watch`).
+    pub fn set_watcher(&mut self, watcher: Option<crate::watch::Watcher>) {
+        self.watcher = watcher;
     }
 
     fn compiled(&self) -> &'a Compiled {
@@ -102,6 +110,9 @@ impl<'a> Session<'a> {
             self.consume_until_done(&mut targets);
         }
         detach(std::mem::take(&mut self.loaded.links));
+        if let Some(w) = &mut self.watcher {
+            w.stop();
+        }
         self.drain();
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
@@ -191,7 +202,6 @@ impl<'a> Session<'a> {
                     self.drain();
                     self.see_aggregation_processes();
                     self.consumer.flush();
-                    eprint!("{}", t.exit_notice());
                 }
             }
             if !targets.is_empty() && running.iter().all(|alive| !alive) {
@@ -209,6 +219,11 @@ impl<'a> Session<'a> {
     fn drain(&mut self) {
         let mut records = Vec::new();
         self.ring.consume(|r| records.push(r.to_vec()));
+        // Records of probes the watcher added (their programs ran only after it published
+        // their descriptions) need those descriptions.
+        if let Some(desc) = self.watcher.as_mut().and_then(|w| w.news()) {
+            self.consumer.set_desc(desc);
+        }
         // Processes named by user stacks and symbols first, while they may still run:
         // symbolizing the records can take longer than a short-lived process lives.
         for r in &records {

@@ -318,30 +318,6 @@ impl Target {
         }
     }
 
-    /// DTrace's notice once the process has exited: how our command ended, when we know.
-    pub fn exit_notice(&self) -> String {
-        let pid = self.pid();
-        match self {
-            Target::Child {
-                status: Some(w), ..
-            } if libc::WIFSIGNALED(*w) => {
-                format!(
-                    "dtrace: pid {pid} terminated by {}\n",
-                    signal_name(libc::WTERMSIG(*w))
-                )
-            }
-            Target::Child {
-                status: Some(w), ..
-            } if libc::WIFEXITED(*w) && libc::WEXITSTATUS(*w) != 0 => {
-                format!(
-                    "dtrace: pid {pid} exited with status {}\n",
-                    libc::WEXITSTATUS(*w)
-                )
-            }
-            _ => format!("dtrace: pid {pid} has exited\n"),
-        }
-    }
-
     fn existing_exited(&self, pid: i32) -> bool {
         if let Target::Existing {
             pidfd: Some(fd), ..
@@ -392,11 +368,6 @@ impl Drop for Target {
     fn drop(&mut self) {
         self.abandon();
     }
-}
-
-/// A signal's name as DTrace prints it (`SIGKILL`).
-fn signal_name(sig: i32) -> String {
-    dtrace_backend::signals::name(sig).map_or_else(|| format!("SIG#{sig}"), str::to_string)
 }
 
 /// Whether `pid` is a live (not zombie) process, from /proc.

@@ -21,12 +21,12 @@ fn assert_ok(run: &Run) {
     );
 }
 
-/// The pid in dtrace's "dtrace: pid N has exited" message.
-fn target_pid(stderr: &str) -> String {
-    stderr
+/// The pid a `BEGIN { printf("target=%d\n", $target); }` clause printed.
+fn target_pid(stdout: &str) -> String {
+    stdout
         .lines()
-        .find_map(|l| l.strip_prefix("dtrace: pid ")?.split(' ').next())
-        .unwrap_or_else(|| panic!("no target pid in {stderr}"))
+        .find_map(|l| l.strip_prefix("target="))
+        .unwrap_or_else(|| panic!("no target pid in {stdout}"))
         .to_string()
 }
 
@@ -36,7 +36,8 @@ fn rawtp_exec_shows_the_commands_task_and_file_once() {
     let run = dtrace(&[
         "-q",
         "-n",
-        "rawtp:sched::sched_process_exec /args[0]->tgid == $target/ {
+        "BEGIN { printf(\"target=%d\\n\", $target); }
+        rawtp:sched::sched_process_exec /args[0]->tgid == $target/ {
             printf(\"exec %s %s %d %d %d\\n\", args[0]->comm, stringof(args[2]->filename),
                 args[1], args[0]->pid, arg1 == args[1]);
         }",
@@ -44,8 +45,12 @@ fn rawtp_exec_shows_the_commands_task_and_file_once() {
         "/bin/true",
     ]);
     assert_ok(&run);
-    let pid = target_pid(&run.stderr);
-    let lines: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    let pid = target_pid(&run.stdout);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("target="))
+        .collect();
     assert_eq!(
         lines,
         [format!("exec true /bin/true {pid} {pid} 1")],

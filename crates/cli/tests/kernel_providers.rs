@@ -39,12 +39,12 @@ fn getppid_program() -> &'static Path {
     })
 }
 
-/// The pid in dtrace's "dtrace: pid N has exited" message.
-fn target_pid(stderr: &str) -> String {
-    stderr
+/// The pid a `BEGIN { printf("target=%d\n", $target); }` clause printed.
+fn target_pid(stdout: &str) -> String {
+    stdout
         .lines()
-        .find_map(|l| l.strip_prefix("dtrace: pid ")?.split(' ').next())
-        .unwrap_or_else(|| panic!("no target pid in {stderr:?}"))
+        .find_map(|l| l.strip_prefix("target="))
+        .unwrap_or_else(|| panic!("no target pid in {stdout:?}"))
         .to_string()
 }
 
@@ -131,7 +131,8 @@ fn tracepoints_have_typed_arguments() {
     let run = dtrace(&[
         "-q",
         "-n",
-        r#"sdt:sched::sched_process_exec /args[1] == $target/ {
+        r#"BEGIN { printf("target=%d\n", $target); }
+           sdt:sched::sched_process_exec /args[1] == $target/ {
                printf("exec %s %d %d %d\n", args[0], args[1], arg1, args[2]);
            }
            sdt:sched::sched_process_exit /pid == $target/ {
@@ -141,7 +142,7 @@ fn tracepoints_have_typed_arguments() {
         "/bin/true",
     ]);
     assert_ok(&run);
-    let pid = target_pid(&run.stderr);
+    let pid = target_pid(&run.stdout);
     let exec = format!("exec /bin/true {pid} {pid} {pid}\n");
     assert!(
         run.stdout.contains(&exec),

@@ -132,18 +132,14 @@ fn create_gives_the_child_and_start_fires_in_it() {
     let cmd = script("create", "sleep 0.1 &\necho child $!\nwait\n");
     let run = trace(
         &cmd,
-        r#"proc:::create /pid == $target/ {
+        r#"BEGIN { printf("target %d\n", $target); }
+           proc:::create /pid == $target/ {
                printf("create %d %d %s\n", args[0]->pr_pid, args[0]->pr_ppid, execname); }
            proc:::start /ppid == $target/ { printf("start %d %d\n", pid, tid); }
            proc:::lwp-start /ppid == $target/ { printf("lwpstart %d\n", tid); }"#,
     );
     let child = printed(&run.stdout, "child");
-    let target = run
-        .stderr
-        .split_whitespace()
-        .nth(2)
-        .and_then(|p| p.parse::<i64>().ok())
-        .expect("dtrace: pid N has exited");
+    let target = printed(&run.stdout, "target");
     assert_eq!(
         tagged(&run.stdout, "create"),
         [format!("{child} {target} create.sh")],

@@ -110,7 +110,8 @@ fn usdt_integer_and_string_arguments() {
     let run = dtrace(&[
         "-q",
         "-n",
-        "myprov$target:::tick { printf(\"tick %d %s\\n\", arg0, copyinstr(arg1)); }
+        "BEGIN { printf(\"target %d\\n\", $target); }
+         myprov$target:::tick { printf(\"tick %d %s\\n\", arg0, copyinstr(arg1)); }
          myprov$target:::file-done { printf(\"done %d %s %s %s\\n\", arg0, probeprov, probemod, probename); }",
         "-c",
         &cmd,
@@ -122,9 +123,9 @@ fn usdt_integer_and_string_arguments() {
         .filter(|l| l.starts_with("tick") || l.starts_with("done"))
         .collect();
     let pid = run
-        .stderr
+        .stdout
         .lines()
-        .find_map(|l| l.strip_prefix("dtrace: pid ")?.split(' ').next())
+        .find_map(|l| l.strip_prefix("target "))
         .unwrap_or("?")
         .to_string();
     assert_eq!(
@@ -219,7 +220,10 @@ fn provider_glob_traces_processes_started_later() {
     let run = dtrace(&[
         "-q",
         "-n",
-        "myprov*:::tick { @[probeprov, probemod] = count(); } myprov*:::file-done { @d = count(); }",
+        // Other tests' programs have the same provider, and the glob traces them too
+        // if they start meanwhile: count this one's.
+        "myprov*:::tick /probemod == \"globloop\"/ { @[probeprov, probemod] = count(); }
+         myprov*:::file-done /probemod == \"globloop\"/ { @d = count(); }",
         "-c",
         &cmd,
     ]);

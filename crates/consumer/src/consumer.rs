@@ -58,6 +58,12 @@ pub struct Consumer {
 }
 
 impl Consumer {
+    /// Decode with `desc` from now on: the program's description after probes were added
+    /// while tracing (the same epids, aggregations and layouts, and more epids).
+    pub fn set_desc(&mut self, desc: ProgramDesc) {
+        self.desc = Rc::new(desc);
+    }
+
     pub fn new(desc: ProgramDesc, settings: Settings, output: Box<dyn Output>) -> Consumer {
         let aggs = Aggregations::new(&desc.aggregations);
         Consumer {

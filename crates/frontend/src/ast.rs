@@ -15,6 +15,7 @@ pub enum Item {
     Decl(Decl),
     Inline(Inline),
     Translator(Translator),
+    Provider(Provider),
 }
 
 /// `descriptions /predicate/ { statements }`
@@ -302,4 +303,102 @@ pub struct Translator {
     pub input_name: String,
     pub members: Vec<(String, Expr, Span)>,
     pub span: Span,
+}
+
+/// `provider name { probe p(native args) [: (translated args)]; ... };`: the probes a
+/// program built the DTrace way (`dtrace -h`, `dtrace -G`) declares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Provider {
+    pub name: String,
+    pub probes: Vec<ProviderProbe>,
+    pub span: Span,
+}
+
+/// `probe name(int a, char *b) : (char *b, int a);`
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderProbe {
+    /// As written (`__` is `-` in D).
+    pub name: String,
+    /// The native arguments: what the program passes.
+    pub native: Vec<ProbeParam>,
+    /// The translated arguments (`args[]`), when a `: (...)` list is given.
+    pub translated: Option<Vec<ProbeParam>>,
+    pub span: Span,
+}
+
+/// One argument of a provider's probe: its type and optional name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeParam {
+    pub ty: TypeName,
+    pub name: Option<String>,
+    pub span: Span,
+}
+
+impl TypeName {
+    /// The type as C spells it (`unsigned long`, `struct in *`, `char *const *`, `int [4]`).
+    pub fn c_text(&self) -> String {
+        let (qualifiers, mut base) = match &self.spec {
+            TypeSpec::Builtin { words, qualifiers } => (qualifiers, words.join(" ")),
+            TypeSpec::Named { name, qualifiers } => (qualifiers, name.replace('`', "")),
+            TypeSpec::Struct {
+                union,
+                name,
+                qualifiers,
+                ..
+            } => (
+                qualifiers,
+                format!(
+                    "{} {}",
+                    if *union { "union" } else { "struct" },
+                    name.as_deref().unwrap_or("")
+                ),
+            ),
+            TypeSpec::Enum {
+                name, qualifiers, ..
+            } => (
+                qualifiers,
+                format!("enum {}", name.as_deref().unwrap_or("")),
+            ),
+        };
+        if !qualifiers.is_empty() {
+            base = format!("{} {base}", qualifiers.join(" "));
+        }
+        // Declarator parts apply inside-out: pointers bind tighter than what follows them.
+        let mut decl = String::new();
+        for part in self.declarator.iter().rev() {
+            match part {
+                DeclaratorPart::Pointer { qualifiers } => {
+                    decl = format!(
+                        "*{}{decl}",
+                        qualifiers
+                            .iter()
+                            .map(|q| format!("{q} "))
+                            .collect::<String>()
+                    );
+                }
+                DeclaratorPart::Array(size) => {
+                    let n = match size.as_deref().map(|e| &e.kind) {
+                        Some(ExprKind::Int { value, .. }) => value.to_string(),
+                        _ => String::new(),
+                    };
+                    if decl.starts_with('*') {
+                        decl = format!("({decl})");
+                    }
+                    decl = format!("{decl}[{n}]");
+                }
+                DeclaratorPart::AssocArray(_) | DeclaratorPart::Function(_) => {
+                    if decl.starts_with('*') {
+                        decl = format!("({decl})");
+                    }
+                    decl.push_str("()");
+                }
+            }
+        }
+        let text = if decl.is_empty() {
+            base
+        } else {
+            format!("{base} {}", decl.trim_end())
+        };
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
 }

@@ -266,9 +266,13 @@ impl<'a> Lexer<'a> {
                 self.pos += 1;
                 continue;
             }
-            // A path in the module field (`myapp*:/usr/bin/myapp::tick`): a `/` right after
-            // a `:` whose run of path characters ends at another `:`.
-            if self.peek_byte(0) == Some(b'/') && self.bytes[self.pos - 1] == b':' {
+            // A path in the module field (`myapp*:/usr/bin/myapp::tick`, `myapp*:./myapp::`):
+            // a `/` in the second field whose run of path characters ends at a `:`.
+            let fields = self.bytes[start..self.pos]
+                .iter()
+                .filter(|&&b| b == b':')
+                .count();
+            if self.peek_byte(0) == Some(b'/') && fields == 1 {
                 let run = self.bytes[self.pos..]
                     .iter()
                     .take_while(|&&b| b.is_ascii_alphanumeric() || b"/._-+~@".contains(&b))

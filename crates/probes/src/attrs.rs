@@ -164,6 +164,8 @@ fn provider_attrs(site: &ProbeSite) -> &'static ProviderAttrs {
             UprobeKind::Usdt(_) => &USDT,
             UprobeKind::Entry | UprobeKind::Return => &PID,
         },
+        // A USDT probe with declared argument types.
+        (ProbeContext::Mapped(m), _) if matches!(*m.base, ProbeContext::Uprobe(_)) => &USDT,
         (_, "dtrace") => &DTRACE,
         (_, "profile") => &PROFILE,
         (_, "syscall") => &SYSCALL,

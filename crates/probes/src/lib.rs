@@ -187,8 +187,14 @@ impl Catalog {
         self.user.follow_fork = on;
     }
 
+    /// The id of the next kernel probe (user probes have their own range,
+    /// [`user::USER_PROBE_IDS`]).
     fn next_id(&self) -> u32 {
-        self.probes.len() as u32 + 1
+        self.probes
+            .iter()
+            .filter(|p| !matches!(p.attach, Attach::User(_)))
+            .count() as u32
+            + 1
     }
 
     fn discover_tracepoints(&mut self) {
@@ -313,6 +319,30 @@ impl Catalog {
             found.probes.push(self.probes[i].clone());
         }
         found
+    }
+
+    /// A site-less probe standing for a [`user::deferrable`] description that matches
+    /// nothing yet (see [`user::UserProbes::placeholder`]).
+    pub fn placeholder(&mut self, desc: &Description) -> Probe {
+        let i = self.user.placeholder(desc, &mut self.probes);
+        self.probes[i].clone()
+    }
+
+    /// The binaries whose user probes were looked for already (those running processes
+    /// map, and `-c` commands'): a binary started later is examined afresh.
+    pub fn examined_binaries(&self) -> Vec<std::path::PathBuf> {
+        self.user.examined_binaries()
+    }
+
+    /// The probes a [`user::deferrable`] description names in the binary at `path`, which
+    /// started running after tracing began (see [`user::UserProbes::discover_in`]).
+    pub fn matches_in(&mut self, desc: &Description, path: &std::path::Path) -> Vec<Probe> {
+        let mut refused = Vec::new();
+        self.user
+            .discover_in(desc, path, &mut self.probes, &mut refused)
+            .into_iter()
+            .map(|i| self.probes[i].clone())
+            .collect()
     }
 
     /// Read the format of probe `i`'s tracepoint, once, into its context.

@@ -61,7 +61,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use dtrace_backend::program::{
-    OperandLocation, ProbeContext, ProbeSite, UprobeContext, UprobeKind, UsdtOperand,
+    MappedArg, MappedProbe, OperandLocation, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
+    UsdtOperand,
 };
 use dtrace_runtime::uprobe::UprobeSite;
 
@@ -71,6 +72,7 @@ use crate::usdt::{self, ArgLocation, UsdtArg, UsdtProbe};
 use crate::user::offsets::{FunctionCode, Refusal};
 use crate::{Attach, Description, Probe};
 
+pub mod exec_watch;
 pub mod offsets;
 
 /// A `pid` description matching more functions than this in one binary becomes one probe.
@@ -125,6 +127,10 @@ pub fn attach(
     sites: &[UprobeSite],
     links: &mut Vec<dtrace_runtime::Link>,
 ) -> dtrace_runtime::Result<()> {
+    if sites.is_empty() {
+        // A placeholder (see [`UserProbes::placeholder`]).
+        return Ok(());
+    }
     if u.per_process {
         for site in sites {
             let opts = dtrace_runtime::uprobe::UprobeOptions {
@@ -173,6 +179,26 @@ enum Scope {
     Binaries { pattern: String },
 }
 
+/// The process a user description names (`pid123`, `myapp123`), if it names one.
+pub fn named_pid(desc: &Description) -> Option<i32> {
+    match scope(&desc.provider)? {
+        Scope::Pid { pid, .. } => Some(pid),
+        Scope::Binaries { .. } => None,
+    }
+}
+
+/// The files process `pid` maps now (its main executable, libraries, `dlopen`ed ones).
+pub fn mapped_files(pid: i32) -> Vec<PathBuf> {
+    maps_files(pid)
+}
+
+/// Whether `desc` may name probes of binaries that start running after tracing began: a
+/// glob over a user provider's pids (`myapp*:::tick`, `pid*:prog:main:entry`) whose module
+/// is not a path (a path names its binary at once).
+pub fn deferrable(desc: &Description) -> bool {
+    matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.contains('/')
+}
+
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
@@ -205,6 +231,11 @@ fn scope(provider: &str) -> Option<Scope> {
     })
 }
 
+/// User probes are numbered from here, after any number of kernel probes, as DTrace's
+/// USDT and `pid` probes come after the kernel's (and so that kernel probe ids do not depend
+/// on which user probes were discovered first).
+pub const USER_PROBE_IDS: u32 = 1 << 20;
+
 /// What identifies a user probe: (pid, binary, provider, module, function, name).
 type ProbeKey = (Option<i32>, PathBuf, String, String, String, String);
 
@@ -222,9 +253,17 @@ pub struct UserProbes {
     notes: HashMap<PathBuf, Vec<UsdtProbe>>,
     /// Sites given per-process perf-event uprobes so far (at most [`PERF_SITES_MAX`]).
     perf_sites: usize,
+    /// User probes created so far.
+    created: u32,
 }
 
 impl UserProbes {
+    /// The id of the next user probe.
+    fn next_id(&mut self) -> u32 {
+        self.created += 1;
+        USER_PROBE_IDS + self.created
+    }
+
     /// Discover and add to `probes` the user probes `desc` names; returns the indices of the
     /// probes matching it. Why a `pid` offset it names exactly has no probe (inside an
     /// instruction, past the end of the function) is added to `refused`.
@@ -237,10 +276,12 @@ impl UserProbes {
         let Some(scope) = scope(&desc.provider) else {
             return Vec::new();
         };
-        let path_module = desc
-            .module
-            .starts_with('/')
-            .then(|| PathBuf::from(&desc.module));
+        // A path names its binary (`/usr/bin/myapp`, or relative to the working directory:
+        // `./myapp`).
+        let path_module = desc.module.contains('/').then(|| {
+            let p = PathBuf::from(&desc.module);
+            std::fs::canonicalize(&p).unwrap_or(p)
+        });
         let mut found = Vec::new();
         match &scope {
             Scope::Pid { provider, pid } => {
@@ -249,7 +290,11 @@ impl UserProbes {
                     None => self.process_binaries(*pid),
                 };
                 for (path, main) in binaries {
-                    let modules = module_names(&path, main, path_module.is_some());
+                    let modules = module_names(
+                        &path,
+                        main,
+                        path_module.as_ref().map(|_| desc.module.as_str()),
+                    );
                     if !modules.iter().any(|m| glob_match(&desc.module, m)) {
                         continue;
                     }
@@ -281,7 +326,11 @@ impl UserProbes {
                     None => self.usdt_binaries().to_vec(),
                 };
                 for path in binaries {
-                    let modules = module_names(&path, false, path_module.is_some());
+                    let modules = module_names(
+                        &path,
+                        false,
+                        path_module.as_ref().map(|_| desc.module.as_str()),
+                    );
                     if !modules.iter().any(|m| glob_match(&desc.module, m)) {
                         continue;
                     }
@@ -301,6 +350,71 @@ impl UserProbes {
             }
         }
         found
+    }
+
+    /// The probes `desc` (a [`deferrable`] description) names in the binary at `path`,
+    /// which started running (or was mapped) after tracing began: its USDT probes whose
+    /// provider the description's glob matches and, for a `pid` glob naming a module, its
+    /// `pid` probes; all attached system-wide. The module is the binary's basename.
+    pub fn discover_in(
+        &mut self,
+        desc: &Description,
+        path: &Path,
+        probes: &mut Vec<Probe>,
+        refused: &mut Vec<Refusal>,
+    ) -> Vec<usize> {
+        let Some(Scope::Binaries { pattern }) = scope(&desc.provider) else {
+            return Vec::new();
+        };
+        let modules = module_names(path, false, None);
+        if !modules.iter().any(|m| glob_match(&desc.module, m)) {
+            return Vec::new();
+        }
+        let module = modules[0].clone();
+        let mut found = Vec::new();
+        if has_stapsdt(path) {
+            found.extend(self.usdt_probes(
+                desc,
+                path,
+                &module,
+                &|p| glob_match(&pattern, p),
+                None,
+                probes,
+            ));
+        }
+        if glob_match(&pattern, "pid") && !desc.module.is_empty() {
+            found.extend(self.pid_probes(desc, path, &module, None, probes, refused));
+        }
+        found
+    }
+
+    /// A probe with no site yet for a [`deferrable`] description that matches nothing now:
+    /// its clause is compiled for it (so the clause's variables and aggregations exist
+    /// from the start) and it is never attached; probes found later take its place.
+    pub fn placeholder(&mut self, desc: &Description, probes: &mut Vec<Probe>) -> usize {
+        let site = ProbeSite {
+            id: self.next_id(),
+            provider: desc.provider.clone(),
+            module: desc.module.clone(),
+            function: desc.function.clone(),
+            name: desc.name.clone(),
+            context: ProbeContext::Uprobe(UprobeContext {
+                kind: UprobeKind::Usdt(Vec::new()),
+                functions: Vec::new(),
+                family: None,
+            }),
+        };
+        probes.push(Probe {
+            site,
+            attach: Attach::User(UserAttach {
+                path: PathBuf::new(),
+                sites: Vec::new(),
+                pid: None,
+                retprobe: false,
+                per_process: false,
+            }),
+        });
+        probes.len() - 1
     }
 
     /// For a probe of process `pid`: the pid its uprobes are attached with and the family
@@ -340,13 +454,24 @@ impl UserProbes {
         out
     }
 
+    /// The binaries with USDT notes found so far (see [`crate::Catalog::examined_binaries`]).
+    pub fn examined_binaries(&self) -> Vec<PathBuf> {
+        self.usdt_binaries.clone().unwrap_or_default()
+    }
+
     /// The ELF files process `pid` maps, `true` for its main executable.
     fn process_binaries(&self, pid: i32) -> Vec<(PathBuf, bool)> {
+        let mapped = maps_files(pid);
+        // A `-c` command still held before its exec: what it will map.
         if let Some(exec) = self
             .targets
             .iter()
             .find(|t| t.pid == pid)
             .and_then(|t| t.exec.clone())
+            .filter(|e| {
+                let e = std::fs::canonicalize(e).unwrap_or_else(|_| e.clone());
+                !mapped.contains(&e)
+            })
         {
             let mut out = vec![(exec.clone(), true)];
             out.extend(needed_libraries(&exec).into_iter().map(|p| (p, false)));
@@ -354,7 +479,7 @@ impl UserProbes {
         }
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
         let mut out: Vec<(PathBuf, bool)> = Vec::new();
-        for path in maps_files(pid) {
+        for path in mapped {
             if !out.iter().any(|(p, _)| *p == path) {
                 let main = exe.as_ref() == Some(&path);
                 out.push((path, main));
@@ -363,11 +488,24 @@ impl UserProbes {
         out
     }
 
-    /// Files with USDT notes mapped by any running process.
+    /// Files with USDT notes mapped by any running process, or that a `-c` command held
+    /// before its exec will map (its program and the libraries it needs).
     fn usdt_binaries(&mut self) -> &[PathBuf] {
         if self.usdt_binaries.is_none() {
             let mut seen = HashSet::new();
             let mut with_notes = Vec::new();
+            let held: Vec<PathBuf> = self
+                .targets
+                .iter()
+                .filter(|t| t.exec.is_some())
+                .flat_map(|t| self.process_binaries(t.pid))
+                .map(|(p, _)| p)
+                .collect();
+            for path in held {
+                if seen.insert(path.clone()) && has_stapsdt(&path) {
+                    with_notes.push(path);
+                }
+            }
             if let Ok(dir) = std::fs::read_dir("/proc") {
                 for entry in dir.flatten() {
                     let name = entry.file_name();
@@ -442,8 +580,9 @@ impl UserProbes {
             }
             let mut specs: Vec<Vec<UsdtOperand>> = Vec::new();
             let mut sites = Vec::new();
+            let declared = notes.iter().find_map(|n| n.declared.clone());
             for note in &notes {
-                let spec = operands(note);
+                let spec = translated_operands(note);
                 let cookie = match specs.iter().position(|s| *s == spec) {
                     Some(i) => i,
                     None => {
@@ -457,17 +596,21 @@ impl UserProbes {
                     cookie: cookie as u64,
                 });
             }
+            let uprobe = ProbeContext::Uprobe(UprobeContext {
+                kind: UprobeKind::Usdt(specs),
+                functions: Vec::new(),
+                family,
+            });
             let site = ProbeSite {
-                id: probes.len() as u32 + 1,
+                id: self.next_id(),
                 provider,
                 module: module.to_string(),
                 function,
                 name,
-                context: ProbeContext::Uprobe(UprobeContext {
-                    kind: UprobeKind::Usdt(specs),
-                    functions: Vec::new(),
-                    family,
-                }),
+                context: match &declared {
+                    Some(d) if family.is_none() => typed(uprobe, d),
+                    _ => uprobe,
+                },
             };
             let per_process = self.per_process(attach_pid, sites.len());
             probes.push(Probe {
@@ -585,7 +728,7 @@ impl UserProbes {
                     })
                     .collect();
                 let site = ProbeSite {
-                    id: probes.len() as u32 + 1,
+                    id: self.next_id(),
                     provider: provider.clone(),
                     module: module.to_string(),
                     function,
@@ -677,15 +820,12 @@ fn parse_offset(name: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
-/// The names a binary answers to as a module: its basename (or the path as written when a
+/// The names a binary answers to as a module: its basename (or the path as `written` when a
 /// description named it), and `a.out` for a main executable.
-fn module_names(path: &Path, main: bool, by_path: bool) -> Vec<String> {
-    let mut names = vec![if by_path {
-        path.display().to_string()
-    } else {
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+fn module_names(path: &Path, main: bool, written: Option<&str>) -> Vec<String> {
+    let mut names = vec![match written {
+        Some(w) => w.to_string(),
+        None => file_module(path),
     }];
     if main {
         names.push("a.out".to_string());
@@ -693,26 +833,52 @@ fn module_names(path: &Path, main: bool, by_path: bool) -> Vec<String> {
     names
 }
 
-/// The files mapped by process `pid`, in map order.
+/// The files mapped by process `pid`, in map order. A file with no name on disk (a
+/// `memfd`, as the objects of providers defined at run time are) is reached through
+/// `/proc/PID/map_files/` (root can open those), once per file.
 fn maps_files(pid: i32) -> Vec<PathBuf> {
     let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
         return Vec::new();
     };
     let mut out: Vec<PathBuf> = Vec::new();
+    let mut memfds: Vec<&str> = Vec::new();
     for line in text.lines() {
         // address perms offset dev inode path
         let mut fields = line.splitn(6, ' ');
-        let inode = fields.nth(4).unwrap_or("0");
+        let range = fields.next().unwrap_or("");
+        let inode = fields.nth(3).unwrap_or("0");
         let path = fields.next().unwrap_or("").trim_start();
-        if inode == "0" || !path.starts_with('/') || path.ends_with(" (deleted)") {
+        let path = if path.starts_with("/memfd:") {
+            if memfds.contains(&inode) {
+                continue;
+            }
+            memfds.push(inode);
+            PathBuf::from(format!("/proc/{pid}/map_files/{range}"))
+        } else if inode == "0" || !path.starts_with('/') || path.ends_with(" (deleted)") {
             continue;
-        }
-        let path = PathBuf::from(path);
+        } else {
+            PathBuf::from(path)
+        };
         if out.last() != Some(&path) && !out.contains(&path) {
             out.push(path);
         }
     }
     out
+}
+
+/// A file's name as a module: its basename, or for a `memfd` reached through
+/// `/proc/PID/map_files/`, the name it was created with (`/memfd:NAME (deleted)`).
+fn file_module(path: &Path) -> String {
+    if path.starts_with("/proc") && path.components().any(|c| c.as_os_str() == "map_files") {
+        if let Ok(target) = std::fs::read_link(path) {
+            let t = target.to_string_lossy();
+            let t = t.strip_suffix(" (deleted)").unwrap_or(&t);
+            return t.strip_prefix("/memfd:").unwrap_or(t).to_string();
+        }
+    }
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Whether the ELF file at `path` has a `.note.stapsdt` section, reading only its headers.
@@ -756,6 +922,61 @@ pub fn has_stapsdt(path: &Path) -> bool {
         }))
     }
     check(path).unwrap_or(false)
+}
+
+/// The operands of `arg0..argN` at one site: the note's, in the order of the translated
+/// arguments when the probe was declared with a mapping (`probe p(int i, int j) : (int j,
+/// int i)`), so `argN` is the N-th translated argument as in DTrace.
+fn translated_operands(note: &UsdtProbe) -> Vec<UsdtOperand> {
+    let native = operands(note);
+    match &note.declared {
+        Some(d) => d
+            .mapping
+            .iter()
+            .map(|&k| {
+                native.get(k).cloned().unwrap_or(UsdtOperand {
+                    size: 8,
+                    signed: true,
+                    location: OperandLocation::Unknown,
+                })
+            })
+            .collect(),
+        None => native,
+    }
+}
+
+/// A USDT probe whose argument types were declared in a provider file: `args[N]` has the
+/// N-th translated argument's type, `(T)argN`, or `xlate <T> ((N)argN)` when the declared
+/// translation changes the type (the script must define that translator, as in DTrace);
+/// `argN` stays the integer the site passes. D's `string` is a `char *` in the program:
+/// read it with `copyinstr()`.
+fn typed(uprobe: ProbeContext, declared: &dtrace_sdt::ProbeDef) -> ProbeContext {
+    let args = declared
+        .translated
+        .iter()
+        .zip(&declared.mapping)
+        .enumerate()
+        .map(|(i, (ty, &k))| {
+            let cast = dtrace_sdt::ctype::c_spelling(ty);
+            let native = declared
+                .native
+                .get(k)
+                .map(|n| dtrace_sdt::ctype::c_spelling(n));
+            let expr = match native {
+                Some(n) if n != cast => format!("xlate <{cast}> (({n})arg{i})"),
+                _ => format!("({cast})arg{i}"),
+            };
+            MappedArg {
+                ty: ty.clone(),
+                expr,
+            }
+        })
+        .collect();
+    ProbeContext::Mapped(MappedProbe {
+        base: Box::new(uprobe),
+        filter: None,
+        args,
+    })
 }
 
 /// The argument operands of one note, as the program reads them.

@@ -1,9 +1,10 @@
 //! Fires USDT probes in a loop, for trying tracers on and for the tests of the note reader.
 //!
 //! `ticker [COUNT] [DELAY_MS]` (defaults: 10 iterations, no delay). Each iteration fires
-//! `ticker:::tick` (iteration, item name as a C string), `ticker:::item-done` only while it
-//! is enabled (iteration, its negation, name, a byte), and `ticker:::many` with 12 arguments
-//! of mixed types; it prints one line per iteration saying whether `tick` is enabled.
+//! `ticker:::tick` (iteration, item name as a C string), `ticker:::item-done` (iteration,
+//! its negation, name, a byte), and `ticker:::many` with 12 arguments of mixed types (each
+//! only while it is enabled); it prints one line per iteration saying whether `tick` is
+//! enabled.
 
 use std::ffi::CString;
 use std::time::Duration;
@@ -15,7 +16,7 @@ fn main() {
     for i in 0..count {
         let name = CString::new(format!("item-{i}")).unwrap();
         dtrace_usdt::probe!(ticker, tick, i, name.as_c_str());
-        dtrace_usdt::probe_lazy!(ticker, item__done, i, -(i as i64), name.as_c_str(), 3u8);
+        dtrace_usdt::probe!(ticker, item__done, i, -(i as i64), name.as_c_str(), 3u8);
         dtrace_usdt::probe!(
             ticker, many, 1u8, -2i16, 3u32, -4i64, 5usize, -6i32, 7u64, 8u16, 9i8, true, 'k', 12u64
         );

@@ -4,22 +4,31 @@
 //! ```
 //! use std::ffi::CStr;
 //! let (id, name): (u64, &CStr) = (7, c"item");
-//! // Always reached; a single `nop` while nobody traces it.
+//! // While nobody traces it: one semaphore test; the arguments are not evaluated.
 //! dtrace_usdt::probe!(myapp, start, id, name);
-//! // Arguments are evaluated only while a tracer has the probe enabled.
-//! dtrace_usdt::probe_lazy!(myapp, done, id, expensive(id));
+//! dtrace_usdt::probe!(myapp, done, id, expensive(id));
 //! if dtrace_usdt::enabled!(myapp, start) {
 //!     // Something only worth doing while `myapp:::start` is traced.
 //! }
 //! # fn expensive(x: u64) -> u64 { x * 2 }
 //! ```
 //!
+//! Probes can also be declared once in a DTrace provider file (`provider myapp { probe
+//! start(int id, char *name); };`), the same file a C program gives `dtrace -h`: the
+//! `dtrace-usdt-build` crate turns it, from a build script, into typed macros
+//! (`myapp_start!(id, name)`) and records the declared types for the tracer.
+//!
 //! # How it works
 //!
-//! Each [`probe!`] site is one inline `asm!` block, modelled on `_SDT_ASM_BODY` of
-//! `sys/sdt.h`:
+//! [`probe!`] tests the probe's semaphore and, only while it is nonzero, evaluates the
+//! arguments and reaches the probe site: one inline `asm!` block, modelled on
+//! `_SDT_ASM_BODY` of `sys/sdt.h`:
 //!
-//! - a `nop` at the probe site (label `990`), where a tracer puts its uprobe;
+//! - a `nop` at the probe site (label `990`), where a tracer puts its uprobe. One byte, not
+//!   the 5-byte nop optimized uprobes take faster: the kernel turns a uprobe on a 5-byte nop
+//!   into a `call`, which overwrites the red zone a leaf function may keep data in, and the
+//!   way C headers prevent that (an `asm goto` whose never-taken target makes a call, so
+//!   the function is not a leaf) needs `asm goto`, not stable before Rust 1.87;
 //! - an `SHT_NOTE` note in `.note.stapsdt` (owner `"stapsdt"`, type 3) holding the site's
 //!   address, the address of `_.stapsdt.base` (so tools can undo prelinking), the address
 //!   of the probe's semaphore, then the provider, the name and the argument specs as
@@ -117,12 +126,25 @@ impl<T: ?Sized> Arg for core::ptr::NonNull<T> {
     }
 }
 
-/// A USDT probe site: `probe!(provider, name, arg0, arg1, ...)`, up to 12 arguments of
-/// [`Arg`] types. Arguments are always evaluated; the site itself is a `nop`.
+/// A USDT probe: `probe!(provider, name, arg0, arg1, ...)`, up to 12 arguments of [`Arg`]
+/// types. While the probe is not traced it costs one test of its semaphore and the
+/// arguments are not evaluated; while traced, they are, and the site (a `nop`) fires.
 ///
 /// Following DTrace, a `__` in `name` reads as `-` in D (`item__done` is `item-done`).
 #[macro_export]
 macro_rules! probe {
+    ($provider:ident, $name:ident $(, $arg:expr)* $(,)?) => {
+        if $crate::enabled!($provider, $name) {
+            $crate::site!($provider, $name $(, $arg)*);
+        }
+    };
+}
+
+/// The probe site alone, reached whatever the semaphore says: its arguments are always
+/// evaluated. [`probe!`] is the usual way; this is for code that tested [`enabled!`]
+/// itself.
+#[macro_export]
+macro_rules! site {
     ($provider:ident, $name:ident $(,)?) => {
         $crate::__usdt_site!($provider, $name, "")
     };
@@ -133,17 +155,6 @@ macro_rules! probe {
             ::core::concat!("-8@{}" $(, $crate::__usdt_spec!($rest))*),
             $first $(, $rest)*
         )
-    };
-}
-
-/// Like [`probe!`], but reached — and its arguments evaluated — only while the probe is
-/// enabled (its semaphore is nonzero), so it costs one load and branch while untraced.
-#[macro_export]
-macro_rules! probe_lazy {
-    ($provider:ident, $name:ident $(, $arg:expr)* $(,)?) => {
-        if $crate::enabled!($provider, $name) {
-            $crate::probe!($provider, $name $(, $arg)*);
-        }
     };
 }
 

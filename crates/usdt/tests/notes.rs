@@ -1,5 +1,5 @@
 //! The macros in a real binary (this test): the notes `readelf -n` finds in it, the shared
-//! semaphore they name, and `enabled!`/`probe_lazy!` following the semaphore. (Uprobes on
+//! semaphore they name, and `enabled!`/`probe!` following the semaphore. (Uprobes on
 //! these sites, on the real kernel, are tested by dtrace-probes' USDT reader tests.)
 
 use std::cell::Cell;
@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 fn fire(i: u64, evaluated: &Cell<u32>) {
     let name = c"name";
     dtrace_usdt::probe!(selftest, plain, i, name, -3i32, 200u8);
-    dtrace_usdt::probe_lazy!(selftest, lazy, {
+    dtrace_usdt::probe!(selftest, lazy, {
         evaluated.set(evaluated.get() + 1);
         i
     });

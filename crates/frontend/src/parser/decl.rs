@@ -12,25 +12,25 @@ use crate::span::Span;
 use crate::token::{Keyword, Punct, Token, TokenKind};
 
 /// Declaration specifiers: storage class and type.
-struct Specifiers {
+pub(super) struct Specifiers {
     class: Option<StorageClass>,
-    spec: TypeSpec,
-    span: Span,
+    pub(super) spec: TypeSpec,
+    pub(super) span: Span,
 }
 
 /// Whether a declarator must, may or must not name something.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Naming {
+pub(super) enum Naming {
     Named,
     Abstract,
     Either,
 }
 
 /// A parsed declarator before it is attached to specifiers.
-struct RawDeclarator {
-    name: Option<(String, Span)>,
-    parts: Vec<DeclaratorPart>,
-    span: Span,
+pub(super) struct RawDeclarator {
+    pub(super) name: Option<(String, Span)>,
+    pub(super) parts: Vec<DeclaratorPart>,
+    pub(super) span: Span,
 }
 
 /// The built-in type words seen so far in a specifier list.
@@ -220,7 +220,7 @@ impl Parser<'_> {
         })
     }
 
-    fn specifiers(&mut self, allow_class: bool) -> Result<Specifiers> {
+    pub(super) fn specifiers(&mut self, allow_class: bool) -> Result<Specifiers> {
         let start = self.peek()?.span;
         let mut class = None;
         let mut quals = Vec::new();
@@ -442,7 +442,7 @@ impl Parser<'_> {
 
     /// A C declarator. Parts are listed from the base type outwards: `*x[4]` gives
     /// `[Pointer, Array(4)]` (array of pointers), `(*x)[4]` gives `[Array(4), Pointer]`.
-    fn declarator(&mut self, naming: Naming) -> Result<RawDeclarator> {
+    pub(super) fn declarator(&mut self, naming: Naming) -> Result<RawDeclarator> {
         self.nested(|p| {
             let start = p.peek()?.span;
             let mut parts = Vec::new();

@@ -5,6 +5,9 @@
 mod clause;
 mod decl;
 mod expr;
+mod provider;
+
+use decl::Naming;
 
 use std::collections::{HashSet, VecDeque};
 
@@ -85,11 +88,7 @@ impl<'a> Parser<'a> {
                     Item::Translator(self.translator_definition()?)
                 }
                 TokenKind::Keyword(Keyword::Provider) => {
-                    return Err(CompileError::new(
-                        "D_UNKNOWN",
-                        "provider definitions are not supported",
-                        tok.span,
-                    ))
+                    Item::Provider(self.provider_definition()?)
                 }
                 TokenKind::Keyword(Keyword::Counter | Keyword::Import) => {
                     return Err(self.error_near(&tok))

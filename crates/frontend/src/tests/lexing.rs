@@ -210,3 +210,16 @@ fn operators_lex_with_maximal_munch() {
 fn keywords_are_names_after_member_operators() {
     assert_eq!(expr("p->string + p.self"), "(p->string + p.self)");
 }
+
+#[test]
+fn module_paths_in_descriptions() {
+    for text in [
+        "myapp*:/usr/bin/myapp::tick {}",
+        "myapp*:./bin/myapp::tick {}",
+        "myapp*:../myapp:main:tick {}",
+    ] {
+        let c = super::clauses(text);
+        let expected = text.trim_end_matches(" {}");
+        assert_eq!(c[0].probes[0].text, expected, "{text}");
+    }
+}

@@ -7,6 +7,7 @@ mod errors;
 mod exprs;
 mod fuzz;
 mod lexing;
+mod providers;
 
 use crate::ast::*;
 use crate::{parse, CompileError, Origin, Source};

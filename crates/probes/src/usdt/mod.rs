@@ -9,6 +9,10 @@
 //! [`UsdtProbe`] ready for the kernel: the site and the semaphore as *file offsets* (what a
 //! uprobe and its `ref_ctr_offset` take), the enclosing function, and the parsed arguments.
 //!
+//! Binaries linked with a `dtrace -G` object also carry the probes' declared argument
+//! types and translated-argument mapping in `.note.dtrace` notes (`dtrace_sdt::typenote`),
+//! kept in [`UsdtProbe::declared`].
+//!
 //! If the file was prelinked (moved after linking), the `.stapsdt.base` section no longer
 //! sits at the address the note recorded; the difference is added to the site and the
 //! semaphore addresses, as systemtap, BCC and bpftrace do. Addresses are converted to file
@@ -52,6 +56,9 @@ pub struct UsdtProbe {
     pub arg_spec: String,
     /// The parsed arguments, with rip-relative and absolute symbols resolved.
     pub args: Result<Vec<UsdtArg>, ArgSpecError>,
+    /// The probe's declared argument types, translated arguments and their mapping, when
+    /// the binary was linked with a `dtrace -G` object (its `.note.dtrace` notes).
+    pub declared: Option<dtrace_sdt::ProbeDef>,
 }
 
 impl UsdtProbe {
@@ -94,6 +101,10 @@ pub fn parse_probes(data: &[u8]) -> Result<Vec<UsdtProbe>, ElfError> {
         return Ok(Vec::new());
     }
     let base_section = elf.section(".stapsdt.base").map(|s| s.addr);
+    let declared = match elf.section(dtrace_sdt::typenote::SECTION) {
+        Some(s) => dtrace_sdt::typenote::decode(elf.section_data(s)?),
+        None => Vec::new(),
+    };
     let mut symbols = elf.symbols()?;
     symbols.sort_by_key(|s| s.value);
     let mut probes = Vec::new();
@@ -148,7 +159,12 @@ pub fn parse_probes(data: &[u8]) -> Result<Vec<UsdtProbe>, ElfError> {
                 ),
             })
         };
+        let declared = declared
+            .iter()
+            .find(|t| t.provider == provider && t.probe.name == name)
+            .map(|t| t.probe.clone());
         probes.push(UsdtProbe {
+            declared,
             function: enclosing_function(&symbols, pc),
             provider,
             name,

@@ -1,0 +1,75 @@
+//! `dtrace -h` and `dtrace -G`: building a C program's USDT probes the DTrace way. The
+//! `-s` provider files are parsed like any D program, then the `dtrace-sdt` crate writes
+//! the header (`-h`) or the link's object (`-G`, rewriting the program's objects given as
+//! operands where they call DTrace's probe functions). Default output names follow
+//! DTrace: the first script's basename with `.h` or `.o`, in the current directory.
+
+use std::path::{Path, PathBuf};
+
+use crate::args::{Args, ProgramSource};
+use crate::compile::{self, Failure};
+
+/// Run `-h` or `-G`; the exit status.
+pub fn run(args: &Args, errtags: bool) -> i32 {
+    let flag = if args.header { "-h" } else { "-G" };
+    let scripts: Vec<&str> = args
+        .sources
+        .iter()
+        .filter_map(|s| match s {
+            ProgramSource::Script(p) => Some(p.as_str()),
+            _ => None,
+        })
+        .collect();
+    if args.sources.is_empty() {
+        eprintln!("dtrace: {flag} requires one or more scripts or enabling options");
+        return 2;
+    }
+    let output = match (&args.output, scripts.first()) {
+        (Some(o), _) => PathBuf::from(o),
+        (None, Some(s)) if s.ends_with(".d") && scripts.len() == 1 => {
+            let base = Path::new(s.trim_end_matches(".d"))
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            PathBuf::from(format!("{base}.{}", if args.header { "h" } else { "o" }))
+        }
+        (None, _) if args.header => {
+            eprintln!("dtrace: -h requires an output file if no single script is specified");
+            return 2;
+        }
+        (None, _) => PathBuf::from("d.out"),
+    };
+    let providers = match providers(args) {
+        Ok(p) => p,
+        Err(f) => return crate::report(f, errtags, args.verbose),
+    };
+    let script = scripts.first().copied().unwrap_or("program");
+    if args.header {
+        let text = dtrace_sdt::header::header(&providers, output.to_str());
+        if let Err(e) = std::fs::write(&output, text) {
+            eprintln!(
+                "dtrace: failed to create header file {}: {}",
+                output.display(),
+                crate::errno_text(&e)
+            );
+            return 1;
+        }
+        return 0;
+    }
+    let objects: Vec<PathBuf> = args.operands.iter().map(PathBuf::from).collect();
+    match dtrace_sdt::link::link(&providers, &objects, &output) {
+        Ok(_) => 0,
+        Err(e) => {
+            eprintln!("dtrace: failed to link script {script}: {e}");
+            1
+        }
+    }
+}
+
+/// The providers the program's sources define.
+fn providers(args: &Args) -> Result<Vec<dtrace_sdt::ProviderDef>, Failure> {
+    let sources = compile::read_sources(args)?;
+    let items = compile::parse_all(&sources)?;
+    let user: Vec<_> = items.into_iter().take(sources.len()).flatten().collect();
+    Ok(dtrace_sdt::providers(&user))
+}

@@ -1,0 +1,118 @@
+//! Libraries loaded with `dlopen` after tracing began: their USDT and `pid` probes are
+//! attached when the dynamic linker has mapped them and before their code runs, in a
+//! `-c` target (descriptions that match nothing at start, with `-Z`) and in every
+//! process of a glob; counts are exact.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+
+/// One watching dtrace at a time (see `exec_watch`: a process two sessions hold is let go
+/// by the first to finish).
+static WATCHING: Mutex<()> = Mutex::new(());
+
+const LIBRARY: &str = r#"
+#include <sys/sdt.h>
+__attribute__((noinline)) int plug_work(int x) { __asm__ volatile(""); return x + 1; }
+int plug(int n) {
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        DTRACE_PROBE1(PROV, hit, i);
+        s += plug_work(i);
+    }
+    return s;
+}
+"#;
+
+/// `main LIB N`: dlopens LIB (the library is not a `DT_NEEDED` one), calls `plug(N)`.
+const MAIN: &str = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    void *h = dlopen(argv[1], RTLD_NOW);
+    if (!h) { printf("dlopen: %s\n", dlerror()); return 1; }
+    int (*plug)(int) = (int (*)(int))dlsym(h, "plug");
+    printf("sum %d\n", plug(atoi(argv[2])));
+    return 0;
+}
+"#;
+
+/// The library (named `lib{name}.so`, provider `name`) and the main program.
+fn build(name: &str) -> (PathBuf, PathBuf) {
+    common::require_root();
+    let dir = common::scratch("dlopen", name);
+    let src = dir.join("plug.c");
+    std::fs::write(&src, LIBRARY).unwrap();
+    let lib = dir.join(format!("lib{name}.so"));
+    let out = Command::new("gcc")
+        .args(["-O1", "-shared", "-fPIC", &format!("-DPROV={name}"), "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let main = common::build_c(&dir, "main", MAIN, &["-O1", "-ldl"]);
+    (main, lib)
+}
+
+fn counts(stdout: &str) -> Vec<u64> {
+    stdout
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn dlopened_library_probes_in_the_target() {
+    let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let (main, lib) = build("dltarget");
+    let cmd = format!("{} {} 7", main.display(), lib.display());
+    let run = common::dtrace(&[
+        "-Zq",
+        "-n",
+        "dltarget$target:::hit { @h = count(); @s = sum(arg0); }
+         pid$target:libdltarget.so:plug_work:entry { @w = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("sum 28\n"), "{}", run.stdout);
+    // 7 hits, arg0 summing to 0+1+...+6 = 21, 7 calls.
+    let mut c = counts(&run.stdout);
+    c.sort();
+    assert_eq!(c, [7, 7, 21], "{}", run.stdout);
+}
+
+#[test]
+fn dlopened_library_probes_in_a_globs_processes() {
+    let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let (main, lib) = build("dlglob");
+    let script = main.with_extension("sh");
+    std::fs::write(
+        &script,
+        format!(
+            "i=0\nwhile [ $i -lt 50 ]; do {} {} 3 >/dev/null; i=$((i+1)); done\n",
+            main.display(),
+            lib.display()
+        ),
+    )
+    .unwrap();
+    let cmd = format!("/bin/sh {}", script.display());
+    let run = common::dtrace(&[
+        "-q",
+        "-n",
+        "dlglob*:::hit { @h = count(); }
+         pid*:libdlglob.so:plug_work:entry { @w = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(counts(&run.stdout), [150, 150], "{}", run.stdout);
+}
