@@ -281,8 +281,12 @@ fn parse_type(r: &mut Reader<'_>, id: TypeId, str_len: usize) -> Result<Type, Er
         17 => TypeKind::DeclTag {
             ty: size_or_type,
             component_idx: r.u32("decl tag")? as i32,
+            attribute: kind_flag,
         },
-        18 => TypeKind::TypeTag(size_or_type),
+        18 => TypeKind::TypeTag {
+            ty: size_or_type,
+            attribute: kind_flag,
+        },
         kind => return Err(Error::UnknownKind { id, kind }),
     };
     Ok(Type {
@@ -313,7 +317,7 @@ fn validate_refs(types: &[Type]) -> Result<(), Error> {
             | TypeKind::Volatile(ty)
             | TypeKind::Const(ty)
             | TypeKind::Restrict(ty)
-            | TypeKind::TypeTag(ty)
+            | TypeKind::TypeTag { ty, .. }
             | TypeKind::Func { proto: ty, .. }
             | TypeKind::Var { ty, .. }
             | TypeKind::DeclTag { ty, .. } => check(*ty)?,

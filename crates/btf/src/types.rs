@@ -100,13 +100,19 @@ pub enum TypeKind {
         size: u32,
     },
     /// A declaration tag on `ty` (on member/param `component_idx`, or on the
-    /// type itself when it is -1).
+    /// type itself when it is -1); `attribute`: the tag is a compiler
+    /// attribute (`kind_flag` set) rather than a `btf_decl_tag` string.
     DeclTag {
         ty: TypeId,
         component_idx: i32,
+        attribute: bool,
     },
-    /// A type tag (e.g. `__user`) on `ty`.
-    TypeTag(TypeId),
+    /// A type tag (e.g. `__user`) on `ty`; `attribute`: the tag is a compiler
+    /// attribute such as `address_space(1)` (`kind_flag` set).
+    TypeTag {
+        ty: TypeId,
+        attribute: bool,
+    },
 }
 
 impl TypeKind {
@@ -132,7 +138,7 @@ impl TypeKind {
             TypeKind::Datasec(_) => Kind::Datasec,
             TypeKind::Float { .. } => Kind::Float,
             TypeKind::DeclTag { .. } => Kind::DeclTag,
-            TypeKind::TypeTag(_) => Kind::TypeTag,
+            TypeKind::TypeTag { .. } => Kind::TypeTag,
         }
     }
 }

@@ -135,7 +135,7 @@ fn convert(btf: &Btf, id: TypeId, depth: usize) -> Type {
         TypeKind::Const(target)
         | TypeKind::Volatile(target)
         | TypeKind::Restrict(target)
-        | TypeKind::TypeTag(target) => convert(btf, *target, depth + 1),
+        | TypeKind::TypeTag { ty: target, .. } => convert(btf, *target, depth + 1),
         TypeKind::Func { .. }
         | TypeKind::FuncProto(_)
         | TypeKind::Float { .. }
