@@ -2,12 +2,14 @@
 //! typed against the kernel types recorded in `tests/data/vmlinux-subset.btf`, which is
 //! installed before anything could read the running kernel's BTF, so these tests need
 //! neither root nor `/sys/kernel/btf`. They check the types of expressions
-//! ([`expr_types`]) and the shape of the typed IR ([`ir_shape`]).
+//! ([`expr_types`]), the shape of the typed IR ([`ir_shape`]) and every error the pass
+//! raises, with its tag and words ([`errors`]).
 //!
 //! Each clause is enabled on the probe its first description names: `BEGIN`, `END`,
 //! `rawtp:sched::sched_switch`, `rawtp:sched::sched_process_exec` or
 //! `fbt::vfs_read:entry`, described as the probes crate describes them ([`site`]).
 
+mod errors;
 mod expr_types;
 mod ir_shape;
 
@@ -15,7 +17,7 @@ use std::sync::Once;
 
 use dtrace_btf::{Btf, Kind, TypeKind};
 use dtrace_frontend::ast::Item;
-use dtrace_frontend::{Origin, Source};
+use dtrace_frontend::{expand_line_markers, CompileError, Origin, Source};
 use dtrace_typing::cook::{cook, Input, Options};
 use dtrace_typing::format::FormatCheck;
 use dtrace_typing::ir::{self, Expr, Stmt};
@@ -117,16 +119,35 @@ fn raw(name: &str) -> ProbeContext {
 type Failure = (String, String);
 
 /// Parse and type `text`, each clause enabled on the probes `probes` gives for it
-/// (`None`: the one its first description names); `$1` is 42.
+/// (`None`: the one its first description names); `$1` is 42 and `$2` is `abc`.
 fn cook_with(
     text: &str,
     probes: impl Fn(usize, &str) -> Option<Vec<ProbeSite>>,
 ) -> Result<ir::Program, Failure> {
+    compile("", text, probes)
+}
+
+/// Parse and type `text` after the D library `library`, whose translators are checked
+/// only where used, as the command line's library is.
+fn cook_after_library(library: &str, text: &str) -> Result<ir::Program, Failure> {
+    compile(library, text, |_, _| None)
+}
+
+fn compile(
+    library: &str,
+    text: &str,
+    probes: impl Fn(usize, &str) -> Option<Vec<ProbeSite>>,
+) -> Result<ir::Program, Failure> {
     kernel_btf();
-    let source = Source::new(Origin::Description, text.to_string());
+    let sources = [
+        Source::new(Origin::Description, text.to_string()),
+        Source::new(Origin::Script("library.d".into()), library.to_string()),
+    ];
     let is_type = |n: &str| builtin_typedef(n).is_some() || kernel::is_typedef(n);
-    let program =
-        dtrace_frontend::parse(&source, 0, &is_type).map_err(|e| (e.tag.to_string(), e.message))?;
+    let fail = |e: CompileError| (e.tag.to_string(), expand_line_markers(&e.message, &sources));
+    let library = dtrace_frontend::parse(&sources[1], 1, &is_type).map_err(fail)?;
+    let mut program = dtrace_frontend::parse(&sources[0], 0, &is_type).map_err(fail)?;
+    program.items.splice(0..0, library.items);
     let mut sites = Vec::new();
     let mut translators = Vec::new();
     for item in &program.items {
@@ -137,13 +158,13 @@ fn cook_with(
             }
             Item::Translator(t) => translators.push(Provided {
                 def: t.clone(),
-                eager: true,
+                eager: t.span.source == 0,
             }),
             _ => {}
         }
     }
     let macros = MacroArgs {
-        args: vec!["test.d".into(), "42".into()],
+        args: vec!["test.d".into(), "42".into(), "abc".into()],
         ..MacroArgs::default()
     };
     cook(&Input {
@@ -154,7 +175,7 @@ fn cook_with(
         formats: &AnyFormat,
         translators: &translators,
     })
-    .map_err(|e| (e.tag.to_string(), e.message))
+    .map_err(fail)
 }
 
 /// Parse and type `text`, each clause on the probe its first description names.
