@@ -36,6 +36,8 @@ pub enum Error {
     NotComposite { ty: String },
     /// A struct or union has no member of that name.
     NoMember { ty: String, member: String },
+    /// No type has this kind and name (as spelled to [`crate::Btf::subset`]).
+    NoType(String),
 }
 
 impl fmt::Display for Error {
@@ -59,6 +61,7 @@ impl fmt::Display for Error {
             Error::TooManyTypes => write!(f, "BTF has too many types"),
             Error::NotComposite { ty } => write!(f, "{ty} is not a struct or union"),
             Error::NoMember { ty, member } => write!(f, "{ty} has no member named '{member}'"),
+            Error::NoType(name) => write!(f, "no type '{name}' in BTF"),
         }
     }
 }

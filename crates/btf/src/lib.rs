@@ -15,6 +15,10 @@
 //! function prototypes ([`Btf::func_proto`]) and a C-like type printer
 //! ([`Btf::type_name`], [`Btf::decl`], [`Btf::func_decl`]).
 //!
+//! It also writes BTF: [`Btf::subset`] encodes some root types and what they need as
+//! a new, small blob (the typing pass's tests type against such a recording of a
+//! kernel, `examples/record_subset.rs`).
+//!
 //! Why hand-written rather than a crates.io dependency: `libbpf-rs` and
 //! `libbpf-sys` bind the C libbpf (a native build for a tool that only needs
 //! to read bytes); `btf-rs` is LGPL-2.1-or-later, which does not fit this
@@ -28,9 +32,11 @@ mod index;
 mod parse;
 mod print;
 mod query;
+mod subset;
 #[cfg(test)]
 mod testutil;
 mod types;
+mod write;
 
 use std::path::Path;
 use std::sync::OnceLock;

@@ -281,8 +281,12 @@ fn parse_type(r: &mut Reader<'_>, id: TypeId, str_len: usize) -> Result<Type, Er
         17 => TypeKind::DeclTag {
             ty: size_or_type,
             component_idx: r.u32("decl tag")? as i32,
+            attribute: kind_flag,
         },
-        18 => TypeKind::TypeTag(size_or_type),
+        18 => TypeKind::TypeTag {
+            ty: size_or_type,
+            attribute: kind_flag,
+        },
         kind => return Err(Error::UnknownKind { id, kind }),
     };
     Ok(Type {
@@ -293,50 +297,18 @@ fn parse_type(r: &mut Reader<'_>, id: TypeId, str_len: usize) -> Result<Type, Er
 
 /// Checks that every type reference names an existing type.
 fn validate_refs(types: &[Type]) -> Result<(), Error> {
-    let n = types.len();
     for (id, t) in types.iter().enumerate() {
-        let check = |target: TypeId| {
-            if (target as usize) < n {
-                Ok(())
-            } else {
-                Err(Error::BadTypeRef {
-                    id: id as TypeId,
-                    target,
-                })
+        let mut missing = None;
+        t.kind.for_each_ref(|target| {
+            if target as usize >= types.len() {
+                missing.get_or_insert(target);
             }
-        };
-        match &t.kind {
-            TypeKind::Void | TypeKind::Int(_) | TypeKind::Fwd { .. } | TypeKind::Float { .. } => {}
-            TypeKind::Enum(_) | TypeKind::Enum64(_) => {}
-            TypeKind::Ptr(ty)
-            | TypeKind::Typedef(ty)
-            | TypeKind::Volatile(ty)
-            | TypeKind::Const(ty)
-            | TypeKind::Restrict(ty)
-            | TypeKind::TypeTag(ty)
-            | TypeKind::Func { proto: ty, .. }
-            | TypeKind::Var { ty, .. }
-            | TypeKind::DeclTag { ty, .. } => check(*ty)?,
-            TypeKind::Array(a) => {
-                check(a.elem)?;
-                check(a.index)?;
-            }
-            TypeKind::Struct(c) | TypeKind::Union(c) => {
-                for m in &c.members {
-                    check(m.ty)?;
-                }
-            }
-            TypeKind::FuncProto(p) => {
-                check(p.ret)?;
-                for param in &p.params {
-                    check(param.ty)?;
-                }
-            }
-            TypeKind::Datasec(d) => {
-                for v in &d.vars {
-                    check(v.ty)?;
-                }
-            }
+        });
+        if let Some(target) = missing {
+            return Err(Error::BadTypeRef {
+                id: id as TypeId,
+                target,
+            });
         }
     }
     Ok(())

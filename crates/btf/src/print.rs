@@ -66,7 +66,7 @@ impl Btf {
                     format!("{qual} {}", self.declare(*target, inner, depth + 1))
                 }
             }
-            TypeKind::TypeTag(target) | TypeKind::DeclTag { ty: target, .. } => {
+            TypeKind::TypeTag { ty: target, .. } | TypeKind::DeclTag { ty: target, .. } => {
                 self.declare(*target, inner, depth + 1)
             }
             TypeKind::Array(a) => {

@@ -58,7 +58,7 @@ impl Btf {
                     | TypeKind::Const(t)
                     | TypeKind::Volatile(t)
                     | TypeKind::Restrict(t)
-                    | TypeKind::TypeTag(t),
+                    | TypeKind::TypeTag { ty: t, .. },
                 ) => id = *t,
                 _ => break,
             }
@@ -93,7 +93,7 @@ impl Btf {
             | TypeKind::Const(t)
             | TypeKind::Volatile(t)
             | TypeKind::Restrict(t)
-            | TypeKind::TypeTag(t)
+            | TypeKind::TypeTag { ty: t, .. }
             | TypeKind::Var { ty: t, .. } => self.size_of_depth(*t, depth + 1),
             TypeKind::Void
             | TypeKind::Fwd { .. }

@@ -100,13 +100,19 @@ pub enum TypeKind {
         size: u32,
     },
     /// A declaration tag on `ty` (on member/param `component_idx`, or on the
-    /// type itself when it is -1).
+    /// type itself when it is -1); `attribute`: the tag is a compiler
+    /// attribute (`kind_flag` set) rather than a `btf_decl_tag` string.
     DeclTag {
         ty: TypeId,
         component_idx: i32,
+        attribute: bool,
     },
-    /// A type tag (e.g. `__user`) on `ty`.
-    TypeTag(TypeId),
+    /// A type tag (e.g. `__user`) on `ty`; `attribute`: the tag is a compiler
+    /// attribute such as `address_space(1)` (`kind_flag` set).
+    TypeTag {
+        ty: TypeId,
+        attribute: bool,
+    },
 }
 
 impl TypeKind {
@@ -132,8 +138,67 @@ impl TypeKind {
             TypeKind::Datasec(_) => Kind::Datasec,
             TypeKind::Float { .. } => Kind::Float,
             TypeKind::DeclTag { .. } => Kind::DeclTag,
-            TypeKind::TypeTag(_) => Kind::TypeTag,
+            TypeKind::TypeTag { .. } => Kind::TypeTag,
         }
+    }
+}
+
+/// Calls `$f` with a reference to every type id that `$kind` (a `&TypeKind`, or a
+/// `&mut TypeKind` with `mut` given) refers to, in record order: one listing of the
+/// references for both [`TypeKind::for_each_ref`] and [`TypeKind::for_each_ref_mut`].
+macro_rules! each_ref {
+    ($kind:expr, $f:expr $(, $m:tt)?) => {{
+        let mut f = $f;
+        match $kind {
+            TypeKind::Void
+            | TypeKind::Int(_)
+            | TypeKind::Enum(_)
+            | TypeKind::Enum64(_)
+            | TypeKind::Fwd { .. }
+            | TypeKind::Float { .. } => {}
+            TypeKind::Ptr(ty)
+            | TypeKind::Typedef(ty)
+            | TypeKind::Volatile(ty)
+            | TypeKind::Const(ty)
+            | TypeKind::Restrict(ty)
+            | TypeKind::TypeTag { ty, .. }
+            | TypeKind::Func { proto: ty, .. }
+            | TypeKind::Var { ty, .. }
+            | TypeKind::DeclTag { ty, .. } => f(ty),
+            TypeKind::Array(Array { elem, index, .. }) => {
+                f(elem);
+                f(index);
+            }
+            TypeKind::Struct(c) | TypeKind::Union(c) => {
+                for m in & $($m)? c.members {
+                    f(& $($m)? m.ty);
+                }
+            }
+            TypeKind::FuncProto(p) => {
+                f(& $($m)? p.ret);
+                for param in & $($m)? p.params {
+                    f(& $($m)? param.ty);
+                }
+            }
+            TypeKind::Datasec(d) => {
+                for v in & $($m)? d.vars {
+                    f(& $($m)? v.ty);
+                }
+            }
+        }
+    }};
+}
+
+impl TypeKind {
+    /// Calls `f` with every type id this type refers to (members, elements, targets,
+    /// parameters...), in the order the record stores them.
+    pub(crate) fn for_each_ref(&self, mut f: impl FnMut(TypeId)) {
+        each_ref!(self, |ty: &TypeId| f(*ty))
+    }
+
+    /// Calls `f` on every type id this type refers to, which it may change.
+    pub(crate) fn for_each_ref_mut(&mut self, f: impl FnMut(&mut TypeId)) {
+        each_ref!(self, f, mut)
     }
 }
 

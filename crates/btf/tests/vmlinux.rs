@@ -160,3 +160,59 @@ fn every_type_can_be_sized_and_printed() {
         }
     }
 }
+
+#[test]
+fn a_subset_keeps_the_roots_layouts() {
+    let Some(btf) = vmlinux() else { return };
+    let roots = [
+        "struct task_struct",
+        "struct mm_struct",
+        "struct file",
+        "typedef pid_t",
+        "enum pid_type",
+        "typedef btf_trace_sched_switch",
+    ];
+    let bytes = btf.subset(&roots, 1).unwrap();
+    assert!(bytes.len() < 1 << 20, "{} bytes", bytes.len());
+    let sub = Btf::parse(&bytes).unwrap();
+    assert!(sub.len() < btf.len() / 10);
+    for name in ["task_struct", "mm_struct", "file"] {
+        let (a, b) = (
+            btf.find(Kind::Struct, name).unwrap(),
+            sub.find(Kind::Struct, name).unwrap(),
+        );
+        assert_eq!(btf.size_of(a), sub.size_of(b));
+        let layout = |btf: &Btf, id| {
+            let members = &btf.composite(id).unwrap().members;
+            members
+                .iter()
+                .map(|m| {
+                    let name = btf.str(m.name).to_string();
+                    (name, m.bit_offset, m.bitfield_size, btf.type_name(m.ty))
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(layout(&btf, a), layout(&sub, b), "struct {name}");
+    }
+    let parent = sub
+        .member_path(
+            sub.find(Kind::Struct, "task_struct").unwrap(),
+            "real_parent",
+        )
+        .unwrap();
+    assert_eq!(sub.type_name(parent.ty), "struct task_struct *");
+    let tp = |btf: &Btf| {
+        let id = btf.find(Kind::Typedef, "btf_trace_sched_switch").unwrap();
+        btf.decl(id, "f")
+    };
+    assert_eq!(tp(&sub), tp(&btf));
+    assert_eq!(
+        sub.enum_value("PIDTYPE_TGID").map(|c| c.value),
+        btf.enum_value("PIDTYPE_TGID").map(|c| c.value)
+    );
+    // One pointer away from struct file, its inode is whole; two pointers away, the
+    // inode's super_block is only declared.
+    assert!(sub.find(Kind::Struct, "inode").is_some());
+    assert_eq!(sub.find(Kind::Struct, "super_block"), None);
+    assert!(sub.find(Kind::Fwd, "super_block").is_some());
+}

@@ -22,10 +22,21 @@ use super::{Record, Type};
 /// How many typedef/qualifier/array levels a conversion follows.
 const MAX_DEPTH: usize = 32;
 
-/// The running kernel's BTF, read on first use; None if it cannot be read.
+/// Where [`vmlinux`] keeps the kernel's BTF, and [`install`] puts a recorded one.
+static BTF: OnceLock<Option<Btf>> = OnceLock::new();
+
+/// The kernel's BTF: the [`install`]ed one, else the running kernel's, read on first use;
+/// None if it cannot be read.
 pub fn vmlinux() -> Option<&'static Btf> {
-    static BTF: OnceLock<Option<Btf>> = OnceLock::new();
     BTF.get_or_init(|| Btf::vmlinux().ok()).as_ref()
+}
+
+/// Installs `btf` as the kernel's BTF for the rest of the process, in place of the running
+/// kernel's: for tests and tools that type against a recorded kernel (such as
+/// `crates/typing/tests/data/vmlinux-subset.btf`). It must come before the first use of
+/// [`vmlinux`]; false if too late (a BTF is in place already, which stays).
+pub fn install(btf: Btf) -> bool {
+    BTF.set(Some(btf)).is_ok()
 }
 
 /// A `'static` copy of `s`, shared by every caller asking for the same text. Type names
@@ -135,7 +146,7 @@ fn convert(btf: &Btf, id: TypeId, depth: usize) -> Type {
         TypeKind::Const(target)
         | TypeKind::Volatile(target)
         | TypeKind::Restrict(target)
-        | TypeKind::TypeTag(target) => convert(btf, *target, depth + 1),
+        | TypeKind::TypeTag { ty: target, .. } => convert(btf, *target, depth + 1),
         TypeKind::Func { .. }
         | TypeKind::FuncProto(_)
         | TypeKind::Float { .. }

@@ -1,0 +1,222 @@
+//! Kernel-free tests of the typing pass ("cooking"): D programs parsed by the front end and
+//! typed against the kernel types recorded in `tests/data/vmlinux-subset.btf`, which is
+//! installed before anything could read the running kernel's BTF, so these tests need
+//! neither root nor `/sys/kernel/btf`. They check the types of expressions
+//! ([`expr_types`]), the shape of the typed IR ([`ir_shape`]) and every error the pass
+//! raises, with its tag and words ([`errors`]).
+//!
+//! Each clause is enabled on the probe its first description names: `BEGIN`, `END`,
+//! `rawtp:sched::sched_switch`, `rawtp:sched::sched_process_exec` or
+//! `fbt::vfs_read:entry`, described as the probes crate describes them ([`site`]).
+
+mod errors;
+mod expr_types;
+mod ir_shape;
+
+use std::sync::Once;
+
+use dtrace_btf::{Btf, Kind, TypeKind};
+use dtrace_frontend::ast::Item;
+use dtrace_frontend::{expand_line_markers, CompileError, Origin, Source};
+use dtrace_typing::cook::{cook, Input, Options};
+use dtrace_typing::format::FormatCheck;
+use dtrace_typing::ir::{self, Expr, Stmt};
+use dtrace_typing::macros::MacroArgs;
+use dtrace_typing::probe::{BtfTracepoint, ProbeContext, ProbeSite};
+use dtrace_typing::types::translators::Provided;
+use dtrace_typing::types::{builtin_typedef, kernel, Type};
+
+/// The recorded kernel types.
+const RECORDED: &[u8] = include_bytes!("../data/vmlinux-subset.btf");
+
+/// The kernel's BTF as the typing pass sees it: the recording, installed on first call.
+fn kernel_btf() -> &'static Btf {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let btf = Btf::parse(RECORDED).expect("the recorded BTF parses");
+        assert!(
+            kernel::install(btf),
+            "kernel BTF was read before the recording"
+        );
+    });
+    kernel::vmlinux().expect("the recorded BTF is installed")
+}
+
+/// Accepts every format: printf checks belong to the caller (the command line).
+struct AnyFormat;
+
+impl FormatCheck for AnyFormat {
+    fn check(&self, _: &str, _: &[Type], _: bool) -> Result<(), (&'static str, String)> {
+        Ok(())
+    }
+}
+
+/// A probe of this test's catalog, by the description a clause names it with.
+fn site(description: &str) -> ProbeSite {
+    let btf = kernel_btf();
+    let (id, provider, module, function, name, context) = match description {
+        "BEGIN" | "END" => {
+            let id = if description == "BEGIN" { 1 } else { 2 };
+            (id, "dtrace", "", "", description, ProbeContext::ArgArray)
+        }
+        "rawtp:sched::sched_switch" => {
+            (3, "rawtp", "sched", "", "sched_switch", raw("sched_switch"))
+        }
+        "rawtp:sched::sched_process_exec" => (
+            4,
+            "rawtp",
+            "sched",
+            "",
+            "sched_process_exec",
+            raw("sched_process_exec"),
+        ),
+        "fbt::vfs_read:entry" => {
+            let btf_id = btf.find(Kind::Func, "vfs_read").expect("func vfs_read");
+            let nargs = btf.func_proto(btf_id).expect("a prototype").params.len() as u32;
+            let context = ProbeContext::Function {
+                btf_id,
+                nargs,
+                ret: false,
+            };
+            (5, "fbt", "vmlinux", "vfs_read", "entry", context)
+        }
+        other => panic!("no probe {other} in the tests' catalog"),
+    };
+    ProbeSite {
+        id,
+        provider: provider.into(),
+        module: module.into(),
+        function: function.into(),
+        name: name.into(),
+        context,
+    }
+}
+
+/// The context of raw tracepoint `name`, from its `btf_trace_NAME` typedef (a pointer to
+/// a prototype whose first parameter, `void *`, is not an argument), as the `rawtp`
+/// provider builds it.
+fn raw(name: &str) -> ProbeContext {
+    let btf = kernel_btf();
+    let btf_id = btf
+        .find(Kind::Typedef, &format!("btf_trace_{name}"))
+        .expect("a btf_trace typedef");
+    let TypeKind::Typedef(ptr) = btf.types()[btf_id as usize].kind else {
+        unreachable!("found as a typedef")
+    };
+    let TypeKind::Ptr(proto) = btf.types()[ptr as usize].kind else {
+        panic!("btf_trace_{name} is not a function pointer")
+    };
+    let proto = btf.func_proto(proto).expect("a prototype");
+    let args = proto.fixed_params().iter().skip(1).map(|p| p.ty).collect();
+    ProbeContext::BtfTracepoint(BtfTracepoint {
+        name: name.into(),
+        btf_id,
+        args,
+    })
+}
+
+/// A failed compilation: the error's tag and message.
+type Failure = (String, String);
+
+/// Parse and type `text`, each clause enabled on the probes `probes` gives for it
+/// (`None`: the one its first description names); `$1` is 42 and `$2` is `abc`.
+fn cook_with(
+    text: &str,
+    probes: impl Fn(usize, &str) -> Option<Vec<ProbeSite>>,
+) -> Result<ir::Program, Failure> {
+    compile("", text, probes)
+}
+
+/// Parse and type `text` after the D library `library`, whose translators are checked
+/// only where used, as the command line's library is.
+fn cook_after_library(library: &str, text: &str) -> Result<ir::Program, Failure> {
+    compile(library, text, |_, _| None)
+}
+
+fn compile(
+    library: &str,
+    text: &str,
+    probes: impl Fn(usize, &str) -> Option<Vec<ProbeSite>>,
+) -> Result<ir::Program, Failure> {
+    kernel_btf();
+    let sources = [
+        Source::new(Origin::Description, text.to_string()),
+        Source::new(Origin::Script("library.d".into()), library.to_string()),
+    ];
+    let is_type = |n: &str| builtin_typedef(n).is_some() || kernel::is_typedef(n);
+    let fail = |e: CompileError| (e.tag.to_string(), expand_line_markers(&e.message, &sources));
+    let library = dtrace_frontend::parse(&sources[1], 1, &is_type).map_err(fail)?;
+    let mut program = dtrace_frontend::parse(&sources[0], 0, &is_type).map_err(fail)?;
+    program.items.splice(0..0, library.items);
+    let mut sites = Vec::new();
+    let mut translators = Vec::new();
+    for item in &program.items {
+        match item {
+            Item::Clause(c) => {
+                let first = &c.probes[0].text;
+                sites.push(probes(sites.len(), first).unwrap_or_else(|| vec![site(first)]));
+            }
+            Item::Translator(t) => translators.push(Provided {
+                def: t.clone(),
+                eager: t.span.source == 0,
+            }),
+            _ => {}
+        }
+    }
+    let macros = MacroArgs {
+        args: vec!["test.d".into(), "42".into(), "abc".into()],
+        ..MacroArgs::default()
+    };
+    cook(&Input {
+        program: &program,
+        probes: &sites,
+        options: Options::default(),
+        macros: &macros,
+        formats: &AnyFormat,
+        translators: &translators,
+    })
+    .map_err(fail)
+}
+
+/// Parse and type `text`, each clause on the probe its first description names.
+fn cook_d(text: &str) -> Result<ir::Program, Failure> {
+    cook_with(text, |_, _| None)
+}
+
+/// The typed program of `text`, which must compile.
+fn program(text: &str) -> ir::Program {
+    cook_d(text).unwrap_or_else(|(tag, msg)| panic!("{text}: [{tag}] {msg}"))
+}
+
+/// The statements of the first context of clause `clause`.
+fn stmts(p: &ir::Program, clause: usize) -> &[Stmt] {
+    &p.clauses[clause].bodies[0].stmts
+}
+
+/// The expression statement `index` of the last clause of `p`.
+fn eval(p: &ir::Program, index: usize) -> &Expr {
+    let clause = p.clauses.len() - 1;
+    match &stmts(p, clause)[index] {
+        Stmt::Eval(e) => e,
+        other => panic!("not an expression statement: {other:?}"),
+    }
+}
+
+/// The typed expression `e`, written as an expression statement of a BEGIN clause after
+/// the declarations `decls`.
+fn typed_in(decls: &str, e: &str) -> Expr {
+    let text = format!("{decls}\nBEGIN {{ {e}; }}");
+    eval(&program(&text), 0).clone()
+}
+
+/// The type of `e` (in a BEGIN clause) as D spells it.
+fn type_of(e: &str) -> String {
+    typed_in("", e).ty.to_string()
+}
+
+#[test]
+fn types_come_from_the_recording_not_the_running_kernel() {
+    let btf = kernel_btf();
+    assert_eq!(btf.len(), Btf::parse(RECORDED).unwrap().len());
+    assert!(btf.len() < 5000, "{} types: not the recording", btf.len());
+}
