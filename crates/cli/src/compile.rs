@@ -696,7 +696,11 @@ pub fn compile(
         sources: Vec::new(),
     };
     let compiled = inputs
-        .compile(&inputs.program, &inputs.clause_probes, &inputs.clause_statements)
+        .compile(
+            &inputs.program,
+            &inputs.clause_probes,
+            &inputs.clause_statements,
+        )
         .map_err(|e| fail(e, &sources))?;
     Ok(Compilation {
         compiled,

@@ -97,7 +97,7 @@ pub fn cook(input: &Input<'_>) -> Result<ir::Program> {
                 c.clause(cl, sites, statements)?;
                 clause += 1;
             }
-            Item::Pragma(_) => {}
+            Item::Pragma(_) | Item::Provider(_) => {}
         }
     }
     Ok(c.prog)

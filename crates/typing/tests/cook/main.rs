@@ -167,9 +167,15 @@ fn compile(
         args: vec!["test.d".into(), "42".into(), "abc".into()],
         ..MacroArgs::default()
     };
+    let statements: Vec<Vec<u32>> = sites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| vec![i as u32; s.len()])
+        .collect();
     cook(&Input {
         program: &program,
         probes: &sites,
+        statements: &statements,
         options: Options::default(),
         macros: &macros,
         formats: &AnyFormat,
