@@ -9,6 +9,7 @@ mod compile;
 mod diagnostics;
 mod format_check;
 mod kernel_types;
+mod large_stack;
 mod load;
 mod options;
 mod output_file;
@@ -17,6 +18,7 @@ mod signals;
 mod target;
 
 use std::io::Write;
+use std::ops::ControlFlow;
 
 use dtrace_frontend::ast::Item;
 use dtrace_probes::{Catalog, Description};
@@ -205,19 +207,27 @@ fn report(failure: Failure, errtags: bool, verbose: bool) -> i32 {
     1
 }
 
-fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
+/// The compiler's half of a run, on the large stack: read and parse the sources, apply
+/// pragmas, then list the probes (`-l`) or match and compile. `Break` is the exit status
+/// of a run that ends here (a listing, or an error already reported).
+fn front_end(
+    args: &Args,
+    options: &mut Options,
+    targets: &[Target],
+) -> ControlFlow<i32, compile::Compilation> {
+    let fail = |f, options: &Options| ControlFlow::Break(report(f, options.errtags, args.verbose));
     let sources = match compile::read_sources(args) {
         Ok(s) => s,
-        Err(f) => return report(f, options.errtags, args.verbose),
+        Err(f) => return fail(f, options),
     };
     let items = match compile::parse_all(&sources) {
         Ok(i) => i,
-        Err(f) => return report(f, options.errtags, args.verbose),
+        Err(f) => return fail(f, options),
     };
-    if let Err(f) = compile::apply_pragmas(&items, &mut options, &sources) {
-        return report(f, options.errtags, args.verbose);
+    if let Err(f) = compile::apply_pragmas(&items, options, &sources) {
+        return fail(f, options);
     }
-    let macros = macros(args, &options, targets.first());
+    let macros = macros(args, options, targets.first());
     let mut catalog = Catalog::new();
     catalog.set_targets(
         targets
@@ -231,11 +241,18 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     catalog.set_follow_fork(options.followfork);
     if args.list {
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
-        return list(&items, &mut catalog, &macros, &pids, args.verbose);
+        return ControlFlow::Break(list(&items, &mut catalog, &macros, &pids, args.verbose));
     }
-    let comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
-        Ok(c) => c,
-        Err(f) => return report(f, options.errtags, args.verbose),
+    match compile::compile(args, sources, items, options, &macros, &mut catalog) {
+        Ok(c) => ControlFlow::Continue(c),
+        Err(f) => fail(f, options),
+    }
+}
+
+fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
+    let comp = match large_stack::run(|| front_end(args, &mut options, targets)) {
+        ControlFlow::Continue(comp) => comp,
+        ControlFlow::Break(status) => return status,
     };
     let out = OutputFile::new(args.output.as_deref());
     let output: Box<dyn Output> = match options.oformat {

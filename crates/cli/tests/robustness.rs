@@ -1,0 +1,108 @@
+//! Inputs that must neither crash nor exhaust `dtrace`, and failures it must not hide:
+//! deep operator chains, huge printf widths, unbounded script files, failed writes, missing
+//! privileges, undefined macro arguments in probe descriptions, CRLF scripts, buffer sizes it
+//! cannot honour, and programs that enable nothing (issue 16). Each test runs the real
+//! binary against the running kernel.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{dtrace, scratch, Run};
+
+/// Write `text` to `name` in a fresh scratch directory for test `test`; its path.
+fn script(test: &str, name: &str, text: &str) -> PathBuf {
+    let path = scratch("robust", test).join(name);
+    std::fs::write(&path, text).expect("write the script");
+    path
+}
+
+/// `dtrace` ended by itself (no signal, no Rust panic or stack overflow) with `status`.
+fn assert_clean_exit(run: &Run, status: i32, what: &str) {
+    assert!(
+        !run.stderr.contains("panicked") && !run.stderr.contains("overflowed its stack"),
+        "{what}: dtrace crashed:\n{}",
+        run.stderr
+    );
+    assert_eq!(run.status, status, "{what}: stderr:\n{}", run.stderr);
+}
+
+/// `terms` ones joined by `op`.
+fn chain(op: &str, terms: usize) -> String {
+    vec!["1"; terms].join(op)
+}
+
+#[test]
+fn long_operator_chains_compile() {
+    for (op, value) in [("+", "10000"), ("*", "1"), (",", "1")] {
+        let text = format!(
+            "BEGIN {{ x = ({}); printf(\"%d\\n\", x); exit(0); }}",
+            chain(op, 10_000)
+        );
+        let path = script("chains", "chain.d", &text);
+        let run = dtrace(&["-qs", path.to_str().unwrap()]);
+        assert_clean_exit(&run, 0, op);
+        assert_eq!(run.stdout, format!("{value}\n\n"), "{op}");
+    }
+}
+
+#[test]
+fn long_chains_the_compiler_cannot_take_are_d_errors() {
+    // Chains that compile to more code than eBPF's jumps reach, or do not type-check: a
+    // D error naming the script, never a crash. The `->` chain is 5,000 deep (60 MiB of
+    // stack unoptimised, far past the main thread's 8): typing takes time quadratic in it.
+    let cases = [
+        format!("BEGIN {{ x = {}; exit(0); }}", chain("&&", 10_000)),
+        format!(
+            "BEGIN {{ x = \"a\"{}; exit(0); }}",
+            " == \"a\"".repeat(9_999)
+        ),
+        format!(
+            "BEGIN {{ x = curthread{}->pid; exit(0); }}",
+            "->real_parent".repeat(5_000)
+        ),
+    ];
+    for text in cases {
+        let path = script("chains-refused", "chain.d", &text);
+        let run = dtrace(&["-qs", path.to_str().unwrap()]);
+        assert_clean_exit(&run, 1, &text[..40]);
+        assert!(
+            run.stderr.starts_with(&format!(
+                "dtrace: failed to compile script {}: ",
+                path.display()
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn chains_deeper_than_the_compiler_holds_are_refused_by_the_parser() {
+    for op in ["+", "*", "&&", ","] {
+        let text = format!("BEGIN {{ x = ({}); }}", chain(op, 20_001));
+        let path = script("too-deep", "deep.d", &text);
+        let run = dtrace(&["-qs", path.to_str().unwrap()]);
+        assert_clean_exit(&run, 1, op);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "dtrace: failed to compile script {}: line 1: expression too deeply nested (more than 20000 levels)\n",
+                path.display()
+            )
+        );
+    }
+    let text = format!(
+        "BEGIN {{ x = curthread{}->pid; }}",
+        "->real_parent".repeat(20_000)
+    );
+    let path = script("too-deep-members", "deep.d", &text);
+    let run = dtrace(&["-qs", path.to_str().unwrap()]);
+    assert_clean_exit(&run, 1, "->");
+    assert!(
+        run.stderr
+            .ends_with("expression too deeply nested (more than 20000 levels)\n"),
+        "{}",
+        run.stderr
+    );
+}
