@@ -106,3 +106,33 @@ fn chains_deeper_than_the_compiler_holds_are_refused_by_the_parser() {
         run.stderr
     );
 }
+
+#[test]
+fn printf_widths_are_bounded() {
+    for (format, conversion) in [
+        ("%99999999999999999999d", "width"),
+        ("%4294967297d", "width"),
+        ("%.4294967297d", "precision"),
+    ] {
+        let program = format!("BEGIN {{ printf(\"{format}\\n\", 1); exit(0); }}");
+        let run = dtrace(&["-qn", &program]);
+        assert_clean_exit(&run, 1, format);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "dtrace: invalid probe specifier {program}: format conversion #1 has a {conversion} larger than 1048576\n"
+            )
+        );
+    }
+    // A `*` width from the program beyond the bound gets the bound: 1 MiB of padding.
+    let run = dtrace(&[
+        "-qn",
+        "BEGIN { w = 2147483647; printf(\"%*d|\\n\", w, 7); printf(\"%-*d|\\n\", w, 7); exit(0); }",
+    ]);
+    assert_clean_exit(&run, 0, "*");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "two lines and DTrace's closing blank line");
+    assert_eq!(lines[0].len(), (1 << 20) + 1);
+    assert!(lines[0].ends_with(" 7|"));
+    assert!(lines[1].starts_with("7 "));
+}
