@@ -85,6 +85,7 @@ pub fn errno_text(e: &std::io::Error) -> String {
 }
 
 fn main() {
+    signals::default_sigpipe();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let status = run(&argv);
     std::process::exit(status);
@@ -290,10 +291,16 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     }
     if args.compile_only {
         consumer.flush();
-        return 0;
+        return match out.failure() {
+            Some(failure) => {
+                eprint!("{failure}");
+                1
+            }
+            None => 0,
+        };
     }
     signals::install();
-    let mut session = match session::Session::new(&comp, loaded, options, consumer) {
+    let mut session = match session::Session::new(&comp, loaded, options, consumer, out) {
         Ok(s) => s,
         Err(msg) => {
             eprint!("{msg}");
@@ -319,7 +326,7 @@ fn list(
     pids: &[i32],
     verbose: bool,
 ) -> i32 {
-    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut out = OutputFile::new(None);
     let line = |site: &dtrace_backend::program::ProbeSite| {
         if verbose {
             dtrace_probes::list_line(site)
@@ -374,5 +381,11 @@ fn list(
         }
     }
     let _ = out.flush();
-    0
+    match out.failure() {
+        Some(failure) => {
+            eprint!("{failure}");
+            1
+        }
+        None => 0,
+    }
 }

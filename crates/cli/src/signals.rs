@@ -38,12 +38,16 @@ fn set(sig: libc::c_int, handler: libc::sighandler_t, keep_ignored: bool) {
     }
 }
 
-/// Install the handlers.
+/// Give SIGPIPE its default action back, for the whole run (listings included).
+pub fn default_sigpipe() {
+    set(libc::SIGPIPE, libc::SIG_DFL, false);
+}
+
+/// Install the SIGINT and SIGTERM handlers.
 pub fn install() {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
     set(libc::SIGINT, handler, true);
     set(libc::SIGTERM, handler, true);
-    set(libc::SIGPIPE, libc::SIG_DFL, false);
 }
 
 /// Whether SIGINT or SIGTERM asked tracing to stop.

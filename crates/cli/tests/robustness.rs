@@ -6,9 +6,12 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use common::{dtrace, scratch, Run};
+use common::{command, dtrace, finish, scratch, Run};
 
 /// Write `text` to `name` in a fresh scratch directory for test `test`; its path.
 fn script(test: &str, name: &str, text: &str) -> PathBuf {
@@ -135,4 +138,109 @@ fn printf_widths_are_bounded() {
     assert_eq!(lines[0].len(), (1 << 20) + 1);
     assert!(lines[0].ends_with(" 7|"));
     assert!(lines[1].starts_with("7 "));
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(test: &str, size: &str) -> SmallFs {
+        let dir = scratch("robust", test);
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .expect("run mount");
+        assert!(status.success(), "mount a tmpfs on {}", dir.display());
+        SmallFs(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+const NO_SPACE: &str = "dtrace: failed to write output: No space left on device\n";
+
+#[test]
+fn failed_writes_are_errors() {
+    let begin = "BEGIN { printf(\"hello\\n\"); exit(0); }";
+    // -o /dev/full, text and JSON lines.
+    for format in ["text", "json"] {
+        let oformat = format!("oformat={format}");
+        let run = dtrace(&["-q", "-x", &oformat, "-o", "/dev/full", "-n", begin]);
+        assert_clean_exit(&run, 1, format);
+        assert!(run.stderr.ends_with(NO_SPACE), "{format}: {}", run.stderr);
+    }
+    // Standard output on /dev/full, tracing or compiling only.
+    for extra in [None, Some("-e")] {
+        let mut args = vec!["-qn", begin];
+        args.extend(extra);
+        let mut cmd = command(&args);
+        cmd.stdout(std::fs::File::create("/dev/full").expect("open /dev/full"));
+        let run = finish(cmd.spawn().expect("start dtrace"), "stdout on /dev/full");
+        // -e writes nothing but the (empty) output's flush.
+        let status = if extra.is_some() { 0 } else { 1 };
+        assert_clean_exit(&run, status, &format!("{args:?}"));
+        assert_eq!(
+            run.stderr.ends_with(NO_SPACE),
+            status == 1,
+            "{}",
+            run.stderr
+        );
+    }
+    // A listing.
+    let mut cmd = command(&["-l", "-n", "BEGIN"]);
+    cmd.stdout(std::fs::File::create("/dev/full").expect("open /dev/full"));
+    let run = finish(cmd.spawn().expect("start dtrace"), "-l on /dev/full");
+    assert_clean_exit(&run, 1, "-l");
+    assert_eq!(run.stderr, NO_SPACE);
+}
+
+#[test]
+fn a_full_filesystem_stops_tracing_with_an_error() {
+    let fs = SmallFs::mount("full-fs", "64k");
+    let out = fs.path().join("trace.out");
+    let run = dtrace(&[
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+        "-n",
+        "tick-1ms { printf(\"%s\\n\", \"0123456789012345678901234567890123456789\"); }",
+    ]);
+    assert_clean_exit(&run, 1, "full tmpfs");
+    assert_eq!(run.stderr, NO_SPACE);
+    let written = std::fs::metadata(&out).expect("the output file").len();
+    assert_eq!(written, 64 << 10, "the file system was filled");
+}
+
+#[test]
+fn a_closed_pipe_ends_dtrace_by_sigpipe() {
+    // As DTrace: SIGPIPE has its default action, so `dtrace ... | head` ends quietly.
+    let mut child = common::spawn(&["-qn", "tick-1ms { printf(\"line\\n\"); }"]);
+    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut first = String::new();
+    lines.read_line(&mut first).expect("read a line");
+    assert_eq!(first, "line\n");
+    drop(lines);
+    let run = finish(child, "a closed pipe");
+    assert!(
+        !run.stderr.contains("failed to write"),
+        "not an output error: {}",
+        run.stderr
+    );
+    assert_eq!(run.status, 128 + libc::SIGPIPE, "ended by SIGPIPE");
+    // `dtrace -l | head -1`, too.
+    let mut child = command(&["-l"]).spawn().expect("start dtrace -l");
+    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout"));
+    lines.read_line(&mut first).expect("read the heading");
+    drop(lines);
+    let status = child.wait().expect("wait for dtrace -l");
+    assert_eq!(status.signal(), Some(libc::SIGPIPE));
 }
