@@ -13,6 +13,7 @@ mod large_stack;
 mod load;
 mod options;
 mod output_file;
+mod privileges;
 mod session;
 mod signals;
 mod target;
@@ -75,14 +76,7 @@ const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name
 \t-Z  permit probe descriptions that match zero probes
 ";
 
-/// An I/O error's text without Rust's "(os error N)" suffix.
-pub fn errno_text(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
+pub use dtrace_runtime::errno_text;
 
 fn main() {
     signals::default_sigpipe();
@@ -110,6 +104,12 @@ fn run(argv: &[String]) -> i32 {
     if args.sources.is_empty() && !args.list {
         eprint!("{USAGE}");
         return 2;
+    }
+    if !args.list {
+        if let Err(needed) = privileges::check() {
+            eprint!("{needed}");
+            return 1;
+        }
     }
     let mut options = Options {
         destructive: args.destructive,
@@ -381,9 +381,13 @@ fn list(
         }
     }
     let _ = out.flush();
-    match out.failure() {
-        Some(failure) => {
-            eprint!("{failure}");
+    if let Some(failure) = out.failure() {
+        eprint!("{failure}");
+        return 1;
+    }
+    match catalog.unavailable() {
+        Some(why) => {
+            eprintln!("dtrace: could not list every provider: {why}");
             1
         }
         None => 0,

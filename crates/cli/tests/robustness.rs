@@ -244,3 +244,124 @@ fn a_closed_pipe_ends_dtrace_by_sigpipe() {
     let status = child.wait().expect("wait for dtrace -l");
     assert_eq!(status.signal(), Some(libc::SIGPIPE));
 }
+
+/// A copy of `dtrace` anyone may run, in a fresh scratch directory.
+fn dtrace_for_anyone(test: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("robust", test);
+    let exe = dir.join("dtrace");
+    std::fs::copy(env!("CARGO_BIN_EXE_dtrace"), &exe).expect("copy dtrace");
+    for path in [&dir, &exe] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .expect("make it runnable by anyone");
+    }
+    exe
+}
+
+/// Run `exe` with `args` as user and group `nobody` (65534), with no capabilities but
+/// `caps` (`+bpf,+perfmon`: ambient, so they survive the exec).
+fn as_nobody(exe: &Path, caps: Option<&str>, args: &[&str]) -> Run {
+    common::require_root();
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+    if let Some(caps) = caps {
+        cmd.arg(format!("--inh-caps={caps}"))
+            .arg(format!("--ambient-caps={caps}"));
+    }
+    cmd.arg(exe)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("run setpriv (util-linux)");
+    finish(child, &format!("as nobody: {args:?}"))
+}
+
+const NEEDED: &str = "dtrace: this needs root, or CAP_BPF and CAP_PERFMON (and read access to tracefs for syscall and sdt probes)\n";
+
+/// Whether user `nobody` may read tracefs's list of events here (it is root's alone on
+/// most systems).
+fn nobody_reads_tracefs() -> bool {
+    Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "test",
+            "-r",
+        ])
+        .arg("/sys/kernel/tracing/available_events")
+        .status()
+        .expect("run setpriv")
+        .success()
+}
+
+const NO_TRACEFS: &str = "the syscall and sdt providers need read access to tracefs (/sys/kernel/tracing/available_events: Permission denied)";
+
+#[test]
+fn without_privileges_dtrace_says_what_it_lacks() {
+    let exe = dtrace_for_anyone("unprivileged");
+    for args in [
+        &["-n", "BEGIN { exit(0); }"][..],
+        &["-n", "syscall::read:entry"],
+        &["-e", "-n", "tick-1s"],
+        &["-c", "/bin/true", "-n", "BEGIN"],
+    ] {
+        let run = as_nobody(&exe, None, args);
+        assert_clean_exit(&run, 1, &format!("{args:?}"));
+        // Before anything touches the kernel: no "matched" line, no map creation failure.
+        assert_eq!(run.stderr, NEEDED, "{args:?}");
+        assert_eq!(run.stdout, "");
+    }
+}
+
+#[test]
+fn an_unprivileged_listing_says_which_providers_it_could_not_list() {
+    let exe = dtrace_for_anyone("unprivileged-list");
+    let run = as_nobody(&exe, None, &["-l"]);
+    assert!(run
+        .stdout
+        .contains("dtrace                                                     BEGIN"));
+    assert!(run.stdout.contains(" profile "));
+    if nobody_reads_tracefs() {
+        assert_clean_exit(&run, 0, "-l");
+        assert!(run.stdout.contains(" syscall "));
+    } else {
+        assert_clean_exit(&run, 1, "-l");
+        assert_eq!(
+            run.stderr,
+            format!("dtrace: could not list every provider: {NO_TRACEFS}\n")
+        );
+        assert!(!run.stdout.contains(" syscall "));
+    }
+    // A listing that needs no tracefs is complete.
+    let run = as_nobody(&exe, None, &["-l", "-n", "BEGIN"]);
+    assert_clean_exit(&run, 0, "-l -n BEGIN");
+    assert_eq!(run.stderr, "");
+}
+
+#[test]
+fn cap_bpf_and_cap_perfmon_suffice_but_tracefs_access_is_named() {
+    let exe = dtrace_for_anyone("capabilities");
+    let caps = Some("+bpf,+perfmon");
+    let run = as_nobody(
+        &exe,
+        caps,
+        &["-qn", "BEGIN { printf(\"traced\\n\"); exit(0); }"],
+    );
+    assert_clean_exit(&run, 0, "BEGIN with CAP_BPF and CAP_PERFMON");
+    assert_eq!(run.stdout, "traced\n\n");
+    let program = "syscall::read:entry { exit(0); }";
+    let run = as_nobody(&exe, caps, &["-n", program]);
+    if nobody_reads_tracefs() {
+        assert_clean_exit(&run, 0, program);
+    } else {
+        assert_clean_exit(&run, 1, program);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "dtrace: invalid probe specifier {program}: probe description syscall::read:entry does not match any probes: {NO_TRACEFS}\n"
+            )
+        );
+    }
+}
