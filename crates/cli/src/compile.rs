@@ -446,32 +446,51 @@ pub fn apply_pragmas(
     Ok(())
 }
 
-/// Replace macro variables in a probe description (`pid$target`, `$1`).
-fn expand_description(text: &str, macros: &MacroArgs) -> String {
+/// Replace macro variables in a probe description (`pid$target`, `$1`; `$$1` is `$1`
+/// there). One that is not defined is DTrace's error, `-x defaultargs` or not: a
+/// description must not silently match more than was meant (`syscall::$1:entry` would be
+/// every system call).
+fn expand_description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<String, CompileError> {
+    let undefined = || {
+        CompileError::new(
+            "D_PDESC_INVAL",
+            format!(
+                "invalid probe description \"{}\": Undefined macro variable in probe description",
+                desc.text
+            ),
+            desc.span,
+        )
+    };
     let mut out = String::new();
-    let mut rest = text;
+    let mut rest = desc.text.as_str();
     while let Some(i) = rest.find('$') {
         out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
+        let after = rest[i + 1..].strip_prefix('$').unwrap_or(&rest[i + 1..]);
+        let numbered = after.starts_with(|c: char| c.is_ascii_digit());
         let len = after
             .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .take_while(|b| {
+                b.is_ascii_digit() || (!numbered && (b.is_ascii_alphabetic() || *b == b'_'))
+            })
             .count();
         let name = &after[..len];
-        match name.parse::<usize>() {
-            Ok(n) => out.push_str(macros.args.get(n).map_or("", String::as_str)),
-            Err(_) => match macros.named.get(name) {
-                Some(v) => out.push_str(&v.to_string()),
-                None => {
-                    out.push('$');
-                    out.push_str(name);
-                }
-            },
+        if numbered {
+            let arg = name.parse::<usize>().ok().and_then(|n| macros.args.get(n));
+            out.push_str(arg.ok_or_else(undefined)?);
+        } else {
+            let value = macros.named.get(name).ok_or_else(undefined)?;
+            out.push_str(&value.to_string());
         }
         rest = &after[len..];
     }
     out.push_str(rest);
-    out
+    Ok(out)
+}
+
+/// A clause's probe description, macro variables replaced, as the catalog matches it.
+pub fn description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<Description, CompileError> {
+    let text = expand_description(desc, macros)?;
+    Description::parse(&text).map_err(|e| CompileError::new("D_PDESC_INVAL", e.0, desc.span))
 }
 
 /// The text DTrace shows for a `-n` source in "matched" messages: the description part.
@@ -513,10 +532,7 @@ pub fn compile(
             let Item::Clause(clause) = item else { continue };
             let mut sites = Vec::new();
             for desc in &clause.probes {
-                let text = expand_description(&desc.text, macros);
-                let d = Description::parse(&text).map_err(|e| {
-                    fail(CompileError::new("D_PDESC_INVAL", e.0, desc.span), &sources)
-                })?;
+                let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
                 if found.probes.is_empty() && !args.zero_matches_ok {
                     // A `pid` offset that is no instruction of its function: say why.

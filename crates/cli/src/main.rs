@@ -242,7 +242,10 @@ fn front_end(
     catalog.set_follow_fork(options.followfork);
     if args.list {
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
-        return ControlFlow::Break(list(&items, &mut catalog, &macros, &pids, args.verbose));
+        return match list(&items, &mut catalog, &macros, &pids, args.verbose) {
+            Ok(status) => ControlFlow::Break(status),
+            Err(e) => fail(Failure::Compile(e, sources), options),
+        };
     }
     match compile::compile(args, sources, items, options, &macros, &mut catalog) {
         Ok(c) => ControlFlow::Continue(c),
@@ -325,7 +328,7 @@ fn list(
     macros: &MacroArgs,
     pids: &[i32],
     verbose: bool,
-) -> i32 {
+) -> Result<i32, dtrace_frontend::CompileError> {
     let mut out = OutputFile::new(None);
     let line = |site: &dtrace_backend::program::ProbeSite| {
         if verbose {
@@ -337,16 +340,17 @@ fn list(
             dtrace_probes::list_line(site)
         }
     };
-    let _ = out.write_all(dtrace_probes::list_header().as_bytes());
-    let descs: Vec<String> = items
+    let descs = items
         .iter()
         .flatten()
         .filter_map(|i| match i {
-            Item::Clause(c) => Some(c.probes.iter().map(|p| p.text.clone()).collect::<Vec<_>>()),
+            Item::Clause(c) => Some(&c.probes),
             _ => None,
         })
         .flatten()
-        .collect();
+        .map(|d| compile::description(d, macros))
+        .collect::<Result<Vec<Description>, _>>()?;
+    let _ = out.write_all(dtrace_probes::list_header().as_bytes());
     let mut seen = std::collections::HashSet::new();
     if descs.is_empty() && !pids.is_empty() {
         for &pid in pids {
@@ -366,14 +370,7 @@ fn list(
             let _ = out.write_all(line(&p.site).as_bytes());
         }
     }
-    for text in descs {
-        let text = text.replace(
-            "$target",
-            &macros.named.get("target").copied().unwrap_or(0).to_string(),
-        );
-        let Ok(d) = Description::parse(&text) else {
-            continue;
-        };
+    for d in descs {
         for p in catalog.matching(&d) {
             if seen.insert(p.site.id) {
                 let _ = out.write_all(line(&p.site).as_bytes());
@@ -383,13 +380,13 @@ fn list(
     let _ = out.flush();
     if let Some(failure) = out.failure() {
         eprint!("{failure}");
-        return 1;
+        return Ok(1);
     }
     match catalog.unavailable() {
         Some(why) => {
             eprintln!("dtrace: could not list every provider: {why}");
-            1
+            Ok(1)
         }
-        None => 0,
+        None => Ok(0),
     }
 }

@@ -365,3 +365,40 @@ fn cap_bpf_and_cap_perfmon_suffice_but_tracefs_access_is_named() {
         );
     }
 }
+
+#[test]
+fn undefined_macro_arguments_in_probe_descriptions_are_errors() {
+    // As Oracle's DTrace: whether or not -x defaultargs is set (it gives 0 and "" to
+    // expressions, not to descriptions).
+    let program = "syscall::$1:entry { exit(0); }";
+    let undefined = |spec: &str, desc: &str| {
+        format!(
+            "dtrace: invalid probe specifier {spec}: invalid probe description \"{desc}\": Undefined macro variable in probe description\n"
+        )
+    };
+    for extra in [&[][..], &["-x", "defaultargs"]] {
+        let mut args = extra.to_vec();
+        args.extend(["-n", program]);
+        let run = dtrace(&args);
+        assert_clean_exit(&run, 1, &format!("{args:?}"));
+        assert_eq!(run.stderr, undefined(program, "syscall::$1:entry"));
+    }
+    for desc in ["syscall::$1:entry", "syscall::$nosuchmacro:entry"] {
+        let run = dtrace(&["-l", "-n", desc]);
+        assert_clean_exit(&run, 1, desc);
+        assert_eq!(run.stderr, undefined(desc, desc));
+        assert_eq!(run.stdout, "", "nothing listed");
+    }
+    // Defined, as $1 or $$1, in part of a field too.
+    for desc in [
+        "syscall::$1:entry",
+        "syscall::$$1:entry",
+        "syscall::get$2:entry",
+    ] {
+        let run = dtrace(&["-l", "-n", desc, "getpid", "pid"]);
+        assert_clean_exit(&run, 0, desc);
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines.len(), 2, "{desc}: {}", run.stdout);
+        assert!(lines[1].ends_with(" getpid entry"), "{desc}: {}", lines[1]);
+    }
+}
