@@ -89,11 +89,8 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
         names.sort();
         for path in names {
             let shown = path.display().to_string();
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                Failure::Message(format!(
-                    "dtrace: failed to open library {shown}: {}\n",
-                    crate::errno_text(&e)
-                ))
+            let text = read_script(&path).map_err(|why| {
+                Failure::Message(format!("dtrace: failed to open library {shown}: {why}\n"))
             })?;
             let name = path
                 .file_name()
@@ -106,6 +103,27 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
     Ok(files.into_iter().map(|(_, s, b)| (s, b)).collect())
 }
 
+/// The largest script or library file read: far beyond any real program, and a bound on
+/// what `-s /dev/zero` (or a mistaken `-s` of a large file) can take.
+const MAX_SCRIPT: u64 = 16 << 20;
+
+/// The text of a script or library file, read up to [`MAX_SCRIPT`] bytes; why not.
+fn read_script(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| crate::errno_text(&e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCRIPT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| crate::errno_text(&e))?;
+    if bytes.len() as u64 > MAX_SCRIPT {
+        return Err(format!(
+            "larger than {} MiB, the most a D script may be",
+            MAX_SCRIPT >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
 /// Read the sources named on the command line (and the D library, kept aside).
 pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
     let library = read_library(args)?;
@@ -115,11 +133,8 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
         let source = match src {
             ProgramSource::Description(text) => Source::new(Origin::Description, text.clone()),
             ProgramSource::Script(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    Failure::Message(format!(
-                        "dtrace: failed to open {path}: {}\n",
-                        crate::errno_text(&e)
-                    ))
+                let text = read_script(std::path::Path::new(path)).map_err(|why| {
+                    Failure::Message(format!("dtrace: failed to open {path}: {why}\n"))
                 })?;
                 let text = if args.cpp {
                     preprocess(args, path, &text)?

@@ -402,3 +402,44 @@ fn undefined_macro_arguments_in_probe_descriptions_are_errors() {
         assert!(lines[1].ends_with(" getpid entry"), "{desc}: {}", lines[1]);
     }
 }
+
+#[test]
+fn crlf_scripts_run() {
+    // Carriage returns are blanks, in control lines too (a CRLF pragma used to set option
+    // "quiet\r" and fail with "Invalid option name").
+    let text = "#!/usr/sbin/dtrace -s\r\n#pragma D option quiet\r\n\r\nBEGIN\r\n/1/\r\n{\r\n\tprintf(\"%s\\n\", \"crlf\");\r\n\texit(0);\r\n}\r\n";
+    let path = script("crlf", "crlf.d", text);
+    let run = dtrace(&["-s", path.to_str().unwrap()]);
+    assert_clean_exit(&run, 0, "CRLF script");
+    assert_eq!(run.stdout, "crlf\n\n");
+}
+
+#[test]
+fn scripts_are_read_with_a_bound() {
+    let run = dtrace(&["-s", "/dev/zero"]);
+    assert_clean_exit(&run, 1, "-s /dev/zero");
+    assert_eq!(
+        run.stderr,
+        "dtrace: failed to open /dev/zero: larger than 16 MiB, the most a D script may be\n"
+    );
+    // Just under the bound is read (and compiled: comments).
+    let mut text = "/*".to_string();
+    text.push_str(&" ".repeat((16 << 20) - 64));
+    text.push_str("*/ BEGIN { exit(0); }\n");
+    let path = script("bound", "big.d", &text);
+    let run = dtrace(&["-qs", path.to_str().unwrap()]);
+    assert_clean_exit(&run, 0, "a 16 MiB script");
+    // A library directory's files too.
+    let lib = scratch("robust", "big-library");
+    let huge = std::fs::File::create(lib.join("zero.d")).expect("a library file");
+    huge.set_len(1 << 30).expect("a sparse GiB of zeros");
+    let run = dtrace(&["-L", lib.to_str().unwrap(), "-n", "BEGIN { exit(0); }"]);
+    assert_clean_exit(&run, 1, "-L with a GiB file");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "dtrace: failed to open library {}: larger than 16 MiB, the most a D script may be\n",
+            lib.join("zero.d").display()
+        )
+    );
+}
