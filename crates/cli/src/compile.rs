@@ -614,9 +614,9 @@ pub fn compile(
     .map_err(|e| fail(e, &sources))?;
     let codegen = CodegenOptions {
         strsize,
-        bufsize: ringbuf_size(options.bufsize),
-        dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
-        agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
+        bufsize: crate::buffers::ring_size(options),
+        dynvar_entries: crate::buffers::dynvar_entries(options),
+        agg_entries: crate::buffers::agg_entries(options),
         wall_offset: wall_offset(),
     };
     let compiled = dtrace_backend::compile(dtrace_backend::Input {
@@ -636,11 +636,6 @@ pub fn compile(
 /// `prov:mod:func:name` as DTrace prints an unmatched description.
 fn full_description(d: &Description) -> String {
     format!("{}:{}:{}:{}", d.provider, d.module, d.function, d.name)
-}
-
-/// The ring buffer size: a power of two of at least one page.
-fn ringbuf_size(bufsize: u64) -> u32 {
-    bufsize.clamp(4096, 1 << 30).next_power_of_two() as u32
 }
 
 /// CLOCK_REALTIME - CLOCK_MONOTONIC in ns, for `walltimestamp`.

@@ -5,6 +5,7 @@
 
 mod agg_maps;
 mod args;
+mod buffers;
 mod compile;
 mod diagnostics;
 mod format_check;
@@ -263,9 +264,17 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         OutputFormat::Text => Box::new(Text::new(Box::new(out.clone()))),
         OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
     };
+    let resized = buffers::lowered(&options);
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
     for (kind, name, count) in &comp.matched {
         consumer.matched(kind, name, *count);
+    }
+    match resized {
+        Ok(notices) => notices.iter().for_each(|n| consumer.warning(n)),
+        Err(refused) => {
+            eprint!("{refused}");
+            return 1;
+        }
     }
     if args.disassemble {
         for prog in &comp.compiled.programs {

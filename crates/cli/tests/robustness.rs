@@ -443,3 +443,37 @@ fn scripts_are_read_with_a_bound() {
         )
     );
 }
+
+#[test]
+fn sizes_that_cannot_be_honoured_are_lowered_aloud_or_refused() {
+    let program = "BEGIN { printf(\"traced\\n\"); exit(0); }";
+    // bufresize=auto (the default): lowered, and said, as DTrace says it.
+    for (option, notice) in [
+        ("bufsize=10g", "buffer size lowered to 1g"),
+        ("dynvarsize=1g", "dynamic variable size lowered to 64m"),
+    ] {
+        let run = dtrace(&["-q", "-x", option, "-n", program]);
+        assert_clean_exit(&run, 0, option);
+        assert_eq!(run.stderr, format!("dtrace: {notice}\n"));
+        assert_eq!(run.stdout, "traced\n\n");
+    }
+    let run = dtrace(&[
+        "-q",
+        "-x",
+        "dynvarsize=1g",
+        "-x",
+        "quietresize",
+        "-n",
+        program,
+    ]);
+    assert_clean_exit(&run, 0, "quietresize");
+    assert_eq!(run.stderr, "");
+    // bufresize=manual: refused before anything is enabled.
+    let run = dtrace(&["-x", "bufsize=10g", "-x", "bufresize=manual", "-n", program]);
+    assert_clean_exit(&run, 1, "bufresize=manual");
+    assert_eq!(
+        run.stderr,
+        "dtrace: description 'BEGIN ' matched 1 probe\ndtrace: could not enable tracing: buffer size 10g is more than the largest possible, 1g (bufresize=manual)\n"
+    );
+    assert_eq!(run.stdout, "");
+}
