@@ -269,6 +269,14 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     for (kind, name, count) in &comp.matched {
         consumer.matched(kind, name, *count);
     }
+    // As DTrace: nothing to trace is an error, unless -Z allows it (then tracing waits for
+    // a signal or the end of the -c/-p processes, as DTrace's does).
+    let total: u32 = comp.matched.iter().map(|(_, _, count)| count).sum();
+    if total == 0 && !args.zero_matches_ok && !args.compile_only {
+        consumer.flush();
+        eprintln!("dtrace: no probes matched");
+        return 1;
+    }
     match resized {
         Ok(notices) => notices.iter().for_each(|n| consumer.warning(n)),
         Err(refused) => {

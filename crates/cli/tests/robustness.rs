@@ -477,3 +477,42 @@ fn sizes_that_cannot_be_honoured_are_lowered_aloud_or_refused() {
     );
     assert_eq!(run.stdout, "");
 }
+
+#[test]
+fn a_program_enabling_nothing_is_an_error_unless_z() {
+    // No clauses at all.
+    let path = script(
+        "empty",
+        "empty.d",
+        "/* nothing */\ninline int unused = 1;\n",
+    );
+    let run = dtrace(&["-s", path.to_str().unwrap()]);
+    assert_clean_exit(&run, 1, "an empty script");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "dtrace: script '{}' matched 0 probes\ndtrace: no probes matched\n",
+            path.display()
+        )
+    );
+    // -e only compiles: nothing to enable is no error there.
+    let run = dtrace(&["-e", "-s", path.to_str().unwrap()]);
+    assert_clean_exit(&run, 0, "-e");
+    // With -Z, DTrace traces on: until the -c command ends...
+    let run = dtrace(&["-Z", "-n", "nosuch:::probe", "-c", "/bin/true"]);
+    assert_clean_exit(&run, 0, "-Z -c");
+    assert!(run
+        .stderr
+        .starts_with("dtrace: description 'nosuch:::probe' matched 0 probes\ndtrace: pid "));
+    // ... or a signal.
+    let mut child = common::spawn(&["-Z", "-n", "nosuch:::probe"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.try_wait().expect("poll dtrace").is_none(),
+        "-Z with nothing enabled traces until stopped"
+    );
+    // SAFETY: kill sends SIGINT to the dtrace process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = finish(child, "-Z, interrupted");
+    assert_clean_exit(&run, 0, "-Z, interrupted");
+}
