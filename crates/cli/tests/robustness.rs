@@ -516,3 +516,32 @@ fn a_program_enabling_nothing_is_an_error_unless_z() {
     let run = finish(child, "-Z, interrupted");
     assert_clean_exit(&run, 0, "-Z, interrupted");
 }
+
+#[test]
+fn large_strsize_runs_or_is_a_d_error() {
+    // Today code generation refuses these (string temporaries overflow its 16-bit scratch
+    // offsets); whatever it does, the verifier must never be the one to say no.
+    let programs = [
+        ("BEGIN { exit(0); }", ""),
+        (
+            "BEGIN { s = strjoin(execname, \"x\"); printf(\"%s\\n\", s); exit(0); }",
+            "dtracex\n",
+        ),
+    ];
+    for strsize in ["2k", "4k", "8k", "1m"] {
+        for (program, output) in programs {
+            let option = format!("strsize={strsize}");
+            let run = dtrace(&["-q", "-x", &option, "-n", program]);
+            let what = format!("{option} {program}");
+            if run.status == 0 {
+                assert_eq!(run.stdout, format!("{output}\n"), "{what}");
+            } else {
+                assert_clean_exit(&run, 1, &what);
+                let prefix = format!("dtrace: invalid probe specifier {program}: ");
+                assert!(run.stderr.starts_with(&prefix), "{what}: {}", run.stderr);
+                assert_eq!(run.stderr.lines().count(), 1, "{what}: {}", run.stderr);
+                assert!(!run.stderr.contains("verifier"), "{what}: {}", run.stderr);
+            }
+        }
+    }
+}
