@@ -80,7 +80,6 @@ const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name
 pub use dtrace_runtime::errno_text;
 
 fn main() {
-    signals::default_sigpipe();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let status = run(&argv);
     std::process::exit(status);
@@ -242,6 +241,7 @@ fn front_end(
     );
     catalog.set_follow_fork(options.followfork);
     if args.list {
+        signals::default_sigpipe();
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
         return match list(&items, &mut catalog, &macros, &pids, args.verbose) {
             Ok(status) => ControlFlow::Break(status),
