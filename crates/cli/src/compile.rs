@@ -163,11 +163,8 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
         names.sort();
         for path in names {
             let shown = path.display().to_string();
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                Failure::Message(format!(
-                    "dtrace: failed to open library {shown}: {}\n",
-                    crate::errno_text(&e)
-                ))
+            let text = read_script(&path).map_err(|why| {
+                Failure::Message(format!("dtrace: failed to open library {shown}: {why}\n"))
             })?;
             let name = path
                 .file_name()
@@ -180,6 +177,27 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
     Ok(files.into_iter().map(|(_, s, b)| (s, b)).collect())
 }
 
+/// The largest script or library file read: far beyond any real program, and a bound on
+/// what `-s /dev/zero` (or a mistaken `-s` of a large file) can take.
+const MAX_SCRIPT: u64 = 16 << 20;
+
+/// The text of a script or library file, read up to [`MAX_SCRIPT`] bytes; why not.
+fn read_script(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| crate::errno_text(&e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCRIPT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| crate::errno_text(&e))?;
+    if bytes.len() as u64 > MAX_SCRIPT {
+        return Err(format!(
+            "larger than {} MiB, the most a D script may be",
+            MAX_SCRIPT >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
 /// Read the sources named on the command line (and the D library, kept aside).
 pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
     let library = read_library(args)?;
@@ -189,11 +207,8 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
         let source = match src {
             ProgramSource::Description(text) => Source::new(Origin::Description, text.clone()),
             ProgramSource::Script(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    Failure::Message(format!(
-                        "dtrace: failed to open {path}: {}\n",
-                        crate::errno_text(&e)
-                    ))
+                let text = read_script(std::path::Path::new(path)).map_err(|why| {
+                    Failure::Message(format!("dtrace: failed to open {path}: {why}\n"))
                 })?;
                 let text = if args.cpp {
                     preprocess(args, path, &text)?
@@ -520,32 +535,51 @@ pub fn apply_pragmas(
     Ok(())
 }
 
-/// Replace macro variables in a probe description (`pid$target`, `$1`).
-fn expand_description(text: &str, macros: &MacroArgs) -> String {
+/// Replace macro variables in a probe description (`pid$target`, `$1`; `$$1` is `$1`
+/// there). One that is not defined is DTrace's error, `-x defaultargs` or not: a
+/// description must not silently match more than was meant (`syscall::$1:entry` would be
+/// every system call).
+fn expand_description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<String, CompileError> {
+    let undefined = || {
+        CompileError::new(
+            "D_PDESC_INVAL",
+            format!(
+                "invalid probe description \"{}\": Undefined macro variable in probe description",
+                desc.text
+            ),
+            desc.span,
+        )
+    };
     let mut out = String::new();
-    let mut rest = text;
+    let mut rest = desc.text.as_str();
     while let Some(i) = rest.find('$') {
         out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
+        let after = rest[i + 1..].strip_prefix('$').unwrap_or(&rest[i + 1..]);
+        let numbered = after.starts_with(|c: char| c.is_ascii_digit());
         let len = after
             .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .take_while(|b| {
+                b.is_ascii_digit() || (!numbered && (b.is_ascii_alphabetic() || *b == b'_'))
+            })
             .count();
         let name = &after[..len];
-        match name.parse::<usize>() {
-            Ok(n) => out.push_str(macros.args.get(n).map_or("", String::as_str)),
-            Err(_) => match macros.named.get(name) {
-                Some(v) => out.push_str(&v.to_string()),
-                None => {
-                    out.push('$');
-                    out.push_str(name);
-                }
-            },
+        if numbered {
+            let arg = name.parse::<usize>().ok().and_then(|n| macros.args.get(n));
+            out.push_str(arg.ok_or_else(undefined)?);
+        } else {
+            let value = macros.named.get(name).ok_or_else(undefined)?;
+            out.push_str(&value.to_string());
         }
         rest = &after[len..];
     }
     out.push_str(rest);
-    out
+    Ok(out)
+}
+
+/// A clause's probe description, macro variables replaced, as the catalog matches it.
+pub fn description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<Description, CompileError> {
+    let text = expand_description(desc, macros)?;
+    Description::parse(&text).map_err(|e| CompileError::new("D_PDESC_INVAL", e.0, desc.span))
 }
 
 /// The text DTrace shows for a `-n` source in "matched" messages: the description part.
@@ -595,10 +629,7 @@ pub fn compile(
                 // DTrace makes a statement of each probe description of a clause.
                 let statement = next_statement;
                 next_statement += 1;
-                let text = expand_description(&desc.text, macros);
-                let d = Description::parse(&text).map_err(|e| {
-                    fail(CompileError::new("D_PDESC_INVAL", e.0, desc.span), &sources)
-                })?;
+                let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
                 // Globs wait for binaries started later; a process's description that
                 // matches nothing yet (-Z) waits for the libraries it will load.
@@ -685,9 +716,9 @@ pub fn compile(
         },
         codegen: CodegenOptions {
             strsize,
-            bufsize: ringbuf_size(options.bufsize),
-            dynvar_entries: (options.dynvarsize / 64).clamp(1024, 1 << 20) as u32,
-            agg_entries: (options.aggsize / 128).clamp(1024, 1 << 20) as u32,
+            bufsize: crate::buffers::ring_size(options),
+            dynvar_entries: crate::buffers::dynvar_entries(options),
+            agg_entries: crate::buffers::agg_entries(options),
             wall_offset: wall_offset(),
             cpu: options.cpu,
         },
@@ -714,11 +745,6 @@ pub fn compile(
 /// `prov:mod:func:name` as DTrace prints an unmatched description.
 fn full_description(d: &Description) -> String {
     format!("{}:{}:{}:{}", d.provider, d.module, d.function, d.name)
-}
-
-/// The ring buffer size: a power of two of at least one page.
-fn ringbuf_size(bufsize: u64) -> u32 {
-    bufsize.clamp(4096, 1 << 30).next_power_of_two() as u32
 }
 
 /// CLOCK_REALTIME - CLOCK_MONOTONIC in ns, for `walltimestamp`.

@@ -5,13 +5,16 @@
 
 mod agg_maps;
 mod args;
+mod buffers;
 mod compile;
 mod diagnostics;
 mod format_check;
 mod kernel_types;
+mod large_stack;
 mod load;
 mod options;
 mod output_file;
+mod privileges;
 mod provider_build;
 mod session;
 mod signals;
@@ -19,6 +22,7 @@ mod target;
 mod watch;
 
 use std::io::Write;
+use std::ops::ControlFlow;
 
 use dtrace_frontend::ast::Item;
 use dtrace_probes::{Catalog, Description};
@@ -75,14 +79,7 @@ const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name
 \t-Z  permit probe descriptions that match zero probes
 ";
 
-/// An I/O error's text without Rust's "(os error N)" suffix.
-pub fn errno_text(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
+pub use dtrace_runtime::errno_text;
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -109,6 +106,12 @@ fn run(argv: &[String]) -> i32 {
     if args.sources.is_empty() && !args.list {
         eprint!("{USAGE}");
         return 2;
+    }
+    if !args.list {
+        if let Err(needed) = privileges::check() {
+            eprint!("{needed}");
+            return 1;
+        }
     }
     let mut options = Options {
         destructive: args.destructive,
@@ -207,19 +210,27 @@ fn report(failure: Failure, errtags: bool, verbose: bool) -> i32 {
     1
 }
 
-fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
+/// The compiler's half of a run, on the large stack: read and parse the sources, apply
+/// pragmas, then list the probes (`-l`) or match and compile. `Break` is the exit status
+/// of a run that ends here (a listing, or an error already reported).
+fn front_end(
+    args: &Args,
+    options: &mut Options,
+    targets: &[Target],
+) -> ControlFlow<i32, (compile::Compilation, Catalog)> {
+    let fail = |f, options: &Options| ControlFlow::Break(report(f, options.errtags, args.verbose));
     let sources = match compile::read_sources(args) {
         Ok(s) => s,
-        Err(f) => return report(f, options.errtags, args.verbose),
+        Err(f) => return fail(f, options),
     };
     let items = match compile::parse_all(&sources) {
         Ok(i) => i,
-        Err(f) => return report(f, options.errtags, args.verbose),
+        Err(f) => return fail(f, options),
     };
-    if let Err(f) = compile::apply_pragmas(&items, &mut options, &sources) {
-        return report(f, options.errtags, args.verbose);
+    if let Err(f) = compile::apply_pragmas(&items, options, &sources) {
+        return fail(f, options);
     }
-    let macros = macros(args, &options, targets.first());
+    let macros = macros(args, options, targets.first());
     let mut catalog = Catalog::new();
     catalog.set_targets(
         targets
@@ -232,28 +243,49 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     );
     catalog.set_follow_fork(options.followfork);
     if args.list {
+        signals::default_sigpipe();
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
-        return list(
-            &items,
-            &mut catalog,
-            &macros,
-            &pids,
-            args.verbose,
-            args.zero_matches_ok,
-        );
+        let zero_ok = args.zero_matches_ok;
+        return match list(&items, &mut catalog, &macros, &pids, args.verbose, zero_ok) {
+            Ok(status) => ControlFlow::Break(status),
+            Err(e) => fail(Failure::Compile(e, sources), options),
+        };
     }
-    let mut comp = match compile::compile(args, sources, items, &options, &macros, &mut catalog) {
-        Ok(c) => c,
-        Err(f) => return report(f, options.errtags, args.verbose),
+    match compile::compile(args, sources, items, options, &macros, &mut catalog) {
+        Ok(c) => ControlFlow::Continue((c, catalog)),
+        Err(f) => fail(f, options),
+    }
+}
+
+fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
+    let (mut comp, catalog) = match large_stack::run(|| front_end(args, &mut options, targets)) {
+        ControlFlow::Continue(found) => found,
+        ControlFlow::Break(status) => return status,
     };
     let out = OutputFile::new(args.output.as_deref());
     let output: Box<dyn Output> = match options.oformat {
         OutputFormat::Text => Box::new(Text::new(Box::new(out.clone()))),
         OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
     };
+    let resized = buffers::lowered(&options);
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
     for (kind, name, count) in &comp.matched {
         consumer.matched(kind, name, *count);
+    }
+    // As DTrace: nothing to trace is an error, unless -Z allows it (then tracing waits for
+    // a signal or the end of the -c/-p processes, as DTrace's does).
+    let total: u32 = comp.matched.iter().map(|(_, _, count)| count).sum();
+    if total == 0 && comp.deferred.is_empty() && !args.zero_matches_ok && !args.compile_only {
+        consumer.flush();
+        eprintln!("dtrace: no probes matched");
+        return 1;
+    }
+    match resized {
+        Ok(notices) => notices.iter().for_each(|n| consumer.warning(n)),
+        Err(refused) => {
+            eprint!("{refused}");
+            return 1;
+        }
     }
     if args.disassemble {
         for prog in &comp.compiled.programs {
@@ -283,7 +315,13 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     }
     if args.compile_only {
         consumer.flush();
-        return 0;
+        return match out.failure() {
+            Some(failure) => {
+                eprint!("{failure}");
+                1
+            }
+            None => 0,
+        };
     }
     signals::install();
     let fds: Vec<i32> = loaded.maps.iter().map(dtrace_runtime::Map::fd).collect();
@@ -294,7 +332,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     };
-    let mut session = match session::Session::new(&comp, loaded, options, consumer) {
+    let mut session = match session::Session::new(&comp, loaded, options, consumer, out) {
         Ok(s) => s,
         Err(msg) => {
             eprint!("{msg}");
@@ -321,9 +359,9 @@ fn list(
     pids: &[i32],
     verbose: bool,
     zero_ok: bool,
-) -> i32 {
+) -> Result<i32, dtrace_frontend::CompileError> {
     let mut status = 0;
-    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut out = OutputFile::new(None);
     let line = |site: &dtrace_backend::program::ProbeSite| {
         if verbose {
             dtrace_probes::list_line(site)
@@ -334,16 +372,17 @@ fn list(
             dtrace_probes::list_line(site)
         }
     };
-    let _ = out.write_all(dtrace_probes::list_header().as_bytes());
-    let descs: Vec<String> = items
+    let descs = items
         .iter()
         .flatten()
         .filter_map(|i| match i {
-            Item::Clause(c) => Some(c.probes.iter().map(|p| p.text.clone()).collect::<Vec<_>>()),
+            Item::Clause(c) => Some(&c.probes),
             _ => None,
         })
         .flatten()
-        .collect();
+        .map(|d| compile::description(d, macros))
+        .collect::<Result<Vec<Description>, _>>()?;
+    let _ = out.write_all(dtrace_probes::list_header().as_bytes());
     let mut seen = std::collections::HashSet::new();
     if descs.is_empty() && !pids.is_empty() {
         for &pid in pids {
@@ -363,14 +402,7 @@ fn list(
             let _ = out.write_all(line(&p.site).as_bytes());
         }
     }
-    for text in descs {
-        let text = text.replace(
-            "$target",
-            &macros.named.get("target").copied().unwrap_or(0).to_string(),
-        );
-        let Ok(d) = Description::parse(&text) else {
-            continue;
-        };
+    for d in descs {
         let found = catalog.matching(&d);
         if found.is_empty() && !zero_ok {
             let _ = out.flush();
@@ -387,5 +419,15 @@ fn list(
         }
     }
     let _ = out.flush();
-    status
+    if let Some(failure) = out.failure() {
+        eprint!("{failure}");
+        return Ok(1);
+    }
+    match catalog.unavailable() {
+        Some(why) => {
+            eprintln!("dtrace: could not list every provider: {why}");
+            Ok(1)
+        }
+        None => Ok(status),
+    }
 }

@@ -16,6 +16,16 @@ pub enum OutputFormat {
     Json,
 }
 
+/// What to do with a buffer size larger than can be made (`bufresize`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BufResize {
+    /// Lower it, and say so (DTrace's default).
+    #[default]
+    Auto,
+    /// Refuse to trace.
+    Manual,
+}
+
 /// The settings options control.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -23,6 +33,9 @@ pub struct Options {
     pub output: Settings,
     pub oformat: OutputFormat,
     pub bufsize: u64,
+    pub bufresize: BufResize,
+    /// `quietresize`: lower sizes without saying so.
+    pub quietresize: bool,
     pub strsize: u64,
     pub dynvarsize: u64,
     pub aggsize: u64,
@@ -52,6 +65,8 @@ impl Default for Options {
             output: Settings::default(),
             oformat: OutputFormat::Text,
             bufsize: 4 << 20,
+            bufresize: BufResize::Auto,
+            quietresize: false,
             strsize: 256,
             dynvarsize: 1 << 20,
             aggsize: 4 << 20,
@@ -73,7 +88,6 @@ impl Default for Options {
 /// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
 const ACCEPTED: &[&str] = &[
     "bufpolicy",
-    "bufresize",
     "cleanrate",
     "nspec",
     "specsize",
@@ -130,6 +144,14 @@ impl Options {
                     _ => return Err(INVALID_VALUE.into()),
                 }
             }
+            "bufresize" => {
+                self.bufresize = match value {
+                    Some("auto") => BufResize::Auto,
+                    Some("manual") => BufResize::Manual,
+                    _ => return Err(INVALID_VALUE.into()),
+                }
+            }
+            "quietresize" => self.quietresize = flag(value)?,
             "errtags" => self.errtags = flag(value)?,
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,

@@ -1,6 +1,11 @@
 //! Where records go: stdout, or the `-o` file. The file is opened only once the programs are
 //! loaded (so a FIFO given to `-o` blocks there, and a failed load leaves no file); what the
 //! consumer writes before that (JSON "matched" lines) waits in memory and goes first.
+//!
+//! A write that fails (a full disk, `/dev/full`, an I/O error) is kept as the output's
+//! [`OutputFile::failure`]: the session stops on it and `dtrace` exits with an error rather
+//! than tracing on into nowhere. A closed pipe is not one: SIGPIPE ends `dtrace` first, as it
+//! ends DTrace.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -17,9 +22,16 @@ enum State {
     File(BufWriter<File>),
 }
 
-/// A handle on the output: one is given to the consumer's output, another opens it.
+struct Shared {
+    state: State,
+    /// The first write error's text.
+    failure: Option<String>,
+}
+
+/// A handle on the output: one is given to the consumer's output, another opens it and
+/// asks whether writing failed.
 #[derive(Clone)]
-pub struct OutputFile(Rc<RefCell<State>>);
+pub struct OutputFile(Rc<RefCell<Shared>>);
 
 impl OutputFile {
     /// Stdout, or the file at `path` (appended to), opened by [`OutputFile::open`].
@@ -31,13 +43,32 @@ impl OutputFile {
             },
             None => State::Stdout(BufWriter::new(io::stdout())),
         };
-        OutputFile(Rc::new(RefCell::new(state)))
+        OutputFile(Rc::new(RefCell::new(Shared {
+            state,
+            failure: None,
+        })))
+    }
+
+    /// Why writing failed, as `dtrace` reports it; `None` while every write succeeded.
+    pub fn failure(&self) -> Option<String> {
+        let why = self.0.borrow().failure.clone()?;
+        Some(format!("dtrace: failed to write output: {why}\n"))
+    }
+
+    /// Run `op` on the state, keeping its first error.
+    fn with_state<T>(&self, op: impl FnOnce(&mut State) -> io::Result<T>) -> io::Result<T> {
+        let mut shared = self.0.borrow_mut();
+        let result = op(&mut shared.state);
+        if let Err(e) = &result {
+            shared.failure.get_or_insert_with(|| crate::errno_text(e));
+        }
+        result
     }
 
     /// Open the `-o` file (nothing to do for stdout), with DTrace's message on failure.
     pub fn open(&self) -> Result<(), String> {
-        let mut state = self.0.borrow_mut();
-        let State::Pending { path, early } = &*state else {
+        let mut shared = self.0.borrow_mut();
+        let State::Pending { path, early } = &shared.state else {
             return Ok(());
         };
         let file = std::fs::OpenOptions::new()
@@ -51,31 +82,35 @@ impl OutputFile {
                 )
             })?;
         let mut file = BufWriter::new(file);
-        file.write_all(early)
-            .map_err(|e| format!("dtrace: failed to write '{path}': {e}\n"))?;
-        *state = State::File(file);
+        file.write_all(early).map_err(|e| {
+            format!(
+                "dtrace: failed to write output: {}\n",
+                crate::errno_text(&e)
+            )
+        })?;
+        shared.state = State::File(file);
         Ok(())
     }
 }
 
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut *self.0.borrow_mut() {
+        self.with_state(|state| match state {
             State::Stdout(w) => w.write(buf),
             State::Pending { early, .. } => {
                 early.extend_from_slice(buf);
                 Ok(buf.len())
             }
             State::File(w) => w.write(buf),
-        }
+        })
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut *self.0.borrow_mut() {
+        self.with_state(|state| match state {
             State::Stdout(w) => w.flush(),
             State::Pending { .. } => Ok(()),
             State::File(w) => w.flush(),
-        }
+        })
     }
 }
 
@@ -102,6 +137,21 @@ mod tests {
         assert!(
             err.starts_with("dtrace: failed to open output file '/nonexistent/dir/file': "),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_failed_write_is_kept() {
+        let out = OutputFile::new(Some("/dev/full"));
+        out.open().unwrap();
+        let mut writer = out.clone();
+        writer.write_all(b"lost\n").unwrap();
+        assert_eq!(out.failure(), None, "buffered, not written yet");
+        assert!(writer.flush().is_err());
+        let _ = writer.write_all(b"more\n");
+        assert_eq!(
+            out.failure().as_deref(),
+            Some("dtrace: failed to write output: No space left on device\n")
         );
     }
 }

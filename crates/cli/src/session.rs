@@ -20,6 +20,7 @@ use crate::agg_maps::AggMaps;
 use crate::compile::Compilation;
 use crate::load::Loaded;
 use crate::options::Options;
+use crate::output_file::OutputFile;
 use crate::signals;
 use crate::target::Target;
 
@@ -36,6 +37,8 @@ pub struct Session<'a> {
     consumer: Consumer,
     /// Probes of processes started while tracing, and their epids (`crate::watch`).
     watcher: Option<crate::watch::Watcher>,
+    /// Where the consumer writes: a failed write ends the session with an error.
+    output: OutputFile,
 }
 
 impl<'a> Session<'a> {
@@ -44,6 +47,7 @@ impl<'a> Session<'a> {
         loaded: Loaded,
         options: Options,
         consumer: Consumer,
+        output: OutputFile,
     ) -> Result<Session<'a>, String> {
         let ring = RingBuf::new(&loaded.maps[comp.compiled.core.ringbuf.0])
             .map_err(|e| format!("dtrace: failed to map the trace buffer: {e}\n"))?;
@@ -54,6 +58,7 @@ impl<'a> Session<'a> {
             ring,
             consumer,
             watcher: None,
+            output,
         })
     }
 
@@ -89,7 +94,7 @@ impl<'a> Session<'a> {
         self.drain();
     }
 
-    /// Run the session to its end.
+    /// Run the session to its end. A failed write of the output ends it early, as an error.
     pub fn run(&mut self, mut targets: Vec<Target>) -> Result<Outcome, String> {
         if let Some(cpu) = self.options.cpu {
             // BEGIN, END and ERROR run where dtrace runs: on the `cpu` option's CPU.
@@ -102,7 +107,7 @@ impl<'a> Session<'a> {
         self.attach_helpers()?;
         self.seed_follow(&targets)?;
         self.fire(DtraceProbe::Begin, [0; 6]);
-        if self.consumer.exit_status().is_none() {
+        if self.consumer.exit_status().is_none() && self.output.failure().is_none() {
             self.attach()?;
             for t in &mut targets {
                 t.release();
@@ -113,13 +118,19 @@ impl<'a> Session<'a> {
         if let Some(w) = &mut self.watcher {
             w.stop();
         }
+        if let Some(failure) = self.output.failure() {
+            return Err(failure);
+        }
         self.drain();
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
         let status = self.consumer.exit_status().unwrap_or(0);
         let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
         self.consumer.finish(&maps, status);
-        Ok(Outcome { status })
+        match self.output.failure() {
+            Some(failure) => Err(failure),
+            None => Ok(Outcome { status }),
+        }
     }
 
     /// Attach the helper programs (each a `tp_btf` program on its tracepoint).
@@ -187,7 +198,10 @@ impl<'a> Session<'a> {
         let mut running: Vec<bool> = vec![true; targets.len()];
         let period = Duration::from_nanos(self.options.switchrate_ns.clamp(1_000_000, 100_000_000));
         let mut last_drop_check = Instant::now();
-        while self.consumer.exit_status().is_none() && !signals::stop_requested() {
+        while self.consumer.exit_status().is_none()
+            && !signals::stop_requested()
+            && self.output.failure().is_none()
+        {
             let _ = self.ring.wait(period);
             self.drain();
             // Processes in user stack and symbol keys: their mappings, while they run.

@@ -38,12 +38,18 @@ fn set(sig: libc::c_int, handler: libc::sighandler_t, keep_ignored: bool) {
     }
 }
 
-/// Install the handlers.
+/// Give SIGPIPE its default action back, once output is what is left to write (pipes to
+/// helpers such as `cpp` are written before).
+pub fn default_sigpipe() {
+    set(libc::SIGPIPE, libc::SIG_DFL, false);
+}
+
+/// Install the handlers for tracing: SIGINT, SIGTERM, and SIGPIPE's default action.
 pub fn install() {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
     set(libc::SIGINT, handler, true);
     set(libc::SIGTERM, handler, true);
-    set(libc::SIGPIPE, libc::SIG_DFL, false);
+    default_sigpipe();
 }
 
 /// Whether SIGINT or SIGTERM asked tracing to stop.

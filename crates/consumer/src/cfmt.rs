@@ -125,8 +125,10 @@ fn number(out: &mut Vec<u8>, prefix: &[u8], mut digits: Vec<u8>, f: &Field) {
         if p == 0 && digits == b"0" {
             digits.clear();
         }
-        while digits.len() < p {
-            digits.insert(0, b'0');
+        if digits.len() < p {
+            let mut zeros = vec![b'0'; p - digits.len()];
+            zeros.append(&mut digits);
+            digits = zeros;
         }
     }
     let zero = f.flags.zero && f.precision.is_none();

@@ -11,12 +11,20 @@
 //! unsigned ones (`%u %o %x %X %p`, and `%d`/`%i` of an unsigned value)
 //! zero-extend 1-, 2- and 4-byte values, so `printf("%x", (int)-1)` prints
 //! `ffffffff`.  `%p` prints plain hexadecimal (DTrace maps it to `%x`).
+//!
+//! Widths and precisions are bounded by [`MAX_FIELD`]: a formatted field is held in
+//! memory (for JSON lines as for text), and DTrace's own bound, C's `int`, would let one
+//! `printf` take gigabytes. A format asking for more is refused; a `*` argument asking for
+//! more gets [`MAX_FIELD`].
 
 use std::fmt;
 
 pub use crate::cfmt::Flags;
 use crate::cfmt::{self, Field, FloatStyle, Radix};
 use crate::Value;
+
+/// The largest width or precision a conversion may have (1 MiB of padding).
+pub const MAX_FIELD: usize = 1 << 20;
 
 /// A parsed format string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +145,11 @@ pub enum FormatError {
         conversion: usize,
         name: String,
     },
+    /// A width or precision beyond [`MAX_FIELD`].
+    TooLarge {
+        conversion: usize,
+        precision: bool,
+    },
 }
 
 impl fmt::Display for FormatError {
@@ -171,6 +184,16 @@ impl fmt::Display for FormatError {
                 write!(
                     f,
                     "format conversion #{conversion} is not supported: %{name}"
+                )
+            }
+            FormatError::TooLarge {
+                conversion,
+                precision,
+            } => {
+                let what = if *precision { "precision" } else { "width" };
+                write!(
+                    f,
+                    "format conversion #{conversion} has a {what} larger than {MAX_FIELD}"
                 )
             }
         }
@@ -245,6 +268,12 @@ fn parse_conversion(
                 while let Some(d @ b'0'..=b'9') = bytes.get(i) {
                     n = n.saturating_mul(10).saturating_add(usize::from(d - b'0'));
                     i += 1;
+                }
+                if n > MAX_FIELD {
+                    return Err(FormatError::TooLarge {
+                        conversion: number,
+                        precision: dot,
+                    });
                 }
                 *if dot {
                     &mut conv.precision
@@ -494,13 +523,16 @@ fn resolve_field(conv: &Conversion, args: &mut dyn Iterator<Item = &Value>) -> O
             if w < 0 {
                 flags.left = true;
             }
-            w.unsigned_abs() as usize
+            (w.unsigned_abs() as usize).min(MAX_FIELD)
         }
     };
     let precision = match conv.precision {
         Count::Absent => None,
         Count::Fixed(n) => Some(n),
-        Count::Star => Some(args.next()?.sign_extended() as i32).map(|p| p.max(0) as usize),
+        Count::Star => {
+            let p = args.next()?.sign_extended() as i32;
+            Some((p.max(0) as usize).min(MAX_FIELD))
+        }
     };
     Some(Field {
         flags,
@@ -673,5 +705,34 @@ mod tests {
             "format conversion #1 cannot be combined with other format flags: %%"
         );
         assert_eq!(err("%Y"), "format conversion #1 is not supported: %Y");
+    }
+
+    #[test]
+    fn widths_and_precisions_are_bounded() {
+        let err = |f: &str| parse(f).unwrap_err().to_string();
+        assert_eq!(
+            err("%d %99999999999999999999d"),
+            "format conversion #2 has a width larger than 1048576"
+        );
+        assert_eq!(
+            err("%4294967297d"),
+            "format conversion #1 has a width larger than 1048576"
+        );
+        assert_eq!(
+            err("%.1048577s"),
+            "format conversion #1 has a precision larger than 1048576"
+        );
+        let widest = render("%1048576d", &[Value::i32(7)]);
+        assert_eq!(widest.len(), MAX_FIELD);
+        assert!(widest.ends_with(" 7"));
+        // A `*` beyond the bound gets the bound.
+        for star in ["%*d", "%-*d"] {
+            let w = if star == "%*d" { i32::MAX } else { i32::MIN };
+            let out = render(star, &[Value::i32(w), Value::i32(7)]);
+            assert_eq!(out.len(), MAX_FIELD, "{star}");
+        }
+        let out = render("%.*d", &[Value::i32(i32::MAX), Value::i32(7)]);
+        assert_eq!(out.len(), MAX_FIELD);
+        assert!(out.ends_with("07"));
     }
 }

@@ -67,6 +67,64 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// The height of the expression's tree (a leaf is 1), found without recursion: a tree
+    /// may be deeper than a thread's stack. Expressions inside type names (the size of an
+    /// array type in a cast) are not part of it.
+    pub fn height(&self) -> usize {
+        let mut height = 0;
+        let mut pending = vec![(self, 1)];
+        while let Some((e, level)) = pending.pop() {
+            height = height.max(level);
+            e.for_each_child(|child| pending.push((child, level + 1)));
+        }
+        height
+    }
+
+    /// Call `f` on each operand of this expression.
+    fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Int { .. }
+            | ExprKind::Char(_)
+            | ExprKind::Str(_)
+            | ExprKind::Ident(_)
+            | ExprKind::Macro(_)
+            | ExprKind::SelfVar(_)
+            | ExprKind::ThisVar(_)
+            | ExprKind::Aggregation(_)
+            | ExprKind::Symbol { .. }
+            | ExprKind::SizeofType(_)
+            | ExprKind::Offsetof { .. } => {}
+            ExprKind::Unary { operand, .. }
+            | ExprKind::Cast { operand, .. }
+            | ExprKind::Xlate { operand, .. }
+            | ExprKind::SizeofExpr(operand)
+            | ExprKind::Stringof(operand)
+            | ExprKind::Member { base: operand, .. } => f(operand),
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Assign { lhs, rhs, .. }
+            | ExprKind::Comma(lhs, rhs) => {
+                f(lhs);
+                f(rhs);
+            }
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+            } => {
+                f(cond);
+                f(then);
+                f(otherwise);
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(f),
+            ExprKind::Index { base, args } => {
+                f(base);
+                args.iter().for_each(f);
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     /// An integer constant with its C suffix and base (the base decides whether an unsuffixed

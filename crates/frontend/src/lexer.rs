@@ -210,7 +210,8 @@ impl<'a> Lexer<'a> {
             let word_start = self.pos;
             let kind = match b {
                 b'\n' => break,
-                b' ' | b'\t' | 0x0b | 0x0c => {
+                // A carriage return is a blank, so lines ending in CRLF read as in DTrace.
+                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {
                     self.pos += 1;
                     continue;
                 }
@@ -219,10 +220,9 @@ impl<'a> Lexer<'a> {
                     ControlWordKind::Str
                 }
                 _ => {
-                    while self
-                        .peek_byte(0)
-                        .is_some_and(|b| !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'"'))
-                    {
+                    while self.peek_byte(0).is_some_and(|b| {
+                        !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c | b'"')
+                    }) {
                         self.pos += 1;
                     }
                     let text = &self.bytes[word_start..self.pos];

@@ -85,11 +85,7 @@ fn try_fentry() -> Option<String> {
             Some(errno) => format!(
                 "BPF_PROG_LOAD of an fentry program fails with {} ({})",
                 errno_name(errno),
-                std::io::Error::from_raw_os_error(errno)
-                    .to_string()
-                    .split(" (os error")
-                    .next()
-                    .unwrap_or_default()
+                dtrace_runtime::errno_text(&std::io::Error::from_raw_os_error(errno))
             ),
             None => e.to_string(),
         }),

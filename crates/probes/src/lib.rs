@@ -91,6 +91,8 @@ pub struct Matches {
     /// Why each function the description names has no probe at the instruction offset it
     /// names exactly (inside an instruction, beyond the function's end, ...).
     pub refused: Vec<user::offsets::Refusal>,
+    /// Why providers the description may name could not be read (no access to tracefs).
+    pub unavailable: Option<String>,
 }
 
 impl Matches {
@@ -98,7 +100,9 @@ impl Matches {
     /// exist: the most telling function's reason (an offset inside an instruction before
     /// one past the end), and how many other functions lack the offset.
     pub fn why_none(&self) -> Option<String> {
-        let first = self.refused.iter().min_by_key(|r| r.why.rank())?;
+        let Some(first) = self.refused.iter().min_by_key(|r| r.why.rank()) else {
+            return self.unavailable.clone();
+        };
         Some(match self.refused.len() - 1 {
             0 => first.to_string(),
             1 => format!("{first} (and 1 other function has no probe at that offset)"),
@@ -119,6 +123,8 @@ pub struct Catalog {
     mapped: bool,
     /// Whether `fbt` has been discovered (it reads the kernel's BTF).
     functions: bool,
+    /// Why tracefs could not be read, when the tracepoint providers were looked for.
+    tracefs_error: Option<String>,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
     /// USDT and `pid` probes.
@@ -160,6 +166,25 @@ const MAPPED_NAMES: &[&str] = &[
 /// Providers discovered from tracefs.
 const TRACEPOINT_PROVIDERS: &[&str] = &["syscall", "sdt"];
 
+/// Whether `desc` names only `dtrace` or `profile` probes by their bare names (`BEGIN`,
+/// `tick-1s`), which no other provider is searched for.
+fn names_dtrace_only(desc: &Description) -> bool {
+    desc.provider.is_empty()
+        && desc.module.is_empty()
+        && desc.function.is_empty()
+        && (matches!(desc.name.as_str(), "BEGIN" | "END" | "ERROR")
+            || desc.name.starts_with("profile-")
+            || desc.name.starts_with("tick-"))
+}
+
+/// Whether `desc` may name probes discovered from tracefs.
+fn may_name_tracepoints(desc: &Description) -> bool {
+    !names_dtrace_only(desc)
+        && TRACEPOINT_PROVIDERS
+            .iter()
+            .any(|p| glob_match(&desc.provider, p))
+}
+
 impl Catalog {
     pub fn new() -> Catalog {
         let mut probes = dtrace::probes();
@@ -171,6 +196,7 @@ impl Catalog {
             raw_tracepoints: false,
             mapped: false,
             functions: false,
+            tracefs_error: None,
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
         }
@@ -201,7 +227,10 @@ impl Catalog {
         if std::mem::replace(&mut self.tracepoints, true) {
             return;
         }
-        let events = tracepoint::events();
+        let events = tracepoint::events().unwrap_or_else(|why| {
+            self.tracefs_error = Some(why);
+            Vec::new()
+        });
         let syscalls = syscall::probes(&events, self.next_id());
         self.probes.extend(syscalls);
         let sdt = sdt::probes(&events, self.next_id());
@@ -217,7 +246,7 @@ impl Catalog {
         let Some(btf) = dtrace_backend::types::kernel::vmlinux() else {
             return;
         };
-        let events = tracepoint::events();
+        let events = tracepoint::events().unwrap_or_default();
         let raw = rawtp::probes(btf, &events, self.next_id());
         self.probes.extend(raw);
     }
@@ -251,17 +280,8 @@ impl Catalog {
     /// means system calls (and tracepoints named `entry`), not every kernel function, and
     /// `:::sched_switch` is the `sdt` probe alone, without reading BTF.
     fn discover_for(&mut self, desc: &Description) {
-        let dtrace_only = desc.provider.is_empty()
-            && desc.module.is_empty()
-            && desc.function.is_empty()
-            && (matches!(desc.name.as_str(), "BEGIN" | "END" | "ERROR")
-                || desc.name.starts_with("profile-")
-                || desc.name.starts_with("tick-"));
-        if !dtrace_only
-            && TRACEPOINT_PROVIDERS
-                .iter()
-                .any(|p| glob_match(&desc.provider, p))
-        {
+        let dtrace_only = names_dtrace_only(desc);
+        if may_name_tracepoints(desc) {
             self.discover_tracepoints();
         }
         if !desc.provider.is_empty() && glob_match(&desc.provider, rawtp::PROVIDER) {
@@ -290,8 +310,17 @@ impl Catalog {
         self.matches(desc).probes
     }
 
-    /// Probes matching `desc` (as [`Catalog::matching`]), and why `pid` offsets it names
-    /// exactly have no probe.
+    /// Why providers could not be listed (`dtrace -l` says so), once they were looked for.
+    pub fn unavailable(&self) -> Option<String> {
+        let why = self.tracefs_error.as_ref()?;
+        Some(format!(
+            "the {} providers need read access to tracefs ({why})",
+            TRACEPOINT_PROVIDERS.join(" and ")
+        ))
+    }
+
+    /// Probes matching `desc` (as [`Catalog::matching`]), why `pid` offsets it names
+    /// exactly have no probe, and why providers it may name could not be read.
     pub fn matches(&mut self, desc: &Description) -> Matches {
         if let Some(probe) = profile::on_demand(desc, self.next_id()) {
             if !self
@@ -304,6 +333,9 @@ impl Catalog {
         }
         self.discover_for(desc);
         let mut found = Matches::default();
+        if may_name_tracepoints(desc) {
+            found.unavailable = self.unavailable();
+        }
         for i in 0..self.probes.len() {
             if !matches!(self.probes[i].attach, Attach::User(_))
                 && desc.matches(&self.probes[i].site)

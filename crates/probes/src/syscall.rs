@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(number("getppid"), Some(110));
         assert_eq!(number("listns"), Some(470));
         assert_eq!(number("no_such_call"), None);
-        let events = tracepoint::events();
+        let events = tracepoint::events().expect("tracefs");
         let missing: Vec<&str> = events
             .iter()
             .filter(|e| e.category == CATEGORY)

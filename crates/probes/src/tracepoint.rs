@@ -15,15 +15,13 @@ pub struct Event {
     pub name: String,
 }
 
-/// Every tracepoint of the running kernel, sorted by category and name. Empty if tracefs
-/// cannot be mounted or read (the probes are then simply absent).
-pub fn events() -> Vec<Event> {
-    let Ok(root) = tracefs::ensure_mounted() else {
-        return Vec::new();
-    };
-    let Ok(text) = std::fs::read_to_string(root.join("available_events")) else {
-        return Vec::new();
-    };
+/// Every tracepoint of the running kernel, sorted by category and name; or why tracefs
+/// could not be mounted or read (`/sys/kernel/tracing/available_events: Permission denied`).
+pub fn events() -> Result<Vec<Event>, String> {
+    let root = tracefs::ensure_mounted().map_err(|e| e.to_string())?;
+    let path = root.join("available_events");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {}", path.display(), dtrace_runtime::errno_text(&e)))?;
     let mut events: Vec<Event> = text
         .lines()
         .filter_map(|line| {
@@ -35,7 +33,7 @@ pub fn events() -> Vec<Event> {
         })
         .collect();
     events.sort_by(|a, b| (&a.category, &a.name).cmp(&(&b.category, &b.name)));
-    events
+    Ok(events)
 }
 
 /// The fields of tracepoint `category:name`, from its format file, common fields included.
@@ -267,7 +265,7 @@ print fmt: \"dfd: 0x%08lx\", ((unsigned long)(REC->dfd))
 
     #[test]
     fn lists_and_reads_the_running_kernel() {
-        let all = events();
+        let all = events().expect("tracefs");
         assert!(all.len() > 100, "only {} tracepoints", all.len());
         assert!(all
             .iter()

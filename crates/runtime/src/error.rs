@@ -57,14 +57,27 @@ impl Error {
     }
 }
 
+/// An I/O error's text as the C library words it (`Permission denied`), without Rust's
+/// "(os error N)" suffix.
+pub fn errno_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// The text of errno `errno`.
+fn strerror(errno: i32) -> String {
+    errno_text(&std::io::Error::from_raw_os_error(errno))
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Os { what, errno } => {
-                write!(f, "{what}: {}", std::io::Error::from_raw_os_error(*errno))
-            }
+            Error::Os { what, errno } => write!(f, "{what}: {}", strerror(*errno)),
             Error::Verifier { prog, errno, log } => {
-                let reason = std::io::Error::from_raw_os_error(*errno);
+                let reason = strerror(*errno);
                 write!(f, "failed to load program {prog:?}: {reason}")?;
                 if !log.trim().is_empty() {
                     write!(f, "\nverifier log:\n{}", log.trim_end())?;

@@ -17,7 +17,7 @@ pub mod sys;
 pub mod tracefs;
 pub mod uprobe;
 
-pub use error::{Error, Result};
+pub use error::{errno_text, Error, Result};
 pub use link::Link;
 pub use map::{Keys, Map, MapSpec, MapType, Update};
 pub use perf::{PerfEvent, Sampling};

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,30 +26,39 @@ pub fn require_root() {
 
 /// How a `dtrace` run ended.
 pub struct Run {
+    /// The exit status; 128 + the signal's number for a run a signal ended, as shells say.
     pub status: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
-/// Start `dtrace` with `args` (stdin empty, output captured).
-pub fn spawn(args: &[&str]) -> Child {
+/// A `dtrace` command with `args` (stdin empty, output captured), to adjust and start.
+pub fn command(args: &[&str]) -> Command {
     require_root();
-    Command::new(env!("CARGO_BIN_EXE_dtrace"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dtrace"));
+    command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start dtrace")
+        .stderr(Stdio::piped());
+    command
 }
 
-/// Wait for a started `dtrace`; kill it (and fail) after [`TIMEOUT`].
+/// Start `dtrace` with `args` (stdin empty, output captured).
+pub fn spawn(args: &[&str]) -> Child {
+    command(args).spawn().expect("start dtrace")
+}
+
+/// Wait for a started `dtrace`; kill it (and fail) after [`TIMEOUT`]. Its stdout is empty
+/// unless it was piped.
 pub fn finish(mut child: Child, what: &str) -> Run {
-    let mut out = child.stdout.take().expect("piped stdout");
+    let out = child.stdout.take();
     let mut err = child.stderr.take().expect("piped stderr");
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
-        out.read_to_string(&mut s).expect("read stdout");
+        if let Some(mut out) = out {
+            out.read_to_string(&mut s).expect("read stdout");
+        }
         s
     });
     let err_reader = std::thread::spawn(move || {
@@ -69,7 +79,10 @@ pub fn finish(mut child: Child, what: &str) -> Run {
         std::thread::sleep(Duration::from_millis(20));
     };
     Run {
-        status: status.code().unwrap_or(-1),
+        status: status
+            .code()
+            .or_else(|| status.signal().map(|sig| 128 + sig))
+            .unwrap_or(-1),
         stdout: reader.join().expect("stdout reader"),
         stderr: err_reader.join().expect("stderr reader"),
     }

@@ -82,12 +82,23 @@ impl Parser<'_> {
     /// A full expression, including the comma operator.
     pub(super) fn expression(&mut self) -> Result<Expr> {
         let mut lhs = self.assignment()?;
-        while self.eat_punct(Punct::Comma)?.is_some() {
-            let rhs = self.assignment()?;
-            let span = lhs.span.to(rhs.span);
-            lhs = expr(ExprKind::Comma(Box::new(lhs), Box::new(rhs)), span);
+        let mut height = lhs.height();
+        while self.at_punct(Punct::Comma)? {
+            (lhs, height) = self.comma_rhs(lhs, height)?;
         }
         Ok(lhs)
+    }
+
+    /// `lhs, rhs`, at the comma, and its height (`lhs` is `height` high).
+    fn comma_rhs(&mut self, lhs: Expr, height: usize) -> Result<(Expr, usize)> {
+        let comma = self.bump()?.span;
+        let rhs = self.assignment()?;
+        let height = self.chain_height(height.max(rhs.height()) + 1, comma)?;
+        let span = lhs.span.to(rhs.span);
+        Ok((
+            expr(ExprKind::Comma(Box::new(lhs), Box::new(rhs)), span),
+            height,
+        ))
     }
 
     /// An assignment expression: a function argument, an initializer, an index.
@@ -126,7 +137,7 @@ impl Parser<'_> {
 
     /// A conditional expression, and whether it is a bare unary expression.
     fn conditional_form(&mut self) -> Result<(Expr, bool)> {
-        let (cond, is_unary) = self.binary(1)?;
+        let (cond, is_unary, _) = self.binary(1)?;
         if self.at_punct(Punct::Question)? {
             return Ok((self.ternary_tail(cond)?, false));
         }
@@ -148,32 +159,42 @@ impl Parser<'_> {
         Ok(expr(kind, span))
     }
 
-    /// Binary operators of precedence `min_prec` and above.
-    fn binary(&mut self, min_prec: u8) -> Result<(Expr, bool)> {
+    /// Binary operators of precedence `min_prec` and above; whether the result is a bare
+    /// unary expression, and its height.
+    fn binary(&mut self, min_prec: u8) -> Result<(Expr, bool, usize)> {
         let (mut lhs, mut is_unary) = self.cast()?;
+        let mut height = lhs.height();
         loop {
             let op = match self.peek_kind()? {
                 TokenKind::Punct(p) => binary_op(*p),
                 _ => None,
             };
             let Some((op, prec)) = op.filter(|&(_, prec)| prec >= min_prec) else {
-                return Ok((lhs, is_unary));
+                return Ok((lhs, is_unary, height));
             };
-            lhs = self.binary_rhs(op, prec, lhs)?;
+            (lhs, height) = self.binary_rhs(op, prec, lhs, height)?;
             is_unary = false;
         }
     }
 
-    fn binary_rhs(&mut self, op: BinaryOp, prec: u8, lhs: Expr) -> Result<Expr> {
-        self.bump()?;
-        let (rhs, _) = self.binary(prec + 1)?;
+    /// `lhs op rhs`, at the operator, and its height (`lhs` is `height` high).
+    fn binary_rhs(
+        &mut self,
+        op: BinaryOp,
+        prec: u8,
+        lhs: Expr,
+        height: usize,
+    ) -> Result<(Expr, usize)> {
+        let op_span = self.bump()?.span;
+        let (rhs, _, rhs_height) = self.binary(prec + 1)?;
+        let height = self.chain_height(height.max(rhs_height) + 1, op_span)?;
         let span = lhs.span.to(rhs.span);
         let kind = ExprKind::Binary {
             op,
             lhs: Box::new(lhs),
             rhs: Box::new(rhs),
         };
-        Ok(expr(kind, span))
+        Ok((expr(kind, span), height))
     }
 
     /// `(type) expr` or a unary expression (then flagged `true`).
@@ -260,10 +281,12 @@ impl Parser<'_> {
 
     fn postfix(&mut self) -> Result<Expr> {
         let mut e = self.primary()?;
+        let mut height = e.height();
         loop {
             let TokenKind::Punct(p) = *self.peek_kind()? else {
                 return Ok(e);
             };
+            let op = self.peek()?.span;
             e = match p {
                 Punct::LBracket => self.index(e)?,
                 Punct::LParen => self.call(e)?,
@@ -280,7 +303,20 @@ impl Parser<'_> {
                 }
                 _ => return Ok(e),
             };
+            height = self.postfix_height(&e, height, op)?;
         }
+    }
+
+    /// The height of postfix expression `e` whose operand is `height` high: one more than
+    /// the operand's or an index's or argument's, whichever is deeper.
+    fn postfix_height(&self, e: &Expr, height: usize, op: Span) -> Result<usize> {
+        let args = match &e.kind {
+            ExprKind::Index { args, .. } | ExprKind::Call { args, .. } => {
+                args.iter().map(Expr::height).max().unwrap_or(0)
+            }
+            _ => 0,
+        };
+        self.chain_height(height.max(args) + 1, op)
     }
 
     /// `base[args]`, at the `[`.

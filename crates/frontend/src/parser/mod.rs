@@ -23,6 +23,12 @@ use crate::token::{Keyword, Punct, Token, TokenKind};
 /// unoptimised builds.
 const MAX_DEPTH: usize = 200;
 
+/// The deepest expression tree accepted. Operator chains (`1 + 1 + ... + 1`, `a, b, ...`,
+/// `p->next->next...`) are parsed by loops, not recursion, so their depth is not bounded by
+/// [`MAX_DEPTH`]; the passes after parsing recurse over the tree, and `dtrace` runs them on
+/// a stack sized for this many levels.
+pub const MAX_EXPR_HEIGHT: usize = 20_000;
+
 /// Parses one D source into a program. `is_type_name` tells whether an identifier names a
 /// type known outside the program (D built-in typedefs, kernel types); typedefs declared
 /// by the program itself are tracked here. Spans carry `source_index`.
@@ -278,6 +284,19 @@ impl<'a> Parser<'a> {
         let result = f(self);
         self.depth -= cost;
         result
+    }
+
+    /// `height`, the height of an operator chain just extended at `op`, if it is within
+    /// [`MAX_EXPR_HEIGHT`].
+    fn chain_height(&self, height: usize, op: Span) -> Result<usize> {
+        if height > MAX_EXPR_HEIGHT {
+            return Err(CompileError::new(
+                "D_SYNTAX",
+                format!("expression too deeply nested (more than {MAX_EXPR_HEIGHT} levels)"),
+                op,
+            ));
+        }
+        Ok(height)
     }
 
     fn is_type_name(&self, name: &str) -> bool {

@@ -129,6 +129,28 @@ fn if_else() {
 }
 
 #[test]
+fn crlf_line_ends_are_blanks() {
+    let text = "#!/usr/sbin/dtrace -s\r\n#pragma D option quiet\r\n#pragma D option bufsize=16m\r\nBEGIN\r\n/1/\r\n{\r\n\tx = 1;\r\n}\r\n";
+    let p = parse_as(Origin::Script("crlf.d".into()), text).expect("a CRLF script parses");
+    let words: Vec<Vec<String>> = p
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Pragma(p) => Some(p.words.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        words,
+        [
+            vec!["D", "option", "quiet"],
+            vec!["D", "option", "bufsize=16m"]
+        ]
+    );
+    assert!(matches!(&p.items[2], Item::Clause(c) if c.probes[0].text == "BEGIN"));
+}
+
+#[test]
 fn pragmas() {
     let p = program("#pragma D option quiet\n#pragma D option bufsize=16m\nBEGIN { }\n  #pragma ident \"x\"\n#pragma D depends_on module vmlinux");
     let words: Vec<Vec<String>> = p

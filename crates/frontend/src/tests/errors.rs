@@ -1,6 +1,7 @@
 //! Syntax errors: messages, tags and positions.
 
-use super::error;
+use super::{error, program};
+use crate::ast::{Item, Stmt};
 
 #[test]
 fn syntax_error_messages() {
@@ -92,4 +93,61 @@ fn nested_structs_are_limited() {
         "} y; ".repeat(3000)
     );
     assert_eq!(error(&deep).1, "program is nested too deeply");
+}
+
+/// Run `f` on a thread with room to drop (recursively) the deep trees these tests build.
+fn with_large_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(f)
+        .expect("start a test thread")
+        .join()
+        .expect("test thread");
+}
+
+#[test]
+fn operator_chains_are_limited_by_height() {
+    use crate::MAX_EXPR_HEIGHT;
+    with_large_stack(|| {
+        let terms = |op: &str, n: usize| vec!["1"; n].join(op);
+        // The deepest accepted chain has MAX_EXPR_HEIGHT levels (its leaves count one).
+        for op in ["+", "*", "&&", "=="] {
+            let ok = format!("BEGIN {{ x = {}; }}", terms(op, MAX_EXPR_HEIGHT));
+            let e = program(&ok);
+            let Item::Clause(c) = &e.items[0] else {
+                panic!("not a clause")
+            };
+            let Some([Stmt::Expr(assign)]) = c.body.as_deref() else {
+                panic!("not one statement")
+            };
+            assert_eq!(assign.height(), MAX_EXPR_HEIGHT + 1);
+            let deep = format!("BEGIN {{ x = {}; }}", terms(op, MAX_EXPR_HEIGHT + 1));
+            let (tag, message, _, _) = error(&deep);
+            assert_eq!(tag, "D_SYNTAX");
+            assert_eq!(
+                message,
+                format!("expression too deeply nested (more than {MAX_EXPR_HEIGHT} levels)")
+            );
+        }
+        let commas = format!("BEGIN {{ x = ({}); }}", terms(",", MAX_EXPR_HEIGHT + 1));
+        assert!(error(&commas).1.starts_with("expression too deeply nested"));
+        let members = format!("BEGIN {{ x = p{}; }}", "->next".repeat(MAX_EXPR_HEIGHT));
+        assert!(error(&members)
+            .1
+            .starts_with("expression too deeply nested"));
+        let indexes = format!("BEGIN {{ x = a{}; }}", "[0]".repeat(MAX_EXPR_HEIGHT - 1));
+        program(&indexes);
+        // Heights add up across nesting: a parenthesised chain deepens the chain around it.
+        let half = terms("+", MAX_EXPR_HEIGHT / 2);
+        let nested = format!("BEGIN {{ x = ({half}) + {half}; }}");
+        program(&nested);
+        let nested = format!("BEGIN {{ x = ({half}) + {half} + 1; }}");
+        assert!(error(&nested).1.starts_with("expression too deeply nested"));
+        let (_, _, line, col) = error(&format!(
+            "BEGIN {{\n x = {}; }}",
+            terms("-", MAX_EXPR_HEIGHT + 1)
+        ));
+        // At the operator that went too deep: the chain's MAX_EXPR_HEIGHT-th.
+        assert_eq!((line, col), (2, 5 + 2 * MAX_EXPR_HEIGHT));
+    });
 }

@@ -1,0 +1,122 @@
+//! The sizes of the kernel's buffers, from the `bufsize`, `aggsize` and `dynvarsize`
+//! options: the ring buffer (a power of two of at least a page, at most 1 GiB), the
+//! aggregation maps' entries (128 bytes each) and the dynamic variable maps' entries
+//! (64 bytes each), between 1,024 and 1,048,576 entries.
+//!
+//! A size larger than what can be made is handled as DTrace's `bufresize` option says:
+//! under `auto` (the default) it is lowered and `dtrace` says so, as DTrace does ("buffer
+//! size lowered to 1g"; `quietresize` silences it); under `manual` tracing is refused.
+
+use crate::options::{BufResize, Options};
+
+/// The largest ring buffer.
+const MAX_RING: u64 = 1 << 30;
+/// Bytes an aggregation entry and a dynamic variable entry stand for in the options.
+const AGG_ENTRY: u64 = 128;
+const DYNVAR_ENTRY: u64 = 64;
+/// The fewest and most entries of an aggregation or dynamic variable map.
+const MIN_ENTRIES: u64 = 1 << 10;
+const MAX_ENTRIES: u64 = 1 << 20;
+
+/// The ring buffer's size in bytes.
+pub fn ring_size(options: &Options) -> u32 {
+    options.bufsize.clamp(4096, MAX_RING).next_power_of_two() as u32
+}
+
+/// The entries of each aggregation's map.
+pub fn agg_entries(options: &Options) -> u32 {
+    (options.aggsize / AGG_ENTRY).clamp(MIN_ENTRIES, MAX_ENTRIES) as u32
+}
+
+/// The entries of each dynamic variable's map.
+pub fn dynvar_entries(options: &Options) -> u32 {
+    (options.dynvarsize / DYNVAR_ENTRY).clamp(MIN_ENTRIES, MAX_ENTRIES) as u32
+}
+
+/// What to say of sizes that could not be honoured: the notices (without `dtrace: `) of
+/// those lowered under `bufresize=auto`; under `manual`, why tracing cannot start.
+pub fn lowered(options: &Options) -> Result<Vec<String>, String> {
+    let sizes = [
+        ("buffer size", options.bufsize, MAX_RING),
+        ("aggregation size", options.aggsize, MAX_ENTRIES * AGG_ENTRY),
+        (
+            "dynamic variable size",
+            options.dynvarsize,
+            MAX_ENTRIES * DYNVAR_ENTRY,
+        ),
+    ];
+    let mut notices = Vec::new();
+    for (name, asked, most) in sizes {
+        if asked <= most {
+            continue;
+        }
+        match options.bufresize {
+            BufResize::Manual => {
+                return Err(format!(
+                    "dtrace: could not enable tracing: {name} {} is more than the largest possible, {} (bufresize=manual)\n",
+                    size_text(asked),
+                    size_text(most)
+                ))
+            }
+            BufResize::Auto if !options.quietresize => {
+                notices.push(format!("{name} lowered to {}", size_text(most)));
+            }
+            BufResize::Auto => {}
+        }
+    }
+    Ok(notices)
+}
+
+/// A size as DTrace prints it: with the largest unit (`k m g t p e`) that divides it
+/// exactly, else in bytes.
+fn size_text(bytes: u64) -> String {
+    let mut unit = 0;
+    while unit < 6 && bytes >> (10 * (unit + 1)) != 0 {
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{bytes} bytes"),
+        _ if bytes % (1 << (10 * unit)) != 0 => format!("{bytes} bytes"),
+        _ => format!("{}{}", bytes >> (10 * unit), b" kmgtpe"[unit] as char),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_printed_as_dtrace_prints_them() {
+        assert_eq!(size_text(1 << 30), "1g");
+        assert_eq!(size_text(10 << 30), "10g");
+        assert_eq!(size_text(128 << 20), "128m");
+        assert_eq!(size_text(3 << 40), "3t");
+        assert_eq!(size_text((1 << 30) + 1), "1073741825 bytes");
+        assert_eq!(size_text(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn sizes_beyond_the_largest_are_lowered_or_refused() {
+        let mut options = Options::default();
+        assert_eq!(lowered(&options), Ok(vec![]));
+        options.set("bufsize", Some("10g")).unwrap();
+        options.set("aggsize", Some("1g")).unwrap();
+        assert_eq!(
+            lowered(&options),
+            Ok(vec![
+                "buffer size lowered to 1g".to_string(),
+                "aggregation size lowered to 128m".to_string()
+            ])
+        );
+        assert_eq!(ring_size(&options), 1 << 30);
+        assert_eq!(agg_entries(&options), 1 << 20);
+        options.set("quietresize", None).unwrap();
+        assert_eq!(lowered(&options), Ok(vec![]));
+        options.set("bufresize", Some("manual")).unwrap();
+        assert_eq!(
+            lowered(&options),
+            Err("dtrace: could not enable tracing: buffer size 10g is more than the largest possible, 1g (bufresize=manual)\n".to_string())
+        );
+        assert!(options.set("bufresize", Some("sometimes")).is_err());
+    }
+}
