@@ -181,12 +181,15 @@ impl Thread {
                     }
                     Held::Dlopen { pid } => self.examine_mapped(pid),
                 }
-                ExecWatch::resume(&held);
+                self.watch.resume(&held);
             }
         }
-        // Any process stopped meanwhile: examined or not, it goes on.
-        for held in self.watch.wait(Duration::ZERO) {
-            ExecWatch::resume(&held);
+        // Any process stopped meanwhile, up to the detach: examined or not, it goes on.
+        // A tracepoint's programs are unregistered without waiting for one running on
+        // another CPU, hence a short grace for its event.
+        self.watch.detach();
+        for held in self.watch.wait(Duration::from_millis(10)) {
+            self.watch.resume(&held);
         }
         self.links.clear();
     }

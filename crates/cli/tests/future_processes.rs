@@ -133,3 +133,64 @@ fn a_glob_matching_nothing_yet_is_not_an_error() {
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stderr.contains("matched 0 probes"), "{}", run.stderr);
 }
+
+/// `dtrace` killed (`SIGKILL`) while new binaries start: a process it had stopped to attach
+/// probes is continued all the same (by its guardian), so every run of the loop finishes
+/// with the program's own output.
+#[test]
+fn sigkill_leaves_no_process_stopped() {
+    let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let prog = program("killheld", "killprov");
+    // Distinct files, so each one's first exec is stopped while it is examined.
+    let copies: Vec<PathBuf> = (0..40)
+        .map(|i| {
+            let copy = prog.with_file_name(format!("killheld{i}"));
+            std::fs::copy(&prog, &copy).unwrap();
+            copy
+        })
+        .collect();
+    let script = prog.with_extension("sh");
+    let mut text = String::new();
+    for _ in 0..5 {
+        for copy in &copies {
+            text += &format!(
+                "out=$({} 3); [ \"$out\" = 12 ] || echo \"bad output $out\"\n",
+                copy.display()
+            );
+        }
+    }
+    text += "echo loop done\n";
+    std::fs::write(&script, text).unwrap();
+    for delay_ms in [30u64, 120, 300] {
+        let mut tracer = common::spawn(&[
+            "-q",
+            "-n",
+            "BEGIN { printf(\"ready\\n\"); } killprov*:::tick { @ = count(); }",
+        ]);
+        let mut ready = [0u8; 6];
+        std::io::Read::read_exact(tracer.stdout.as_mut().unwrap(), &mut ready).unwrap();
+        assert_eq!(&ready, b"ready\n");
+        let looping = std::process::Command::new("/bin/sh")
+            .arg(&script)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        tracer.kill().unwrap();
+        tracer.wait().unwrap();
+        // The loop finishes (a process left stopped would hang it; the harness's
+        // timeout fails the test then).
+        let waited = std::thread::spawn(move || looping.wait_with_output().unwrap());
+        let start = std::time::Instant::now();
+        while !waited.is_finished() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "a process stayed stopped after dtrace was killed ({delay_ms} ms in)"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = String::from_utf8_lossy(&waited.join().unwrap().stdout).into_owned();
+        assert!(!out.contains("bad output"), "{out}");
+        assert!(out.ends_with("loop done\n"), "{out}");
+    }
+}

@@ -7,6 +7,7 @@
 
 pub mod cpus;
 mod error;
+mod guardian;
 mod link;
 mod map;
 mod perf;
@@ -18,6 +19,7 @@ pub mod tracefs;
 pub mod uprobe;
 
 pub use error::{errno_text, Error, Result};
+pub use guardian::Guardian;
 pub use link::Link;
 pub use map::{Keys, Map, MapSpec, MapType, Update};
 pub use perf::{PerfEvent, Sampling};

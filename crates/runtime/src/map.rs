@@ -161,7 +161,13 @@ impl Map {
         Ok(())
     }
 
-    fn elem(&self, command: u32, key: u64, value: u64, flags: u64) -> std::result::Result<(), i32> {
+    pub(crate) fn elem(
+        &self,
+        command: u32,
+        key: u64,
+        value: u64,
+        flags: u64,
+    ) -> std::result::Result<(), i32> {
         let mut attr = MapElemAttr {
             map_fd: self.fd() as u32,
             key,

@@ -25,10 +25,12 @@
 //! first change; processes of a glob already running when tracing began are only from
 //! their second).
 //!
+//! Every process stopped is recorded in a map until continued, and a
+//! [`Guardian`] process continues those still recorded once `dtrace` has exited, however
+//! it ended (`SIGKILL` included).
+//!
 //! Limits, plainly: a process stopped here is seen as stopped by a parent waiting with
-//! `WUNTRACED` (an interactive shell's job control) until it is continued; if `dtrace` is
-//! killed between the stop and the continue, the process stays stopped (`kill -CONT`
-//! resumes it); and when two `dtrace` sessions watch at once, both stop a new binary's
+//! `WUNTRACED` (an interactive shell's job control) until it is continued; and when two `dtrace` sessions watch at once, both stop a new binary's
 //! process and the first to finish lets it go, possibly before the other attached.
 
 use std::os::unix::fs::MetadataExt;
@@ -39,9 +41,13 @@ use dtrace_backend::emit::Emitter;
 use dtrace_ebpf::helpers;
 use dtrace_ebpf::*;
 use dtrace_runtime::{
-    AttachType, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, RingBuf, Update,
+    AttachType, Guardian, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, RingBuf,
+    Update,
 };
 
+/// Processes held at once (stopped, not yet continued); past that, the guardian would not
+/// know of the others.
+const HELD_MAX: u32 = 4096;
 /// Binaries remembered at once; past that, new ones are not noticed.
 pub const KNOWN_MAX: u32 = 1 << 16;
 /// Processes whose loaded-object count is remembered (least recently used ones are
@@ -81,10 +87,13 @@ const LINK_MAP_MAX: i32 = 128;
 /// and the attached program (all released when this is dropped).
 pub struct ExecWatch {
     known: Map,
+    /// Processes stopped and not continued yet (tgid keys), for the guardian.
+    held: Map,
+    _guardian: Guardian,
     events: RingBuf,
     events_map: Map,
     /// The exec program and its link, when execs are watched.
-    _exec: Option<(Program, Link)>,
+    exec: Option<(Program, Link)>,
     /// The `_dl_debug_state` watcher, once started: its per-process object counts, program
     /// and links.
     dlopen: Option<(Map, Program, Vec<Link>)>,
@@ -119,6 +128,16 @@ impl ExecWatch {
             name: "dt_exec_known".into(),
         })
         .map_err(|e| fail("map", &e))?;
+        let held = Map::create(&MapSpec {
+            map_type: MapType::Hash,
+            key_size: 4,
+            value_size: 1,
+            max_entries: HELD_MAX,
+            flags: 0,
+            name: "dt_exec_held".into(),
+        })
+        .map_err(|e| fail("map", &e))?;
+        let guardian = Guardian::spawn(&held).map_err(|e| fail("guardian", &e))?;
         let events_map = Map::create(&MapSpec {
             map_type: MapType::RingBuf,
             key_size: 0,
@@ -146,8 +165,9 @@ impl ExecWatch {
             let ino = offset("inode", "i_ino")?;
             let sb = offset("inode", "i_sb")?;
             let dev = offset("super_block", "s_dev")?;
-            let code = program(known.fd(), events_map.fd(), [file, inode, ino, sb, dev])
-                .map_err(|e| fail("program", &e))?;
+            let maps = [known.fd(), held.fd(), events_map.fd()];
+            let code =
+                program(maps, [file, inode, ino, sb, dev]).map_err(|e| fail("program", &e))?;
             let tp_id = btf
                 .find(dtrace_btf::Kind::Typedef, "btf_trace_sched_process_exec")
                 .ok_or_else(|| fail("kernel BTF", &"no sched_process_exec tracepoint"))?;
@@ -163,9 +183,11 @@ impl ExecWatch {
         let events = RingBuf::new(&events_map).map_err(|e| fail("ring buffer", &e))?;
         Ok(ExecWatch {
             known,
+            held,
+            _guardian: guardian,
             events,
             events_map,
-            _exec: exec,
+            exec,
             dlopen: None,
         })
     }
@@ -200,8 +222,8 @@ impl ExecWatch {
             name: "dt_dl_counts".into(),
         })
         .map_err(|e| fail(&e))?;
-        let code =
-            dlopen_program(counts.fd(), self.events_map.fd(), delta).map_err(|e| fail(&e))?;
+        let code = dlopen_program([counts.fd(), self.held.fd(), self.events_map.fd()], delta)
+            .map_err(|e| fail(&e))?;
         let mut spec = ProgramSpec::new(ProgramType::Kprobe, "dt_dlopen_watch", &code);
         spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
         let program = Program::load(&spec).map_err(|e| fail(&e))?;
@@ -270,22 +292,32 @@ impl ExecWatch {
         out
     }
 
+    /// Stop noticing: detach the exec and `_dl_debug_state` programs (the kernel returns
+    /// once none of them runs any more), so a final [`ExecWatch::wait`] sees every process
+    /// they stopped.
+    pub fn detach(&mut self) {
+        self.exec = None;
+        self.dlopen = None;
+    }
+
     /// Continue a process this watcher stopped.
-    pub fn resume(held: &Held) {
+    pub fn resume(&self, held: &Held) {
         // SAFETY: kill(2) with a pid and a signal number touches no memory.
         unsafe {
             libc::kill(held.pid(), libc::SIGCONT);
         }
+        let _ = self.held.delete(&held.pid().to_ne_bytes());
     }
 }
 
 /// The watcher program (`ctx` = `[task, old_pid, bprm]`, trusted BTF pointers): the new
 /// image's `bprm->file->f_inode` gives the key `[i_sb->s_dev, i_ino]`; a binary marked
 /// [`DONE`] costs nothing more; otherwise it is marked [`PENDING`], the process gets
-/// `SIGSTOP` and `[tgid u32, pad u32, key 16]` goes to the ring buffer.
-/// `offsets`: `linux_binprm.file`, `file.f_inode`, `inode.i_ino`, `inode.i_sb`,
+/// `SIGSTOP`, is recorded in `held` and `[tgid u32, pad u32, key 16]` goes to the ring
+/// buffer. `maps`: `known`, `held`, the ring buffer. `offsets`: `linux_binprm.file`, `file.f_inode`, `inode.i_ino`, `inode.i_sb`,
 /// `super_block.s_dev`.
-fn program(known: i32, events: i32, offsets: [i16; 5]) -> Result<Vec<Insn>, String> {
+fn program(maps: [i32; 3], offsets: [i16; 5]) -> Result<Vec<Insn>, String> {
+    let [known, held, events] = maps;
     let [file, inode, ino, sb, dev] = offsets;
     let mut e = Emitter::new();
     let out = e.label();
@@ -322,6 +354,7 @@ fn program(known: i32, events: i32, offsets: [i16; 5]) -> Result<Vec<Insn>, Stri
     e.emit(Insn::call(helpers::GET_CURRENT_PID_TGID));
     e.emit(Insn::alu64_imm(BPF_RSH, R0, 32));
     e.emit(Insn::stx(Size::W, R10, -40, R0));
+    record_held(&mut e, held, -40, -48);
     e.emit(Insn::st(Size::W, R10, -36, EVENT_EXEC));
     e.emit(Insn::ldx(Size::DW, R1, R10, -16));
     e.emit(Insn::stx(Size::DW, R10, -32, R1));
@@ -339,6 +372,18 @@ fn program(known: i32, events: i32, offsets: [i16; 5]) -> Result<Vec<Insn>, Stri
     Ok(e.finish()?.insns)
 }
 
+/// `held[*(u32 *)(fp + key)] = *(u8 *)(fp + value)`: the process is stopped (clobbers
+/// r0-r5).
+fn record_held(e: &mut Emitter, held: i32, key: i16, value: i16) {
+    e.emit_all(Insn::ld_map(R1, BPF_PSEUDO_MAP_FD, held, 0));
+    e.emit(Insn::mov64_reg(R2, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R2, key.into()));
+    e.emit(Insn::mov64_reg(R3, R10));
+    e.emit(Insn::alu64_imm(BPF_ADD, R3, value.into()));
+    e.emit(Insn::mov64_imm(R4, 0));
+    e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
+}
+
 /// The dynamic linker processes use: this process's own (`ld-linux-x86-64.so.2`).
 fn dynamic_linker() -> Option<std::path::PathBuf> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
@@ -351,9 +396,10 @@ fn dynamic_linker() -> Option<std::path::PathBuf> {
 /// The `_dl_debug_state` uprobe program (`ctx` = the process's `pt_regs`): `_r_debug` is
 /// at the probed address plus `delta`. In a consistent state (`r_state` 0) it counts the
 /// objects of `r_map` (`link_map.l_next` at 24); a process seen before with fewer gets
-/// `SIGSTOP` and `[tgid, EVENT_DLOPEN, 0...]` goes to the ring buffer; the count is kept
-/// per process in `counts`.
-fn dlopen_program(counts: i32, events: i32, delta: i32) -> Result<Vec<Insn>, String> {
+/// `SIGSTOP`, is recorded in `held` and `[tgid, EVENT_DLOPEN, 0...]` goes to the ring
+/// buffer; the count is kept per process in `counts`.
+fn dlopen_program(maps: [i32; 3], delta: i32) -> Result<Vec<Insn>, String> {
+    let [counts, held, events] = maps;
     const PT_REGS_IP: i16 = 16 * 8;
     let mut e = Emitter::new();
     let out = e.label();
@@ -422,6 +468,7 @@ fn dlopen_program(counts: i32, events: i32, delta: i32) -> Result<Vec<Insn>, Str
     e.jmp_reg(BPF_JGE, R9, R8, out);
     e.emit(Insn::mov64_imm(R1, SIGSTOP));
     e.emit(Insn::call(helpers::SEND_SIGNAL));
+    record_held(&mut e, held, -32, -24);
     e.emit(Insn::ldx(Size::W, R1, R10, -32));
     e.emit(Insn::stx(Size::W, R10, -56, R1));
     e.emit(Insn::st(Size::W, R10, -52, EVENT_DLOPEN));
