@@ -137,6 +137,13 @@ pub enum ActionKind {
         option: String,
         value: Option<String>,
     },
+    /// `speculate(id)`: a record whose id (the integer field) is not 0 belongs to that
+    /// speculation, printed if it is committed.
+    Speculate(Field),
+    /// `commit(id)`: print speculation `id`'s records (the integer field).
+    Commit(Field),
+    /// `discard(id)`: drop speculation `id`'s records.
+    Discard(Field),
 }
 
 /// An aggregation: a per-CPU hash map from the key tuple to `slots` u64 slots, laid out as

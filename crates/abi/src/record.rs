@@ -17,6 +17,10 @@ pub const PRESENCE: usize = 8;
 /// Size of the header; the first action's data starts here.
 pub const HEADER_SIZE: u32 = 16;
 
+/// Bytes of the speculation id a speculating clause's record holds (its first field).
+/// `specsize` does not count them: DTrace keeps the id in the record's header.
+pub const SPEC_ID_SIZE: u32 = 8;
+
 /// The epid of a fault record.
 pub const FAULT_EPID: u32 = u32::MAX;
 
@@ -133,10 +137,17 @@ pub enum DropKind {
     Nested = 2,
     /// A clause of the ERROR probe faulted (DTrace's "errors in ERROR probe enabling").
     ErrorInError = 3,
+    /// A speculating clause recorded more than `specsize`, or recorded into a speculation
+    /// already committed or discarded.
+    Speculative = 4,
+    /// `speculation()` found no free speculation, some being committed or discarded.
+    SpecBusy = 5,
+    /// `speculation()` found no free speculation.
+    SpecUnavail = 6,
 }
 
 impl DropKind {
-    pub const COUNT: u32 = 4;
+    pub const COUNT: u32 = 7;
 
     /// Byte offset of this kind's counter in one CPU's value.
     pub fn offset(self) -> usize {
@@ -153,7 +164,7 @@ mod tests {
         assert_eq!(PRESENCE + 8, HEADER_SIZE as usize);
         assert_eq!(fault::ADDR + 8, fault::SIZE as usize);
         assert_eq!(DropKind::Nested.offset(), 16);
-        assert_eq!((DropKind::ErrorInError as u32 + 1), DropKind::COUNT);
+        assert_eq!((DropKind::SpecUnavail as u32 + 1), DropKind::COUNT);
     }
 
     #[test]

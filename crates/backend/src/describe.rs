@@ -114,6 +114,9 @@ fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::Acti
             option: option.clone(),
             value: value.clone(),
         },
+        ActionKind::Speculate(f) => abi::ActionKind::Speculate(field(f)),
+        ActionKind::Commit(f) => abi::ActionKind::Commit(field(f)),
+        ActionKind::Discard(f) => abi::ActionKind::Discard(field(f)),
     }
 }
 

@@ -89,6 +89,10 @@ pub enum ActionKind {
         option: String,
         value: Option<String>,
     },
+    /// `speculate(id)`, `commit(id)`, `discard(id)`: the id is an integer field.
+    Speculate(Field),
+    Commit(Field),
+    Discard(Field),
     /// A datum the consumer symbolizes: `stack()`, `ustack()`, or `trace()` of `func()`,
     /// `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()`, `uaddr()`; laid out at `offset` as
     /// [`Datum`] says.
@@ -174,6 +178,22 @@ pub struct Compiled {
     /// descendants a `-p` process already has); the [`HelperKind::ProcessFork`] helper adds
     /// children of members and [`HelperKind::ProcessExit`] removes processes that exit.
     pub follow: Option<MapId>,
+    /// Speculations, once the program uses them: the hash map from an active
+    /// speculation's id (u32) to its [`SpecState`]. The consumer's side deletes an entry
+    /// (freeing the id) once the speculation was committed or discarded and every record
+    /// written to it was read.
+    pub specs: Option<MapId>,
+}
+
+/// An active speculation in the [`Compiled::specs`] map: `[draining u64][written u64]`.
+/// `draining` is set by `commit()`/`discard()`; `written` counts the records sent to the
+/// speculation.
+pub struct SpecState;
+
+impl SpecState {
+    pub const DRAINING: i16 = 0;
+    pub const WRITTEN: i16 = 8;
+    pub const SIZE: u32 = 16;
 }
 
 /// Most processes the follow-fork map holds at once; children forked while it is full are

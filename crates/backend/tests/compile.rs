@@ -123,10 +123,10 @@ fn one_program_per_probe_with_clauses_in_order() {
     assert_eq!(c.programs.len(), 2);
     assert_eq!(c.programs[0].probe.name, "BEGIN");
     assert_eq!(c.programs[1].probe.name, "END");
-    // Three enabled probes (epids 1..3) in program order; the aggregation-only clause
-    // writes no record.
+    // Three enabled probes (epids 1..3) in program order; as in DTrace, the clauses of
+    // assignments and aggregations alone write no record.
     let records: Vec<(u32, bool)> = c.enabled.iter().map(|e| (e.epid, e.records)).collect();
-    assert_eq!(records, vec![(1, true), (2, true), (3, false)]);
+    assert_eq!(records, vec![(1, false), (2, true), (3, false)]);
     assert_eq!(c.aggregations.len(), 1);
     assert_eq!(c.aggregations[0].slots, 1);
 }

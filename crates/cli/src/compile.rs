@@ -721,6 +721,8 @@ pub fn compile(
             agg_entries: crate::buffers::agg_entries(options),
             wall_offset: wall_offset(),
             cpu: options.cpu,
+            nspec: options.nspec.min(u64::from(u32::MAX)) as u32,
+            specsize: options.specsize,
         },
         macros: macros.clone(),
         translators,

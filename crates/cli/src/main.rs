@@ -269,6 +269,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     };
     let resized = buffers::lowered(&options);
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
+    consumer.set_specsize(options.specsize);
     for (kind, name, count) in &comp.matched {
         consumer.matched(kind, name, *count);
     }

@@ -57,6 +57,10 @@ pub struct Options {
     /// `cpu`: only probes firing on this CPU run their clauses (BEGIN, END and ERROR run on
     /// it too).
     pub cpu: Option<u32>,
+    /// `nspec`: speculations active at once.
+    pub nspec: u64,
+    /// `specsize`: bytes one speculation may hold.
+    pub specsize: u64,
 }
 
 impl Default for Options {
@@ -81,6 +85,8 @@ impl Default for Options {
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             followfork: false,
             cpu: None,
+            nspec: 1,
+            specsize: 4 << 20,
         }
     }
 }
@@ -89,8 +95,6 @@ impl Default for Options {
 const ACCEPTED: &[&str] = &[
     "bufpolicy",
     "cleanrate",
-    "nspec",
-    "specsize",
     "statusrate",
     "jstackframes",
     "jstackstrsize",
@@ -163,6 +167,8 @@ impl Options {
                 self.cpu = Some(cpu.ok_or_else(|| INVALID_VALUE.to_string())?);
             }
             "bufsize" => self.bufsize = size(value)?,
+            "specsize" => self.specsize = size(value)?,
+            "nspec" => self.nspec = count(value)?,
             "strsize" => self.strsize = size(value)?,
             "dynvarsize" => self.dynvarsize = size(value)?,
             "aggsize" => self.aggsize = size(value)?,
@@ -183,6 +189,21 @@ fn frames(value: Option<&str>) -> Result<u32, String> {
         n @ 1..=127 => Ok(n as u32),
         _ => Err(INVALID_VALUE.into()),
     }
+}
+
+/// A count (`nspec`): a non-negative integer, decimal, octal (`0` prefix) or hexadecimal
+/// (`0x`), that fits in 64 bits.
+fn count(value: Option<&str>) -> Result<u64, String> {
+    let bad = || INVALID_VALUE.to_string();
+    let v = value.ok_or_else(bad)?;
+    let parsed = if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16)
+    } else if v.len() > 1 && v.starts_with('0') {
+        u64::from_str_radix(&v[1..], 8)
+    } else {
+        v.parse::<u64>()
+    };
+    parsed.map_err(|_| bad())
 }
 
 /// A size: bytes, or with a `k m g t` suffix.

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use dtrace_backend::program::{Compiled, ProbeContext};
+use dtrace_backend::program::{Compiled, ProbeContext, SpecState};
 use dtrace_consumer::{Consumer, Request};
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
@@ -249,7 +249,31 @@ impl<'a> Session<'a> {
                 self.request(request);
             }
         }
+        self.free_speculations();
         self.consumer.flush();
+    }
+
+    /// Free the ids of speculations committed or discarded whose every record was read
+    /// (as many as the kernel counted written), so `speculation()` can hand them out again.
+    fn free_speculations(&mut self) {
+        let Some(map) = self.compiled().specs else {
+            return;
+        };
+        let map = &self.loaded.maps[map.0];
+        for (id, read) in self.consumer.settled_speculations() {
+            let key = id.to_ne_bytes();
+            let written = match map.lookup(&key) {
+                Ok(Some(state)) => state
+                    .get(SpecState::WRITTEN as usize..)
+                    .and_then(|b| b.first_chunk::<8>())
+                    .map_or(0, |b| u64::from_ne_bytes(*b)),
+                _ => 0,
+            };
+            if written <= read {
+                let _ = map.delete(&key);
+                self.consumer.forget_speculation(id);
+            }
+        }
     }
 
     /// Do what a record asked.

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use dtrace_abi::datum::ValueType;
 use dtrace_abi::desc::{ActionKind, Field, ProgramDesc};
-use dtrace_abi::record::{DropKind, Fault, FAULT_EPID};
+use dtrace_abi::record::{DropKind, Fault, FAULT_EPID, SPEC_ID_SIZE};
 use dtrace_abi::u64_at;
 
 use crate::aggregate::{AggregationMaps, Aggregations};
@@ -18,6 +18,7 @@ use crate::decode;
 use crate::output::{Drops, Firing, Output, Printa, ProbeFault, Stack};
 use crate::printf::{self, Format};
 use crate::settings::Settings;
+use crate::speculations::{Kept, Speculations};
 use crate::symbolize::Symbolizer;
 use crate::value::Value;
 
@@ -41,6 +42,10 @@ struct DropsSeen {
     dynamic: u64,
     /// Faults in ERROR clauses, all CPUs together.
     errors: u64,
+    /// Speculative drops and failed speculations (busy, unavailable), all CPUs together.
+    speculative: u64,
+    busy: u64,
+    unavailable: u64,
 }
 
 /// Records and aggregations in, output out.
@@ -55,6 +60,7 @@ pub struct Consumer {
     exit_status: Option<i32>,
     /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
     target_pid: u32,
+    specs: Speculations,
 }
 
 impl Consumer {
@@ -76,6 +82,7 @@ impl Consumer {
             drops: DropsSeen::default(),
             exit_status: None,
             target_pid: 0,
+            specs: Speculations::default(),
         }
     }
 
@@ -136,6 +143,16 @@ impl Consumer {
 
     /// Decode and output one ring-buffer record.
     pub fn record(&mut self, rec: &[u8], maps: &dyn AggregationMaps) -> Vec<Request> {
+        self.decode_record(rec, maps, false)
+    }
+
+    /// Decode and output `rec`; `committed`: a speculative record being committed.
+    fn decode_record(
+        &mut self,
+        rec: &[u8],
+        maps: &dyn AggregationMaps,
+        committed: bool,
+    ) -> Vec<Request> {
         let header = decode::header(rec);
         if header.epid == FAULT_EPID {
             self.fault(rec);
@@ -145,26 +162,66 @@ impl Consumer {
         let Some(ep) = desc.probe(header.epid) else {
             return Vec::new();
         };
+        let ran = || ep.actions.iter().filter(|a| a.ran(header.presence));
+        if !committed {
+            let spec = ran().find_map(|a| match &a.kind {
+                ActionKind::Speculate(f) => Some(u64_at(rec, f.offset as usize)),
+                _ => None,
+            });
+            if let Some(id) = spec.filter(|&id| id != 0) {
+                let size = rec.len().saturating_sub(SPEC_ID_SIZE as usize) as u64;
+                if self.specs.record(id, rec, size) == Kept::Aside {
+                    return Vec::new();
+                }
+            }
+        }
+        // A clause of only commit() and discard() records nothing the user sees.
+        let shown = !ran().all(|a| matches!(a.kind, ActionKind::Commit(_) | ActionKind::Discard(_)))
+            || ran().next().is_none();
         let firing = |quiet| Firing {
             epid: ep.epid,
             cpu: header.cpu,
             probe: &ep.probe,
             quiet,
         };
-        if !self.settings.quiet {
+        if shown && !self.settings.quiet {
             self.output.probe(&firing(false));
         }
         let mut requests = Vec::new();
-        for action in ep.actions.iter().filter(|a| a.ran(header.presence)) {
+        let mut committing = Vec::new();
+        for action in ran() {
             let f = firing(self.settings.quiet);
-            if let Some(r) = self.action(&f, &action.kind, rec, maps) {
-                requests.push(r);
+            match &action.kind {
+                ActionKind::Commit(f) => {
+                    committing.extend(self.specs.commit(u64_at(rec, f.offset as usize)));
+                }
+                ActionKind::Discard(f) => self.specs.discard(u64_at(rec, f.offset as usize)),
+                kind => requests.extend(self.action(&f, kind, rec, maps)),
             }
         }
-        if !self.settings.quiet {
+        if shown && !self.settings.quiet {
             self.output.firing_end(&firing(false));
         }
+        for rec in committing {
+            requests.extend(self.decode_record(&rec, maps, true));
+        }
         requests
+    }
+
+    /// The speculations committed or discarded, with the number of their records read so
+    /// far: once the kernel counted as many written, the id can be freed.
+    pub fn settled_speculations(&self) -> Vec<(u32, u64)> {
+        self.specs.settled()
+    }
+
+    /// The kernel freed speculation `id`.
+    pub fn forget_speculation(&mut self, id: u32) {
+        self.specs.forget(id);
+    }
+
+    /// Bytes one speculation may keep (`specsize`).
+    pub fn set_specsize(&mut self, bytes: u64) {
+        self.specs.specsize = bytes;
     }
 
     fn action(
@@ -219,6 +276,7 @@ impl Consumer {
                 factor,
             } => self.aggs.normalize(*aggregation, int_at(factor)),
             ActionKind::Denormalize(i) => self.aggs.denormalize(*i),
+            ActionKind::Speculate(_) | ActionKind::Commit(_) | ActionKind::Discard(_) => {}
             ActionKind::Setopt { option, value } => {
                 match self.settings.set(option, value.as_deref()) {
                     Some(Ok(())) => {}
@@ -309,6 +367,8 @@ impl Consumer {
         seen.nested.resize(percpu.len(), 0);
         let mut reports = Vec::new();
         let (mut dynamic, mut errors) = (0, 0);
+        let mut speculative = self.specs.drops;
+        let (mut busy, mut unavailable) = (0, 0);
         for (cpu, value) in percpu.iter().enumerate() {
             for (kind, last) in [
                 (DropKind::Record, &mut seen.records[cpu]),
@@ -326,9 +386,15 @@ impl Consumer {
             }
             dynamic += decode::drops(value, DropKind::Dynamic);
             errors += decode::drops(value, DropKind::ErrorInError);
+            speculative += decode::drops(value, DropKind::Speculative);
+            busy += decode::drops(value, DropKind::SpecBusy);
+            unavailable += decode::drops(value, DropKind::SpecUnavail);
         }
         for (kind, total, last) in [
             (DropKind::Dynamic, dynamic, &mut seen.dynamic),
+            (DropKind::Speculative, speculative, &mut seen.speculative),
+            (DropKind::SpecBusy, busy, &mut seen.busy),
+            (DropKind::SpecUnavail, unavailable, &mut seen.unavailable),
             (DropKind::ErrorInError, errors, &mut seen.errors),
         ] {
             if total > *last {

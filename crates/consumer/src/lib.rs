@@ -15,6 +15,7 @@ pub mod messages;
 pub mod output;
 pub mod printf;
 pub mod settings;
+mod speculations;
 pub mod symbolize;
 pub mod trace;
 mod value;

@@ -264,7 +264,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("rw_write_held", missing(&[VOIDP], 1)),
     ("setopt", Kind::Action(ActionName::Setopt)),
     ("speculate", Kind::Action(ActionName::Speculate)),
-    ("speculation", missing(&[], 0)),
+    ("speculation", subr(Subr::Speculation, &[], 0)),
     ("stack", Kind::Action(ActionName::Stack)),
     ("stackdepth", var(Builtin::Stackdepth)),
     ("stddev", Kind::Aggregating),

@@ -284,6 +284,8 @@ pub enum Subr {
     Copyinto,
     /// `alloca(size)`: `size` is a constant.
     Alloca,
+    /// `speculation()`: a free speculation's id, or 0.
+    Speculation,
 }
 
 /// Recorded data the consumer symbolizes, with its size in the record or key.
@@ -341,6 +343,12 @@ pub enum ActionKind {
     },
     /// `stack()`, `ustack()`: a stack datum.
     Stack(Datum),
+    /// `speculate(id)`: the clause's data goes to speculation `id` (an `int64_t`); an id
+    /// not active abandons the clause.
+    Speculate(Expr),
+    /// `commit(id)`, `discard(id)` (an `int64_t`).
+    Commit(Expr),
+    Discard(Expr),
     /// `@a[keys] = func(args)`: `args` are the value (and the weight) converted to
     /// `int64_t`; constant parameters (lquantize's bounds) are in the aggregation's function.
     Aggregate {

@@ -182,12 +182,35 @@ impl Gen<'_, '_> {
                 option: option.clone(),
                 value: value.clone(),
             },
+            ir::ActionKind::Speculate(id) => {
+                let offset = self.clause_state().spec_field.expect("a speculating clause");
+                self.speculate(id, offset)?;
+                ActionKind::Speculate(Field {
+                    offset,
+                    ty: types::INT64,
+                })
+            }
+            ir::ActionKind::Commit(id) | ir::ActionKind::Discard(id) => {
+                let offset = self.clause_state().record_len;
+                self.clause_state().record_len += dtrace_abi::datum::SCALAR_SLOT;
+                self.commit(id, offset)?;
+                let field = Field {
+                    offset,
+                    ty: types::INT64,
+                };
+                match a.kind {
+                    ir::ActionKind::Commit(_) => ActionKind::Commit(field),
+                    _ => ActionKind::Discard(field),
+                }
+            }
             ir::ActionKind::Aggregate {
                 aggregation,
                 keys,
                 args,
             } => return self.aggregate(*aggregation, keys, args),
         };
+        let len = self.clause_state().record_len;
+        self.spec_size_check(len);
         let presence = self.mark_presence(a.span)?;
         self.clause_state().actions.push(Action { kind, presence });
         Ok(())

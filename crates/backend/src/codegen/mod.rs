@@ -33,6 +33,7 @@ mod expr;
 mod fault;
 mod place;
 mod regs;
+mod speculation;
 mod strings;
 mod strsubr;
 mod subr;
@@ -71,6 +72,11 @@ pub struct CodegenOptions {
     pub wall_offset: u64,
     /// The `cpu` option: probes do nothing unless they fire on this CPU.
     pub cpu: Option<u32>,
+    /// Speculations active at once (`nspec`; at most [`speculation::SEARCH_MAX`] are
+    /// used).
+    pub nspec: u32,
+    /// Bytes a speculating clause may record (`specsize`).
+    pub specsize: u64,
 }
 
 impl Default for CodegenOptions {
@@ -82,6 +88,8 @@ impl Default for CodegenOptions {
             agg_entries: 16384,
             wall_offset: 0,
             cpu: None,
+            nspec: 1,
+            specsize: 4 << 20,
         }
     }
 }
@@ -197,6 +205,11 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     Ok(c.into_compiled(programs))
 }
 
+/// Whether `site` is `dtrace:::END` or `dtrace:::ERROR`, which still run after `exit()`.
+fn drains(site: &ProbeSite) -> bool {
+    site.provider == "dtrace" && matches!(site.name.as_str(), "END" | "ERROR")
+}
+
 /// Whether `site` is `dtrace:::ERROR`.
 fn is_error_probe(site: &ProbeSite) -> bool {
     site.provider == "dtrace" && site.name == "ERROR"
@@ -220,6 +233,8 @@ pub(crate) struct Compiler<'a> {
     helpers: Vec<HelperProgram>,
     /// The follow-fork map ([`Compiled::follow`]), when a probe follows a family.
     follow: Option<MapId>,
+    /// The speculations map ([`Compiled::specs`]), once a clause uses speculations.
+    specs: Option<MapId>,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
 }
@@ -285,6 +300,7 @@ impl<'a> Compiler<'a> {
             vtime: None,
             helpers: Vec::new(),
             follow: None,
+            specs: None,
             error_bodies: Vec::new(),
         }
     }
@@ -423,6 +439,7 @@ impl<'a> Compiler<'a> {
             options: Vec::new(),
             helpers: self.helpers,
             follow: self.follow,
+            specs: self.specs,
         }
     }
 }
@@ -548,6 +565,9 @@ struct ClauseState {
     actions: Vec<Action>,
     /// Where the clause's faults go (see `fault`), once one does.
     fault_tail: Option<Label>,
+    /// In a clause that speculates: the record field (u64) holding the speculation id,
+    /// 0 until `speculate()` ran.
+    spec_field: Option<u32>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -581,8 +601,7 @@ impl ProgState {
         e.emit(Insn::stx(Size::DW, R10, CTX_SLOT, R1));
         e.emit(Insn::st(Size::DW, R10, CLAIM_SLOT, 0));
         // After exit(), only END and ERROR still run.
-        let drains = probe.provider == "dtrace" && matches!(probe.name.as_str(), "END" | "ERROR");
-        if !drains {
+        if !drains(&probe) {
             e.ld_map_value(R2, c.core.globals, vars::STATE_OFFSET);
             e.emit(Insn::ldx(Size::DW, R2, R2, 0));
             e.jmp_imm(BPF_JNE, R2, 0, exit);
@@ -809,7 +828,15 @@ impl<'c, 'a> Gen<'c, 'a> {
             action: 1,
             actions: Vec::new(),
             fault_tail: None,
+            spec_field: None,
         });
+        if !self.drains() {
+            // After exit(), this firing's later clauses do nothing either.
+            self.e
+                .ld_map_value(R2, self.c.core.globals, vars::STATE_OFFSET);
+            self.e.emit(Insn::ldx(Size::DW, R2, R2, 0));
+            self.e.jmp_imm(BPF_JNE, R2, 0, end);
+        }
         if let Some(g) = group {
             // The clause's epid for this call, or the end of the clause.
             let len = self.group_table_len();
@@ -839,6 +866,13 @@ impl<'c, 'a> Gen<'c, 'a> {
                 .emit(Insn::stx(Size::W, SCRATCH, record::CPU as i16, R0));
             self.e
                 .emit(Insn::st(Size::DW, SCRATCH, record::PRESENCE as i16, 0));
+            if speculation::speculates(&body.stmts) {
+                let field = self.clause_state().record_len;
+                self.clause_state().record_len += record::SPEC_ID_SIZE;
+                self.clause_state().spec_field = Some(field);
+                self.e
+                    .emit(Insn::st(Size::DW, SCRATCH, self.small(field), 0));
+            }
         }
         for stmt in &body.stmts {
             self.stmt(stmt)?;
@@ -902,16 +936,30 @@ impl<'c, 'a> Gen<'c, 'a> {
                 format!("clause records {len} bytes, more than the limit (raise strsize less)"),
             ));
         }
-        self.e.ld_map(R1, self.c.core.ringbuf);
-        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
-        self.e.emit(Insn::mov64_imm(R3, len as i32));
-        self.e.emit(Insn::mov64_imm(R4, 0));
-        self.e.emit(Insn::call(helpers::RINGBUF_OUTPUT));
+        if let Some(field) = self.clause_state().spec_field {
+            self.output_speculative(len, field);
+            return Ok(());
+        }
+        self.ringbuf_output(len);
         let ok = self.e.label();
         self.e.jmp_imm(BPF_JEQ, R0, 0, ok);
         self.count_drop(DropKind::Record);
         self.e.bind(ok);
         Ok(())
+    }
+
+    /// `r0` = `bpf_ringbuf_output` of the first `len` bytes of scratch (the record).
+    fn ringbuf_output(&mut self, len: u32) {
+        self.e.ld_map(R1, self.c.core.ringbuf);
+        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
+        self.e.emit(Insn::mov64_imm(R3, len as i32));
+        self.e.emit(Insn::mov64_imm(R4, 0));
+        self.e.emit(Insn::call(helpers::RINGBUF_OUTPUT));
+    }
+
+    /// Whether this program's probe is END or ERROR, which still run after `exit()`.
+    fn drains(&self) -> bool {
+        drains(&self.probe)
     }
 
     /// Increment this CPU's drop counter of `kind`.

@@ -49,6 +49,7 @@ impl Gen<'_, '_> {
             Subr::Copyin => self.copyin(args)?,
             Subr::Copyinto => self.copyinto(args)?,
             Subr::Alloca => self.alloca(args, span)?,
+            Subr::Speculation => self.speculation(span)?,
             _ => self.string_subroutine(subr, args, span)?,
         };
         Ok(Val {

@@ -230,6 +230,9 @@ impl Output for Json {
                 DropKind::Dynamic => "dynamic",
                 DropKind::Nested => "nested",
                 DropKind::ErrorInError => "error",
+                DropKind::Speculative => "speculative",
+                DropKind::SpecBusy => "speculation-busy",
+                DropKind::SpecUnavail => "speculation-unavailable",
             };
             o.str("kind", kind);
             if let Some(cpu) = drops.cpu {

@@ -94,6 +94,15 @@ impl Output for Text {
             DropKind::ErrorInError => {
                 messages::status_drops(messages::StatusDrop::ErrorInErrorProbe, drops.count)
             }
+            DropKind::Speculative => {
+                messages::status_drops(messages::StatusDrop::Speculative, drops.count)
+            }
+            DropKind::SpecBusy => {
+                messages::status_drops(messages::StatusDrop::SpeculationBusy, drops.count)
+            }
+            DropKind::SpecUnavail => {
+                messages::status_drops(messages::StatusDrop::SpeculationUnavailable, drops.count)
+            }
         };
         self.message(&text);
     }

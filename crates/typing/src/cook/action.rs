@@ -7,6 +7,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 
 use super::aggfunc::{parameter_mismatch, parse_function};
 use super::call::{prototype_arg, prototype_len};
+use super::clause_flags::ActionClass;
 use super::consts::constant;
 use super::expr::{convert, is_void, mk};
 use super::Cook;
@@ -15,20 +16,21 @@ use crate::format::FormatArg;
 use crate::ir::{self, Action, ActionKind, Datum, Expr, ExprKind};
 use crate::types::{self, Type};
 
-/// Whether a clause writes a record: all but clauses made only of aggregations do.
-pub(crate) fn clause_records(clause: &ast::Clause) -> bool {
-    let Some(body) = &clause.body else {
-        return true;
-    };
-    body.is_empty() || !body.iter().all(is_aggregation_stmt)
-}
-
-fn is_aggregation_stmt(stmt: &Stmt) -> bool {
-    let Stmt::Expr(e) = stmt else { return false };
-    let A::Assign { lhs, op: None, .. } = &e.kind else {
-        return false;
-    };
-    aggregation_target(lhs).is_some()
+/// Whether a clause writes a record, as DTrace decides: an empty clause does (the probe
+/// line is its default action), and so does one with an action other than aggregating
+/// ones; a clause of assignments and aggregations alone records nothing.
+pub(crate) fn clause_records(stmts: &[ir::Stmt]) -> bool {
+    fn acts(stmts: &[ir::Stmt]) -> bool {
+        stmts.iter().any(|s| match s {
+            ir::Stmt::Action(a) => !matches!(a.kind, ActionKind::Aggregate { .. }),
+            ir::Stmt::If {
+                then, otherwise, ..
+            } => acts(then) || acts(otherwise),
+            ir::Stmt::Block(b) => acts(b),
+            ir::Stmt::Eval(_) => false,
+        })
+    }
+    stmts.is_empty() || acts(stmts)
 }
 
 /// The aggregation name and key expressions of an assignment target, if it is one.
@@ -91,7 +93,7 @@ fn action_arity(action: ActionName) -> (usize, usize) {
     use ActionName::*;
     match action {
         Trace | Exit | Clear | Denormalize | Symbol | Raise | Chill | Speculate | Commit
-        | Discard | Print | Symaddr | Panic => (1, 1),
+        | Discard | Print | Symaddr => (1, 1),
         Printf | Printa | System | Freopen => (1, usize::MAX),
         Trunc | Setopt => (1, 2),
         Normalize => (2, 2),
@@ -99,7 +101,7 @@ fn action_arity(action: ActionName) -> (usize, usize) {
         Stack => (0, 1),
         Ustack | Jstack => (0, 2),
         Tracemem => (2, 3),
-        Stop | Breakpoint | Ftruncate => (0, 0),
+        Stop | Breakpoint | Panic | Ftruncate => (0, 0),
     }
 }
 
@@ -175,6 +177,7 @@ impl Cook<'_> {
         if let A::Assign { op: None, lhs, rhs } = &e.kind {
             if let Some(target) = aggregation_target(lhs) {
                 let kind = self.aggregate(target, rhs, e.span)?;
+                self.order(ActionClass::Aggregation, e.span)?;
                 return Ok(ir::Stmt::Action(Action { kind, span: e.span }));
             }
         }
@@ -210,6 +213,27 @@ impl Cook<'_> {
     ) -> Result<ActionKind> {
         let (min, max) = action_arity(action);
         action_args(name, args, min, max, span)?;
+        self.order(ActionClass::of(action), span)?;
+        self.action_kind(action, name, args, name_span, span)
+    }
+
+    /// Check DTrace's ordering rules for an action of `class` here.
+    fn order(&mut self, class: ActionClass, span: Span) -> Result<()> {
+        match self.ctx.as_mut() {
+            Some(ctx) => ctx.flags.add(class, span),
+            None => Ok(()),
+        }
+    }
+
+    /// The typed action statement.
+    fn action_kind(
+        &mut self,
+        action: ActionName,
+        name: &str,
+        args: &[ast::Expr],
+        name_span: Span,
+        span: Span,
+    ) -> Result<ActionKind> {
         Ok(match action {
             ActionName::Trace => {
                 if let Some(d) = self.symbol_datum(&args[0])? {
@@ -322,6 +346,9 @@ impl Cook<'_> {
                 }
             }
             ActionName::Exit => ActionKind::Exit(self.int_arg(&args[0], name, 1)?),
+            ActionName::Speculate => ActionKind::Speculate(self.int_arg(&args[0], name, 1)?),
+            ActionName::Commit => ActionKind::Commit(self.int_arg(&args[0], name, 1)?),
+            ActionName::Discard => ActionKind::Discard(self.int_arg(&args[0], name, 1)?),
             ActionName::Clear => ActionKind::Clear(self.aggregation_arg(&args[0], name, 1)?),
             ActionName::Denormalize => {
                 ActionKind::Denormalize(self.aggregation_arg(&args[0], name, 1)?)

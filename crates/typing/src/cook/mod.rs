@@ -21,6 +21,7 @@
 mod action;
 mod aggfunc;
 mod call;
+mod clause_flags;
 mod consts;
 mod context;
 mod decl;
@@ -127,6 +128,8 @@ struct Ctx {
     /// Nesting of `InBase` (a `proc`/`sched` probe's definition being typed in its base
     /// probe's context).
     in_base: usize,
+    /// The actions typed so far, for DTrace's ordering rules.
+    flags: clause_flags::ClauseFlags,
 }
 
 impl<'a> Cook<'a> {
@@ -236,10 +239,12 @@ impl<'a> Cook<'a> {
         self.ctx = Some(Ctx {
             site: context.clone(),
             in_base: 0,
+            flags: Default::default(),
         });
         let result = self.body_in_context(clause);
         self.ctx = None;
         let (filter, predicate, stmts) = result?;
+        let records = action::clause_records(&stmts);
         Ok(ir::Body {
             sites,
             statements,
@@ -247,7 +252,7 @@ impl<'a> Cook<'a> {
             filter,
             predicate,
             stmts,
-            records: action::clause_records(clause),
+            records,
         })
     }
 

@@ -242,6 +242,57 @@ const ACTIONS: Cases = &[
         "D_PRINTF_FMT",
         "setopt( ) value must be a string constant",
     ),
+    // The order of actions around speculations.
+    (
+        "BEGIN { speculate(1); speculate(2); }",
+        "D_SPEC_SPEC",
+        "speculate( ) may not follow speculate( )",
+    ),
+    (
+        "BEGIN { commit(1); speculate(2); }",
+        "D_SPEC_COMM",
+        "speculate( ) may not follow commit( )",
+    ),
+    (
+        "BEGIN { trace(1); speculate(2); }",
+        "D_SPEC_DREC",
+        "speculate( ) may not follow data-recording action(s)",
+    ),
+    (
+        "BEGIN { @a = count(); commit(2); }",
+        "D_COMM_DREC",
+        "commit( ) may not follow data-recording action(s)",
+    ),
+    (
+        "BEGIN { commit(1); @a = sum(1); }",
+        "D_AGG_COMM",
+        "aggregating actions may not follow commit( )",
+    ),
+    (
+        "BEGIN { speculate(1); @a = max(1); }",
+        "D_AGG_SPEC",
+        "aggregating actions may not follow speculate( )",
+    ),
+    (
+        "BEGIN { speculate(1); raise(9); }",
+        "D_ACT_SPEC",
+        "destructive actions may not follow speculate( )",
+    ),
+    (
+        "BEGIN { speculate(1); exit(0); }",
+        "D_EXIT_SPEC",
+        "exit( ) may not follow speculate( )",
+    ),
+    (
+        "BEGIN { discard(2); commit(1); printf(\"x\"); }",
+        "D_DREC_COMM",
+        "data-recording actions may not follow commit( )",
+    ),
+    (
+        "BEGIN { speculate(); }",
+        "D_PROTO_LEN",
+        "speculate( ) prototype mismatch: 0 args passed, 1 expected",
+    ),
 ];
 
 const AGGREGATIONS: Cases = &[
