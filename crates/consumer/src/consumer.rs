@@ -176,7 +176,8 @@ impl Consumer {
             }
         }
         // A clause of only commit() and discard() records nothing the user sees.
-        let shown = !ran().all(|a| matches!(a.kind, ActionKind::Commit(_) | ActionKind::Discard(_)))
+        let shown = !ran()
+            .all(|a| matches!(a.kind, ActionKind::Commit(_) | ActionKind::Discard(_)))
             || ran().next().is_none();
         let firing = |quiet| Firing {
             epid: ep.epid,

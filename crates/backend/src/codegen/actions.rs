@@ -183,7 +183,10 @@ impl Gen<'_, '_> {
                 value: value.clone(),
             },
             ir::ActionKind::Speculate(id) => {
-                let offset = self.clause_state().spec_field.expect("a speculating clause");
+                let offset = self
+                    .clause_state()
+                    .spec_field
+                    .expect("a speculating clause");
                 self.speculate(id, offset)?;
                 ActionKind::Speculate(Field {
                     offset,

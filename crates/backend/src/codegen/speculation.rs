@@ -106,7 +106,8 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.goto(done);
         self.e.bind(found);
-        self.e.emit(Insn::ldx(Size::W, R0, SCRATCH, self.small(key)));
+        self.e
+            .emit(Insn::ldx(Size::W, R0, SCRATCH, self.small(key)));
         self.e.bind(done);
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
@@ -141,7 +142,8 @@ impl Gen<'_, '_> {
         let v = self.expr(id)?;
         regs::read_into(&mut self.e, v.reg, R1);
         self.pop(v.reg);
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, self.small(field), R1));
+        self.e
+            .emit(Insn::stx(Size::DW, SCRATCH, self.small(field), R1));
         self.spec_key(R1, end);
         self.lookup_spec(map);
         self.e.jmp_imm(BPF_JEQ, R0, 0, end);
@@ -162,7 +164,8 @@ impl Gen<'_, '_> {
         }
         let ok = self.e.label();
         let end = self.clause_state().end;
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, self.small(field)));
+        self.e
+            .emit(Insn::ldx(Size::DW, R1, SCRATCH, self.small(field)));
         self.e.jmp_imm(BPF_JEQ, R1, 0, ok);
         self.count_drop(DropKind::Speculative);
         self.e.goto(end);
@@ -176,7 +179,8 @@ impl Gen<'_, '_> {
         let v = self.expr(id)?;
         regs::read_into(&mut self.e, v.reg, R1);
         self.pop(v.reg);
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, self.small(field), R1));
+        self.e
+            .emit(Insn::stx(Size::DW, SCRATCH, self.small(field), R1));
         let valid = self.e.label();
         let done = self.e.label();
         self.e.mov_const(R2, u64::from(self.searched()));
@@ -199,7 +203,8 @@ impl Gen<'_, '_> {
         let plain = self.e.label();
         let done = self.e.label();
         let undo = self.e.label();
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, self.small(field)));
+        self.e
+            .emit(Insn::ldx(Size::DW, R1, SCRATCH, self.small(field)));
         self.e.jmp_imm(BPF_JEQ, R1, 0, plain);
         self.e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R1));
         self.lookup_spec(map);
