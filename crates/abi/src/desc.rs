@@ -29,7 +29,9 @@ impl ProgramDesc {
         let records = self.probes.iter().flat_map(|p| &p.actions).flat_map(|a| {
             let fields: Vec<&Field> = match &a.kind {
                 ActionKind::Trace(f) | ActionKind::Exit(f) => vec![f],
-                ActionKind::Printf { args, .. } => args.iter().collect(),
+                ActionKind::Printf { args, .. }
+                | ActionKind::System { args, .. }
+                | ActionKind::Freopen { args, .. } => args.iter().collect(),
                 ActionKind::Trunc { count, .. } => count.iter().collect(),
                 ActionKind::Normalize { factor, .. } => vec![factor],
                 _ => Vec::new(),
@@ -144,6 +146,13 @@ pub enum ActionKind {
     Commit(Field),
     /// `discard(id)`: drop speculation `id`'s records.
     Discard(Field),
+    /// `system(format, args...)`: run the formatted command.
+    System { format: String, args: Vec<Field> },
+    /// `freopen(format, args...)`: send the output to the formatted path (`""`: back to
+    /// the original output).
+    Freopen { format: String, args: Vec<Field> },
+    /// `ftruncate()`: empty the output file.
+    Ftruncate,
 }
 
 /// An aggregation: a per-CPU hash map from the key tuple to `slots` u64 slots, laid out as

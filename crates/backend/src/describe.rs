@@ -114,6 +114,15 @@ fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::Acti
             option: option.clone(),
             value: value.clone(),
         },
+        ActionKind::System { format, args } => abi::ActionKind::System {
+            format: format.clone(),
+            args: args.iter().map(field).collect(),
+        },
+        ActionKind::Freopen { format, args } => abi::ActionKind::Freopen {
+            format: format.clone(),
+            args: args.iter().map(field).collect(),
+        },
+        ActionKind::Ftruncate => abi::ActionKind::Ftruncate,
         ActionKind::Speculate(f) => abi::ActionKind::Speculate(field(f)),
         ActionKind::Commit(f) => abi::ActionKind::Commit(field(f)),
         ActionKind::Discard(f) => abi::ActionKind::Discard(field(f)),

@@ -89,6 +89,16 @@ pub enum ActionKind {
         option: String,
         value: Option<String>,
     },
+    /// `system()` and `freopen()`: a format and its arguments, as `printf()`.
+    System {
+        format: String,
+        args: Vec<Field>,
+    },
+    Freopen {
+        format: String,
+        args: Vec<Field>,
+    },
+    Ftruncate,
     /// `speculate(id)`, `commit(id)`, `discard(id)`: the id is an integer field.
     Speculate(Field),
     Commit(Field),
@@ -183,6 +193,9 @@ pub struct Compiled {
     /// (freeing the id) once the speculation was committed or discarded and every record
     /// written to it was read.
     pub specs: Option<MapId>,
+    /// Whether a clause has a destructive action (`system`, `raise`, `stop`, `freopen`):
+    /// the program runs only with the `destructive` option (`-w`).
+    pub destructive: bool,
 }
 
 /// An active speculation in the [`Compiled::specs`] map: `[draining u64][written u64]`.

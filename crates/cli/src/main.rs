@@ -270,6 +270,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     let resized = buffers::lowered(&options);
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
     consumer.set_specsize(options.specsize);
+    consumer.set_effects(Box::new(out.clone()));
     for (kind, name, count) in &comp.matched {
         consumer.matched(kind, name, *count);
     }
@@ -302,6 +303,11 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
         }
     }
+    if comp.compiled.destructive && !options.destructive {
+        consumer.flush();
+        eprintln!("dtrace: could not enable tracing: Destructive actions not allowed");
+        return 1;
+    }
     watch::reserve_scratch(&mut comp);
     let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose) {
         Ok(l) => l,
@@ -333,6 +339,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     };
+    let options_destructive = options.destructive;
     let mut session = match session::Session::new(&comp, loaded, options, consumer, out) {
         Ok(s) => s,
         Err(msg) => {
@@ -341,6 +348,9 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         }
     };
     session.set_watcher(watcher);
+    if options_destructive {
+        session.notice("allowing destructive actions");
+    }
     match session.run(std::mem::take(targets)) {
         Ok(outcome) => outcome.status,
         Err(msg) => {

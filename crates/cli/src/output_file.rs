@@ -6,10 +6,16 @@
 //! [`OutputFile::failure`]: the session stops on it and `dtrace` exits with an error rather
 //! than tracing on into nowhere. A closed pipe is not one: SIGPIPE ends `dtrace` first, as it
 //! ends DTrace.
+//!
+//! `freopen()` sends the output to another file until `freopen("")`, `ftruncate()` empties
+//! it, and `system()` commands write where it goes (the consumer's [`Effects`]).
+//!
+//! [`Effects`]: dtrace_consumer::Effects
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, BufWriter, Stdout, Write};
+use std::io::{self, BufWriter, Seek, Stdout, Write};
+use std::os::fd::AsFd;
 use std::rc::Rc;
 
 enum State {
@@ -20,6 +26,11 @@ enum State {
         early: Vec<u8>,
     },
     File(BufWriter<File>),
+    /// `freopen(path)`: writing to `file` until `freopen("")` goes back to `original`.
+    Redirected {
+        file: BufWriter<File>,
+        original: Box<State>,
+    },
 }
 
 struct Shared {
@@ -93,6 +104,112 @@ impl OutputFile {
     }
 }
 
+impl OutputFile {
+    /// `freopen(path)`: what follows goes to the file at `path` (created, appended to);
+    /// an empty `path` goes back to the original output. The error is DTrace's words.
+    pub fn reopen(&self, path: &str) -> Result<(), String> {
+        let mut shared = self.0.borrow_mut();
+        let _ = flush_state(&mut shared.state);
+        if path.is_empty() {
+            let state = std::mem::replace(
+                &mut shared.state,
+                State::Pending {
+                    path: String::new(),
+                    early: Vec::new(),
+                },
+            );
+            shared.state = match state {
+                State::Redirected { original, .. } => *original,
+                other => other,
+            };
+            return Ok(());
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("couldn't freopen() \"{path}\": {}", crate::errno_text(&e)))?;
+        let file = BufWriter::new(file);
+        let state = std::mem::replace(
+            &mut shared.state,
+            State::Pending {
+                path: String::new(),
+                early: Vec::new(),
+            },
+        );
+        shared.state = match state {
+            State::Redirected { original, .. } => State::Redirected { file, original },
+            original => State::Redirected {
+                file,
+                original: Box::new(original),
+            },
+        };
+        Ok(())
+    }
+
+    /// `ftruncate()`: empty the file output goes to (nothing for a terminal or a pipe).
+    pub fn truncate(&self) {
+        let mut shared = self.0.borrow_mut();
+        let _ = flush_state(&mut shared.state);
+        let file = match &shared.state {
+            State::Stdout(_) => io::stdout()
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .map(File::from),
+            State::File(w) | State::Redirected { file: w, .. } => w.get_ref().try_clone().ok(),
+            State::Pending { .. } => None,
+        };
+        if let Some(mut f) = file {
+            if f.metadata().is_ok_and(|m| m.is_file()) && f.set_len(0).is_ok() {
+                let _ = f.seek(io::SeekFrom::Start(0));
+            }
+        }
+    }
+}
+
+/// The destructive actions that act on the output: `system()` commands write where the
+/// output goes when it went from stdout to a `freopen()` file (as DTrace's stdout is
+/// reopened), else to stdout; `freopen()` and `ftruncate()` act on the output.
+impl dtrace_consumer::Effects for OutputFile {
+    fn system(&mut self, command: &str) -> Result<(), String> {
+        let stdout = match &self.0.borrow().state {
+            State::Redirected { file, original } if matches!(**original, State::Stdout(_)) => file
+                .get_ref()
+                .try_clone()
+                .ok()
+                .map(std::process::Stdio::from),
+            _ => None,
+        };
+        let mut child = std::process::Command::new("/bin/sh");
+        child.arg("-c").arg(command);
+        if let Some(out) = stdout {
+            child.stdout(out);
+        }
+        child
+            .status()
+            .map(drop)
+            .map_err(|e| format!("failed to run system( ) command: {}", crate::errno_text(&e)))
+    }
+
+    fn freopen(&mut self, path: &str) -> Result<(), String> {
+        self.reopen(path)
+    }
+
+    fn ftruncate(&mut self) {
+        self.truncate();
+    }
+}
+
+/// Flush whatever `state` writes to.
+fn flush_state(state: &mut State) -> io::Result<()> {
+    match state {
+        State::Stdout(w) => w.flush(),
+        State::Pending { .. } => Ok(()),
+        State::File(w) | State::Redirected { file: w, .. } => w.flush(),
+    }
+}
+
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.with_state(|state| match state {
@@ -101,16 +218,12 @@ impl Write for OutputFile {
                 early.extend_from_slice(buf);
                 Ok(buf.len())
             }
-            State::File(w) => w.write(buf),
+            State::File(w) | State::Redirected { file: w, .. } => w.write(buf),
         })
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.with_state(|state| match state {
-            State::Stdout(w) => w.flush(),
-            State::Pending { .. } => Ok(()),
-            State::File(w) => w.flush(),
-        })
+        self.with_state(flush_state)
     }
 }
 

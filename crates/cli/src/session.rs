@@ -94,6 +94,13 @@ impl<'a> Session<'a> {
         self.drain();
     }
 
+    /// A notice about the run (`dtrace: ...` on stderr), unless quiet.
+    pub fn notice(&mut self, message: &str) {
+        if !self.options.output.quiet {
+            self.consumer.warning(message);
+        }
+    }
+
     /// Run the session to its end. A failed write of the output ends it early, as an error.
     pub fn run(&mut self, mut targets: Vec<Target>) -> Result<Outcome, String> {
         if let Some(cpu) = self.options.cpu {

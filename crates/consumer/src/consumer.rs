@@ -32,6 +32,17 @@ pub enum Request {
     },
 }
 
+/// What records ask of the world beyond the output, done when the record is read, in
+/// the order of its actions (the output written before is flushed first).
+pub trait Effects {
+    /// `system()`: run `command` with `/bin/sh`, and wait for it.
+    fn system(&mut self, command: &str) -> Result<(), String>;
+    /// `freopen()`: the output goes to `path` from now on (`""`: the original output).
+    fn freopen(&mut self, path: &str) -> Result<(), String>;
+    /// `ftruncate()`: empty the output file.
+    fn ftruncate(&mut self);
+}
+
 /// The drop counts reported so far.
 #[derive(Default)]
 struct DropsSeen {
@@ -61,6 +72,7 @@ pub struct Consumer {
     /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
     target_pid: u32,
     specs: Speculations,
+    effects: Option<Box<dyn Effects>>,
 }
 
 impl Consumer {
@@ -83,6 +95,7 @@ impl Consumer {
             exit_status: None,
             target_pid: 0,
             specs: Speculations::default(),
+            effects: None,
         }
     }
 
@@ -220,6 +233,12 @@ impl Consumer {
         self.specs.forget(id);
     }
 
+    /// Who runs `system()` commands and redirects the output; without one, those actions
+    /// do nothing.
+    pub fn set_effects(&mut self, effects: Box<dyn Effects>) {
+        self.effects = Some(effects);
+    }
+
     /// Bytes one speculation may keep (`specsize`).
     pub fn set_specsize(&mut self, bytes: u64) {
         self.specs.specsize = bytes;
@@ -262,11 +281,8 @@ impl Consumer {
                 };
                 self.output.printa(firing, &printa);
             }
-            ActionKind::Exit(field) => {
-                if self.exit_status.is_none() {
-                    self.exit_status = Some(int_at(field) as i64 as i32);
-                }
-            }
+            // The last exit() seen sets the status (END's exit() overrides BEGIN's).
+            ActionKind::Exit(field) => self.exit_status = Some(int_at(field) as i64 as i32),
             ActionKind::Clear(i) => maps.clear(*i),
             ActionKind::Trunc { aggregation, count } => {
                 let n = count.as_ref().map(|f| int_at(f) as i64);
@@ -278,6 +294,28 @@ impl Consumer {
             } => self.aggs.normalize(*aggregation, int_at(factor)),
             ActionKind::Denormalize(i) => self.aggs.denormalize(*i),
             ActionKind::Speculate(_) | ActionKind::Commit(_) | ActionKind::Discard(_) => {}
+            ActionKind::System { format, args } | ActionKind::Freopen { format, args } => {
+                let values: Vec<Value> = args
+                    .iter()
+                    .map(|f| decode::value(rec, f, &mut self.symbols))
+                    .collect();
+                let text = String::from_utf8_lossy(&self.printf(format, &values)?).into_owned();
+                self.output.flush();
+                let effects = self.effects.as_mut()?;
+                let done = match kind {
+                    ActionKind::System { .. } => effects.system(&text),
+                    _ => effects.freopen(&text),
+                };
+                if let Err(why) = done {
+                    self.output.warning(&why);
+                }
+            }
+            ActionKind::Ftruncate => {
+                self.output.flush();
+                if let Some(effects) = self.effects.as_mut() {
+                    effects.ftruncate();
+                }
+            }
             ActionKind::Setopt { option, value } => {
                 match self.settings.set(option, value.as_deref()) {
                     Some(Ok(())) => {}

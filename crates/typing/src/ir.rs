@@ -349,6 +349,23 @@ pub enum ActionKind {
     /// `commit(id)`, `discard(id)` (an `int64_t`).
     Commit(Expr),
     Discard(Expr),
+    /// `system(format, args...)`: the consumer runs the formatted command (destructive).
+    System {
+        format: String,
+        args: Vec<Expr>,
+    },
+    /// `freopen(format, args...)`: output goes to the formatted path from now on; `""`
+    /// restores the original output (destructive).
+    Freopen {
+        format: String,
+        args: Vec<Expr>,
+    },
+    /// `ftruncate()`: empty the output file.
+    Ftruncate,
+    /// `raise(signal)` to the current process (destructive).
+    Raise(Expr),
+    /// `stop()` the current process (destructive).
+    Stop,
     /// `@a[keys] = func(args)`: `args` are the value (and the weight) converted to
     /// `int64_t`; constant parameters (lquantize's bounds) are in the aggregation's function.
     Aggregate {

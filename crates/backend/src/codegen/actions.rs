@@ -20,6 +20,9 @@ use super::{Gen, Val};
 use crate::program::{Action, ActionKind, Datum, Field, MAX_STACK_FRAMES};
 use crate::types::{self, Type};
 
+/// `SIGSTOP`, which `stop()` sends.
+const SIGSTOP: i32 = 19;
+
 /// `BPF_F_USER_STACK`: `bpf_get_stack` walks the user stack.
 const BPF_F_USER_STACK: i32 = 1 << 8;
 
@@ -119,17 +122,36 @@ impl Gen<'_, '_> {
                     datum: *datum,
                 }
             }
-            ir::ActionKind::Printf { format, args } => {
-                let mut fields = Vec::new();
-                for a in args {
-                    let v = self.expr(a)?;
-                    fields.push(self.record_value(&v));
-                    self.pop(v.reg);
-                }
-                ActionKind::Printf {
+            ir::ActionKind::Printf { format, args } => ActionKind::Printf {
+                format: format.clone(),
+                args: self.record_values(args)?,
+            },
+            ir::ActionKind::System { format, args } => {
+                self.c.destructive = true;
+                ActionKind::System {
                     format: format.clone(),
-                    args: fields,
+                    args: self.record_values(args)?,
                 }
+            }
+            ir::ActionKind::Freopen { format, args } => {
+                self.c.destructive = true;
+                ActionKind::Freopen {
+                    format: format.clone(),
+                    args: self.record_values(args)?,
+                }
+            }
+            ir::ActionKind::Ftruncate => ActionKind::Ftruncate,
+            ir::ActionKind::Raise(signal) => {
+                let v = self.expr(signal)?;
+                regs::read_into(&mut self.e, v.reg, R1);
+                self.pop(v.reg);
+                self.signal_current_process();
+                return Ok(());
+            }
+            ir::ActionKind::Stop => {
+                self.e.emit(Insn::mov64_imm(R1, SIGSTOP));
+                self.signal_current_process();
+                return Ok(());
             }
             ir::ActionKind::Printa {
                 format,
@@ -217,6 +239,23 @@ impl Gen<'_, '_> {
         let presence = self.mark_presence(a.span)?;
         self.clause_state().actions.push(Action { kind, presence });
         Ok(())
+    }
+
+    /// Append the values of `args` to the clause's record.
+    fn record_values(&mut self, args: &[ir::Expr]) -> Result<Vec<Field>> {
+        let mut fields = Vec::new();
+        for a in args {
+            let v = self.expr(a)?;
+            fields.push(self.record_value(&v));
+            self.pop(v.reg);
+        }
+        Ok(fields)
+    }
+
+    /// `bpf_send_signal(r1)`: the signal goes to the current process (destructive).
+    fn signal_current_process(&mut self) {
+        self.c.destructive = true;
+        self.e.emit(Insn::call(helpers::SEND_SIGNAL));
     }
 
     /// Append `v` to the clause's record: integers take 8 bytes, strings `strsize`,

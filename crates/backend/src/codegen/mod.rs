@@ -235,6 +235,8 @@ pub(crate) struct Compiler<'a> {
     follow: Option<MapId>,
     /// The speculations map ([`Compiled::specs`]), once a clause uses speculations.
     specs: Option<MapId>,
+    /// Whether a destructive action was compiled ([`Compiled::destructive`]).
+    destructive: bool,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
 }
@@ -301,6 +303,7 @@ impl<'a> Compiler<'a> {
             helpers: Vec::new(),
             follow: None,
             specs: None,
+            destructive: false,
             error_bodies: Vec::new(),
         }
     }
@@ -440,6 +443,7 @@ impl<'a> Compiler<'a> {
             helpers: self.helpers,
             follow: self.follow,
             specs: self.specs,
+            destructive: self.destructive,
         }
     }
 }

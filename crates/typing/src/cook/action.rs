@@ -88,6 +88,9 @@ fn action_args(name: &str, args: &[ast::Expr], min: usize, max: usize, span: Spa
     Err(CompileError::new(tag, message, span))
 }
 
+/// The `freopen()` argument DTrace reserves (its own mark for "restore the output").
+const FREOPEN_RESTORE: &str = ".";
+
 /// How many arguments each action takes (`usize::MAX`: any number).
 fn action_arity(action: ActionName) -> (usize, usize) {
     use ActionName::*;
@@ -283,33 +286,36 @@ impl Cook<'_> {
             ActionName::Stack | ActionName::Ustack => {
                 ActionKind::Stack(self.stack_datum(name, args)?)
             }
-            ActionName::Printf => {
-                let format = match &args[0].kind {
-                    A::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            ActionName::Printf | ActionName::System | ActionName::Freopen => {
+                let (format, args) = self.printf_args(name, args, span)?;
+                match action {
+                    ActionName::Printf => ActionKind::Printf { format, args },
+                    ActionName::System => ActionKind::System { format, args },
                     _ => {
-                        let v = self.expr(&args[0])?;
-                        return Err(CompileError::new(
-                            "D_PRINTF_ARG_FMT",
-                            format!("printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}", v.ty),
-                            span,
-                        ));
+                        if format == FREOPEN_RESTORE {
+                            return Err(CompileError::new(
+                                "D_FREOPEN_INVALID",
+                                format!("{name}( ) argument #1 cannot be \"{FREOPEN_RESTORE}\""),
+                                span,
+                            ));
+                        }
+                        ActionKind::Freopen { format, args }
                     }
+                }
+            }
+            ActionName::Raise => ActionKind::Raise(self.int_arg(&args[0], name, 1)?),
+            ActionName::Stop => ActionKind::Stop,
+            ActionName::Ftruncate => ActionKind::Ftruncate,
+            ActionName::Panic | ActionName::Breakpoint => {
+                let why = match action {
+                    ActionName::Panic => "an eBPF program cannot panic the kernel",
+                    _ => "an eBPF program cannot stop the kernel in a debugger",
                 };
-                let mut values = Vec::new();
-                let mut kinds = Vec::new();
-                for a in &args[1..] {
-                    let v = self.expr(a)?;
-                    kinds.push(match v.kind {
-                        ExprKind::AggRef(_) => FormatArg::Aggregation,
-                        _ => FormatArg::Value(v.ty.clone()),
-                    });
-                    values.push(v);
-                }
-                self.check_format(&format, &kinds, false, span)?;
-                ActionKind::Printf {
-                    format,
-                    args: values,
-                }
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    format!("the {name}( ) action is not available on Linux: {why}"),
+                    name_span,
+                ));
             }
             ActionName::Printa => {
                 let (format, aggs) = match &args[0].kind {
@@ -388,6 +394,41 @@ impl Cook<'_> {
                 ))
             }
         })
+    }
+
+    /// The format string and the arguments of `printf()`, `system()` and `freopen()`.
+    fn printf_args(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Result<(String, Vec<Expr>)> {
+        let format = match &args[0].kind {
+            A::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            _ => {
+                let v = self.expr(&args[0])?;
+                return Err(CompileError::new(
+                    "D_PRINTF_ARG_FMT",
+                    format!("{name}( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}", v.ty),
+                    span,
+                ));
+            }
+        };
+        let mut values = Vec::new();
+        let mut kinds = Vec::new();
+        for a in &args[1..] {
+            let v = self.expr(a)?;
+            kinds.push(match v.kind {
+                ExprKind::AggRef(_) => FormatArg::Aggregation,
+                _ => FormatArg::Value(v.ty.clone()),
+            });
+            values.push(v);
+        }
+        // An empty freopen() format restores the output: not a format to check.
+        if !(name == "freopen" && format.is_empty()) {
+            self.check_format(&format, &kinds, false, span)?;
+        }
+        Ok((format, values))
     }
 
     fn check_format(

@@ -14,7 +14,8 @@ pub(crate) enum ActionClass {
     Discard,
     Aggregation,
     Exit,
-    /// Destructive and data-recording (`raise`, `stop`, `system`, `chill`, `copyout`...).
+    /// Destructive and data-recording (`raise`, `stop`, `system`, `freopen`, `chill`,
+    /// `copyout`...).
     Destructive,
     /// Data-recording (`trace`, `printf`, `printa`, `stack`, `clear`, `setopt`...).
     Data,
@@ -29,7 +30,7 @@ impl ActionClass {
             Commit => ActionClass::Commit,
             Discard => ActionClass::Discard,
             Exit => ActionClass::Exit,
-            System | Raise | Stop | Panic | Chill | Breakpoint | Copyout | Copyoutstr => {
+            System | Freopen | Raise | Stop | Panic | Chill | Breakpoint | Copyout | Copyoutstr => {
                 ActionClass::Destructive
             }
             _ => ActionClass::Data,

@@ -153,9 +153,19 @@ const ACTIONS: Cases = &[
         "printa( ) prototype mismatch: 1 args passed, 2 expected",
     ),
     (
-        "BEGIN { raise(9); }",
+        "BEGIN { chill(9); }",
         "D_UNSUPPORTED",
-        "the raise( ) action is not supported yet",
+        "the chill( ) action is not supported yet",
+    ),
+    (
+        "BEGIN { panic(); }",
+        "D_UNSUPPORTED",
+        "the panic( ) action is not available on Linux: an eBPF program cannot panic the kernel",
+    ),
+    (
+        "BEGIN { freopen(\".\"); }",
+        "D_FREOPEN_INVALID",
+        "freopen( ) argument #1 cannot be \".\"",
     ),
     (
         "BEGIN { printa(1); }",
