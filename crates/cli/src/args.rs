@@ -46,6 +46,24 @@ pub struct Args {
 /// Options that take an argument.
 const WITH_ARG: &[u8] = b"nsPmfixoCcpDUIbLX";
 
+impl Args {
+    /// Apply the `-x` options that stand for flags: `zdefs` (`-Z`), `cpp` (`-C`),
+    /// `define` (`-D`), `undef` (`-U`), `incdir` (`-I`).
+    pub fn fold_options(&mut self) {
+        for (name, value) in &self.options {
+            let value = || value.clone().unwrap_or_default();
+            match name.as_str() {
+                "zdefs" => self.zero_matches_ok = true,
+                "cpp" => self.cpp = true,
+                "define" => self.defines.push(value()),
+                "undef" => self.undefines.push(value()),
+                "incdir" => self.includes.push(value()),
+                _ => {}
+            }
+        }
+    }
+}
+
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut args = Args::default();
     let mut i = 0;

@@ -517,7 +517,7 @@ pub fn apply_pragmas(
                 Some((n, v)) => (n, Some(v)),
                 None => (p.words[2].as_str(), None),
             };
-            options.set(name, value).map_err(|why| {
+            options.set_in_program(name, value).map_err(|why| {
                 Failure::Compile(
                     CompileError::new(
                         "D_PRAGMA_OPTSET",
@@ -602,6 +602,8 @@ pub fn compile(
     catalog: &mut Catalog,
 ) -> Result<Compilation, Failure> {
     let fail = |e: CompileError, sources: &[Source]| Failure::Compile(e, sources.to_vec());
+    // -Z, -x zdefs or #pragma D option zdefs.
+    let zero_ok = args.zero_matches_ok || options.zdefs;
     let mut matched = Vec::new();
     let mut deferred = Vec::new();
     let mut clause_probes: Vec<Vec<ProbeSite>> = Vec::new();
@@ -635,15 +637,12 @@ pub fn compile(
                 // matches nothing yet (-Z) waits for the libraries it will load.
                 if dtrace_probes::user::deferrable(&d)
                     || (found.probes.is_empty()
-                        && args.zero_matches_ok
+                        && zero_ok
                         && dtrace_probes::user::named_pid(&d).is_some())
                 {
                     deferred.push((clause_probes.len(), d.clone()));
                 }
-                if found.probes.is_empty()
-                    && !args.zero_matches_ok
-                    && !dtrace_probes::user::deferrable(&d)
-                {
+                if found.probes.is_empty() && !zero_ok && !dtrace_probes::user::deferrable(&d) {
                     // A `pid` offset that is no instruction of its function: say why.
                     let why = found
                         .why_none()

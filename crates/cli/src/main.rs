@@ -81,6 +81,9 @@ const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name
 
 pub use dtrace_runtime::errno_text;
 
+/// Bytes of the kernel's header on each ring buffer record.
+const RING_HEADER: u64 = 8;
+
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let status = run(&argv);
@@ -88,13 +91,14 @@ fn main() {
 }
 
 fn run(argv: &[String]) -> i32 {
-    let args = match args::parse(argv) {
+    let mut args = match args::parse(argv) {
         Ok(a) => a,
         Err(e) => {
             eprint!("dtrace: {e}\n{USAGE}");
             return 2;
         }
     };
+    args.fold_options();
     if args.version {
         println!("dtrace: Sun D 2.0");
         return 0;
@@ -277,7 +281,8 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     // As DTrace: nothing to trace is an error, unless -Z allows it (then tracing waits for
     // a signal or the end of the -c/-p processes, as DTrace's does).
     let total: u32 = comp.matched.iter().map(|(_, _, count)| count).sum();
-    if total == 0 && comp.deferred.is_empty() && !args.zero_matches_ok && !args.compile_only {
+    let zero_ok = args.zero_matches_ok || options.zdefs;
+    if total == 0 && comp.deferred.is_empty() && !zero_ok && !args.compile_only {
         consumer.flush();
         eprintln!("dtrace: no probes matched");
         return 1;
@@ -302,6 +307,12 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             );
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
         }
+    }
+    // As DTrace: the trace buffer must hold the largest record (and its header).
+    if options.bufsize < RING_HEADER + u64::from(comp.compiled.max_record) {
+        consumer.flush();
+        eprintln!("dtrace: could not enable tracing: Enabling exceeds size of buffer");
+        return 1;
     }
     if comp.compiled.destructive && !options.destructive {
         consumer.flush();

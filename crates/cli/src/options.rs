@@ -103,20 +103,21 @@ const ACCEPTED: &[&str] = &[
     "grabanon",
     "linkmode",
     "libdir",
-    "stdc",
     "ldpath",
     "cpp",
     "cpppath",
     "incdir",
+    "define",
+    "undef",
+    "cppargs",
+    "cpphdrs",
     "nolibs",
     "core",
     "evaltime",
     "verbose",
-    "version",
     "tree",
     "temporal",
     "pspec",
-    "iregs",
     "disasm",
     "droptags",
     "amin",
@@ -134,7 +135,56 @@ const ACCEPTED: &[&str] = &[
     "maxframes",
 ];
 
+/// Options only the command line may set: they shape how the program is read.
+const COMMAND_LINE_ONLY: &[&str] = &[
+    "cppargs",
+    "cpphdrs",
+    "cpppath",
+    "define",
+    "undef",
+    "incdir",
+    "ldpath",
+    "ctfpath",
+    "modpath",
+    "procfspath",
+    "stdc",
+    "lockmem",
+];
+
+/// The integer registers DTrace's code generator was given (`iregs`).
+const IREGS: i64 = 8;
+
+/// The D language versions DTrace defines (`version`).
+const VERSIONS: &[&str] = &[
+    "1.0", "1.1", "1.2", "1.2.1", "1.2.2", "1.3", "1.4", "1.4.1", "1.5", "1.6", "1.6.1", "1.6.2",
+    "1.6.3", "1.6.4", "1.7", "1.7.1", "1.8", "1.8.1", "1.9", "1.9.1", "1.10", "1.11", "1.12",
+    "1.12.1", "1.13", "2.0",
+];
+
+/// A `version` value: a version DTrace defines, in `major.minor[.micro]` form.
+fn version(value: Option<&str>) -> Result<(), String> {
+    let v = value.ok_or_else(|| INVALID_VALUE.to_string())?;
+    let parts: Vec<&str> = v.split('.').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit());
+    if !(2..=3).contains(&parts.len()) || !parts.iter().all(numeric) {
+        return Err("Version is not properly formatted or is too large".into());
+    }
+    if !VERSIONS.contains(&v) {
+        return Err("Requested version is not supported by compiler".into());
+    }
+    Ok(())
+}
+
 impl Options {
+    /// Apply `name[=value]` from a D program (`#pragma D option`): as [`Options::set`],
+    /// except for the options only the command line may set.
+    pub fn set_in_program(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
+        if COMMAND_LINE_ONLY.contains(&name) {
+            return Err("Option cannot be used from within a D program".into());
+        }
+        self.set(name, value)
+    }
+
     /// Apply `name[=value]`; the error is DTrace's reason text.
     pub fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
         if let Some(result) = self.output.set(name, value) {
@@ -169,7 +219,24 @@ impl Options {
             "bufsize" => self.bufsize = size(value)?,
             "specsize" => self.specsize = size(value)?,
             "nspec" => self.nspec = count(value)?,
-            "strsize" => self.strsize = size(value)?,
+            "strsize" => {
+                // At least room for an empty string's NUL and one character.
+                self.strsize = size(value)?;
+                if self.strsize < 2 {
+                    self.strsize = 256;
+                    return Err(INVALID_VALUE.into());
+                }
+            }
+            "version" => version(value)?,
+            "stdc" => match value {
+                Some("a" | "c" | "t" | "s") => {}
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "iregs" => match value.and_then(|v| v.parse::<i64>().ok()) {
+                Some(IREGS) => {}
+                Some(1..IREGS) => return Err("Insufficient registers to generate code".into()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
             "dynvarsize" => self.dynvarsize = size(value)?,
             "aggsize" => self.aggsize = size(value)?,
             "switchrate" => self.switchrate_ns = rate(value)?,

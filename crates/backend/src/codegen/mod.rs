@@ -237,6 +237,8 @@ pub(crate) struct Compiler<'a> {
     specs: Option<MapId>,
     /// Whether a destructive action was compiled ([`Compiled::destructive`]).
     destructive: bool,
+    /// The largest record ([`Compiled::max_record`]).
+    max_record: u32,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
 }
@@ -304,6 +306,7 @@ impl<'a> Compiler<'a> {
             follow: None,
             specs: None,
             destructive: false,
+            max_record: 0,
             error_bodies: Vec::new(),
         }
     }
@@ -444,6 +447,7 @@ impl<'a> Compiler<'a> {
             follow: self.follow,
             specs: self.specs,
             destructive: self.destructive,
+            max_record: self.max_record,
         }
     }
 }
@@ -940,6 +944,7 @@ impl<'c, 'a> Gen<'c, 'a> {
                 format!("clause records {len} bytes, more than the limit (raise strsize less)"),
             ));
         }
+        self.c.max_record = self.c.max_record.max(len);
         if let Some(field) = self.clause_state().spec_field {
             self.output_speculative(len, field);
             return Ok(());
