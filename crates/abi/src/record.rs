@@ -130,7 +130,7 @@ pub const SCRATCH_LEVELS: u32 = 4;
 pub enum DropKind {
     /// A record did not fit in the ring buffer.
     Record = 0,
-    /// A dynamic variable or aggregation entry could not be created (map full).
+    /// A dynamic variable could not be created (map full).
     Dynamic = 1,
     /// A probe fired while every scratch area of its CPU was taken by firings it
     /// interrupted ([`SCRATCH_LEVELS`] deep), and did nothing.
@@ -144,10 +144,12 @@ pub enum DropKind {
     SpecBusy = 5,
     /// `speculation()` found no free speculation.
     SpecUnavail = 6,
+    /// An aggregation could not take a new key (its map is full).
+    Aggregation = 7,
 }
 
 impl DropKind {
-    pub const COUNT: u32 = 7;
+    pub const COUNT: u32 = 8;
 
     /// Byte offset of this kind's counter in one CPU's value.
     pub fn offset(self) -> usize {
@@ -164,7 +166,7 @@ mod tests {
         assert_eq!(PRESENCE + 8, HEADER_SIZE as usize);
         assert_eq!(fault::ADDR + 8, fault::SIZE as usize);
         assert_eq!(DropKind::Nested.offset(), 16);
-        assert_eq!((DropKind::SpecUnavail as u32 + 1), DropKind::COUNT);
+        assert_eq!((DropKind::Aggregation as u32 + 1), DropKind::COUNT);
     }
 
     #[test]

@@ -119,7 +119,6 @@ const ACCEPTED: &[&str] = &[
     "temporal",
     "pspec",
     "disasm",
-    "droptags",
     "amin",
     "argref",
     "debug",

@@ -46,9 +46,10 @@ pub trait Effects {
 /// The drop counts reported so far.
 #[derive(Default)]
 struct DropsSeen {
-    /// Per CPU: record drops and nested-firing drops.
+    /// Per CPU: record, nested-firing and aggregation drops.
     records: Vec<u64>,
     nested: Vec<u64>,
+    aggregation: Vec<u64>,
     /// Dynamic variable drops, all CPUs together.
     dynamic: u64,
     /// Faults in ERROR clauses, all CPUs together.
@@ -404,6 +405,7 @@ impl Consumer {
         let seen = &mut self.drops;
         seen.records.resize(percpu.len(), 0);
         seen.nested.resize(percpu.len(), 0);
+        seen.aggregation.resize(percpu.len(), 0);
         let mut reports = Vec::new();
         let (mut dynamic, mut errors) = (0, 0);
         let mut speculative = self.specs.drops;
@@ -412,6 +414,7 @@ impl Consumer {
             for (kind, last) in [
                 (DropKind::Record, &mut seen.records[cpu]),
                 (DropKind::Nested, &mut seen.nested[cpu]),
+                (DropKind::Aggregation, &mut seen.aggregation[cpu]),
             ] {
                 let total = decode::drops(value, kind);
                 if total > *last {
@@ -419,6 +422,7 @@ impl Consumer {
                         kind,
                         cpu: Some(cpu as u32),
                         count: total - *last,
+                        tagged: self.settings.droptags,
                     });
                     *last = total;
                 }
@@ -441,6 +445,7 @@ impl Consumer {
                     kind,
                     cpu: None,
                     count: total - *last,
+                    tagged: self.settings.droptags,
                 });
                 *last = total;
             }

@@ -2,7 +2,7 @@
 //! prefixed with `dtrace: ` and ending in a newline).
 
 use dtrace_abi::desc::Probe;
-use dtrace_abi::record::Fault;
+use dtrace_abi::record::{DropKind, Fault};
 
 /// `dtrace: N drops on CPU C` (principal buffer drops; "drop" when N is 1).
 pub fn cpu_drops(drops: u64, cpu: u32) -> String {
@@ -24,6 +24,20 @@ pub fn aggregation_drops(drops: u64, cpu: u32) -> String {
         "dtrace: {drops} aggregation drop{} on CPU {cpu}\n",
         plural(drops)
     )
+}
+
+/// DTrace's tag of a drop kind (the `droptags` option); `DTRACEDROP_NESTED` is ours.
+pub fn drop_tag(kind: DropKind) -> &'static str {
+    match kind {
+        DropKind::Record => "DTRACEDROP_PRINCIPAL",
+        DropKind::Aggregation => "DTRACEDROP_AGGREGATION",
+        DropKind::Dynamic => "DTRACEDROP_DYNAMIC",
+        DropKind::Nested => "DTRACEDROP_NESTED",
+        DropKind::ErrorInError => "DTRACEDROP_DBLERROR",
+        DropKind::Speculative => "DTRACEDROP_SPEC",
+        DropKind::SpecBusy => "DTRACEDROP_SPECBUSY",
+        DropKind::SpecUnavail => "DTRACEDROP_SPECUNAVAIL",
+    }
 }
 
 /// Drop counters reported from the status of the whole session.

@@ -1,5 +1,5 @@
-//! The options that shape output rather than tracing — quiet mode and the aggregation sort
-//! options — and the value syntax every option shares (flags and numbers), so that `-x`,
+//! The options that shape output rather than tracing — quiet mode, the aggregation sort
+//! options and drop tags — and the value syntax every option shares (flags and numbers), so that `-x`,
 //! `#pragma D option` and `setopt()` set them alike.
 
 use crate::aggregate::SortOptions;
@@ -14,6 +14,8 @@ pub struct Settings {
     pub quiet: bool,
     /// `aggsortkey`, `aggsortrev`, `aggsortpos`, `aggsortkeypos`.
     pub sort: SortOptions,
+    /// `droptags`: drop messages start with their kind's tag (`[DTRACEDROP_DYNAMIC]`).
+    pub droptags: bool,
 }
 
 impl Settings {
@@ -22,6 +24,7 @@ impl Settings {
     pub fn set(&mut self, name: &str, value: Option<&str>) -> Option<Result<(), String>> {
         let result = match name {
             "quiet" => flag(value).map(|v| self.quiet = v),
+            "droptags" => flag(value).map(|v| self.droptags = v),
             "aggsortkey" => flag(value).map(|v| self.sort.by_key = v),
             "aggsortrev" => flag(value).map(|v| self.sort.reverse = v),
             "aggsortpos" => number(value).map(|v| self.sort.position = v as usize),

@@ -159,7 +159,7 @@ impl Gen<'_, '_> {
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
-        self.count_drop(DropKind::Dynamic);
+        self.count_drop(DropKind::Aggregation);
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.bind(found);
     }

@@ -230,6 +230,7 @@ impl Output for Json {
                 DropKind::Dynamic => "dynamic",
                 DropKind::Nested => "nested",
                 DropKind::ErrorInError => "error",
+                DropKind::Aggregation => "aggregation",
                 DropKind::Speculative => "speculative",
                 DropKind::SpecBusy => "speculation-busy",
                 DropKind::SpecUnavail => "speculation-unavailable",

@@ -80,6 +80,8 @@ pub struct Drops {
     pub cpu: Option<u32>,
     /// How many since the last report.
     pub count: u64,
+    /// Whether the message carries the kind's tag (`droptags`).
+    pub tagged: bool,
 }
 
 /// Where the consumer's output goes, one call per thing to show. Writes are best-effort:

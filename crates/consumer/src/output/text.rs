@@ -94,6 +94,7 @@ impl Output for Text {
             DropKind::ErrorInError => {
                 messages::status_drops(messages::StatusDrop::ErrorInErrorProbe, drops.count)
             }
+            DropKind::Aggregation => messages::aggregation_drops(drops.count, cpu),
             DropKind::Speculative => {
                 messages::status_drops(messages::StatusDrop::Speculative, drops.count)
             }
@@ -103,6 +104,12 @@ impl Output for Text {
             DropKind::SpecUnavail => {
                 messages::status_drops(messages::StatusDrop::SpeculationUnavailable, drops.count)
             }
+        };
+        let text = match text.strip_prefix("dtrace: ") {
+            Some(rest) if drops.tagged => {
+                format!("dtrace: [{}] {rest}", messages::drop_tag(drops.kind))
+            }
+            _ => text,
         };
         self.message(&text);
     }

@@ -1,0 +1,47 @@
+//! Drops, reported in DTrace's words: an aggregation that cannot take a new key counts
+//! aggregation drops on its CPU (not dynamic variable drops), and `-x droptags` puts the
+//! kind's tag in front of each message.
+
+mod common;
+
+#[test]
+fn a_full_aggregation_counts_aggregation_drops_with_their_tag() {
+    // The smallest aggregation holds 1,024 keys; 1,100 distinct keys drop 76.
+    let run = common::dtrace(&[
+        "-x",
+        "droptags",
+        "-x",
+        "aggsize=1",
+        "-qn",
+        "BEGIN { i = 0; } tick-1ms /i++ < 1100/ { @[i] = count(); } tick-1ms /i > 1100/ { exit(0); }",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("drop"))
+        .unwrap_or_default();
+    let cpu = line
+        .strip_prefix("dtrace: [DTRACEDROP_AGGREGATION] 76 aggregation drops on CPU ")
+        .unwrap_or_else(|| panic!("stderr: {}", run.stderr));
+    assert!(cpu.parse::<u32>().is_ok(), "{line}");
+    assert_eq!(
+        run.stdout.lines().filter(|l| !l.trim().is_empty()).count(),
+        1024
+    );
+}
+
+#[test]
+fn untagged_drops_read_as_dtrace_prints_them() {
+    let run = common::dtrace(&[
+        "-x",
+        "nspec=1",
+        "-qn",
+        "BEGIN { a = speculation(); b = speculation(); exit(0); }",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "dtrace: 1 failed speculation (no speculative buffer available)\n"
+    );
+}
