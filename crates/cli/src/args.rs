@@ -133,7 +133,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 b'C' => args.cpp = true,
                 b'h' => args.header = true,
                 b'G' => args.object = true,
-                b'a' | b'A' | b'F' | b'H' => {}
+                b'F' => args.options.push(("flowindent".into(), None)),
+                b'a' | b'A' | b'H' => {}
                 other => return Err(format!("invalid option -- '{}'", other as char)),
             }
         }

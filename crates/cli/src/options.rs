@@ -46,7 +46,6 @@ pub struct Options {
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
-    pub flowindent: bool,
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
@@ -80,7 +79,6 @@ impl Default for Options {
             defaultargs: false,
             destructive: false,
             zdefs: false,
-            flowindent: false,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             followfork: false,
@@ -209,7 +207,6 @@ impl Options {
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
-            "flowindent" => self.flowindent = flag(value)?,
             "followfork" => self.followfork = flag(value)?,
             "cpu" => {
                 let cpu = value.and_then(|v| v.parse::<u32>().ok());

@@ -15,6 +15,7 @@ use dtrace_abi::u64_at;
 
 use crate::aggregate::{AggregationMaps, Aggregations};
 use crate::decode;
+use crate::flow::FlowIndent;
 use crate::output::{Drops, Firing, Output, Printa, ProbeFault, Stack};
 use crate::printf::{self, Format};
 use crate::settings::Settings;
@@ -73,6 +74,7 @@ pub struct Consumer {
     /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
     target_pid: u32,
     specs: Speculations,
+    flow: FlowIndent,
     effects: Option<Box<dyn Effects>>,
 }
 
@@ -96,6 +98,7 @@ impl Consumer {
             exit_status: None,
             target_pid: 0,
             specs: Speculations::default(),
+            flow: FlowIndent::default(),
             effects: None,
         }
     }
@@ -193,13 +196,17 @@ impl Consumer {
         let shown = !ran()
             .all(|a| matches!(a.kind, ActionKind::Commit(_) | ActionKind::Discard(_)))
             || ran().next().is_none();
+        let flow =
+            (shown && self.settings.flowindent).then(|| self.flow.column(&ep.probe, ep.statement));
         let firing = |quiet| Firing {
             epid: ep.epid,
             cpu: header.cpu,
             probe: &ep.probe,
             quiet,
+            flow: flow.as_deref(),
         };
-        if shown && !self.settings.quiet {
+        // Flow indentation shows the function column even when quiet, as DTrace does.
+        if shown && (!self.settings.quiet || flow.is_some()) {
             self.output.probe(&firing(false));
         }
         let mut requests = Vec::new();

@@ -11,6 +11,7 @@ pub mod aggregate;
 mod cfmt;
 mod consumer;
 mod decode;
+mod flow;
 pub mod messages;
 pub mod output;
 pub mod printf;

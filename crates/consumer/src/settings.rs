@@ -16,6 +16,8 @@ pub struct Settings {
     pub sort: SortOptions,
     /// `droptags`: drop messages start with their kind's tag (`[DTRACEDROP_DYNAMIC]`).
     pub droptags: bool,
+    /// `flowindent` (`-F`): each firing shows its function indented by call depth.
+    pub flowindent: bool,
 }
 
 impl Settings {
@@ -25,6 +27,7 @@ impl Settings {
         let result = match name {
             "quiet" => flag(value).map(|v| self.quiet = v),
             "droptags" => flag(value).map(|v| self.droptags = v),
+            "flowindent" => flag(value).map(|v| self.flowindent = v),
             "aggsortkey" => flag(value).map(|v| self.sort.by_key = v),
             "aggsortrev" => flag(value).map(|v| self.sort.reverse = v),
             "aggsortpos" => number(value).map(|v| self.sort.position = v as usize),

@@ -45,6 +45,25 @@ fn probe_prefix_in(testing: bool, cpu: u32, probe_id: u32, function: &str, name:
     }
 }
 
+/// The heading of flow-indented output (`-F`).
+pub fn flow_heading() -> String {
+    if testing_mode() {
+        format!("{:<41}\n", "FUNCTION")
+    } else {
+        format!("{:>3} {:<41}\n", "CPU", "FUNCTION")
+    }
+}
+
+/// The prefix of one flow-indented firing: CPU and the function column (see `flow.rs`),
+/// left-aligned in 41 columns.
+pub fn flow_prefix(cpu: u32, column: &str) -> String {
+    if testing_mode() {
+        format!("{column:<41} ")
+    } else {
+        format!("{cpu:>3} {column:<41} ")
+    }
+}
+
 /// What ends a firing's output: a newline unless quiet.
 pub fn firing_end(quiet: bool) -> &'static str {
     if quiet {

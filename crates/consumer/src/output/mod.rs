@@ -28,6 +28,9 @@ pub struct Firing<'a> {
     pub probe: &'a Probe,
     /// Quiet mode (`-q`): only explicitly traced data is shown, bare.
     pub quiet: bool,
+    /// With flow indentation (`-F`): the function column (indentation, `->`, `<-` or
+    /// `|`, the function).
+    pub flow: Option<&'a str>,
 }
 
 /// A stack: `stack()`, `ustack()`, or `trace()` of one.

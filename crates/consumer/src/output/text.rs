@@ -47,10 +47,17 @@ impl Output for Text {
     fn probe(&mut self, firing: &Firing<'_>) {
         if !self.heading_done {
             self.heading_done = true;
-            self.write(trace::heading().as_bytes());
+            let heading = match firing.flow {
+                Some(_) => trace::flow_heading(),
+                None => trace::heading(),
+            };
+            self.write(heading.as_bytes());
         }
         let probe = firing.probe;
-        let prefix = trace::probe_prefix(firing.cpu, probe.id, &probe.function, &probe.name);
+        let prefix = match firing.flow {
+            Some(column) => trace::flow_prefix(firing.cpu, column),
+            None => trace::probe_prefix(firing.cpu, probe.id, &probe.function, &probe.name),
+        };
         self.write(prefix.as_bytes());
     }
 
