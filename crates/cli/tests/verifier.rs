@@ -26,6 +26,9 @@ const SNIPPETS: &[&str] = &[
     "@p = count(); printa(@p); printa(\"%@d\\n\", @p); clear(@p); trunc(@p, 3); trunc(@p); normalize(@p, 2); denormalize(@p); setopt(\"quiet\");",
     "x = 1 / (pid - pid); y = 7 % (pid - pid); trace(x + y);",
     "exit(0);",
+    // Many string comparisons in one clause: each byte loop must not leave the verifier a
+    // state per byte (it gives up past 8,192 pending branches).
+    "ca = \"abc\"; cb = execname; cn = (ca < cb) + (ca <= cb) + (ca == cb) + (ca != cb) + (ca >= cb) + (ca > cb) + (cb < ca) + (cb <= ca) + (cb == ca) + (cb != ca) + (cb >= ca) + (cb > ca) + (ca < ca) + (cb < cb) + (ca == ca) + (cb == cb) + (ca != execname) + (execname > cb) + (cb <= execname) + (ca >= \"abd\"); trace(cn);",
 ];
 
 fn dtrace() -> Command {

@@ -12,32 +12,55 @@ use crate::types::{self, Type};
 
 impl Gen<'_, '_> {
     /// Compare two strings byte by byte (like strcmp); the result replaces `a`.
+    ///
+    /// The loop over the bytes has no branch on their values, only on its counter: it
+    /// walks from the last byte to the first, keeping the index of the earliest byte where
+    /// the strings differ or the first one ends. A branch on the bytes would leave the
+    /// verifier a state to explore per byte, and a clause of many comparisons beyond what
+    /// it explores.
     pub(crate) fn string_compare(&mut self, op: CmpOp, a: &Val, b: &Val) -> Result<Val> {
         let strsize = self.strsize() as i32;
         regs::read_into(&mut self.e, a.reg, R1);
         regs::read_into(&mut self.e, b.reg, R2);
-        // r3 = index, r4/r5 = bytes; r0 = strcmp-like result (-1, 0, 1).
-        self.e.emit(Insn::mov64_imm(R3, 0));
-        self.e.emit(Insn::mov64_imm(R0, 0));
+        // r3 = index (down from strsize - 1), r0 = the earliest stop (strsize: none).
+        self.e.emit(Insn::mov64_imm(R3, strsize - 1));
+        self.e.emit(Insn::mov64_imm(R0, strsize));
         let top = self.e.label();
-        let done = self.e.label();
-        let differ = self.e.label();
+        let scanned = self.e.label();
         self.e.bind(top);
-        self.e.jmp_imm(BPF_JGE, R3, strsize, done);
-        self.e.emit(Insn::mov64_reg(R4, R1));
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R4, R3));
-        self.e.emit(Insn::ldx(Size::B, R4, R4, 0));
-        self.e.emit(Insn::mov64_reg(R5, R2));
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R5, R3));
-        self.e.emit(Insn::ldx(Size::B, R5, R5, 0));
-        self.e.jmp_reg(BPF_JNE, R4, R5, differ);
-        self.e.jmp_imm(BPF_JEQ, R4, 0, done);
-        self.e.emit(Insn::alu64_imm(BPF_ADD, R3, 1));
+        self.e.jmp_imm(BPF_JSLT, R3, 0, scanned);
+        self.load_byte(R4, R1, R3);
+        self.load_byte(R5, R2, R3);
+        // r5 = the bytes differ or the first is NUL (nonzero), as 0 or 1.
+        self.e.emit(Insn::alu64_reg(BPF_XOR, R5, R4));
+        self.e.emit(Insn::alu64_imm(BPF_SUB, R4, 1));
+        self.e.emit(Insn::alu64_imm(BPF_RSH, R4, 63));
+        self.e.emit(Insn::alu64_reg(BPF_OR, R5, R4));
+        self.e.emit(Insn::alu64_imm(BPF_SUB, R5, 1));
+        self.e.emit(Insn::alu64_imm(BPF_RSH, R5, 63));
+        self.e.emit(Insn::alu64_imm(BPF_XOR, R5, 1));
+        // r0 += stop * (index - r0): the index where the bytes stop us.
+        self.e.emit(Insn::mov64_reg(R4, R3));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R4, R0));
+        self.e.emit(Insn::alu64_reg(BPF_MUL, R4, R5));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R0, R4));
+        self.e.emit(Insn::alu64_imm(BPF_SUB, R3, 1));
         self.e.goto(top);
-        self.e.bind(differ);
+        self.e.bind(scanned);
+        // The bytes there decide: r0 = -1, 0 or 1.
+        let done = self.e.label();
+        let equal = self.e.label();
+        self.e.jmp_imm(BPF_JGE, R0, strsize, equal);
+        self.load_byte(R4, R1, R0);
+        self.load_byte(R5, R2, R0);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.jmp_reg(BPF_JEQ, R4, R5, done);
         self.e.emit(Insn::mov64_imm(R0, 1));
-        self.e.emit(Insn::jmp_reg(BPF_JGT, R4, R5, 1));
+        self.e.jmp_reg(BPF_JGT, R4, R5, done);
         self.e.emit(Insn::mov64_imm(R0, -1));
+        self.e.goto(done);
+        self.e.bind(equal);
+        self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.bind(done);
         let jop = match op {
             CmpOp::Eq => BPF_JEQ,
@@ -53,6 +76,13 @@ impl Gen<'_, '_> {
             reg: a.reg,
             ty: types::INT,
         })
+    }
+
+    /// `dst` = the byte at `base + index`.
+    fn load_byte(&mut self, dst: Reg, base: Reg, index: Reg) {
+        self.e.emit(Insn::mov64_reg(dst, base));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, dst, index));
+        self.e.emit(Insn::ldx(Size::B, dst, dst, 0));
     }
 
     /// Write 1 to `dst` if `r op 0`, else 0.
