@@ -81,3 +81,16 @@ fn compile_errors_exit_1_without_loading() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("prototype mismatch"));
 }
+
+#[test]
+fn struct_values_in_dynamic_variables_load() {
+    // A struct value is stored whole; no path of its store deletes the variable.
+    let script = "self struct task_struct tsk; struct task_struct g[int];
+        BEGIN { self->tsk = *curthread; g[1] = *curthread; trace(self->tsk.pid + g[1].pid); }";
+    let out = dtrace().args(["-e", "-q", "-n", script]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -292,11 +292,15 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
         self.count_drop(crate::program::DropKind::Dynamic);
-        self.e.goto(done);
-        self.e.bind(delete);
-        self.e.ld_map(R1, map);
-        self.e.emit(Insn::mov64_reg(R2, R5));
-        self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+        // Struct and array values are never "zero": no path deletes (the verifier refuses
+        // unreachable code).
+        if !matches!(val.ty, Type::Struct(_) | Type::Array(..)) {
+            self.e.goto(done);
+            self.e.bind(delete);
+            self.e.ld_map(R1, map);
+            self.e.emit(Insn::mov64_reg(R2, R5));
+            self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+        }
         self.e.bind(done);
     }
 
