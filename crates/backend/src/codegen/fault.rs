@@ -5,8 +5,8 @@
 //! tail. The tail sends a fault record (what the consumer prints as DTrace's error line) and
 //! then runs the program's ERROR clauses in the same BPF program invocation, as a
 //! BPF-to-BPF call: so `pid`, `tid`, `execname` and the stack in an ERROR clause are the
-//! faulting thread's, and its `arg0..arg5` are DTrace's (`0, epid, action, offset, fault,
-//! address`). The rest of the faulting clause is abandoned; the probe's later clauses run.
+//! faulting thread's, and its `arg0..arg5` are Oracle's DTrace for Linux's (`0`, the
+//! probe's id, the clause's statement number, offset, fault, address). The rest of the faulting clause is abandoned; the probe's later clauses run.
 //!
 //! The ERROR clauses are compiled into each program that can fault, after its exit, as a
 //! function of two arguments: the probe's context (for stacks) and the firing's scratch
@@ -95,13 +95,13 @@ impl Gen<'_, '_> {
         if self.c.error_bodies.is_empty() {
             return;
         }
-        // ERROR's arguments: 0, epid, action, offset, fault, value.
+        // ERROR's arguments, as Oracle's DTrace for Linux gives them: 0, the probe's id,
+        // the clause's statement number, offset, fault, value.
         let args = self.error_args();
         let arg = |i: u32| (args + i * 8) as i16;
         self.e.emit(Insn::st(Size::DW, SCRATCH, arg(0), 0));
+        self.error_origin(arg(1), arg(2));
         for (i, field, size) in [
-            (1, layout::EPID, Size::W),
-            (2, layout::ACTION, Size::W),
             (3, layout::OFFSET, Size::W),
             (4, layout::KIND, Size::W),
             (5, layout::ADDR, Size::DW),
@@ -113,6 +113,44 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::mov64_reg(R2, SCRATCH));
         let label = self.error_function();
         self.e.call_label(label);
+    }
+
+    /// Store the faulting probe's id at scratch `id` and the clause's statement number at
+    /// `statement` (u64 each): constants, or in a group program looked up by the epid of
+    /// the call that fired.
+    fn error_origin(&mut self, id: i16, statement: i16) {
+        let epid = self.clause_state().epid;
+        if self.clause_state().epid_slot.is_none() {
+            let ep = &self.c.enabled[epid as usize - 1];
+            let (probe, stmt) = (ep.probe.id as i32, ep.statement as i32);
+            self.e.emit(Insn::st(Size::DW, SCRATCH, id, probe));
+            self.e.emit(Insn::st(Size::DW, SCRATCH, statement, stmt));
+            return;
+        }
+        let mut ids = vec![0u32; self.c.enabled.len() + 1];
+        let mut statements = ids.clone();
+        for ep in &self.c.enabled {
+            ids[ep.epid as usize] = ep.probe.id;
+            statements[ep.epid as usize] = ep.statement;
+        }
+        for (table, slot) in [(ids, id), (statements, statement)] {
+            let off = self.c.rodata_bytes(
+                &table
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            );
+            let bounded = self.e.label();
+            self.load_epid(R0);
+            self.e.jmp_imm(BPF_JLT, R0, table.len() as i32, bounded);
+            self.e.emit(Insn::mov64_imm(R0, 0));
+            self.e.bind(bounded);
+            self.e.emit(Insn::alu64_imm(BPF_LSH, R0, 2));
+            self.e.ld_map_value(R1, self.c.core.rodata, off);
+            self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
+            self.e.emit(Insn::ldx(Size::W, R1, R1, 0));
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, slot, R1));
+        }
     }
 
     /// Where in scratch this program keeps ERROR's six arguments.

@@ -1,6 +1,7 @@
 /*
  * Dividing by zero aborts the clause: its output is discarded, DTrace
- * reports the error and fires ERROR; the other clauses still run.
+ * reports the error and fires ERROR (arg1 the probe id, arg2 the clause's
+ * statement number, as Oracle's DTrace for Linux); the other clauses still run.
  */
 
 BEGIN
@@ -20,7 +21,7 @@ BEGIN
 
 ERROR
 {
-	printf("ERROR: epid %d, action %d, fault %d\n", arg1, arg2, arg4);
+	printf("ERROR: probe %d, clause %d, fault %d\n", arg1, arg2, arg4);
 }
 
 BEGIN
