@@ -25,7 +25,8 @@ const STANDARD: &[&str] = &[
     "tick-5000",
 ];
 
-/// Shortest period allowed, as DTrace: 200 µs for profile and tick alike.
+/// Shortest period there is a probe for, as DTrace: 200 µs for profile and tick alike
+/// (`profile-1us` matches no probe).
 const MIN_PERIOD_NS: u64 = 200_000;
 
 fn probe(id: u32, name: &str) -> Option<Probe> {
@@ -35,7 +36,7 @@ fn probe(id: u32, name: &str) -> Option<Probe> {
         "tick" => false,
         _ => return None,
     };
-    let period_ns = parse_period(spec)?;
+    let period_ns = parse_period(spec).filter(|&p| p >= MIN_PERIOD_NS)?;
     Some(Probe {
         site: ProbeSite {
             id,
@@ -46,7 +47,7 @@ fn probe(id: u32, name: &str) -> Option<Probe> {
             context: ProbeContext::PerfEvent,
         },
         attach: Attach::Timer {
-            period_ns: period_ns.max(MIN_PERIOD_NS),
+            period_ns,
             every_cpu,
         },
     })
@@ -145,6 +146,8 @@ mod tests {
             }
         );
         assert!(on_demand(&Description::parse("tick-*").unwrap(), 1).is_none());
+        assert!(on_demand(&Description::parse("profile-199us").unwrap(), 1).is_none());
+        assert!(on_demand(&Description::parse("profile-5000hz").unwrap(), 1).is_some());
         assert!(on_demand(&Description::parse("syscall::read:entry").unwrap(), 1).is_none());
     }
 }
