@@ -1,18 +1,32 @@
-//! Traced processes: `-c cmd` starts a command that waits until every probe is attached
-//! (it is held before exec on a pipe), and `-p pid` follows a running process; tracing ends
-//! when they exit.
+//! Traced processes: `-c cmd` starts a command that waits until every probe is attached,
+//! and `-p pid` follows a running process; tracing ends when they exit.
+//!
+//! The command is held as DTrace holds it: right after its exec, before its first
+//! instruction, so no event of the child before the exec (still `dtrace`, on its way to
+//! `execve`) reaches the script. The child asks to be traced (`PTRACE_TRACEME`) and execs;
+//! the kernel stops it after the exec, and the release detaches (`PTRACE_DETACH`). Where
+//! `ptrace` is refused, the child says so on its error pipe and is held before the exec
+//! instead, on a pipe: it execs when it reads the release byte, and if dtrace exits (or is
+//! killed) first, the pipe reads end-of-file and the child exits without running the
+//! command.
 //!
 //! The command is forked by hand rather than with `std::process::Command`: `Command::spawn`
-//! waits until the child has exec'd, which a child held before exec never does. The held child
-//! execs only when it reads the release byte; if dtrace exits (or is killed) first, the pipe
-//! reads end-of-file and the child exits without running the command. A command still running
-//! when the session ends is killed, as DTrace kills the processes it created, and so it is when
+//! waits until the child has exec'd, which a child held before exec never does. A command
+//! still running when the session ends is killed, as DTrace kills the processes it created, and so it is when
 //! dtrace dies (the parent-death signal).
 
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// A held `-c` command.
+pub enum Held {
+    /// Stopped after its exec, traced by us until `PTRACE_DETACH`.
+    Traced,
+    /// Waiting before its exec for a byte on this pipe (the write end).
+    Pipe(OwnedFd),
+}
 
 /// A process whose lifetime bounds the tracing session.
 pub enum Target {
@@ -23,8 +37,8 @@ pub enum Target {
         program: String,
         /// The file it will exec (USDT and `pid` probes are read from it before it runs).
         path: PathBuf,
-        /// Write end of the hold pipe; `None` once released.
-        release: Option<OwnedFd>,
+        /// How it is held; `None` once released.
+        held: Option<Held>,
         /// Read end of the exec-error pipe (`CLOEXEC` in the child: end-of-file on success).
         exec_error: Option<OwnedFd>,
         /// Set once reaped; the wait status when it was ours to collect.
@@ -137,6 +151,17 @@ unsafe fn held_child(
     // Die with dtrace, however it dies (illumos grabs the process kill-on-last-close). Set
     // before waiting: a dtrace that died earlier closed the hold pipe, so the read sees it.
     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+    let null = std::ptr::null_mut::<libc::c_void>();
+    if libc::ptrace(libc::PTRACE_TRACEME, 0, null, null) == 0 {
+        // Stopped by the kernel right after the exec, until the release.
+        exec_or_report(error, path, argv);
+    }
+    let held = HELD_BEFORE_EXEC;
+    libc::write(
+        error,
+        (&held as *const i32).cast(),
+        std::mem::size_of::<i32>(),
+    );
     let mut byte = 0u8;
     loop {
         let n = libc::read(hold, (&mut byte as *mut u8).cast(), 1);
@@ -149,6 +174,18 @@ unsafe fn held_child(
         // End-of-file: dtrace exited (or was killed) before releasing us; run nothing.
         libc::_exit(127);
     }
+    exec_or_report(error, path, argv)
+}
+
+/// Exec, or write errno to the `error` pipe and exit.
+///
+/// # Safety
+/// As [`held_child`].
+unsafe fn exec_or_report(
+    error: libc::c_int,
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+) -> ! {
     libc::execv(path, argv);
     let errno = *libc::__errno_location();
     libc::write(
@@ -159,8 +196,61 @@ unsafe fn held_child(
     libc::_exit(127);
 }
 
+/// What the child writes on its error pipe when `ptrace` is refused and it waits before
+/// its exec instead (errno values are positive).
+const HELD_BEFORE_EXEC: i32 = -1;
+
+/// How a `-c` command is held.
+enum Hold {
+    /// Stopped after its exec, traced by us.
+    AfterExec,
+    /// Waiting before its exec for the release byte.
+    BeforeExec,
+    /// Its exec failed (errno), or it died.
+    Failed(Option<i32>),
+}
+
+/// Wait until the child forked for a command is held: stopped after its exec, or waiting
+/// before it (it says so on `error`, whose write end it holds).
+fn hold(pid: i32, error: &OwnedFd) -> Hold {
+    loop {
+        let mut wstatus = 0;
+        // SAFETY: waitpid on our own child with a valid status pointer.
+        let r = unsafe { libc::waitpid(pid, &mut wstatus, libc::WNOHANG) };
+        if r == pid {
+            if libc::WIFSTOPPED(wstatus) {
+                return Hold::AfterExec;
+            }
+            let mut word = [0u8; 4];
+            // SAFETY: read into the 4-byte buffer we own.
+            let n = unsafe { libc::read(error.as_raw_fd(), word.as_mut_ptr().cast(), 4) };
+            return Hold::Failed((n == 4).then(|| i32::from_ne_bytes(word)));
+        }
+        if r < 0 {
+            return Hold::Failed(None);
+        }
+        let mut p = libc::pollfd {
+            fd: error.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll on one valid pollfd.
+        if unsafe { libc::poll(&mut p, 1, 5) } > 0 {
+            let mut word = [0u8; 4];
+            // SAFETY: read into the 4-byte buffer we own.
+            let n = unsafe { libc::read(error.as_raw_fd(), word.as_mut_ptr().cast(), 4) };
+            if n == 4 && i32::from_ne_bytes(word) == HELD_BEFORE_EXEC {
+                return Hold::BeforeExec;
+            }
+            if n == 4 {
+                return Hold::Failed(Some(i32::from_ne_bytes(word)));
+            }
+        }
+    }
+}
+
 impl Target {
-    /// Start `command` (split on blanks, as dtrace does), held before exec.
+    /// Start `command` (split on blanks, as dtrace does), held at its exec.
     pub fn spawn(command: &str) -> Result<Target, String> {
         let words: Vec<&str> = command.split_whitespace().collect();
         let Some(&program) = words.first() else {
@@ -183,7 +273,7 @@ impl Target {
         let (hold_read, hold_write) = pipe().map_err(|e| fail(&e))?;
         let (error_read, error_write) = pipe().map_err(|e| fail(&e))?;
         // SAFETY: the child only calls async-signal-safe functions (close, sigaction, prctl,
-        // read, execv, write, _exit) on memory prepared before the fork.
+        // ptrace, read, execv, write, _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(fail(&std::io::Error::last_os_error()));
@@ -203,11 +293,19 @@ impl Target {
         }
         drop(hold_read);
         drop(error_write);
+        let held = match hold(pid, &error_read) {
+            Hold::AfterExec => Held::Traced,
+            Hold::BeforeExec => Held::Pipe(hold_write),
+            Hold::Failed(errno) => {
+                let e = std::io::Error::from_raw_os_error(errno.unwrap_or(libc::ECHILD));
+                return Err(fail(&e));
+            }
+        };
         Ok(Target::Child {
             pid,
             program: program.to_string(),
             path: std::fs::canonicalize(&path).unwrap_or(path),
-            release: Some(hold_write),
+            held: Some(held),
             exec_error: Some(error_read),
             reaped: false,
             status: None,
@@ -249,7 +347,7 @@ impl Target {
     /// For a command not yet released: the program file it will run.
     pub fn exec_path(&self) -> Option<PathBuf> {
         match self {
-            Target::Child { path, release, .. } if release.is_some() => Some(path.clone()),
+            Target::Child { path, held, .. } if held.is_some() => Some(path.clone()),
             _ => None,
         }
     }
@@ -263,15 +361,24 @@ impl Target {
     /// Let a held command run; say so if its exec failed.
     pub fn release(&mut self) {
         if let Target::Child {
-            release,
+            pid,
+            held,
             exec_error,
             program,
             ..
         } = self
         {
-            if let Some(fd) = release.take() {
-                let mut f = std::fs::File::from(fd);
-                let _ = std::io::Write::write_all(&mut f, b"g");
+            match held.take() {
+                Some(Held::Traced) => {
+                    let null = std::ptr::null_mut::<libc::c_void>();
+                    // SAFETY: detach our stopped tracee; no memory is passed.
+                    unsafe { libc::ptrace(libc::PTRACE_DETACH, *pid, null, null) };
+                }
+                Some(Held::Pipe(fd)) => {
+                    let mut f = std::fs::File::from(fd);
+                    let _ = std::io::Write::write_all(&mut f, b"g");
+                }
+                None => {}
             }
             if let Some(fd) = exec_error.take() {
                 // End-of-file once the exec succeeded (the write end is close-on-exec).
@@ -340,7 +447,7 @@ impl Target {
     pub fn abandon(&mut self) {
         if let Target::Child {
             pid,
-            release,
+            held,
             exec_error,
             reaped,
             ..
@@ -358,7 +465,7 @@ impl Target {
                 }
                 *reaped = true;
             }
-            release.take();
+            held.take();
             exec_error.take();
         }
     }

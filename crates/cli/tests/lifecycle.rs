@@ -5,7 +5,8 @@
 //! * SIGINT and SIGTERM run END and print the aggregations, exit status 0; a second SIGINT
 //!   exits at once.
 //! * Exit statuses: 1 on compile errors, the `exit(N)` value, 2 on bad usage.
-//! * `-c cmd`: the command runs only once every probe is attached, `$target` is its pid,
+//! * `-c cmd`: the command runs only once every probe is attached (held after its exec),
+//!   `$target` is its pid,
 //!   tracing ends when it exits; a held command never runs when dtrace fails or dies first.
 //! * `-p pid`: tracing ends when the process exits; a missing pid is an error.
 //! * `-o file` appends.
@@ -789,4 +790,26 @@ fn dash_o_appends() {
     let text = read(&file);
     assert!(text.starts_with("before\none\n"), "{text:?}");
     assert_eq!(text.matches("one\n").count(), 2, "{text:?}");
+}
+
+/// A `-c` command is held as DTrace holds it, right after its exec: none of the child's
+/// events before the exec (its `execve`, running as `dtrace`) reaches the script.
+#[test]
+fn c_command_is_held_after_its_exec() {
+    let run = common::dtrace(&[
+        "-q",
+        "-n",
+        "syscall::execve:entry /pid == $target/ { printf(\"execve seen\\n\"); }
+         syscall:::entry /pid == $target/ { @[execname] = count(); }",
+        "-c",
+        "/bin/true",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("execve seen"), "{}", run.stdout);
+    let names: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["true"], "{}", run.stdout);
 }

@@ -5,8 +5,8 @@
 //!
 //! - `providerPID:module:function:name` (`myapp$target:::tick`, `pid123:a.out:main:entry`):
 //!   probes of the binaries process PID maps (read from `/proc/PID/maps`; for a `-c` command
-//!   still held before its exec, from the program's file and the libraries its `DT_NEEDED`
-//!   entries name). They are attached in process PID only; the provider shown is the note's
+//!   still held at its exec, from the program's file and the libraries its `DT_NEEDED`
+//!   entries name, and what it maps already). They are attached in process PID only; the provider shown is the note's
 //!   provider followed by the pid.
 //! - `provider*:module:function:name` (any glob in the provider part): probes of binaries,
 //!   attached system-wide by inode, so every process that runs the binary is traced, also
@@ -82,7 +82,7 @@ pub const GROUP_MIN: usize = 8;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserTarget {
     pub pid: i32,
-    /// For a `-c` command held before its exec: the program it will run.
+    /// For a `-c` command still held (at its exec or before it): the program it runs.
     pub exec: Option<PathBuf>,
 }
 
@@ -462,19 +462,23 @@ impl UserProbes {
     /// The ELF files process `pid` maps, `true` for its main executable.
     fn process_binaries(&self, pid: i32) -> Vec<(PathBuf, bool)> {
         let mapped = maps_files(pid);
-        // A `-c` command still held before its exec: what it will map.
+        // A `-c` command still held (at its exec, or before it): what it will map, its
+        // program and the libraries it needs, besides what is mapped already (the dynamic
+        // linker).
         if let Some(exec) = self
             .targets
             .iter()
             .find(|t| t.pid == pid)
             .and_then(|t| t.exec.clone())
-            .filter(|e| {
-                let e = std::fs::canonicalize(e).unwrap_or_else(|_| e.clone());
-                !mapped.contains(&e)
-            })
         {
+            let exec = std::fs::canonicalize(&exec).unwrap_or(exec);
             let mut out = vec![(exec.clone(), true)];
             out.extend(needed_libraries(&exec).into_iter().map(|p| (p, false)));
+            for path in mapped {
+                if !out.iter().any(|(p, _)| *p == path) {
+                    out.push((path, false));
+                }
+            }
             return out;
         }
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
@@ -488,8 +492,8 @@ impl UserProbes {
         out
     }
 
-    /// Files with USDT notes mapped by any running process, or that a `-c` command held
-    /// before its exec will map (its program and the libraries it needs).
+    /// Files with USDT notes mapped by any running process, or that a held `-c` command
+    /// will map (its program and the libraries it needs).
     fn usdt_binaries(&mut self) -> &[PathBuf] {
         if self.usdt_binaries.is_none() {
             let mut seen = HashSet::new();
