@@ -66,13 +66,18 @@ const fn param(accepts: Accepts, shown: &'static str) -> Param {
     Param { accepts, shown }
 }
 
-const CSTR: Param = param(Accepts::String, "const char *");
+/// DTrace shows `const char *` parameters without the qualifier.
+const CSTR: Param = param(Accepts::String, "char *");
 const INT: Param = param(Accepts::Integer, "int");
 const CHAR: Param = param(Accepts::Integer, "char");
 const INT64: Param = param(Accepts::Integer, "int64_t");
 const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
 const SIZE: Param = param(Accepts::Integer, "size_t");
 const VOIDP: Param = param(Accepts::Pointer, "void *");
+const DEV: Param = param(Accepts::Integer, "dev_t");
+const U16: Param = param(Accepts::Integer, "uint16_t");
+const U32: Param = param(Accepts::Integer, "uint32_t");
+const U64: Param = param(Accepts::Integer, "uint64_t");
 
 /// The actions: statements that record data or act.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -191,12 +196,12 @@ const TABLE: &[(&str, Kind)] = &[
     ("freopen", Kind::Action(ActionName::Freopen)),
     ("ftruncate", Kind::Action(ActionName::Ftruncate)),
     ("func", Kind::Action(ActionName::Symbol)),
-    ("getmajor", missing(&[param(Accepts::Integer, "dev_t")], 1)),
-    ("getminor", missing(&[param(Accepts::Integer, "dev_t")], 1)),
+    ("getmajor", subr(Subr::Getmajor, &[DEV], 1)),
+    ("getminor", subr(Subr::Getminor, &[DEV], 1)),
     ("gid", var(Builtin::Gid)),
-    ("htonl", missing(&[param(Accepts::Integer, "uint32_t")], 1)),
-    ("htonll", missing(&[param(Accepts::Integer, "uint64_t")], 1)),
-    ("htons", missing(&[param(Accepts::Integer, "uint16_t")], 1)),
+    ("htonl", subr(Subr::Htonl, &[U32], 1)),
+    ("htonll", subr(Subr::Htonll, &[U64], 1)),
+    ("htons", subr(Subr::Htons, &[U16], 1)),
     ("id", var(Builtin::Id)),
     ("index", subr(Subr::Index, &[CSTR, CSTR, INT], 2)),
     (
@@ -233,9 +238,9 @@ const TABLE: &[(&str, Kind)] = &[
     ("mutex_type_adaptive", missing(&[VOIDP], 1)),
     ("mutex_type_spin", missing(&[VOIDP], 1)),
     ("normalize", Kind::Action(ActionName::Normalize)),
-    ("ntohl", missing(&[param(Accepts::Integer, "uint32_t")], 1)),
-    ("ntohll", missing(&[param(Accepts::Integer, "uint64_t")], 1)),
-    ("ntohs", missing(&[param(Accepts::Integer, "uint16_t")], 1)),
+    ("ntohl", subr(Subr::Ntohl, &[U32], 1)),
+    ("ntohll", subr(Subr::Ntohll, &[U64], 1)),
+    ("ntohs", subr(Subr::Ntohs, &[U16], 1)),
     ("panic", Kind::Action(ActionName::Panic)),
     ("pid", var(Builtin::Pid)),
     ("ppid", var(Builtin::Ppid)),

@@ -284,6 +284,16 @@ pub enum Subr {
     Copyinto,
     /// `alloca(size)`: `size` is a constant.
     Alloca,
+    /// `htons htonl htonll ntohs ntohl ntohll`: byte swaps of 16, 32 and 64 bits.
+    Htons,
+    Htonl,
+    Htonll,
+    Ntohs,
+    Ntohl,
+    Ntohll,
+    /// `getmajor(dev)`, `getminor(dev)`: the parts of a Linux `dev_t` (12 and 20 bits).
+    Getmajor,
+    Getminor,
 }
 
 /// Recorded data the consumer symbolizes, with its size in the record or key.

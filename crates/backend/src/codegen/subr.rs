@@ -1,5 +1,6 @@
 //! Subroutines called in expressions (`strlen`, `strjoin`, `copyin`, `copyinstr`,
-//! `alloca`, `copyinto`, `rand`; the string subroutines are in `strsubr`).
+//! `alloca`, `copyinto`, `rand`, the byte-order swaps `htons`...`ntohll`, `getmajor`,
+//! `getminor`; the string subroutines are in `strsubr`).
 //!
 //! `copyin(addr, size)` copies `size` bytes (a constant, at most 4096) of user memory into
 //! the clause's scratch space and returns a `void *` to them, valid until the probe's
@@ -49,12 +50,38 @@ impl Gen<'_, '_> {
             Subr::Copyin => self.copyin(args)?,
             Subr::Copyinto => self.copyinto(args)?,
             Subr::Alloca => self.alloca(args, span)?,
+            Subr::Htons | Subr::Ntohs => self.byte_swap(&args[0], 16)?,
+            Subr::Htonl | Subr::Ntohl => self.byte_swap(&args[0], 32)?,
+            Subr::Htonll | Subr::Ntohll => self.byte_swap(&args[0], 64)?,
+            Subr::Getmajor | Subr::Getminor => {
+                let v = self.expr(&args[0])?;
+                regs::read_into(&mut self.e, v.reg, R0);
+                // A Linux dev_t: 32 bits, the major number above the 20-bit minor.
+                self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0));
+                if subr == Subr::Getmajor {
+                    self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 20));
+                } else {
+                    self.e.emit(Insn::alu64_imm(BPF_AND, R0, 0xfffff));
+                }
+                regs::write(&mut self.e, v.reg, R0);
+                v
+            }
             _ => self.string_subroutine(subr, args, span)?,
         };
         Ok(Val {
             reg: v.reg,
             ty: ty.clone(),
         })
+    }
+
+    /// `htons`/`ntohs` (16 bits), `htonl`/`ntohl` (32), `htonll`/`ntohll` (64): the value's
+    /// low `bits` bits in network (big-endian) byte order.
+    fn byte_swap(&mut self, arg: &Expr, bits: i32) -> Result<Val> {
+        let v = self.expr(arg)?;
+        regs::read_into(&mut self.e, v.reg, R0);
+        self.e.emit(Insn::to_be(R0, bits));
+        regs::write(&mut self.e, v.reg, R0);
+        Ok(v)
     }
 
     /// `copyinstr(addr[, maxlen])`: the NUL-terminated string at user address `addr` (at most

@@ -102,13 +102,6 @@ impl Cook<'_> {
         if args.len() < min || args.len() > max {
             return Err(prototype_len(name, args.len(), min, max, span));
         }
-        let Some(subr) = s.subr else {
-            return Err(CompileError::new(
-                "D_UNSUPPORTED",
-                format!("the {name}( ) subroutine is not supported yet"),
-                span,
-            ));
-        };
         let mut typed = Vec::with_capacity(args.len());
         for (i, (a, p)) in args.iter().zip(s.params).enumerate() {
             let v = self.expr(a)?;
@@ -121,6 +114,9 @@ impl Cook<'_> {
             if !ok {
                 return Err(prototype_arg(name, i + 1, p.shown, &v.ty, a.span));
             }
+            if s.subr.is_none() {
+                continue;
+            }
             typed.push(match p.accepts {
                 Accepts::Integer if p.shown == "int" || p.shown == "char" => {
                     convert(v, &types::INT)
@@ -129,6 +125,14 @@ impl Cook<'_> {
                 _ => v,
             });
         }
+        // Arguments are checked first, as DTrace checks the prototype.
+        let Some(subr) = s.subr else {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                format!("the {name}( ) subroutine is not supported yet"),
+                span,
+            ));
+        };
         if let Some(i) = constant_size_arg(subr) {
             constant_size(name, &typed[i])?;
         }
@@ -138,6 +142,9 @@ impl Cook<'_> {
             Subr::Strtoll => types::INT64,
             Subr::Copyin | Subr::Alloca => Type::Ptr(Box::new(Type::Void)),
             Subr::Copyinto => Type::Void,
+            Subr::Htons | Subr::Ntohs => types::sized_int(2, false),
+            Subr::Htonl | Subr::Ntohl | Subr::Getmajor | Subr::Getminor => types::UINT32,
+            Subr::Htonll | Subr::Ntohll => types::UINT64,
             _ => Type::String,
         };
         Ok(mk(ExprKind::Call(subr, typed), ty, span))

@@ -486,12 +486,22 @@ const CALLS: Cases = &[
     (
         "BEGIN { strlen(1); }",
         "D_PROTO_ARG",
-        "strlen( ) argument #1 is incompatible with prototype:\n\tprototype: const char *\n\t argument: int",
+        "strlen( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
     ),
     (
         "BEGIN { x = nosuch(); }",
         "D_FUNC_UNDEF",
         "undefined function name: nosuch",
+    ),
+    (
+        "BEGIN { x = progenyof(\"a\"); }",
+        "D_PROTO_ARG",
+        "progenyof( ) argument #1 is incompatible with prototype:\n\tprototype: pid_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { x = htons(\"a\"); }",
+        "D_PROTO_ARG",
+        "htons( ) argument #1 is incompatible with prototype:\n\tprototype: uint16_t\n\t argument: string",
     ),
     (
         "BEGIN { x = strtok(\"a\", \"b\"); }",
