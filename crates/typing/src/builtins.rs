@@ -279,7 +279,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("strlen", subr(Subr::Strlen, &[CSTR], 1)),
     ("strrchr", subr(Subr::Strrchr, &[CSTR, CHAR], 2)),
     ("strstr", subr(Subr::Strstr, &[CSTR, CSTR], 2)),
-    ("strtok", missing(&[CSTR, CSTR], 2)),
+    ("strtok", subr(Subr::Strtok, &[CSTR, CSTR], 2)),
     ("strtoll", subr(Subr::Strtoll, &[CSTR, INT], 1)),
     ("substr", subr(Subr::Substr, &[CSTR, INT, INT], 2)),
     ("sum", Kind::Aggregating),

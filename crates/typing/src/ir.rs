@@ -291,6 +291,9 @@ pub enum Subr {
     Ntohs,
     Ntohl,
     Ntohll,
+    /// `strtok(s, delim)`: `s` is the null string ([`ExprKind::Int`] 0 of type string) to go
+    /// on with the string of the last call.
+    Strtok,
     /// `getmajor(dev)`, `getminor(dev)`: the parts of a Linux `dev_t` (12 and 20 bits).
     Getmajor,
     Getminor,
@@ -446,4 +449,7 @@ pub struct Program {
     pub assocs: Vec<Assoc>,
     pub aggregations: Vec<Aggregation>,
     pub clauses: Vec<Clause>,
+    /// Whether a clause calls `strtok`: each program then keeps its state, for the
+    /// firing, in scratch.
+    pub strtok: bool,
 }

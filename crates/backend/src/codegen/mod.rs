@@ -35,6 +35,7 @@ mod place;
 mod regs;
 mod strings;
 mod strsubr;
+mod strtok;
 mod subr;
 mod support;
 mod vars;
@@ -565,6 +566,8 @@ struct ProgState {
     /// The ERROR function, once a fault calls it, and where ERROR's arguments go.
     error_label: Option<Label>,
     error_args: Option<u32>,
+    /// Where `strtok`'s state is in scratch, when the program calls it (see `strtok`).
+    strtok: Option<u32>,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -616,6 +619,12 @@ impl ProgState {
             nr_slot = Some(slot);
             Self::syscall_prologue(c, &mut e, g, slot as i16, exit);
         }
+        let strtok = c.prog.strtok.then(|| {
+            let slot = scratch_top;
+            scratch_top += strtok::state_size(c.opts.strsize);
+            strtok::init_state(&mut e, slot);
+            slot
+        });
         ProgState {
             e,
             probe,
@@ -625,6 +634,7 @@ impl ProgState {
             nr_slot,
             error_label: None,
             error_args: None,
+            strtok,
         }
     }
 
@@ -686,6 +696,7 @@ impl ProgState {
             nr_slot: None,
             error_label: None,
             error_args: None,
+            strtok: None,
         }
     }
 }
@@ -711,6 +722,8 @@ pub(crate) struct Gen<'c, 'a> {
     error_args: Option<u32>,
     /// Whether the ERROR clauses are being compiled (into the ERROR function).
     in_error_clauses: bool,
+    /// Where `strtok`'s state is in scratch, when the program calls it.
+    strtok: Option<u32>,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -729,6 +742,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_label: p.error_label,
             error_args: p.error_args,
             in_error_clauses: false,
+            strtok: p.strtok,
         }
     }
 
@@ -742,6 +756,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             nr_slot: self.nr_slot,
             error_label: self.error_label,
             error_args: self.error_args,
+            strtok: self.strtok,
         }
     }
 

@@ -19,12 +19,27 @@ use dtrace_typing::ir::{Expr, ExprKind, Subr};
 use dtrace_ebpf::*;
 
 use super::regs::SCRATCH;
+use super::strtok;
 use super::{regs, Gen, Val};
+use crate::program::Fault;
 use crate::types::Type;
 
 impl Gen<'_, '_> {
     /// A subroutine call; the result is of type `ty`.
     pub(crate) fn call(&mut self, subr: Subr, args: &[Expr], ty: &Type, span: Span) -> Result<Val> {
+        // A null string faults, as in DTrace (but for strtok's first argument, which goes on
+        // with the last string).
+        let null = args
+            .iter()
+            .enumerate()
+            .any(|(i, a)| strtok::is_null_string(a) && !(subr == Subr::Strtok && i == 0));
+        if null {
+            let ok = self.e.label();
+            self.e.emit(Insn::mov64_imm(R0, 0));
+            self.e.jmp_imm(BPF_JNE, R0, 0, ok);
+            self.fault(Fault::BadAddr, None);
+            self.e.bind(ok);
+        }
         let v = match subr {
             Subr::Strlen => {
                 let s = self.expr(&args[0])?;

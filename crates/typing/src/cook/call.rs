@@ -105,6 +105,12 @@ impl Cook<'_> {
         let mut typed = Vec::with_capacity(args.len());
         for (i, (a, p)) in args.iter().zip(s.params).enumerate() {
             let v = self.expr(a)?;
+            if p.accepts == Accepts::String && !v.ty.is_string() && super::consts::is_null(a) {
+                // The null pointer as a string: strtok's "go on with the last string"; any
+                // other subroutine faults on it at run time, as DTrace does.
+                typed.push(mk(ExprKind::Int(0), Type::String, a.span));
+                continue;
+            }
             let ok = !is_void(&v)
                 && match p.accepts {
                     Accepts::String => v.ty.is_string(),
@@ -133,6 +139,9 @@ impl Cook<'_> {
                 span,
             ));
         };
+        if subr == Subr::Strtok {
+            self.prog.strtok = true;
+        }
         if let Some(i) = constant_size_arg(subr) {
             constant_size(name, &typed[i])?;
         }

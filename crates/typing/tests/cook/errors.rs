@@ -504,9 +504,14 @@ const CALLS: Cases = &[
         "htons( ) argument #1 is incompatible with prototype:\n\tprototype: uint16_t\n\t argument: string",
     ),
     (
-        "BEGIN { x = strtok(\"a\", \"b\"); }",
+        "BEGIN { x = strtok(1, \"b\"); }",
+        "D_PROTO_ARG",
+        "strtok( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
+    ),
+    (
+        "BEGIN { x = cleanpath(\"a\"); }",
         "D_UNSUPPORTED",
-        "the strtok( ) subroutine is not supported yet",
+        "the cleanpath( ) subroutine is not supported yet",
     ),
     (
         "BEGIN { copyin(arg0, 0); }",

@@ -175,6 +175,11 @@ fn strings_and_subroutines() {
         ("stringof(arg0)", "string"),
         ("copyin(arg0, 8)", "void *"),
         ("rand()", "int"),
+        ("strtok(NULL, \",\")", "string"),
+        ("htons(arg0)", "uint16_t"),
+        ("ntohl(arg0)", "uint32_t"),
+        ("htonll(arg0)", "uint64_t"),
+        ("getmajor(arg0)", "uint32_t"),
         ("$$1", "string"),
         ("$1", "int"),
     ];
