@@ -58,8 +58,10 @@ pub enum Accepts {
     Integer,
     /// An integer or a pointer (an address).
     Scalar,
-    /// A pointer (or an integer, which D converts).
+    /// A pointer, a string (its bytes' address), or the null pointer constant.
     Pointer,
+    /// Where a subroutine writes: a pointer or the null pointer constant, never a string.
+    Destination,
 }
 
 const fn param(accepts: Accepts, shown: &'static str) -> Param {
@@ -74,6 +76,8 @@ const INT64: Param = param(Accepts::Integer, "int64_t");
 const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
 const SIZE: Param = param(Accepts::Integer, "size_t");
 const VOIDP: Param = param(Accepts::Pointer, "void *");
+/// Where `bcopy` writes: `alloca` memory (checked at run time), never a string.
+const ALLOCA: Param = param(Accepts::Destination, "alloca pointer");
 const DEV: Param = param(Accepts::Integer, "dev_t");
 const U16: Param = param(Accepts::Integer, "uint16_t");
 const U32: Param = param(Accepts::Integer, "uint32_t");
@@ -151,7 +155,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("args", Kind::Variable(Variable::Args)),
     ("avg", Kind::Aggregating),
     ("basename", subr(Subr::Basename, &[CSTR], 1)),
-    ("bcopy", missing(&[VOIDP, VOIDP, SIZE], 3)),
+    ("bcopy", subr(Subr::Bcopy, &[VOIDP, ALLOCA, SIZE], 3)),
     ("breakpoint", Kind::Action(ActionName::Breakpoint)),
     (
         "caller",
@@ -167,7 +171,14 @@ const TABLE: &[(&str, Kind)] = &[
     ("commit", Kind::Action(ActionName::Commit)),
     ("copyin", subr(Subr::Copyin, &[ADDR, SIZE], 2)),
     ("copyinstr", subr(Subr::Copyinstr, &[ADDR, SIZE], 1)),
-    ("copyinto", subr(Subr::Copyinto, &[ADDR, SIZE, VOIDP], 3)),
+    (
+        "copyinto",
+        subr(
+            Subr::Copyinto,
+            &[ADDR, SIZE, param(Accepts::Destination, "void *")],
+            3,
+        ),
+    ),
     ("copyout", Kind::Action(ActionName::Copyout)),
     ("copyoutstr", Kind::Action(ActionName::Copyoutstr)),
     ("count", Kind::Aggregating),
@@ -360,6 +371,8 @@ pub fn library_constant(name: &str) -> Option<i64> {
         "DTRACEFLT_UPRIV" => 7,
         "DTRACEFLT_TUPOFLOW" => 8,
         "DTRACEFLT_BADSTACK" => 9,
+        "DTRACEFLT_BADSIZE" => 10,
+        "DTRACEFLT_BADINDEX" => 11,
         _ => return crate::signals::number(name).or_else(|| errno(name)),
     };
     Some(v)

@@ -284,6 +284,8 @@ pub enum Subr {
     Copyinto,
     /// `alloca(size)`: `size` is a constant.
     Alloca,
+    /// `bcopy(src, dest, size)`: `dest` in `alloca` memory.
+    Bcopy,
     /// `htons htonl htonll ntohs ntohl ntohll`: byte swaps of 16, 32 and 64 bits.
     Htons,
     Htonl,

@@ -64,6 +64,7 @@ impl Gen<'_, '_> {
             Subr::Copyinstr => self.copyinstr(args)?,
             Subr::Copyin => self.copyin(args)?,
             Subr::Copyinto => self.copyinto(args)?,
+            Subr::Bcopy => self.bcopy(args)?,
             Subr::Alloca => self.alloca(args, span)?,
             Subr::Htons | Subr::Ntohs => self.byte_swap(&args[0], 16)?,
             Subr::Htonl | Subr::Ntohl => self.byte_swap(&args[0], 32)?,
@@ -193,6 +194,72 @@ impl Gen<'_, '_> {
         self.pop(dest);
         Ok(Val {
             reg: addr,
+            ty: Type::Void,
+        })
+    }
+}
+
+impl Gen<'_, '_> {
+    /// `bcopy(src, dest, size)`: copy `size` bytes of kernel memory at `src` to `dest`, which
+    /// must point into this firing's `alloca` memory, `size` bytes of it. A `dest` outside
+    /// it is an invalid address, a `size` past its end an invalid size, and a `src` that
+    /// cannot be read an invalid address, as DTrace reports them.
+    fn bcopy(&mut self, args: &[Expr]) -> Result<Val> {
+        let vals = [
+            self.expr(&args[0])?,
+            self.expr(&args[1])?,
+            self.expr(&args[2])?,
+        ];
+        let (src, dest, size) = (vals[0].reg, vals[1].reg, vals[2].reg);
+        let low = super::record_limit(self.strsize());
+        let top = self.scratch_top;
+        let slots = self.scratch(16);
+        let (base, at) = (self.small(slots), self.small(slots + 8));
+        // The verifier bounds `dest` and `size` apart, so the scratch area must hold the
+        // largest of both.
+        self.c.scratch_size = self.c.scratch_size.max(2 * top - low + 16);
+        // Both addresses as plain numbers: stored through a map value, a pointer reads
+        // back as a scalar.
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
+        regs::read_into(&mut self.e, dest, R1);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
+        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+        let (bad_addr, bad_size, inside) = (self.e.label(), self.e.label(), self.e.label());
+        self.e.jmp_imm(BPF_JLT, R1, low as i32, bad_addr);
+        self.e.jmp_imm(BPF_JGE, R1, top as i32, bad_addr);
+        regs::read_into(&mut self.e, size, R2);
+        self.e.jmp_imm(BPF_JGT, R2, (top - low) as i32, bad_size);
+        self.e.emit(Insn::mov64_reg(R3, R1));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
+        self.e.jmp_imm(BPF_JGT, R3, top as i32, bad_size);
+        // A source in alloca memory must also lie there whole.
+        regs::read_into(&mut self.e, src, R3);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R3));
+        self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, at));
+        self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R3, R4));
+        self.e.jmp_imm(BPF_JLT, R3, low as i32, inside);
+        self.e.jmp_imm(BPF_JGE, R3, top as i32, inside);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
+        self.e.jmp_imm(BPF_JGT, R3, top as i32, bad_size);
+        self.e.goto(inside);
+        self.e.bind(bad_addr);
+        let r = regs::read(&mut self.e, dest, R1);
+        self.fault(Fault::BadAddr, Some(r));
+        self.e.bind(bad_size);
+        let r = regs::read(&mut self.e, size, R1);
+        self.fault(Fault::BadSize, Some(r));
+        self.e.bind(inside);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, SCRATCH));
+        regs::read_into(&mut self.e, src, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        self.fault_if_negative(src);
+        self.pop(size);
+        self.pop(dest);
+        Ok(Val {
+            reg: src,
             ty: Type::Void,
         })
     }

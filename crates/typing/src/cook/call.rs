@@ -115,7 +115,12 @@ impl Cook<'_> {
                 && match p.accepts {
                     Accepts::String => v.ty.is_string(),
                     Accepts::Integer => v.ty.is_integer(),
-                    Accepts::Scalar | Accepts::Pointer => v.ty.is_scalar(),
+                    Accepts::Scalar => v.ty.is_scalar(),
+                    Accepts::Pointer | Accepts::Destination => {
+                        matches!(v.ty, Type::Ptr(_) | Type::Array(..))
+                            || super::consts::is_null(a)
+                            || (p.accepts == Accepts::Pointer && v.ty.is_string())
+                    }
                 };
             if !ok {
                 return Err(prototype_arg(name, i + 1, p.shown, &v.ty, a.span));
@@ -143,14 +148,14 @@ impl Cook<'_> {
             self.prog.strtok = true;
         }
         if let Some(i) = constant_size_arg(subr) {
-            constant_size(name, &typed[i])?;
+            constant_size(name, &typed[i], subr == Subr::Alloca, self.opts.scratchsize)?;
         }
         let ty = match subr {
             Subr::Strlen => types::builtin_typedef("size_t").expect("size_t"),
             Subr::Index | Subr::Rindex | Subr::Rand => types::INT,
             Subr::Strtoll => types::INT64,
             Subr::Copyin | Subr::Alloca => Type::Ptr(Box::new(Type::Void)),
-            Subr::Copyinto => Type::Void,
+            Subr::Copyinto | Subr::Bcopy => Type::Void,
             Subr::Htons | Subr::Ntohs => types::sized_int(2, false),
             Subr::Htonl | Subr::Ntohl | Subr::Getmajor | Subr::Getminor => types::UINT32,
             Subr::Htonll | Subr::Ntohll => types::UINT64,
@@ -169,10 +174,17 @@ fn constant_size_arg(subr: Subr) -> Option<usize> {
     }
 }
 
-/// A size argument of `copyin`, `copyinto` and `alloca`: a constant from 1 to
+/// A size argument of `copyin`, `copyinto` and `alloca`: a constant from 1 (0 for
+/// `alloca`, which then gives where the next allocation goes) to `scratchsize`, and at most
 /// [`COPYIN_MAX`].
-fn constant_size(name: &str, arg: &Expr) -> Result<u32> {
+fn constant_size(name: &str, arg: &Expr, alloca: bool, scratchsize: u32) -> Result<u32> {
     match arg.kind {
+        ExprKind::Int(n) if n > scratchsize as u64 => Err(CompileError::new(
+            "D_ALLOCA_SIZE",
+            format!("alloca({n}) size larger than scratchsize {scratchsize}"),
+            arg.span,
+        )),
+        ExprKind::Int(0) if alloca => Ok(0),
         ExprKind::Int(n) if (1..=COPYIN_MAX as u64).contains(&n) => Ok(n as u32),
         ExprKind::Int(n) => Err(CompileError::new(
             "D_PROTO_ARG",

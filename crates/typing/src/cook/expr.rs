@@ -1032,6 +1032,14 @@ impl Cook<'_> {
             if target.is_string() && v.ty.is_string() {
                 return Ok(v);
             }
+            if target.is_string() && v.ty.is_scalar() && !is_void(&v) {
+                // As DTrace: the string at that address (alloca memory, kernel memory).
+                return Ok(Expr {
+                    ty: Type::String,
+                    span,
+                    ..v
+                });
+            }
             return Err(invalid());
         }
         if !v.ty.is_scalar() {

@@ -519,6 +519,16 @@ const CALLS: Cases = &[
         "copyin( ) size 0 is out of range: 1 to 4096 bytes",
     ),
     (
+        "BEGIN { x = alloca(257); }",
+        "D_ALLOCA_SIZE",
+        "alloca(257) size larger than scratchsize 256",
+    ),
+    (
+        "BEGIN { bcopy(\"a\", \"b\", 1); }",
+        "D_PROTO_ARG",
+        "bcopy( ) argument #2 is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: string",
+    ),
+    (
         "BEGIN { copyin(arg0, arg1); }",
         "D_UNSUPPORTED",
         "copyin( ) with a size that is not a constant is not supported yet",
