@@ -113,7 +113,7 @@ impl Cook<'_> {
             }
             let ok = !is_void(&v)
                 && match p.accepts {
-                    Accepts::String => v.ty.is_string(),
+                    Accepts::String => v.ty.is_string() || is_char_pointer(&v.ty),
                     Accepts::Integer => v.ty.is_integer(),
                     Accepts::Scalar => v.ty.is_scalar(),
                     Accepts::Pointer | Accepts::Destination => {
@@ -163,6 +163,11 @@ impl Cook<'_> {
         };
         Ok(mk(ExprKind::Call(subr, typed), ty, span))
     }
+}
+
+/// Whether `ty` is a pointer to `char`, which DTrace takes for a string.
+fn is_char_pointer(ty: &Type) -> bool {
+    matches!(ty, Type::Ptr(e) if e.is_char())
 }
 
 /// The argument of `subr` that must be a constant size, if one must.

@@ -295,6 +295,15 @@ impl Cook<'_> {
 
     /// `p[i]` for a pointer value `p`.
     fn pointer_element(&mut self, p: Expr, index: &ast::Expr, span: Span) -> Result<Place> {
+        // A string is indexed as the address of its first char.
+        let p = if p.ty.is_string() {
+            Expr {
+                ty: Type::Ptr(Box::new(types::CHAR)),
+                ..p
+            }
+        } else {
+            p
+        };
         let elem = match &p.ty {
             Type::Ptr(elem) => (**elem).clone(),
             other => {
