@@ -387,8 +387,8 @@ impl Cook<'_> {
     }
 
     /// The storage `e` names, for an operator that modifies it (`++`, `op=`): it must be a
-    /// variable or D memory. With `create`, an undefined global becomes an `int` (so `x++`
-    /// works before `x = ...`).
+    /// variable or D memory. With `create`, an undefined variable (`x`, `self->x`,
+    /// `this->x`) becomes an `int64_t`, as in DTrace (so `x++` works before `x = ...`).
     pub(crate) fn lvalue(
         &mut self,
         e: &ast::Expr,
@@ -402,8 +402,19 @@ impl Cook<'_> {
                     return Err(read_only(op, name, span));
                 }
                 if create {
-                    self.new_global(name, types::INT);
+                    self.new_global(name, types::INT64);
                 }
+            }
+        }
+        if create {
+            match &e.kind {
+                A::SelfVar(name) if self.thread_var(name).is_none() => {
+                    self.new_thread(name, types::INT64);
+                }
+                A::ThisVar(name) if self.this_var(name).is_none() => {
+                    self.new_this(name, types::INT64);
+                }
+                _ => {}
             }
         }
         match self.place_of(e)? {

@@ -519,6 +519,16 @@ const CALLS: Cases = &[
         "copyin( ) size 0 is out of range: 1 to 4096 bytes",
     ),
     (
+        "BEGIN { p -= trace(0); }",
+        "D_VAR_UNDEF",
+        "p has not yet been declared or assigned",
+    ),
+    (
+        "BEGIN { self->q += 2; }",
+        "D_VAR_UNDEF",
+        "self->q has not yet been declared or assigned",
+    ),
+    (
         "BEGIN { x = alloca(257); }",
         "D_ALLOCA_SIZE",
         "alloca(257) size larger than scratchsize 256",

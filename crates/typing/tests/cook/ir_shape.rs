@@ -25,9 +25,9 @@ fn action(p: &dtrace_typing::ir::Program, clause: usize, index: usize) -> &Actio
 }
 
 #[test]
-fn an_increment_creates_an_int_global() {
+fn an_increment_creates_an_int64_global() {
     let p = program("BEGIN { x++; }");
-    assert_eq!(vars(&p.globals), [("x", "int".to_string())]);
+    assert_eq!(vars(&p.globals), [("x", "int64_t".to_string())]);
     let ExprKind::Update {
         place,
         op,
