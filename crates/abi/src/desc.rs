@@ -19,6 +19,15 @@ pub struct ProgramDesc {
 }
 
 impl ProgramDesc {
+    /// Whether a clause takes a destructive action (`system()`), which needs `-w`.
+    pub fn destructive(&self) -> bool {
+        self.probes.iter().any(|p| {
+            p.actions
+                .iter()
+                .any(|a| matches!(a.kind, ActionKind::System { .. }))
+        })
+    }
+
     /// The enabled probe `epid` names.
     pub fn probe(&self, epid: u32) -> Option<&EnabledProbe> {
         self.probes.get((epid as usize).wrapping_sub(1))
@@ -29,7 +38,9 @@ impl ProgramDesc {
         let records = self.probes.iter().flat_map(|p| &p.actions).flat_map(|a| {
             let fields: Vec<&Field> = match &a.kind {
                 ActionKind::Trace(f) | ActionKind::Exit(f) => vec![f],
-                ActionKind::Printf { args, .. } => args.iter().collect(),
+                ActionKind::Printf { args, .. } | ActionKind::System { args, .. } => {
+                    args.iter().collect()
+                }
                 ActionKind::Trunc { count, .. } => count.iter().collect(),
                 ActionKind::Normalize { factor, .. } => vec![factor],
                 _ => Vec::new(),
@@ -114,6 +125,8 @@ pub enum ActionKind {
     Trace(Field),
     /// `printf(format, args...)`.
     Printf { format: String, args: Vec<Field> },
+    /// `system(format, args...)`: run the formatted command with the shell.
+    System { format: String, args: Vec<Field> },
     /// `printa([format,] @a, ...)`: indices into [`ProgramDesc::aggregations`].
     Printa {
         format: Option<String>,

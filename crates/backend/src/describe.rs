@@ -89,6 +89,10 @@ fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::Acti
             format: format.clone(),
             args: args.iter().map(field).collect(),
         },
+        ActionKind::System { format, args } => abi::ActionKind::System {
+            format: format.clone(),
+            args: args.iter().map(field).collect(),
+        },
         ActionKind::Printa {
             format,
             aggregations,

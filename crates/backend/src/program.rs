@@ -67,6 +67,11 @@ pub enum ActionKind {
         format: String,
         args: Vec<Field>,
     },
+    /// `system(format, args...)`.
+    System {
+        format: String,
+        args: Vec<Field>,
+    },
     /// `printa([format,] @a, ...)`: aggregation indices into [`Compiled::aggregations`].
     Printa {
         format: Option<String>,

@@ -313,6 +313,14 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         eprint!("{msg}");
         return 1;
     }
+    if comp.compiled.desc.destructive() && !options.destructive {
+        consumer.flush();
+        eprintln!("dtrace: could not enable tracing: Destructive actions not allowed");
+        return 1;
+    }
+    if options.destructive && !options.output.quiet && !args.compile_only {
+        consumer.warning("allowing destructive actions");
+    }
     if args.compile_only {
         consumer.flush();
         return match out.failure() {

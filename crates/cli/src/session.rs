@@ -9,6 +9,7 @@
 //! by file descriptors, so they go with the process. Follow-fork's family map is seeded
 //! with the targets right after.
 
+use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
 use dtrace_backend::program::{Compiled, ProbeContext};
@@ -259,6 +260,17 @@ impl<'a> Session<'a> {
                 if let Err(why) = self.options.set(&option, value.as_deref()) {
                     self.consumer
                         .warning(&format!("failed to set option {option}: {why}"));
+                }
+            }
+            Request::System(command) => {
+                // As DTrace: the command's output goes where dtrace's own goes.
+                if let Err(e) = std::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(std::ffi::OsStr::from_bytes(&command))
+                    .status()
+                {
+                    self.consumer
+                        .warning(&format!("failed to run system( ) command: {e}"));
                 }
             }
         }

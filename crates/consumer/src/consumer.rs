@@ -29,6 +29,8 @@ pub enum Request {
         option: String,
         value: Option<String>,
     },
+    /// `system()`: run this command with the shell (the output before it is flushed).
+    System(Vec<u8>),
 }
 
 /// The drop counts reported so far.
@@ -187,6 +189,16 @@ impl Consumer {
                     .collect();
                 if let Some(text) = self.printf(format, &values) {
                     self.output.printf(firing, &text, &values);
+                }
+            }
+            ActionKind::System { format, args } => {
+                let values: Vec<Value> = args
+                    .iter()
+                    .map(|f| decode::value(rec, f, &mut self.symbols))
+                    .collect();
+                if let Some(command) = self.printf(format, &values) {
+                    self.output.flush();
+                    return Some(Request::System(command));
                 }
             }
             ActionKind::Printa {

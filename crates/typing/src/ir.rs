@@ -334,6 +334,11 @@ pub enum ActionKind {
         format: String,
         args: Vec<Expr>,
     },
+    /// `system(format, args...)`: the consumer runs the formatted command with the shell.
+    System {
+        format: String,
+        args: Vec<Expr>,
+    },
     Printa {
         format: Option<String>,
         aggregations: Vec<AggId>,

@@ -119,16 +119,24 @@ impl Gen<'_, '_> {
                     datum: *datum,
                 }
             }
-            ir::ActionKind::Printf { format, args } => {
+            ir::ActionKind::Printf { format, args } | ir::ActionKind::System { format, args } => {
                 let mut fields = Vec::new();
                 for a in args {
                     let v = self.expr(a)?;
                     fields.push(self.record_value(&v));
                     self.pop(v.reg);
                 }
-                ActionKind::Printf {
-                    format: format.clone(),
-                    args: fields,
+                let format = format.clone();
+                if matches!(&a.kind, ir::ActionKind::System { .. }) {
+                    ActionKind::System {
+                        format,
+                        args: fields,
+                    }
+                } else {
+                    ActionKind::Printf {
+                        format,
+                        args: fields,
+                    }
                 }
             }
             ir::ActionKind::Printa {

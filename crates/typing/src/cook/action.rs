@@ -259,14 +259,14 @@ impl Cook<'_> {
             ActionName::Stack | ActionName::Ustack => {
                 ActionKind::Stack(self.stack_datum(name, args)?)
             }
-            ActionName::Printf => {
+            ActionName::Printf | ActionName::System => {
                 let format = match &args[0].kind {
                     A::Str(s) => String::from_utf8_lossy(s).into_owned(),
                     _ => {
                         let v = self.expr(&args[0])?;
                         return Err(CompileError::new(
                             "D_PRINTF_ARG_FMT",
-                            format!("printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}", v.ty),
+                            format!("{name}( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}", v.ty),
                             span,
                         ));
                     }
@@ -282,9 +282,16 @@ impl Cook<'_> {
                     values.push(v);
                 }
                 self.check_format(&format, &kinds, false, span)?;
-                ActionKind::Printf {
-                    format,
-                    args: values,
+                if action == ActionName::System {
+                    ActionKind::System {
+                        format,
+                        args: values,
+                    }
+                } else {
+                    ActionKind::Printf {
+                        format,
+                        args: values,
+                    }
                 }
             }
             ActionName::Printa => {
