@@ -157,10 +157,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("basename", subr(Subr::Basename, &[CSTR], 1)),
     ("bcopy", subr(Subr::Bcopy, &[VOIDP, ALLOCA, SIZE], 3)),
     ("breakpoint", Kind::Action(ActionName::Breakpoint)),
-    (
-        "caller",
-        Kind::Variable(Variable::Unavailable("caller is not supported yet")),
-    ),
+    ("caller", var(Builtin::Caller)),
     ("chill", Kind::Action(ActionName::Chill)),
     (
         "chip",
@@ -305,10 +302,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("tracemem", Kind::Action(ActionName::Tracemem)),
     ("trunc", Kind::Action(ActionName::Trunc)),
     ("uaddr", Kind::Action(ActionName::Symbol)),
-    (
-        "ucaller",
-        Kind::Variable(Variable::Unavailable("ucaller is not supported yet")),
-    ),
+    ("ucaller", var(Builtin::Ucaller)),
     ("ufunc", Kind::Action(ActionName::Symbol)),
     ("uid", var(Builtin::Uid)),
     ("umod", Kind::Action(ActionName::Symbol)),

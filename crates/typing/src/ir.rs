@@ -257,6 +257,10 @@ pub enum Builtin {
     Errno,
     Stackdepth,
     Ustackdepth,
+    /// `caller`, `ucaller`: the return address of the probed function, kernel or user (the
+    /// second frame of the stack; 0 when there is none).
+    Caller,
+    Ucaller,
 }
 
 /// A subroutine.
@@ -459,4 +463,7 @@ pub struct Program {
     /// Whether a clause calls `strtok`: each program then keeps its state, for the
     /// firing, in scratch.
     pub strtok: bool,
+    /// Whether a clause reads `timestamp`: each program then keeps the value it read
+    /// first, so a firing sees one timestamp (as in DTrace).
+    pub timestamp: bool,
 }

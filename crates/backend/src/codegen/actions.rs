@@ -21,7 +21,7 @@ use crate::program::{Action, ActionKind, Datum, Field, MAX_STACK_FRAMES};
 use crate::types::{self, Type};
 
 /// `BPF_F_USER_STACK`: `bpf_get_stack` walks the user stack.
-const BPF_F_USER_STACK: i32 = 1 << 8;
+pub(super) const BPF_F_USER_STACK: i32 = 1 << 8;
 
 impl Gen<'_, '_> {
     /// Take the stack `datum` (a [`Datum::Stack`] or [`Datum::UStack`]) into scratch at

@@ -35,11 +35,56 @@ const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
 const GET_ATTACH_COOKIE: i32 = 174;
 
 impl Gen<'_, '_> {
+    /// `caller` / `ucaller` (`user`): the second frame of the kernel or user stack, 0 when
+    /// the stack has fewer frames.
+    pub(crate) fn caller(&mut self, user: bool, ty: &Type, span: Span) -> Result<Val> {
+        let buf = self.scratch(16);
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
+        self.scratch_addr(R2, buf);
+        self.e.emit(Insn::mov64_imm(R3, 16));
+        self.e.emit(Insn::mov64_imm(
+            R4,
+            if user {
+                super::actions::BPF_F_USER_STACK
+            } else {
+                0
+            },
+        ));
+        self.e.emit(Insn::call(helpers::GET_STACK));
+        let at = self.small(buf + 8);
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
+        self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 16, 1));
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        let v = self.push(span)?;
+        regs::write(&mut self.e, v, R1);
+        Ok(Val {
+            reg: v,
+            ty: ty.clone(),
+        })
+    }
+
+    /// `timestamp` into r0: read once per firing, then the same value.
+    fn timestamp(&mut self) {
+        let slot = self.small(
+            self.timestamp
+                .expect("the prologue made the timestamp slot"),
+        );
+        let done = self.e.label();
+        self.e.emit(Insn::ldx(Size::DW, R0, SCRATCH, slot));
+        self.e.jmp_imm(BPF_JNE, R0, 0, done);
+        self.e.emit(Insn::call(helpers::KTIME_GET_NS));
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, slot, R0));
+        self.e.bind(done);
+    }
+
     /// The value of built-in variable `b`, of type `ty`.
     pub(crate) fn builtin(&mut self, b: Builtin, ty: &Type, span: Span) -> Result<Val> {
         match b {
             Builtin::Stackdepth | Builtin::Ustackdepth => {
                 return self.stack_depth(b == Builtin::Ustackdepth, span)
+            }
+            Builtin::Caller | Builtin::Ucaller => {
+                return self.caller(b == Builtin::Ucaller, ty, span)
             }
             Builtin::Probeprov | Builtin::Probemod | Builtin::Probefunc | Builtin::Probename => {
                 if b == Builtin::Probefunc {
@@ -76,7 +121,7 @@ impl Gen<'_, '_> {
             Builtin::Epid => self.load_epid(R0),
             Builtin::Errno => return self.errno(span),
             Builtin::Execname => return self.execname(span),
-            Builtin::Timestamp => self.e.emit(Insn::call(helpers::KTIME_GET_NS)),
+            Builtin::Timestamp => self.timestamp(),
             Builtin::Walltimestamp => {
                 self.e.emit(Insn::call(helpers::KTIME_GET_NS));
                 self.e.mov_const(R1, self.c.opts.wall_offset);

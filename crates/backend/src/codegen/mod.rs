@@ -568,6 +568,8 @@ struct ProgState {
     error_args: Option<u32>,
     /// Where `strtok`'s state is in scratch, when the program calls it (see `strtok`).
     strtok: Option<u32>,
+    /// Where the firing's `timestamp` is kept (0 until read), when the program reads it.
+    timestamp: Option<u32>,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -625,6 +627,12 @@ impl ProgState {
             strtok::init_state(&mut e, slot);
             slot
         });
+        let timestamp = c.prog.timestamp.then(|| {
+            let slot = scratch_top;
+            scratch_top += 8;
+            e.emit(Insn::st(Size::DW, SCRATCH, slot as i16, 0));
+            slot
+        });
         ProgState {
             e,
             probe,
@@ -635,6 +643,7 @@ impl ProgState {
             error_label: None,
             error_args: None,
             strtok,
+            timestamp,
         }
     }
 
@@ -697,6 +706,7 @@ impl ProgState {
             error_label: None,
             error_args: None,
             strtok: None,
+            timestamp: None,
         }
     }
 }
@@ -724,6 +734,8 @@ pub(crate) struct Gen<'c, 'a> {
     in_error_clauses: bool,
     /// Where `strtok`'s state is in scratch, when the program calls it.
     strtok: Option<u32>,
+    /// Where the firing's `timestamp` is kept, when the program reads it.
+    timestamp: Option<u32>,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -743,6 +755,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_args: p.error_args,
             in_error_clauses: false,
             strtok: p.strtok,
+            timestamp: p.timestamp,
         }
     }
 
@@ -757,6 +770,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_label: self.error_label,
             error_args: self.error_args,
             strtok: self.strtok,
+            timestamp: self.timestamp,
         }
     }
 

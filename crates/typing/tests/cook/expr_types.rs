@@ -176,6 +176,8 @@ fn strings_and_subroutines() {
         ("copyin(arg0, 8)", "void *"),
         ("rand()", "int"),
         ("strtok(NULL, \",\")", "string"),
+        ("caller", "uintptr_t"),
+        ("ucaller", "uint64_t"),
         ("htons(arg0)", "uint16_t"),
         ("ntohl(arg0)", "uint32_t"),
         ("htonll(arg0)", "uint64_t"),
