@@ -259,7 +259,10 @@ const TABLE: &[(&str, Kind)] = &[
     ("probemod", var(Builtin::Probemod)),
     ("probename", var(Builtin::Probename)),
     ("probeprov", var(Builtin::Probeprov)),
-    ("progenyof", missing(&[param(Accepts::Integer, "pid_t")], 1)),
+    (
+        "progenyof",
+        subr(Subr::Progenyof, &[param(Accepts::Integer, "pid_t")], 1),
+    ),
     (
         "pset",
         Kind::Variable(Variable::Unavailable("pset is not available on Linux")),

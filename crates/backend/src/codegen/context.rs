@@ -34,6 +34,9 @@ const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
 /// `bpf_get_attach_cookie(ctx)`.
 const GET_ATTACH_COOKIE: i32 = 174;
 
+/// The most generations `progenyof()` climbs.
+const PROGENY_DEPTH: i32 = 64;
+
 impl Gen<'_, '_> {
     /// `caller` / `ucaller` (`user`): the second frame of the kernel or user stack, 0 when
     /// the stack has fewer frames.
@@ -61,6 +64,54 @@ impl Gen<'_, '_> {
             reg: v,
             ty: ty.clone(),
         })
+    }
+
+    /// `progenyof(pid)`: 1 if the current process or one of its ancestors (by
+    /// `real_parent`, at most [`PROGENY_DEPTH`] generations) has process id `pid`.
+    pub(crate) fn progenyof(&mut self, pid: &dtrace_typing::ir::Expr, span: Span) -> Result<Val> {
+        let tgid = self.member_offset("task_struct", "tgid", span)?;
+        let parent = self.member_offset("task_struct", "real_parent", span)?;
+        let v = self.expr(pid)?;
+        let count = self.push(span)?;
+        let task = self.push(span)?;
+        let (top, yes, no, done) = (
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+        );
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        regs::write(&mut self.e, count, R1);
+        self.e.emit(Insn::call(helpers::GET_CURRENT_TASK));
+        regs::write(&mut self.e, task, R0);
+        self.e.bind(top);
+        let c = regs::read(&mut self.e, count, R1);
+        self.e.jmp_imm(BPF_JGE, c, PROGENY_DEPTH, no);
+        let t = regs::read(&mut self.e, task, R3);
+        self.e.jmp_imm(BPF_JEQ, t, 0, no);
+        self.read_kernel(t, tgid, 4);
+        regs::read_into(&mut self.e, v.reg, R1);
+        self.e.emit(Insn::alu32_reg(BPF_MOV, R1, R1));
+        self.e.jmp_reg(BPF_JEQ, R0, R1, yes);
+        let t = regs::read(&mut self.e, task, R3);
+        self.read_kernel(t, parent, 8);
+        let t = regs::read(&mut self.e, task, R1);
+        self.e.jmp_reg(BPF_JEQ, R0, t, no);
+        regs::write(&mut self.e, task, R0);
+        let c = regs::read(&mut self.e, count, R1);
+        self.e.emit(Insn::alu64_imm(BPF_ADD, c, 1));
+        regs::write(&mut self.e, count, c);
+        self.e.goto(top);
+        self.e.bind(yes);
+        self.e.emit(Insn::mov64_imm(R0, 1));
+        self.e.goto(done);
+        self.e.bind(no);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.bind(done);
+        self.pop(task);
+        self.pop(count);
+        regs::write(&mut self.e, v.reg, R0);
+        Ok(v)
     }
 
     /// `timestamp` into r0: read once per firing, then the same value.

@@ -65,6 +65,7 @@ impl Gen<'_, '_> {
             Subr::Copyin => self.copyin(args)?,
             Subr::Copyinto => self.copyinto(args)?,
             Subr::Bcopy => self.bcopy(args)?,
+            Subr::Progenyof => self.progenyof(&args[0], span)?,
             Subr::Alloca => self.alloca(args, span)?,
             Subr::Htons | Subr::Ntohs => self.byte_swap(&args[0], 16)?,
             Subr::Htonl | Subr::Ntohl => self.byte_swap(&args[0], 32)?,

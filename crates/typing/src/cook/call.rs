@@ -152,7 +152,7 @@ impl Cook<'_> {
         }
         let ty = match subr {
             Subr::Strlen => types::builtin_typedef("size_t").expect("size_t"),
-            Subr::Index | Subr::Rindex | Subr::Rand => types::INT,
+            Subr::Index | Subr::Rindex | Subr::Rand | Subr::Progenyof => types::INT,
             Subr::Strtoll => types::INT64,
             Subr::Copyin | Subr::Alloca => Type::Ptr(Box::new(Type::Void)),
             Subr::Copyinto | Subr::Bcopy => Type::Void,

@@ -182,6 +182,7 @@ fn strings_and_subroutines() {
         ("ntohl(arg0)", "uint32_t"),
         ("htonll(arg0)", "uint64_t"),
         ("getmajor(arg0)", "uint32_t"),
+        ("progenyof(1)", "int"),
         ("$$1", "string"),
         ("$1", "int"),
     ];
