@@ -19,12 +19,13 @@ pub struct ProgramDesc {
 }
 
 impl ProgramDesc {
-    /// Whether a clause takes a destructive action (`system()`), which needs `-w`.
+    /// Whether a clause takes a destructive action (`system()`, `raise()`), which needs
+    /// `-w`.
     pub fn destructive(&self) -> bool {
         self.probes.iter().any(|p| {
             p.actions
                 .iter()
-                .any(|a| matches!(a.kind, ActionKind::System { .. }))
+                .any(|a| matches!(a.kind, ActionKind::System { .. } | ActionKind::Raise))
         })
     }
 
@@ -134,6 +135,8 @@ pub enum ActionKind {
     },
     /// `exit(status)`: the status is the integer field.
     Exit(Field),
+    /// `raise(signal)`: done in the kernel (destructive).
+    Raise,
     /// `clear(@a)`.
     Clear(usize),
     /// `trunc(@a)` (`count` None) or `trunc(@a, n)`.

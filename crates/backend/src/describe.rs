@@ -101,6 +101,7 @@ fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::Acti
             aggregations: aggregations.clone(),
         },
         ActionKind::Exit(f) => abi::ActionKind::Exit(field(f)),
+        ActionKind::Raise => abi::ActionKind::Raise,
         ActionKind::Clear(i) => abi::ActionKind::Clear(*i),
         ActionKind::Trunc { aggregation, count } => abi::ActionKind::Trunc {
             aggregation: *aggregation,

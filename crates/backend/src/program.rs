@@ -77,6 +77,8 @@ pub enum ActionKind {
         format: Option<String>,
         aggregations: Vec<usize>,
     },
+    /// `raise(signal)`: sent in the kernel; nothing for the consumer to do.
+    Raise,
     /// `exit(status)`: status is an int at `offset`.
     Exit(Field),
     Clear(usize),

@@ -231,6 +231,7 @@ impl Consumer {
                 factor,
             } => self.aggs.normalize(*aggregation, int_at(factor)),
             ActionKind::Denormalize(i) => self.aggs.denormalize(*i),
+            ActionKind::Raise => {}
             ActionKind::Setopt { option, value } => {
                 match self.settings.set(option, value.as_deref()) {
                     Some(Ok(())) => {}

@@ -69,13 +69,13 @@ const fn param(accepts: Accepts, shown: &'static str) -> Param {
 }
 
 /// DTrace shows `const char *` parameters without the qualifier.
-const CSTR: Param = param(Accepts::String, "char *");
-const INT: Param = param(Accepts::Integer, "int");
+pub(crate) const CSTR: Param = param(Accepts::String, "char *");
+pub(crate) const INT: Param = param(Accepts::Integer, "int");
 const CHAR: Param = param(Accepts::Integer, "char");
 const INT64: Param = param(Accepts::Integer, "int64_t");
-const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
-const SIZE: Param = param(Accepts::Integer, "size_t");
-const VOIDP: Param = param(Accepts::Pointer, "void *");
+pub(crate) const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
+pub(crate) const SIZE: Param = param(Accepts::Integer, "size_t");
+pub(crate) const VOIDP: Param = param(Accepts::Pointer, "void *");
 /// Where `bcopy` writes: `alloca` memory (checked at run time), never a string.
 const ALLOCA: Param = param(Accepts::Destination, "alloca pointer");
 const DEV: Param = param(Accepts::Integer, "dev_t");

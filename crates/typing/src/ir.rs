@@ -351,6 +351,8 @@ pub enum ActionKind {
     },
     /// `exit(status)`: the status converted to `int`.
     Exit(Expr),
+    /// `raise(signal)`: the signal sent to the current process.
+    Raise(Expr),
     Clear(AggId),
     Denormalize(AggId),
     Trunc {

@@ -157,6 +157,13 @@ impl Gen<'_, '_> {
                 self.e.emit(Insn::st(Size::DW, R1, 0, 1));
                 ActionKind::Exit(field)
             }
+            ir::ActionKind::Raise(signal) => {
+                let v = self.expr(signal)?;
+                regs::read_into(&mut self.e, v.reg, R1);
+                self.pop(v.reg);
+                self.e.emit(Insn::call(helpers::SEND_SIGNAL));
+                ActionKind::Raise
+            }
             ir::ActionKind::Clear(agg) => ActionKind::Clear(*agg),
             ir::ActionKind::Denormalize(agg) => ActionKind::Denormalize(*agg),
             ir::ActionKind::Trunc { aggregation, count } => {

@@ -360,12 +360,14 @@ impl Cook<'_> {
                 };
                 ActionKind::Setopt { option, value }
             }
+            ActionName::Raise => ActionKind::Raise(self.int_arg(&args[0], name, 1)?),
             _ => {
+                self.unsupported_action_args(action, name, args)?;
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     format!("the {name}( ) action is not supported yet"),
                     name_span,
-                ))
+                ));
             }
         })
     }

@@ -6,7 +6,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 
 use super::expr::{convert, is_void, mk};
 use super::Cook;
-use crate::builtins::{self, Accepts, Kind, Subroutine};
+use crate::builtins::{self, Accepts, ActionName, Kind, Param, Subroutine};
 use crate::ir::{Expr, ExprKind, Subr};
 use crate::types::{self, Type};
 
@@ -61,6 +61,38 @@ pub(crate) fn prototype_arg(
 }
 
 impl Cook<'_> {
+    /// The arguments of an action this dtrace does not carry out yet, checked against
+    /// DTrace's prototype first (so wrong calls get DTrace's words).
+    pub(crate) fn unsupported_action_args(
+        &mut self,
+        action: ActionName,
+        name: &str,
+        args: &[ast::Expr],
+    ) -> Result<()> {
+        let params: &[Param] = match action {
+            ActionName::Chill => &[builtins::INT],
+            ActionName::Copyout => &[builtins::VOIDP, builtins::ADDR, builtins::SIZE],
+            ActionName::Copyoutstr => &[builtins::CSTR, builtins::ADDR, builtins::SIZE],
+            _ => &[],
+        };
+        for (i, (a, p)) in args.iter().zip(params).enumerate() {
+            let v = self.expr(a)?;
+            let ok = !is_void(&v)
+                && match p.accepts {
+                    Accepts::String => v.ty.is_string() || is_char_pointer(&v.ty),
+                    Accepts::Integer => v.ty.is_integer(),
+                    Accepts::Scalar => v.ty.is_scalar(),
+                    Accepts::Pointer | Accepts::Destination => {
+                        matches!(v.ty, Type::Ptr(_) | Type::Array(..)) || v.ty.is_string()
+                    }
+                };
+            if !ok {
+                return Err(prototype_arg(name, i + 1, p.shown, &v.ty, a.span));
+            }
+        }
+        Ok(())
+    }
+
     /// `name(args)` where a value is expected.
     pub(crate) fn call(
         &mut self,

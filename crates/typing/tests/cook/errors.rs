@@ -519,6 +519,16 @@ const CALLS: Cases = &[
         "copyin( ) size 0 is out of range: 1 to 4096 bytes",
     ),
     (
+        "BEGIN { raise(\"a\"); }",
+        "D_PROTO_ARG",
+        "raise( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: string",
+    ),
+    (
+        "BEGIN { copyout(\"a\", \"b\", 1); }",
+        "D_PROTO_ARG",
+        "copyout( ) argument #2 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: string",
+    ),
+    (
         "BEGIN { p -= trace(0); }",
         "D_VAR_UNDEF",
         "p has not yet been declared or assigned",
