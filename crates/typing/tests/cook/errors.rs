@@ -153,9 +153,9 @@ const ACTIONS: Cases = &[
         "printa( ) prototype mismatch: 1 args passed, 2 expected",
     ),
     (
-        "BEGIN { raise(9); }",
+        "BEGIN { stop(); }",
         "D_UNSUPPORTED",
-        "the raise( ) action is not supported yet",
+        "the stop( ) action is not supported yet",
     ),
     (
         "BEGIN { printa(1); }",
