@@ -15,20 +15,26 @@ use crate::format::FormatArg;
 use crate::ir::{self, Action, ActionKind, Datum, Expr, ExprKind};
 use crate::types::{self, Type};
 
-/// Whether a clause writes a record: all but clauses made only of aggregations do.
+/// Whether a clause writes a record, as in DTrace: an empty clause does (the default
+/// action), and so does one that calls an action (`trace`, `printf`, `exit`, ...);
+/// clauses of only aggregations and other expressions (assignments) write none.
 pub(crate) fn clause_records(clause: &ast::Clause) -> bool {
     let Some(body) = &clause.body else {
         return true;
     };
-    body.is_empty() || !body.iter().all(is_aggregation_stmt)
+    body.is_empty() || body.iter().any(calls_action)
 }
 
-fn is_aggregation_stmt(stmt: &Stmt) -> bool {
-    let Stmt::Expr(e) = stmt else { return false };
-    let A::Assign { lhs, op: None, .. } = &e.kind else {
-        return false;
-    };
-    aggregation_target(lhs).is_some()
+/// Whether `stmt` calls an action, at any depth of its statements.
+fn calls_action(stmt: &Stmt) -> bool {
+    match stmt {
+        Stmt::Expr(e) => matches!(&e.kind, A::Call { name, .. } if builtins::is_action(name)),
+        Stmt::If {
+            then, otherwise, ..
+        } => then.iter().chain(otherwise.iter().flatten()).any(calls_action),
+        Stmt::Block(stmts, _) => stmts.iter().any(calls_action),
+        Stmt::Decl(_) => false,
+    }
 }
 
 /// The aggregation name and key expressions of an assignment target, if it is one.
