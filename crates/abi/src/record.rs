@@ -63,6 +63,8 @@ pub enum Fault {
     TupleOverflow = 8,
     /// `DTRACEFLT_BADSTACK`: bad stack (the address is recorded).
     BadStack = 9,
+    /// `DTRACEFLT_BADSIZE`: a size out of range (the size is recorded).
+    BadSize = 10,
     /// `DTRACEFLT_BADINDEX`: an array index out of bounds (the index is recorded).
     BadIndex = 11,
     /// `DTRACEFLT_LIBRARY`: library-level fault.
@@ -71,7 +73,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every kind, for lookups by number.
-    pub const ALL: [Fault; 11] = [
+    pub const ALL: [Fault; 12] = [
         Fault::BadAddr,
         Fault::BadAlign,
         Fault::IllegalOp,
@@ -81,6 +83,7 @@ impl Fault {
         Fault::UserPriv,
         Fault::TupleOverflow,
         Fault::BadStack,
+        Fault::BadSize,
         Fault::BadIndex,
         Fault::Library,
     ];
@@ -102,6 +105,7 @@ impl Fault {
             Fault::UserPriv => "DTRACEFLT_UPRIV",
             Fault::TupleOverflow => "DTRACEFLT_TUPOFLOW",
             Fault::BadStack => "DTRACEFLT_BADSTACK",
+            Fault::BadSize => "DTRACEFLT_BADSIZE",
             Fault::BadIndex => "DTRACEFLT_BADINDEX",
             Fault::Library => "DTRACEFLT_LIBRARY",
         }
@@ -111,7 +115,7 @@ impl Fault {
     pub fn has_address(self) -> bool {
         matches!(
             self,
-            Fault::BadAddr | Fault::BadAlign | Fault::BadStack | Fault::BadIndex
+            Fault::BadAddr | Fault::BadAlign | Fault::BadStack | Fault::BadSize | Fault::BadIndex
         )
     }
 }

@@ -710,6 +710,7 @@ pub fn compile(
         clause_statements,
         typing: dtrace_typing::cook::Options {
             strsize,
+            scratchsize: options.scratchsize.min(u32::MAX as u64) as u32,
             stack_frames: options.stack_frames,
             ustack_frames: options.ustack_frames,
         },

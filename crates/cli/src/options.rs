@@ -37,6 +37,8 @@ pub struct Options {
     /// `quietresize`: lower sizes without saying so.
     pub quietresize: bool,
     pub strsize: u64,
+    /// `scratchsize`: the most one `alloca` (or `copyin`) may take.
+    pub scratchsize: u64,
     pub dynvarsize: u64,
     pub aggsize: u64,
     /// Nanoseconds between buffer reads.
@@ -71,6 +73,7 @@ impl Default for Options {
             bufresize: BufResize::Auto,
             quietresize: false,
             strsize: 256,
+            scratchsize: 256,
             dynvarsize: 1 << 20,
             aggsize: 4 << 20,
             switchrate_ns: 1_000_000_000,
@@ -233,6 +236,7 @@ impl Options {
                 Some(1..IREGS) => return Err("Insufficient registers to generate code".into()),
                 _ => return Err(INVALID_VALUE.into()),
             },
+            "scratchsize" => self.scratchsize = size(value)?,
             "dynvarsize" => self.dynvarsize = size(value)?,
             "aggsize" => self.aggsize = size(value)?,
             "switchrate" => self.switchrate_ns = rate(value)?,

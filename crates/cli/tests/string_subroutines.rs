@@ -448,7 +448,7 @@ fn prototype_errors() {
         (
             "substr(1, 2)",
             "D_PROTO_ARG",
-            "substr( ) argument #1 is incompatible with prototype:\n\tprototype: const char *\n\t argument: int",
+            "substr( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
         ),
         (
             "index(\"a\", \"b\", \"c\")",

@@ -83,6 +83,7 @@ pub fn fault_text(kind: Option<Fault>, addr: u64) -> String {
         Some(Fault::UserPriv) => "invalid user access",
         Some(Fault::TupleOverflow) => "tuple stack overflow",
         Some(Fault::BadStack) => "bad stack",
+        Some(Fault::BadSize) => "invalid size",
         Some(Fault::BadIndex) => "index out of bounds",
         Some(Fault::Library) => "library-level fault",
         None => "unknown fault",

@@ -181,6 +181,11 @@ impl Insn {
     pub fn alu64_sdiv_reg(op: u8, dst: Reg, src: Reg) -> Insn {
         Insn::new(BPF_ALU64 | op | BPF_X, dst, src, 1, 0)
     }
+    /// `dst` to big-endian byte order in its low `bits` bits (16, 32 or 64), the rest
+    /// zeroed: a byte swap on a little-endian machine (`htons`, `htonl`, `htonll`).
+    pub fn to_be(dst: Reg, bits: i32) -> Insn {
+        Insn::new(BPF_ALU | BPF_END | BPF_X, dst, R0, 0, bits)
+    }
     pub fn mov64_imm(dst: Reg, imm: i32) -> Insn {
         Insn::alu64_imm(BPF_MOV, dst, imm)
     }

@@ -58,21 +58,30 @@ pub enum Accepts {
     Integer,
     /// An integer or a pointer (an address).
     Scalar,
-    /// A pointer (or an integer, which D converts).
+    /// A pointer, a string (its bytes' address), or the null pointer constant.
     Pointer,
+    /// Where a subroutine writes: a pointer or the null pointer constant, never a string.
+    Destination,
 }
 
 const fn param(accepts: Accepts, shown: &'static str) -> Param {
     Param { accepts, shown }
 }
 
-const CSTR: Param = param(Accepts::String, "const char *");
-const INT: Param = param(Accepts::Integer, "int");
+/// DTrace shows `const char *` parameters without the qualifier.
+pub(crate) const CSTR: Param = param(Accepts::String, "char *");
+pub(crate) const INT: Param = param(Accepts::Integer, "int");
 const CHAR: Param = param(Accepts::Integer, "char");
 const INT64: Param = param(Accepts::Integer, "int64_t");
-const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
-const SIZE: Param = param(Accepts::Integer, "size_t");
-const VOIDP: Param = param(Accepts::Pointer, "void *");
+pub(crate) const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
+pub(crate) const SIZE: Param = param(Accepts::Integer, "size_t");
+pub(crate) const VOIDP: Param = param(Accepts::Pointer, "void *");
+/// Where `bcopy` writes: `alloca` memory (checked at run time), never a string.
+const ALLOCA: Param = param(Accepts::Destination, "alloca pointer");
+const DEV: Param = param(Accepts::Integer, "dev_t");
+const U16: Param = param(Accepts::Integer, "uint16_t");
+const U32: Param = param(Accepts::Integer, "uint32_t");
+const U64: Param = param(Accepts::Integer, "uint64_t");
 
 /// The actions: statements that record data or act.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -146,12 +155,9 @@ const TABLE: &[(&str, Kind)] = &[
     ("args", Kind::Variable(Variable::Args)),
     ("avg", Kind::Aggregating),
     ("basename", subr(Subr::Basename, &[CSTR], 1)),
-    ("bcopy", missing(&[VOIDP, VOIDP, SIZE], 3)),
+    ("bcopy", subr(Subr::Bcopy, &[VOIDP, ALLOCA, SIZE], 3)),
     ("breakpoint", Kind::Action(ActionName::Breakpoint)),
-    (
-        "caller",
-        Kind::Variable(Variable::Unavailable("caller is not supported yet")),
-    ),
+    ("caller", var(Builtin::Caller)),
     ("chill", Kind::Action(ActionName::Chill)),
     (
         "chip",
@@ -162,7 +168,14 @@ const TABLE: &[(&str, Kind)] = &[
     ("commit", Kind::Action(ActionName::Commit)),
     ("copyin", subr(Subr::Copyin, &[ADDR, SIZE], 2)),
     ("copyinstr", subr(Subr::Copyinstr, &[ADDR, SIZE], 1)),
-    ("copyinto", subr(Subr::Copyinto, &[ADDR, SIZE, VOIDP], 3)),
+    (
+        "copyinto",
+        subr(
+            Subr::Copyinto,
+            &[ADDR, SIZE, param(Accepts::Destination, "void *")],
+            3,
+        ),
+    ),
     ("copyout", Kind::Action(ActionName::Copyout)),
     ("copyoutstr", Kind::Action(ActionName::Copyoutstr)),
     ("count", Kind::Aggregating),
@@ -191,12 +204,12 @@ const TABLE: &[(&str, Kind)] = &[
     ("freopen", Kind::Action(ActionName::Freopen)),
     ("ftruncate", Kind::Action(ActionName::Ftruncate)),
     ("func", Kind::Action(ActionName::Symbol)),
-    ("getmajor", missing(&[param(Accepts::Integer, "dev_t")], 1)),
-    ("getminor", missing(&[param(Accepts::Integer, "dev_t")], 1)),
+    ("getmajor", subr(Subr::Getmajor, &[DEV], 1)),
+    ("getminor", subr(Subr::Getminor, &[DEV], 1)),
     ("gid", var(Builtin::Gid)),
-    ("htonl", missing(&[param(Accepts::Integer, "uint32_t")], 1)),
-    ("htonll", missing(&[param(Accepts::Integer, "uint64_t")], 1)),
-    ("htons", missing(&[param(Accepts::Integer, "uint16_t")], 1)),
+    ("htonl", subr(Subr::Htonl, &[U32], 1)),
+    ("htonll", subr(Subr::Htonll, &[U64], 1)),
+    ("htons", subr(Subr::Htons, &[U16], 1)),
     ("id", var(Builtin::Id)),
     ("index", subr(Subr::Index, &[CSTR, CSTR, INT], 2)),
     (
@@ -233,9 +246,9 @@ const TABLE: &[(&str, Kind)] = &[
     ("mutex_type_adaptive", missing(&[VOIDP], 1)),
     ("mutex_type_spin", missing(&[VOIDP], 1)),
     ("normalize", Kind::Action(ActionName::Normalize)),
-    ("ntohl", missing(&[param(Accepts::Integer, "uint32_t")], 1)),
-    ("ntohll", missing(&[param(Accepts::Integer, "uint64_t")], 1)),
-    ("ntohs", missing(&[param(Accepts::Integer, "uint16_t")], 1)),
+    ("ntohl", subr(Subr::Ntohl, &[U32], 1)),
+    ("ntohll", subr(Subr::Ntohll, &[U64], 1)),
+    ("ntohs", subr(Subr::Ntohs, &[U16], 1)),
     ("panic", Kind::Action(ActionName::Panic)),
     ("pid", var(Builtin::Pid)),
     ("ppid", var(Builtin::Ppid)),
@@ -246,7 +259,10 @@ const TABLE: &[(&str, Kind)] = &[
     ("probemod", var(Builtin::Probemod)),
     ("probename", var(Builtin::Probename)),
     ("probeprov", var(Builtin::Probeprov)),
-    ("progenyof", missing(&[param(Accepts::Integer, "pid_t")], 1)),
+    (
+        "progenyof",
+        subr(Subr::Progenyof, &[param(Accepts::Integer, "pid_t")], 1),
+    ),
     (
         "pset",
         Kind::Variable(Variable::Unavailable("pset is not available on Linux")),
@@ -274,7 +290,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("strlen", subr(Subr::Strlen, &[CSTR], 1)),
     ("strrchr", subr(Subr::Strrchr, &[CSTR, CHAR], 2)),
     ("strstr", subr(Subr::Strstr, &[CSTR, CSTR], 2)),
-    ("strtok", missing(&[CSTR, CSTR], 2)),
+    ("strtok", subr(Subr::Strtok, &[CSTR, CSTR], 2)),
     ("strtoll", subr(Subr::Strtoll, &[CSTR, INT], 1)),
     ("substr", subr(Subr::Substr, &[CSTR, INT, INT], 2)),
     ("sum", Kind::Aggregating),
@@ -289,10 +305,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("tracemem", Kind::Action(ActionName::Tracemem)),
     ("trunc", Kind::Action(ActionName::Trunc)),
     ("uaddr", Kind::Action(ActionName::Symbol)),
-    (
-        "ucaller",
-        Kind::Variable(Variable::Unavailable("ucaller is not supported yet")),
-    ),
+    ("ucaller", var(Builtin::Ucaller)),
     ("ufunc", Kind::Action(ActionName::Symbol)),
     ("uid", var(Builtin::Uid)),
     ("umod", Kind::Action(ActionName::Symbol)),
@@ -355,6 +368,8 @@ pub fn library_constant(name: &str) -> Option<i64> {
         "DTRACEFLT_UPRIV" => 7,
         "DTRACEFLT_TUPOFLOW" => 8,
         "DTRACEFLT_BADSTACK" => 9,
+        "DTRACEFLT_BADSIZE" => 10,
+        "DTRACEFLT_BADINDEX" => 11,
         _ => return crate::signals::number(name).or_else(|| errno(name)),
     };
     Some(v)

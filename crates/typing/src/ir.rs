@@ -257,6 +257,10 @@ pub enum Builtin {
     Errno,
     Stackdepth,
     Ustackdepth,
+    /// `caller`, `ucaller`: the return address of the probed function, kernel or user (the
+    /// second frame of the stack; 0 when there is none).
+    Caller,
+    Ucaller,
 }
 
 /// A subroutine.
@@ -286,6 +290,23 @@ pub enum Subr {
     Alloca,
     /// `speculation()`: a free speculation's id, or 0.
     Speculation,
+    /// `bcopy(src, dest, size)`: `dest` in `alloca` memory.
+    Bcopy,
+    /// `htons htonl htonll ntohs ntohl ntohll`: byte swaps of 16, 32 and 64 bits.
+    Htons,
+    Htonl,
+    Htonll,
+    Ntohs,
+    Ntohl,
+    Ntohll,
+    /// `strtok(s, delim)`: `s` is the null string ([`ExprKind::Int`] 0 of type string) to go
+    /// on with the string of the last call.
+    Strtok,
+    /// `progenyof(pid)`: 1 if the current process is `pid` or descends from it.
+    Progenyof,
+    /// `getmajor(dev)`, `getminor(dev)`: the parts of a Linux `dev_t` (12 and 20 bits).
+    Getmajor,
+    Getminor,
 }
 
 /// Recorded data the consumer symbolizes, with its size in the record or key.
@@ -461,4 +482,10 @@ pub struct Program {
     pub assocs: Vec<Assoc>,
     pub aggregations: Vec<Aggregation>,
     pub clauses: Vec<Clause>,
+    /// Whether a clause calls `strtok`: each program then keeps its state, for the
+    /// firing, in scratch.
+    pub strtok: bool,
+    /// Whether a clause reads `timestamp`: each program then keeps the value it read
+    /// first, so a firing sees one timestamp (as in DTrace).
+    pub timestamp: bool,
 }

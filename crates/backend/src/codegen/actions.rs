@@ -24,7 +24,7 @@ use crate::types::{self, Type};
 const SIGSTOP: i32 = 19;
 
 /// `BPF_F_USER_STACK`: `bpf_get_stack` walks the user stack.
-const BPF_F_USER_STACK: i32 = 1 << 8;
+pub(super) const BPF_F_USER_STACK: i32 = 1 << 8;
 
 impl Gen<'_, '_> {
     /// Take the stack `datum` (a [`Datum::Stack`] or [`Datum::UStack`]) into scratch at

@@ -34,12 +34,108 @@ const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
 /// `bpf_get_attach_cookie(ctx)`.
 const GET_ATTACH_COOKIE: i32 = 174;
 
+/// The most generations `progenyof()` climbs.
+const PROGENY_DEPTH: i32 = 64;
+
 impl Gen<'_, '_> {
+    /// `caller` / `ucaller` (`user`): the second frame of the kernel or user stack, 0 when
+    /// the stack has fewer frames.
+    pub(crate) fn caller(&mut self, user: bool, ty: &Type, span: Span) -> Result<Val> {
+        let buf = self.scratch(16);
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
+        self.scratch_addr(R2, buf);
+        self.e.emit(Insn::mov64_imm(R3, 16));
+        self.e.emit(Insn::mov64_imm(
+            R4,
+            if user {
+                super::actions::BPF_F_USER_STACK
+            } else {
+                0
+            },
+        ));
+        self.e.emit(Insn::call(helpers::GET_STACK));
+        let at = self.small(buf + 8);
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
+        self.e.emit(Insn::jmp_imm(BPF_JSGE, R0, 16, 1));
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        let v = self.push(span)?;
+        regs::write(&mut self.e, v, R1);
+        Ok(Val {
+            reg: v,
+            ty: ty.clone(),
+        })
+    }
+
+    /// `progenyof(pid)`: 1 if the current process or one of its ancestors (by
+    /// `real_parent`, at most [`PROGENY_DEPTH`] generations) has process id `pid`.
+    pub(crate) fn progenyof(&mut self, pid: &dtrace_typing::ir::Expr, span: Span) -> Result<Val> {
+        let tgid = self.member_offset("task_struct", "tgid", span)?;
+        let parent = self.member_offset("task_struct", "real_parent", span)?;
+        let v = self.expr(pid)?;
+        let count = self.push(span)?;
+        let task = self.push(span)?;
+        let (top, yes, no, done) = (
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+        );
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        regs::write(&mut self.e, count, R1);
+        self.e.emit(Insn::call(helpers::GET_CURRENT_TASK));
+        regs::write(&mut self.e, task, R0);
+        self.e.bind(top);
+        let c = regs::read(&mut self.e, count, R1);
+        self.e.jmp_imm(BPF_JGE, c, PROGENY_DEPTH, no);
+        let t = regs::read(&mut self.e, task, R3);
+        self.e.jmp_imm(BPF_JEQ, t, 0, no);
+        self.read_kernel(t, tgid, 4);
+        regs::read_into(&mut self.e, v.reg, R1);
+        self.e.emit(Insn::alu32_reg(BPF_MOV, R1, R1));
+        self.e.jmp_reg(BPF_JEQ, R0, R1, yes);
+        let t = regs::read(&mut self.e, task, R3);
+        self.read_kernel(t, parent, 8);
+        let t = regs::read(&mut self.e, task, R1);
+        self.e.jmp_reg(BPF_JEQ, R0, t, no);
+        regs::write(&mut self.e, task, R0);
+        let c = regs::read(&mut self.e, count, R1);
+        self.e.emit(Insn::alu64_imm(BPF_ADD, c, 1));
+        regs::write(&mut self.e, count, c);
+        self.e.goto(top);
+        self.e.bind(yes);
+        self.e.emit(Insn::mov64_imm(R0, 1));
+        self.e.goto(done);
+        self.e.bind(no);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.bind(done);
+        self.pop(task);
+        self.pop(count);
+        regs::write(&mut self.e, v.reg, R0);
+        Ok(v)
+    }
+
+    /// `timestamp` into r0: read once per firing, then the same value.
+    fn timestamp(&mut self) {
+        let slot = self.small(
+            self.timestamp
+                .expect("the prologue made the timestamp slot"),
+        );
+        let done = self.e.label();
+        self.e.emit(Insn::ldx(Size::DW, R0, SCRATCH, slot));
+        self.e.jmp_imm(BPF_JNE, R0, 0, done);
+        self.e.emit(Insn::call(helpers::KTIME_GET_NS));
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, slot, R0));
+        self.e.bind(done);
+    }
+
     /// The value of built-in variable `b`, of type `ty`.
     pub(crate) fn builtin(&mut self, b: Builtin, ty: &Type, span: Span) -> Result<Val> {
         match b {
             Builtin::Stackdepth | Builtin::Ustackdepth => {
                 return self.stack_depth(b == Builtin::Ustackdepth, span)
+            }
+            Builtin::Caller | Builtin::Ucaller => {
+                return self.caller(b == Builtin::Ucaller, ty, span)
             }
             Builtin::Probeprov | Builtin::Probemod | Builtin::Probefunc | Builtin::Probename => {
                 if b == Builtin::Probefunc {
@@ -76,7 +172,7 @@ impl Gen<'_, '_> {
             Builtin::Epid => self.load_epid(R0),
             Builtin::Errno => return self.errno(span),
             Builtin::Execname => return self.execname(span),
-            Builtin::Timestamp => self.e.emit(Insn::call(helpers::KTIME_GET_NS)),
+            Builtin::Timestamp => self.timestamp(),
             Builtin::Walltimestamp => {
                 self.e.emit(Insn::call(helpers::KTIME_GET_NS));
                 self.e.mov_const(R1, self.c.opts.wall_offset);

@@ -36,6 +36,7 @@ mod regs;
 mod speculation;
 mod strings;
 mod strsubr;
+mod strtok;
 mod subr;
 mod support;
 mod vars;
@@ -593,6 +594,10 @@ struct ProgState {
     /// The ERROR function, once a fault calls it, and where ERROR's arguments go.
     error_label: Option<Label>,
     error_args: Option<u32>,
+    /// Where `strtok`'s state is in scratch, when the program calls it (see `strtok`).
+    strtok: Option<u32>,
+    /// Where the firing's `timestamp` is kept (0 until read), when the program reads it.
+    timestamp: Option<u32>,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -643,6 +648,18 @@ impl ProgState {
             nr_slot = Some(slot);
             Self::syscall_prologue(c, &mut e, g, slot as i16, exit);
         }
+        let strtok = c.prog.strtok.then(|| {
+            let slot = scratch_top;
+            scratch_top += strtok::state_size(c.opts.strsize);
+            strtok::init_state(&mut e, slot);
+            slot
+        });
+        let timestamp = c.prog.timestamp.then(|| {
+            let slot = scratch_top;
+            scratch_top += 8;
+            e.emit(Insn::st(Size::DW, SCRATCH, slot as i16, 0));
+            slot
+        });
         ProgState {
             e,
             probe,
@@ -652,6 +669,8 @@ impl ProgState {
             nr_slot,
             error_label: None,
             error_args: None,
+            strtok,
+            timestamp,
         }
     }
 
@@ -713,6 +732,8 @@ impl ProgState {
             nr_slot: None,
             error_label: None,
             error_args: None,
+            strtok: None,
+            timestamp: None,
         }
     }
 }
@@ -738,6 +759,10 @@ pub(crate) struct Gen<'c, 'a> {
     error_args: Option<u32>,
     /// Whether the ERROR clauses are being compiled (into the ERROR function).
     in_error_clauses: bool,
+    /// Where `strtok`'s state is in scratch, when the program calls it.
+    strtok: Option<u32>,
+    /// Where the firing's `timestamp` is kept, when the program reads it.
+    timestamp: Option<u32>,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -756,6 +781,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_label: p.error_label,
             error_args: p.error_args,
             in_error_clauses: false,
+            strtok: p.strtok,
+            timestamp: p.timestamp,
         }
     }
 
@@ -769,6 +796,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             nr_slot: self.nr_slot,
             error_label: self.error_label,
             error_args: self.error_args,
+            strtok: self.strtok,
+            timestamp: self.timestamp,
         }
     }
 

@@ -428,14 +428,16 @@ impl Gen<'_, '_> {
     /// a pointer the program may write through; any other address faults, as DTrace
     /// refuses stores outside its scratch memory and variables.
     pub(crate) fn scratch_pointer_of(&mut self, reg: VReg, size: u32) -> Result<()> {
-        // The scratch area's address as a plain number: stored through a map value, a
-        // pointer reads back as a scalar.
-        let base = self.scratch(8);
-        let base = self.small(base);
+        // The scratch area's address and `reg` as plain numbers: stored through a map
+        // value, a pointer reads back as a scalar.
+        let slots = self.scratch(16);
+        let (base, at) = (self.small(slots), self.small(slots + 8));
         let low = super::record_limit(self.strsize());
         let high = self.scratch_top.max(low + size) - size;
         self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
         regs::read_into(&mut self.e, reg, R1);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
         self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
         self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
         let (bad, inside) = (self.e.label(), self.e.label());

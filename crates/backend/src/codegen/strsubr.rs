@@ -126,6 +126,10 @@ impl Gen<'_, '_> {
                 self.path_part(true, res, &a);
                 Type::String
             }
+            Subr::Strtok => {
+                self.strtok(res, args, &a);
+                Type::String
+            }
             _ => {
                 self.strtoll(&a);
                 types::INT64
@@ -157,31 +161,31 @@ impl Gen<'_, '_> {
     }
 
     /// `dst = *(u64 *)(scratch + off)`
-    fn ld_slot(&mut self, dst: Reg, off: u32) {
+    pub(super) fn ld_slot(&mut self, dst: Reg, off: u32) {
         let off = self.small(off);
         self.e.emit(Insn::ldx(Size::DW, dst, SCRATCH, off));
     }
 
     /// `*(u64 *)(scratch + off) = src`
-    fn st_slot(&mut self, off: u32, src: Reg) {
+    pub(super) fn st_slot(&mut self, off: u32, src: Reg) {
         let off = self.small(off);
         self.e.emit(Insn::stx(Size::DW, SCRATCH, off, src));
     }
 
     /// `*(u64 *)(scratch + off) = imm`
-    fn st_slot_imm(&mut self, off: u32, imm: i32) {
+    pub(super) fn st_slot_imm(&mut self, off: u32, imm: i32) {
         let off = self.small(off);
         self.e.emit(Insn::st(Size::DW, SCRATCH, off, imm));
     }
 
     /// `*(u8 *)(scratch + off) = byte`
-    fn st_byte(&mut self, off: u32, byte: u8) {
+    pub(super) fn st_byte(&mut self, off: u32, byte: u8) {
         let off = self.small(off);
         self.e.emit(Insn::st(Size::B, SCRATCH, off, byte as i32));
     }
 
     /// `dst = *(u8 *)(scratch + base + idx)`; `idx` must be bounded for the verifier.
-    fn ld_byte(&mut self, dst: Reg, base: u32, idx: Reg) {
+    pub(super) fn ld_byte(&mut self, dst: Reg, base: u32, idx: Reg) {
         self.e.emit(Insn::mov64_reg(dst, SCRATCH));
         self.e.emit(Insn::alu64_reg(BPF_ADD, dst, idx));
         let off = self.small(base);
@@ -190,7 +194,7 @@ impl Gen<'_, '_> {
 
     /// `if dst op imm goto target`, with the jump to `target` as the fall-through path so
     /// the verifier explores it first (used for branches that leave a loop).
-    fn exit_if(&mut self, op: u8, dst: Reg, imm: i32, target: Label) {
+    pub(super) fn exit_if(&mut self, op: u8, dst: Reg, imm: i32, target: Label) {
         let stay = self.e.label();
         self.e.jmp_imm(invert(op), dst, imm, stay);
         self.e.goto(target);
@@ -217,7 +221,7 @@ impl Gen<'_, '_> {
     }
 
     /// Write the result string `res` into the first argument's register.
-    fn string_result(&mut self, first: &Val, res: u32) {
+    pub(super) fn string_result(&mut self, first: &Val, res: u32) {
         self.scratch_addr(R1, res);
         regs::write(&mut self.e, first.reg, R1);
     }

@@ -1,5 +1,6 @@
 //! Subroutines called in expressions (`strlen`, `strjoin`, `copyin`, `copyinstr`,
-//! `alloca`, `copyinto`, `rand`; the string subroutines are in `strsubr`).
+//! `alloca`, `copyinto`, `rand`, the byte-order swaps `htons`...`ntohll`, `getmajor`,
+//! `getminor`; the string subroutines are in `strsubr`).
 //!
 //! `copyin(addr, size)` copies `size` bytes (a constant, at most 4096) of user memory into
 //! the clause's scratch space and returns a `void *` to them, valid until the probe's
@@ -18,12 +19,27 @@ use dtrace_typing::ir::{Expr, ExprKind, Subr};
 use dtrace_ebpf::*;
 
 use super::regs::SCRATCH;
+use super::strtok;
 use super::{regs, Gen, Val};
+use crate::program::Fault;
 use crate::types::Type;
 
 impl Gen<'_, '_> {
     /// A subroutine call; the result is of type `ty`.
     pub(crate) fn call(&mut self, subr: Subr, args: &[Expr], ty: &Type, span: Span) -> Result<Val> {
+        // A null string faults, as in DTrace (but for strtok's first argument, which goes on
+        // with the last string).
+        let null = args
+            .iter()
+            .enumerate()
+            .any(|(i, a)| strtok::is_null_string(a) && !(subr == Subr::Strtok && i == 0));
+        if null {
+            let ok = self.e.label();
+            self.e.emit(Insn::mov64_imm(R0, 0));
+            self.e.jmp_imm(BPF_JNE, R0, 0, ok);
+            self.fault(Fault::BadAddr, None);
+            self.e.bind(ok);
+        }
         let v = match subr {
             Subr::Strlen => {
                 let s = self.expr(&args[0])?;
@@ -48,14 +64,42 @@ impl Gen<'_, '_> {
             Subr::Copyinstr => self.copyinstr(args)?,
             Subr::Copyin => self.copyin(args)?,
             Subr::Copyinto => self.copyinto(args)?,
+            Subr::Bcopy => self.bcopy(args)?,
+            Subr::Progenyof => self.progenyof(&args[0], span)?,
             Subr::Alloca => self.alloca(args, span)?,
             Subr::Speculation => self.speculation(span)?,
+            Subr::Htons | Subr::Ntohs => self.byte_swap(&args[0], 16)?,
+            Subr::Htonl | Subr::Ntohl => self.byte_swap(&args[0], 32)?,
+            Subr::Htonll | Subr::Ntohll => self.byte_swap(&args[0], 64)?,
+            Subr::Getmajor | Subr::Getminor => {
+                let v = self.expr(&args[0])?;
+                regs::read_into(&mut self.e, v.reg, R0);
+                // A Linux dev_t: 32 bits, the major number above the 20-bit minor.
+                self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0));
+                if subr == Subr::Getmajor {
+                    self.e.emit(Insn::alu64_imm(BPF_RSH, R0, 20));
+                } else {
+                    self.e.emit(Insn::alu64_imm(BPF_AND, R0, 0xfffff));
+                }
+                regs::write(&mut self.e, v.reg, R0);
+                v
+            }
             _ => self.string_subroutine(subr, args, span)?,
         };
         Ok(Val {
             reg: v.reg,
             ty: ty.clone(),
         })
+    }
+
+    /// `htons`/`ntohs` (16 bits), `htonl`/`ntohl` (32), `htonll`/`ntohll` (64): the value's
+    /// low `bits` bits in network (big-endian) byte order.
+    fn byte_swap(&mut self, arg: &Expr, bits: i32) -> Result<Val> {
+        let v = self.expr(arg)?;
+        regs::read_into(&mut self.e, v.reg, R0);
+        self.e.emit(Insn::to_be(R0, bits));
+        regs::write(&mut self.e, v.reg, R0);
+        Ok(v)
     }
 
     /// `copyinstr(addr[, maxlen])`: the NUL-terminated string at user address `addr` (at most
@@ -152,6 +196,72 @@ impl Gen<'_, '_> {
         self.pop(dest);
         Ok(Val {
             reg: addr,
+            ty: Type::Void,
+        })
+    }
+}
+
+impl Gen<'_, '_> {
+    /// `bcopy(src, dest, size)`: copy `size` bytes of kernel memory at `src` to `dest`, which
+    /// must point into this firing's `alloca` memory, `size` bytes of it. A `dest` outside
+    /// it is an invalid address, a `size` past its end an invalid size, and a `src` that
+    /// cannot be read an invalid address, as DTrace reports them.
+    fn bcopy(&mut self, args: &[Expr]) -> Result<Val> {
+        let vals = [
+            self.expr(&args[0])?,
+            self.expr(&args[1])?,
+            self.expr(&args[2])?,
+        ];
+        let (src, dest, size) = (vals[0].reg, vals[1].reg, vals[2].reg);
+        let low = super::record_limit(self.strsize());
+        let top = self.scratch_top;
+        let slots = self.scratch(16);
+        let (base, at) = (self.small(slots), self.small(slots + 8));
+        // The verifier bounds `dest` and `size` apart, so the scratch area must hold the
+        // largest of both.
+        self.c.scratch_size = self.c.scratch_size.max(2 * top - low + 16);
+        // Both addresses as plain numbers: stored through a map value, a pointer reads
+        // back as a scalar.
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
+        regs::read_into(&mut self.e, dest, R1);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
+        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
+        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+        let (bad_addr, bad_size, inside) = (self.e.label(), self.e.label(), self.e.label());
+        self.e.jmp_imm(BPF_JLT, R1, low as i32, bad_addr);
+        self.e.jmp_imm(BPF_JGE, R1, top as i32, bad_addr);
+        regs::read_into(&mut self.e, size, R2);
+        self.e.jmp_imm(BPF_JGT, R2, (top - low) as i32, bad_size);
+        self.e.emit(Insn::mov64_reg(R3, R1));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
+        self.e.jmp_imm(BPF_JGT, R3, top as i32, bad_size);
+        // A source in alloca memory must also lie there whole.
+        regs::read_into(&mut self.e, src, R3);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R3));
+        self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, at));
+        self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R3, R4));
+        self.e.jmp_imm(BPF_JLT, R3, low as i32, inside);
+        self.e.jmp_imm(BPF_JGE, R3, top as i32, inside);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
+        self.e.jmp_imm(BPF_JGT, R3, top as i32, bad_size);
+        self.e.goto(inside);
+        self.e.bind(bad_addr);
+        let r = regs::read(&mut self.e, dest, R1);
+        self.fault(Fault::BadAddr, Some(r));
+        self.e.bind(bad_size);
+        let r = regs::read(&mut self.e, size, R1);
+        self.fault(Fault::BadSize, Some(r));
+        self.e.bind(inside);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, SCRATCH));
+        regs::read_into(&mut self.e, src, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        self.fault_if_negative(src);
+        self.pop(size);
+        self.pop(dest);
+        Ok(Val {
+            reg: src,
             ty: Type::Void,
         })
     }

@@ -387,11 +387,12 @@ impl Cook<'_> {
                 ActionKind::Setopt { option, value }
             }
             _ => {
+                self.unsupported_action_args(action, name, args)?;
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     format!("the {name}( ) action is not supported yet"),
                     name_span,
-                ))
+                ));
             }
         })
     }

@@ -6,7 +6,7 @@ use dtrace_frontend::{CompileError, Result, Span};
 
 use super::expr::{convert, is_void, mk};
 use super::Cook;
-use crate::builtins::{self, Accepts, Kind, Subroutine};
+use crate::builtins::{self, Accepts, ActionName, Kind, Param, Subroutine};
 use crate::ir::{Expr, ExprKind, Subr};
 use crate::types::{self, Type};
 
@@ -61,6 +61,38 @@ pub(crate) fn prototype_arg(
 }
 
 impl Cook<'_> {
+    /// The arguments of an action this dtrace does not carry out yet, checked against
+    /// DTrace's prototype first (so wrong calls get DTrace's words).
+    pub(crate) fn unsupported_action_args(
+        &mut self,
+        action: ActionName,
+        name: &str,
+        args: &[ast::Expr],
+    ) -> Result<()> {
+        let params: &[Param] = match action {
+            ActionName::Chill => &[builtins::INT],
+            ActionName::Copyout => &[builtins::VOIDP, builtins::ADDR, builtins::SIZE],
+            ActionName::Copyoutstr => &[builtins::CSTR, builtins::ADDR, builtins::SIZE],
+            _ => &[],
+        };
+        for (i, (a, p)) in args.iter().zip(params).enumerate() {
+            let v = self.expr(a)?;
+            let ok = !is_void(&v)
+                && match p.accepts {
+                    Accepts::String => v.ty.is_string() || is_char_pointer(&v.ty),
+                    Accepts::Integer => v.ty.is_integer(),
+                    Accepts::Scalar => v.ty.is_scalar(),
+                    Accepts::Pointer | Accepts::Destination => {
+                        matches!(v.ty, Type::Ptr(_) | Type::Array(..)) || v.ty.is_string()
+                    }
+                };
+            if !ok {
+                return Err(prototype_arg(name, i + 1, p.shown, &v.ty, a.span));
+            }
+        }
+        Ok(())
+    }
+
     /// `name(args)` where a value is expected.
     pub(crate) fn call(
         &mut self,
@@ -102,24 +134,31 @@ impl Cook<'_> {
         if args.len() < min || args.len() > max {
             return Err(prototype_len(name, args.len(), min, max, span));
         }
-        let Some(subr) = s.subr else {
-            return Err(CompileError::new(
-                "D_UNSUPPORTED",
-                format!("the {name}( ) subroutine is not supported yet"),
-                span,
-            ));
-        };
         let mut typed = Vec::with_capacity(args.len());
         for (i, (a, p)) in args.iter().zip(s.params).enumerate() {
             let v = self.expr(a)?;
+            if p.accepts == Accepts::String && !v.ty.is_string() && super::consts::is_null(a) {
+                // The null pointer as a string: strtok's "go on with the last string"; any
+                // other subroutine faults on it at run time, as DTrace does.
+                typed.push(mk(ExprKind::Int(0), Type::String, a.span));
+                continue;
+            }
             let ok = !is_void(&v)
                 && match p.accepts {
-                    Accepts::String => v.ty.is_string(),
+                    Accepts::String => v.ty.is_string() || is_char_pointer(&v.ty),
                     Accepts::Integer => v.ty.is_integer(),
-                    Accepts::Scalar | Accepts::Pointer => v.ty.is_scalar(),
+                    Accepts::Scalar => v.ty.is_scalar(),
+                    Accepts::Pointer | Accepts::Destination => {
+                        matches!(v.ty, Type::Ptr(_) | Type::Array(..))
+                            || super::consts::is_null(a)
+                            || (p.accepts == Accepts::Pointer && v.ty.is_string())
+                    }
                 };
             if !ok {
                 return Err(prototype_arg(name, i + 1, p.shown, &v.ty, a.span));
+            }
+            if s.subr.is_none() {
+                continue;
             }
             typed.push(match p.accepts {
                 Accepts::Integer if p.shown == "int" || p.shown == "char" => {
@@ -129,19 +168,40 @@ impl Cook<'_> {
                 _ => v,
             });
         }
+        // Arguments are checked first, as DTrace checks the prototype.
+        let Some(subr) = s.subr else {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                format!("the {name}( ) subroutine is not supported yet"),
+                span,
+            ));
+        };
+        if subr == Subr::Strtok {
+            self.prog.strtok = true;
+        }
         if let Some(i) = constant_size_arg(subr) {
-            constant_size(name, &typed[i])?;
+            constant_size(name, &typed[i], subr == Subr::Alloca, self.opts.scratchsize)?;
         }
         let ty = match subr {
             Subr::Strlen => types::builtin_typedef("size_t").expect("size_t"),
-            Subr::Index | Subr::Rindex | Subr::Rand | Subr::Speculation => types::INT,
+            Subr::Index | Subr::Rindex | Subr::Rand | Subr::Speculation | Subr::Progenyof => {
+                types::INT
+            }
             Subr::Strtoll => types::INT64,
             Subr::Copyin | Subr::Alloca => Type::Ptr(Box::new(Type::Void)),
-            Subr::Copyinto => Type::Void,
+            Subr::Copyinto | Subr::Bcopy => Type::Void,
+            Subr::Htons | Subr::Ntohs => types::sized_int(2, false),
+            Subr::Htonl | Subr::Ntohl | Subr::Getmajor | Subr::Getminor => types::UINT32,
+            Subr::Htonll | Subr::Ntohll => types::UINT64,
             _ => Type::String,
         };
         Ok(mk(ExprKind::Call(subr, typed), ty, span))
     }
+}
+
+/// Whether `ty` is a pointer to `char`, which DTrace takes for a string.
+fn is_char_pointer(ty: &Type) -> bool {
+    matches!(ty, Type::Ptr(e) if e.is_char())
 }
 
 /// The argument of `subr` that must be a constant size, if one must.
@@ -153,10 +213,17 @@ fn constant_size_arg(subr: Subr) -> Option<usize> {
     }
 }
 
-/// A size argument of `copyin`, `copyinto` and `alloca`: a constant from 1 to
+/// A size argument of `copyin`, `copyinto` and `alloca`: a constant from 1 (0 for
+/// `alloca`, which then gives where the next allocation goes) to `scratchsize`, and at most
 /// [`COPYIN_MAX`].
-fn constant_size(name: &str, arg: &Expr) -> Result<u32> {
+fn constant_size(name: &str, arg: &Expr, alloca: bool, scratchsize: u32) -> Result<u32> {
     match arg.kind {
+        ExprKind::Int(n) if n > scratchsize as u64 => Err(CompileError::new(
+            "D_ALLOCA_SIZE",
+            format!("alloca({n}) size larger than scratchsize {scratchsize}"),
+            arg.span,
+        )),
+        ExprKind::Int(0) if alloca => Ok(0),
         ExprKind::Int(n) if (1..=COPYIN_MAX as u64).contains(&n) => Ok(n as u32),
         ExprKind::Int(n) => Err(CompileError::new(
             "D_PROTO_ARG",

@@ -46,6 +46,8 @@ impl Cook<'_> {
                     Builtin::Id | Builtin::Epid => types::UINT,
                     Builtin::Errno => types::INT,
                     Builtin::Stackdepth | Builtin::Ustackdepth => types::UINT32,
+                    Builtin::Caller => typedef("uintptr_t"),
+                    Builtin::Ucaller => types::UINT64,
                     Builtin::Curthread => {
                         // `struct task_struct *` from BTF (an integer-sized pointer without).
                         let task = kernel::vmlinux()
@@ -54,6 +56,9 @@ impl Cook<'_> {
                         Type::Ptr(Box::new(task))
                     }
                 };
+                if b == Builtin::Timestamp {
+                    self.prog.timestamp = true;
+                }
                 Ok(mk(ExprKind::Builtin(b), ty, span))
             }
         }

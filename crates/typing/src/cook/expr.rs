@@ -905,6 +905,28 @@ impl Cook<'_> {
                 rhs.span,
             ));
         }
+        if op.is_some() {
+            // `x op= v` reads x first: it must exist.
+            let undefined = match &lhs.kind {
+                A::Ident(n) => (self.global(n).is_none()
+                    && !builtins::is_variable(n)
+                    && self.bound_input(n, span).is_none()
+                    && !self.scope.inlines.contains_key(n)
+                    && !self.scope.enum_constants.contains_key(n)
+                    && self.assoc(n, false).is_none())
+                .then(|| n.clone()),
+                A::SelfVar(n) if self.thread_var(n).is_none() => Some(format!("self->{n}")),
+                A::ThisVar(n) if self.this_var(n).is_none() => Some(format!("this->{n}")),
+                _ => None,
+            };
+            if let Some(name) = undefined {
+                return Err(CompileError::new(
+                    "D_VAR_UNDEF",
+                    format!("{name} has not yet been declared or assigned"),
+                    lhs.span,
+                ));
+            }
+        }
         let value = self.expr(rhs)?;
         if is_void(&value) {
             if let ExprKind::AggRef(_) = value.kind {
@@ -1031,6 +1053,14 @@ impl Cook<'_> {
         if target.is_string() || v.ty.is_string() {
             if target.is_string() && v.ty.is_string() {
                 return Ok(v);
+            }
+            if target.is_string() && v.ty.is_scalar() && !is_void(&v) {
+                // As DTrace: the string at that address (alloca memory, kernel memory).
+                return Ok(Expr {
+                    ty: Type::String,
+                    span,
+                    ..v
+                });
             }
             return Err(invalid());
         }

@@ -47,6 +47,8 @@ pub use consts::constant;
 pub struct Options {
     /// The size of a string (`strsize`).
     pub strsize: u32,
+    /// The most bytes one `alloca` or `copyin` takes (`scratchsize`).
+    pub scratchsize: u32,
     /// Frames of `stack()` and `ustack()` without an argument (`stackframes`,
     /// `ustackframes`).
     pub stack_frames: u32,
@@ -57,6 +59,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             strsize: 256,
+            scratchsize: 256,
             stack_frames: dtrace_abi::datum::STACK_FRAMES,
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
         }

@@ -295,6 +295,15 @@ impl Cook<'_> {
 
     /// `p[i]` for a pointer value `p`.
     fn pointer_element(&mut self, p: Expr, index: &ast::Expr, span: Span) -> Result<Place> {
+        // A string is indexed as the address of its first char.
+        let p = if p.ty.is_string() {
+            Expr {
+                ty: Type::Ptr(Box::new(types::CHAR)),
+                ..p
+            }
+        } else {
+            p
+        };
         let elem = match &p.ty {
             Type::Ptr(elem) => (**elem).clone(),
             other => {
@@ -378,8 +387,8 @@ impl Cook<'_> {
     }
 
     /// The storage `e` names, for an operator that modifies it (`++`, `op=`): it must be a
-    /// variable or D memory. With `create`, an undefined global becomes an `int` (so `x++`
-    /// works before `x = ...`).
+    /// variable or D memory. With `create`, an undefined variable (`x`, `self->x`,
+    /// `this->x`) becomes an `int64_t`, as in DTrace (so `x++` works before `x = ...`).
     pub(crate) fn lvalue(
         &mut self,
         e: &ast::Expr,
@@ -393,8 +402,19 @@ impl Cook<'_> {
                     return Err(read_only(op, name, span));
                 }
                 if create {
-                    self.new_global(name, types::INT);
+                    self.new_global(name, types::INT64);
                 }
+            }
+        }
+        if create {
+            match &e.kind {
+                A::SelfVar(name) if self.thread_var(name).is_none() => {
+                    self.new_thread(name, types::INT64);
+                }
+                A::ThisVar(name) if self.this_var(name).is_none() => {
+                    self.new_this(name, types::INT64);
+                }
+                _ => {}
             }
         }
         match self.place_of(e)? {

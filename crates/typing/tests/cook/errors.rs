@@ -547,7 +547,7 @@ const CALLS: Cases = &[
     (
         "BEGIN { strlen(1); }",
         "D_PROTO_ARG",
-        "strlen( ) argument #1 is incompatible with prototype:\n\tprototype: const char *\n\t argument: int",
+        "strlen( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
     ),
     (
         "BEGIN { x = nosuch(); }",
@@ -555,14 +555,59 @@ const CALLS: Cases = &[
         "undefined function name: nosuch",
     ),
     (
-        "BEGIN { x = strtok(\"a\", \"b\"); }",
+        "BEGIN { x = progenyof(\"a\"); }",
+        "D_PROTO_ARG",
+        "progenyof( ) argument #1 is incompatible with prototype:\n\tprototype: pid_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { x = htons(\"a\"); }",
+        "D_PROTO_ARG",
+        "htons( ) argument #1 is incompatible with prototype:\n\tprototype: uint16_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { x = strtok(1, \"b\"); }",
+        "D_PROTO_ARG",
+        "strtok( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
+    ),
+    (
+        "BEGIN { x = cleanpath(\"a\"); }",
         "D_UNSUPPORTED",
-        "the strtok( ) subroutine is not supported yet",
+        "the cleanpath( ) subroutine is not supported yet",
     ),
     (
         "BEGIN { copyin(arg0, 0); }",
         "D_PROTO_ARG",
         "copyin( ) size 0 is out of range: 1 to 4096 bytes",
+    ),
+    (
+        "BEGIN { raise(\"a\"); }",
+        "D_PROTO_ARG",
+        "raise( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: string",
+    ),
+    (
+        "BEGIN { copyout(\"a\", \"b\", 1); }",
+        "D_PROTO_ARG",
+        "copyout( ) argument #2 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { p -= trace(0); }",
+        "D_VAR_UNDEF",
+        "p has not yet been declared or assigned",
+    ),
+    (
+        "BEGIN { self->q += 2; }",
+        "D_VAR_UNDEF",
+        "self->q has not yet been declared or assigned",
+    ),
+    (
+        "BEGIN { x = alloca(257); }",
+        "D_ALLOCA_SIZE",
+        "alloca(257) size larger than scratchsize 256",
+    ),
+    (
+        "BEGIN { bcopy(\"a\", \"b\", 1); }",
+        "D_PROTO_ARG",
+        "bcopy( ) argument #2 is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: string",
     ),
     (
         "BEGIN { copyin(arg0, arg1); }",

@@ -25,9 +25,9 @@ fn action(p: &dtrace_typing::ir::Program, clause: usize, index: usize) -> &Actio
 }
 
 #[test]
-fn an_increment_creates_an_int_global() {
+fn an_increment_creates_an_int64_global() {
     let p = program("BEGIN { x++; }");
-    assert_eq!(vars(&p.globals), [("x", "int".to_string())]);
+    assert_eq!(vars(&p.globals), [("x", "int64_t".to_string())]);
     let ExprKind::Update {
         place,
         op,
@@ -236,7 +236,8 @@ fn aggregations_get_their_function_and_key_types() {
 fn actions_are_typed_statements() {
     let p = program(
         "BEGIN { @a = count(); trace(pid); printf(\"%s %d\", execname, 1); printa(@a);
-                 exit(0); setopt(\"quiet\"); stack(5); clear(@a); trunc(@a, 1); }",
+                 exit(0); setopt(\"quiet\"); stack(5); clear(@a); trunc(@a, 1);
+                 system(\"echo %d\", pid); }",
     );
     let kinds: Vec<String> = stmts(&p, 0)
         .iter()
@@ -260,7 +261,8 @@ fn actions_are_typed_statements() {
             "Setopt",
             "Stack",
             "Clear",
-            "Trunc"
+            "Trunc",
+            "System"
         ]
     );
     assert!(p.clauses[0].bodies[0].records);
