@@ -113,7 +113,7 @@ mod tests {
         assert_eq!(f.column(&probe(8, "x", "f", "method-entry"), 0), " -> f");
         assert_eq!(
             f.column(&probe(8, "x", "f", "method-entry"), 1),
-            "   | f:method-entry"
+            "  | f:method-entry"
         );
         assert!(!names("carpentry", "entry"));
     }
