@@ -25,6 +25,7 @@ const SNIPPETS: &[&str] = &[
     "x = pid && tid || !cpu ^^ 1; trace(x); trace(1, 2) ; ",
     "@p = count(); printa(@p); printa(\"%@d\\n\", @p); clear(@p); trunc(@p, 3); trunc(@p); normalize(@p, 2); denormalize(@p); setopt(\"quiet\");",
     "x = 1 / (pid - pid); y = 7 % (pid - pid); trace(x + y);",
+    "trace(uregs[R_PC]); trace(uregs[R_SP] + uregs[R_R15]); trace(uregs[R_DS]); trace(uregs[R_FS]); trace(uregs[R_TRAPNO]);",
     "exit(0);",
 ];
 

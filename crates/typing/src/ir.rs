@@ -257,6 +257,9 @@ pub enum Builtin {
     Errno,
     Stackdepth,
     Ustackdepth,
+    /// The address of the current thread's user-mode register frame (`struct pt_regs`):
+    /// what `uregs[]` reads.
+    UserRegs,
 }
 
 /// A subroutine.

@@ -396,6 +396,9 @@ impl Cook<'_> {
             A::Ident(name) if name == "args" && self.bound_input(name, span).is_none() => {
                 self.probe_args(args, span)
             }
+            A::Ident(name) if name == "uregs" && self.bound_input(name, span).is_none() => {
+                self.uregs(args, span)
+            }
             A::Ident(name) => match self.assoc(name, false) {
                 Some(id) => {
                     let keys = self.keys(id, args, span)?;

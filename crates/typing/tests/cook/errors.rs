@@ -546,6 +546,31 @@ const CONTEXT: Cases = &[
         "D_UNSUPPORTED",
         "ipl (the interrupt priority level) has no meaning on Linux",
     ),
+    (
+        "BEGIN { trace(uregs); }",
+        "D_IDENT_BADREF",
+        "associative array 'uregs' may not be referenced as scalar",
+    ),
+    (
+        "BEGIN { trace(uregs[1, 2]); }",
+        "D_PROTO_LEN",
+        "uregs[ ] prototype mismatch: 2 args passed, 1 expected",
+    ),
+    (
+        "BEGIN { i = R_SP; trace(uregs[i]); }",
+        "D_PROTO_ARG",
+        "uregs[ ] argument #1 is incompatible with prototype:\n\tprototype: integer constant\n\t argument: int",
+    ),
+    (
+        "BEGIN { trace(uregs[-1]); }",
+        "D_REGS_IDX",
+        "index -1 is out of range for array uregs",
+    ),
+    (
+        "BEGIN { trace(uregs[R_TRAPNO + 1]); }",
+        "D_UNKNOWN",
+        "uregs[]: index out of bounds (26)",
+    ),
 ];
 
 const DECLARATIONS: Cases = &[
