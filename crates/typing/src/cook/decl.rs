@@ -48,6 +48,16 @@ fn struct_word(union: bool) -> &'static str {
     }
 }
 
+/// A struct, union or enum tag without its module scope (`D`s`, `vmlinux`task_struct`).
+fn unscoped(name: &str) -> &str {
+    name.rsplit('`').next().unwrap_or(name)
+}
+
+/// Whether a scoped tag names the kernel's type (any module scope but D's own, `D`).
+fn kernel_scope(name: &str) -> bool {
+    name.split_once('`').is_some_and(|(scope, _)| scope != "D")
+}
+
 /// A member of a D or kernel struct or union, located.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MemberAt {
@@ -93,13 +103,16 @@ impl Cook<'_> {
                 union,
                 name: Some(name),
                 ..
-            } if self.d_struct(*union, name).is_some() => self.d_struct(*union, name),
+            } if self.d_struct(*union, unscoped(name)).is_some() && !kernel_scope(name) => {
+                self.d_struct(*union, unscoped(name))
+            }
             TypeSpec::Struct {
                 union,
                 name: Some(name),
                 members: None,
                 ..
-            } => {
+            } if !name.starts_with("D`") => {
+                let name = unscoped(name);
                 let tag = if *union { Tag::Union } else { Tag::Struct };
                 // As in DTrace, a struct the kernel does not define is a forward
                 // declaration: pointers to it are fine, its members are not.
@@ -117,6 +130,11 @@ impl Cook<'_> {
             let shown = match spec {
                 TypeSpec::Named { name, .. } => name.clone(),
                 TypeSpec::Builtin { words, .. } => words.join(" "),
+                TypeSpec::Struct {
+                    union,
+                    name: Some(name),
+                    ..
+                } => format!("{} {name}", struct_word(*union)),
                 _ => "type".into(),
             };
             return Err(CompileError::new(

@@ -239,6 +239,22 @@ fn sizeof_and_offsetof_are_constants() {
 }
 
 #[test]
+fn module_scopes_name_d_and_kernel_types() {
+    let decls =
+        "struct s { int x; int y; }; union u { int a; char c; }; struct task_struct { int z; };";
+    let value = |e: &str| match typed_in(decls, e).kind {
+        ExprKind::Int(v) => v,
+        other => panic!("{e} is not a constant: {other:?}"),
+    };
+    assert_eq!(value("offsetof(struct D`s, y)"), 4);
+    assert_eq!(value("offsetof(union D`u, c)"), 0);
+    assert_eq!(value("sizeof (struct D`task_struct)"), 4);
+    let task = kernel_btf().find(Kind::Struct, "task_struct").unwrap();
+    let size = kernel_btf().size_of(task).unwrap();
+    assert_eq!(value("sizeof (struct vmlinux`task_struct)"), size);
+}
+
+#[test]
 fn kernel_members_are_typed_from_btf() {
     let cases = [
         ("curthread", "struct task_struct *"),
