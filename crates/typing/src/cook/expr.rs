@@ -206,7 +206,8 @@ impl Cook<'_> {
                 let ty = int_constant_type(*value, *unsigned, *longs, *decimal);
                 Ok(int(*value, ty, span))
             }
-            A::Char(c) => Ok(int(*c as i8 as i64 as u64, types::CHAR, span)),
+            // As in DTrace, a character constant is an `int` (of the byte's value).
+            A::Char(c) => Ok(int(u64::from(*c), types::INT, span)),
             A::Str(s) => Ok(mk(ExprKind::Str(s.clone()), Type::String, span)),
             A::Ident(name) => self.ident(name, span),
             A::Macro(m) => self.macro_var(m, span),

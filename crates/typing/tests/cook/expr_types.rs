@@ -44,7 +44,8 @@ fn integer_constants_take_the_first_type_their_value_fits() {
         ("1ul", 1, "unsigned long"),
         ("1ll", 1, "long long"),
         ("1ull", 1, "unsigned long long"),
-        ("'a'", 97, "char"),
+        ("'a'", 97, "int"),
+        ("'\\xff'", 255, "int"),
     ];
     for (text, value, ty) in cases {
         assert_eq!(constant(text), (value, ty.to_string()), "{text}");
@@ -216,6 +217,8 @@ fn sizeof_and_offsetof_are_constants() {
     assert_eq!(constant("sizeof (u64)"), ulong(8));
     assert_eq!(constant("sizeof (int [3][4])"), ulong(48));
     assert_eq!(constant("sizeof (execname)"), ulong(256));
+    assert_eq!(constant("sizeof \"hi\""), ulong(3));
+    assert_eq!(constant("sizeof ('c')"), ulong(4));
     assert_eq!(constant("sizeof (curthread->comm)"), ulong(16));
     assert_eq!(constant("sizeof (enum pid_type)"), ulong(4));
     assert_eq!(
