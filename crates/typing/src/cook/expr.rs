@@ -263,7 +263,7 @@ impl Cook<'_> {
                     }
                 }
             }
-            A::Symbol { .. } => Err(unsupported("kernel symbols", span)),
+            A::Symbol { module, name } => Err(symbol_error(module.as_deref(), name, span)),
             A::Offsetof { ty, member } => self.offsetof(ty, member, span),
             A::Xlate { ty, operand } => self.xlate_value(ty, operand, span),
         }
@@ -297,6 +297,13 @@ impl Cook<'_> {
         }
         if let Some(v) = builtins::library_constant(name) {
             return Ok(int(v as u64, types::INT, span));
+        }
+        if self.assoc(name, false).is_some() {
+            return Err(CompileError::new(
+                "D_IDENT_BADREF",
+                format!("associative array '{name}' may not be referenced as scalar"),
+                span,
+            ));
         }
         Err(undefined(name, span))
     }
@@ -1044,6 +1051,27 @@ impl Cook<'_> {
         let v = convert(v, &target);
         Ok(Expr { span, ..v })
     }
+}
+
+/// Why a symbol reference `` module`name `` cannot be resolved: an empty name is no
+/// symbol; otherwise this dtrace has no kernel symbol table with types (BTF describes no
+/// global variables).
+fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
+    let text = format!("{}`{name}", module.unwrap_or(""));
+    if name.is_empty() {
+        return CompileError::new(
+            "D_IDENT_UNDEF",
+            format!("failed to resolve {text}: Unknown symbol name"),
+            span,
+        );
+    }
+    CompileError::new(
+        "D_UNSUPPORTED",
+        format!(
+            "failed to resolve {text}: symbol references are not supported (the kernel's BTF gives no addresses or types of its variables)"
+        ),
+        span,
+    )
 }
 
 /// `a op b` of type `ty`, folded when both are constants (division by zero left to run

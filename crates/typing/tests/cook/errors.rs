@@ -547,6 +547,11 @@ const CONTEXT: Cases = &[
         "ipl (the interrupt priority level) has no meaning on Linux",
     ),
     (
+        "BEGIN { a[1] = 2; trace(sizeof (a)); }",
+        "D_IDENT_BADREF",
+        "associative array 'a' may not be referenced as scalar",
+    ),
+    (
         "BEGIN { trace(uregs); }",
         "D_IDENT_BADREF",
         "associative array 'uregs' may not be referenced as scalar",
@@ -782,7 +787,12 @@ const EXPRESSIONS: Cases = &[
     (
         "BEGIN { trace(vmlinux`jiffies); }",
         "D_UNSUPPORTED",
-        "kernel symbols is not supported yet",
+        "failed to resolve vmlinux`jiffies: symbol references are not supported (the kernel's BTF gives no addresses or types of its variables)",
+    ),
+    (
+        "BEGIN { trace(sizeof (`)); }",
+        "D_IDENT_UNDEF",
+        "failed to resolve `: Unknown symbol name",
     ),
     (
         "BEGIN { trace(nosuch); }",
