@@ -1019,9 +1019,35 @@ impl Cook<'_> {
         Err(incompatible(target, op, value, span))
     }
 
+    /// For a cast to a pointer of an operand naming an array (a `char` array included,
+    /// which otherwise reads as a string): the address of its first element, as C's arrays
+    /// decay to pointers.
+    fn array_address(&mut self, target: &Type, operand: &ast::Expr) -> Result<Option<Expr>> {
+        let place_like = matches!(
+            operand.kind,
+            A::Member { .. } | A::Index { .. } | A::Ident(_) | A::ThisVar(_)
+        );
+        if !matches!(target, Type::Ptr(_)) || !place_like {
+            return Ok(None);
+        }
+        match self.place_of(operand)? {
+            Some(p) if matches!(p.ty, Type::Array(..)) => {
+                let Type::Array(elem, _) = &p.ty else {
+                    unreachable!()
+                };
+                let ty = Type::Ptr(elem.clone());
+                Ok(Some(mk(ExprKind::AddrOf(Box::new(p)), ty, operand.span)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn cast(&mut self, tn: &ast::TypeName, operand: &ast::Expr, span: Span) -> Result<Expr> {
         let target = self.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
-        let v = self.expr(operand)?;
+        let v = match self.array_address(&target, operand)? {
+            Some(address) => address,
+            None => self.expr(operand)?,
+        };
         let invalid = || {
             CompileError::new(
                 "D_CAST_INVAL",

@@ -242,6 +242,20 @@ fn sizeof_and_offsetof_are_constants() {
 }
 
 #[test]
+fn an_array_cast_to_a_pointer_is_its_address() {
+    let e = typed_in("", "(char *)curthread->comm");
+    assert_eq!(e.ty.to_string(), "char *");
+    let ExprKind::AddrOf(place) = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert_eq!(place.offset, kernel_offset("task_struct", "comm"));
+    assert_eq!(
+        type_of("((unsigned char *)curthread->comm)[1]"),
+        "unsigned char"
+    );
+}
+
+#[test]
 fn module_scopes_name_d_and_kernel_types() {
     let decls =
         "struct s { int x; int y; }; union u { int a; char c; }; struct task_struct { int z; };";
