@@ -462,6 +462,31 @@ impl Cook<'_> {
             return self.define_typedefs(decl);
         }
         let spec = self.define_struct(&decl.spec, decl.span)?;
+        if decl.declarators.is_empty()
+            && !matches!(spec, TypeSpec::Struct { .. } | TypeSpec::Enum { .. })
+        {
+            return Err(CompileError::new(
+                "D_DECL_USELESS",
+                "useless declaration",
+                decl.span,
+            ));
+        }
+        if matches!(
+            decl.class,
+            Some(StorageClass::Register | StorageClass::Static)
+        ) && decl.declarators.iter().any(|d| {
+            !d.parts
+                .iter()
+                .any(|p| matches!(p, DeclaratorPart::Function(_)))
+        }) {
+            // A function declared `static` is an external one, as in C; objects live where
+            // D puts them.
+            return Err(CompileError::new(
+                "D_DECL_BADCLASS",
+                "specified storage class not appropriate in D",
+                decl.span,
+            ));
+        }
         if decl.class == Some(StorageClass::Extern) {
             // `extern int x;` declares a kernel symbol's type: nothing to store in D.
             for d in &decl.declarators {

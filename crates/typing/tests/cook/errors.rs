@@ -580,6 +580,21 @@ const CONTEXT: Cases = &[
 
 const DECLARATIONS: Cases = &[
     (
+        "extern int; BEGIN { }",
+        "D_DECL_USELESS",
+        "useless declaration",
+    ),
+    (
+        "register x; BEGIN { }",
+        "D_DECL_BADCLASS",
+        "specified storage class not appropriate in D",
+    ),
+    (
+        "static int y; BEGIN { }",
+        "D_DECL_BADCLASS",
+        "specified storage class not appropriate in D",
+    ),
+    (
         "BEGIN { sizeof (struct { int a; }); }",
         "D_UNKNOWN",
         "failed to resolve type type : Unknown type name",
