@@ -60,8 +60,26 @@ impl BuiltinWords {
         let base = self.base.unwrap_or(Int);
         let sized = self.shorts + self.longs > 0;
         let fail = |tag: &'static str, msg: &str| Err(CompileError::new(tag, msg, span));
-        if self.shorts > 1 || (self.shorts > 0 && self.longs > 0) {
+        if self.shorts > 1 {
             return fail("D_DECL_COMBO", "invalid type combination");
+        }
+        if self.shorts > 0 && self.longs > 0 {
+            // DTrace names such a type and finds no type of that name.
+            let mut words: Vec<&str> = match self.sign {
+                Some(Unsigned) => vec!["unsigned"],
+                Some(_) => vec!["signed"],
+                None => Vec::new(),
+            };
+            words.push("short");
+            words.extend(std::iter::repeat_n("long", usize::from(self.longs)));
+            words.extend(self.base.map(Keyword::as_str));
+            return fail(
+                "D_UNKNOWN",
+                &format!(
+                    "failed to resolve type {} : Unknown type name",
+                    words.join(" ")
+                ),
+            );
         }
         match base {
             Void if self.has_modifiers() => {
