@@ -74,6 +74,15 @@ fn structs_unions_enums() {
 }
 
 #[test]
+fn a_typedef_in_a_clause_is_a_syntax_error() {
+    let (tag, message, ..) = error("BEGIN { typedef int t; }");
+    assert_eq!(
+        (tag, message),
+        ("D_SYNTAX", "syntax error near \"typedef\"".into())
+    );
+}
+
+#[test]
 fn type_combination_errors() {
     assert_eq!(error("int char x;").0, "D_DECL_COMBO");
     assert_eq!(error("long char x;").0, "D_DECL_CHARATTR");
