@@ -1336,11 +1336,19 @@ fn errors_in_provider_definitions_name_the_definition() {
 /// In the D library (checked where used): a translator with a member its output lacks.
 const LIBRARY: &str = "struct o { int a; }; translator struct o < int x > { a = x; b = x; };";
 
-const LIBRARY_USES: Cases = &[(
-    "BEGIN { xlate <struct o *> (1); }",
-    "D_XLATE_MEMB",
-    "translator member b is not a member of struct o",
-)];
+const LIBRARY_USES: Cases = &[
+    (
+        "BEGIN { xlate <struct o *> (1); }",
+        "D_XLATE_MEMB",
+        "translator member b is not a member of struct o",
+    ),
+    (
+        // Redeclared before its members are typed (`c` is no member).
+        "translator struct o < int y > { a = y; c = y; };",
+        "D_XLATE_REDECL",
+        "translator from int to struct o has already been declared",
+    ),
+];
 
 #[test]
 fn library_translators_are_checked_where_used() {
