@@ -196,6 +196,14 @@ impl Cook<'_> {
                 e.span,
             ));
         }
+        if matches!(e.kind, A::Xlate { .. }) {
+            // A translation has a value only through its members.
+            return Err(CompileError::new(
+                "D_CG_DYN",
+                "expression cannot evaluate to result of dynamic type",
+                e.span,
+            ));
+        }
         Ok(ir::Stmt::Eval(v))
     }
 

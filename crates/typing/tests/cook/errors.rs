@@ -1120,6 +1120,11 @@ const TRANSLATORS: Cases = &[
 /// Uses of [`TRANSLATOR`]'s translator.
 const XLATES: Cases = &[
     (
+        "BEGIN { xlate <struct o *> (1); }",
+        "D_CG_DYN",
+        "expression cannot evaluate to result of dynamic type",
+    ),
+    (
         "BEGIN { xlate <struct o> (1)->a; }",
         "D_OP_PTR",
         "operator -> must be applied to a pointer",

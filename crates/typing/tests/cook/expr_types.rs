@@ -498,7 +498,10 @@ fn translated_members_are_typed_lazily() {
         "uint64_t"
     );
     // As a value, the translated struct is built whole.
-    let e = typed_in(decls, "xlate <struct out *> (curthread)");
+    let assign = typed_in(decls, "this->p = xlate <struct out *> (curthread)");
+    let ExprKind::Assign { value: e, .. } = &assign.kind else {
+        panic!("{assign:?}")
+    };
     assert_eq!(e.ty.to_string(), "struct out *");
     let ExprKind::Let { body, .. } = &e.kind else {
         panic!("{e:?}")
