@@ -361,6 +361,14 @@ impl Cook<'_> {
                 };
                 ActionKind::Setopt { option, value }
             }
+            ActionName::Tracemem => {
+                self.tracemem_args(args)?;
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    format!("the {name}( ) action is not supported yet"),
+                    name_span,
+                ));
+            }
             _ => {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
@@ -369,6 +377,53 @@ impl Cook<'_> {
                 ))
             }
         })
+    }
+
+    /// `tracemem(addr, size[, dynsize])`'s arguments, checked as DTrace checks them: the
+    /// prototype's integer types, then an address (a pointer, an integer, or an array or
+    /// string, which are addresses of their bytes) and a positive constant size. (The
+    /// action itself is not implemented yet: valid calls are refused after the checks.)
+    fn tracemem_args(&mut self, args: &[ast::Expr]) -> Result<()> {
+        let addr = self.expr(&args[0])?;
+        let size = self.expr(&args[1])?;
+        if !size.ty.is_integer() {
+            return Err(prototype_arg(
+                "tracemem",
+                2,
+                "size_t",
+                &size.ty,
+                args[1].span,
+            ));
+        }
+        if let Some(a) = args.get(2) {
+            let v = self.expr(a)?;
+            if !v.ty.is_integer() {
+                return Err(prototype_arg("tracemem", 3, "ssize_t", &v.ty, a.span));
+            }
+        }
+        if !addr.ty.is_scalar() && !addr.ty.is_string() && !matches!(addr.ty, Type::Array(..)) {
+            return Err(CompileError::new(
+                "D_TRACEMEM_ADDR",
+                format!(
+                    "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: {}",
+                    addr.ty
+                ),
+                args[0].span,
+            ));
+        }
+        let positive = match size.kind {
+            ExprKind::Int(n) if size.ty.is_signed() => (n as i64) > 0,
+            ExprKind::Int(n) => n > 0,
+            _ => false,
+        };
+        if !positive {
+            return Err(CompileError::new(
+                "D_TRACEMEM_SIZE",
+                "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+                args[1].span,
+            ));
+        }
+        Ok(())
     }
 
     fn check_format(

@@ -83,6 +83,36 @@ const STATEMENTS: Cases = &[
 
 const ACTIONS: Cases = &[
     (
+        "BEGIN { tracemem(123, \"s\"); }",
+        "D_PROTO_ARG",
+        "tracemem( ) argument #2 is incompatible with prototype:\n\tprototype: size_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { tracemem(123, 8, \"s\"); }",
+        "D_PROTO_ARG",
+        "tracemem( ) argument #3 is incompatible with prototype:\n\tprototype: ssize_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { tracemem(*curthread, 123); }",
+        "D_TRACEMEM_ADDR",
+        "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: struct task_struct",
+    ),
+    (
+        "BEGIN { tracemem(123, -456); }",
+        "D_TRACEMEM_SIZE",
+        "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+    ),
+    (
+        "BEGIN { tracemem(123, 0); }",
+        "D_TRACEMEM_SIZE",
+        "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+    ),
+    (
+        "BEGIN { tracemem(curthread, 8); }",
+        "D_UNSUPPORTED",
+        "the tracemem( ) action is not supported yet",
+    ),
+    (
         "BEGIN { @a = count(); clear(@a, 1); }",
         "D_CLEAR_PROTO",
         "clear( ) prototype mismatch: 2 args passed, 1 expected",
