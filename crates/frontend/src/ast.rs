@@ -298,6 +298,7 @@ pub enum TypeSpec {
     },
     Enum {
         name: Option<String>,
+        /// Each enumerator, its value, and its span through the token after it.
         variants: Option<Vec<(String, Option<Expr>, Span)>>,
         qualifiers: Vec<String>,
     },

@@ -395,7 +395,10 @@ impl Parser<'_> {
                     Some(_) => Some(self.conditional()?),
                     None => None,
                 };
-                variants.push((variant, value, span.to(self.last)));
+                // Through the token after it (`,` or `}`): DTrace places an enumerator's
+                // errors there.
+                let next = self.peek()?.span;
+                variants.push((variant, value, span.to(next)));
                 if self.eat_punct(Punct::Comma)?.is_none() || self.at_punct(Punct::RBrace)? {
                     self.expect_punct(Punct::RBrace)?;
                     break;

@@ -411,6 +411,12 @@ impl Cook<'_> {
         let mut next = 0i64;
         let mut defined: Vec<&str> = Vec::new();
         for (name, value, span) in variants {
+            // DTrace reports an enumerator's errors where the token after it is.
+            let span = &Span::new(
+                span.source,
+                span.end.saturating_sub(1) as usize,
+                span.end as usize,
+            );
             if defined.contains(&name.as_str()) {
                 return Err(CompileError::new(
                     "D_UNKNOWN",
