@@ -146,18 +146,18 @@ impl Cook<'_> {
         self.with_declarator(ty, parts, span)
     }
 
-    /// `ty` with declarator parts applied (pointers, then array dimensions).
+    /// `ty` with declarator parts applied, in their order from the base type outwards
+    /// (`int m[3][4]` is three arrays of four, `int *a[2]` two pointers, `int (*p)[2]` a
+    /// pointer to an array).
     fn with_declarator(&self, mut ty: Type, parts: &[DeclaratorPart], span: Span) -> Result<Type> {
-        // Array dimensions apply innermost last: `int a[2][3]` is two arrays of three.
-        let mut dims = Vec::new();
         for part in parts {
-            match part {
-                DeclaratorPart::Pointer { .. } => ty = Type::Ptr(Box::new(ty)),
-                DeclaratorPart::Array(Some(n)) => dims.push(self.array_dimension(n)?),
-                DeclaratorPart::Array(None) => {}
-                DeclaratorPart::Function(_) => {
-                    ty = Type::Opaque(kernel::intern(&format!("{ty} ()")));
+            ty = match part {
+                DeclaratorPart::Pointer { .. } => Type::Ptr(Box::new(ty)),
+                DeclaratorPart::Array(Some(n)) => {
+                    Type::Array(Box::new(ty), self.array_dimension(n)?)
                 }
+                DeclaratorPart::Array(None) => ty,
+                DeclaratorPart::Function(_) => Type::Opaque(kernel::intern(&format!("{ty} ()"))),
                 DeclaratorPart::AssocArray(_) => {
                     return Err(CompileError::new(
                         "D_DECL_DYNOBJ",
@@ -165,10 +165,7 @@ impl Cook<'_> {
                         span,
                     ))
                 }
-            }
-        }
-        for n in dims.into_iter().rev() {
-            ty = Type::Array(Box::new(ty), n);
+            };
         }
         Ok(ty)
     }

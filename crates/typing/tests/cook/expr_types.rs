@@ -242,6 +242,20 @@ fn sizeof_and_offsetof_are_constants() {
 }
 
 #[test]
+fn declarators_apply_from_the_base_type_outwards() {
+    let decls = "int m[3][4]; int *pa[2]; int (*pm)[5];";
+    let value = |e: &str| match typed_in(decls, e).kind {
+        ExprKind::Int(v) => v,
+        other => panic!("{e} is not a constant: {other:?}"),
+    };
+    assert_eq!(value("sizeof (m)"), 48);
+    assert_eq!(value("sizeof (m[2])"), 16);
+    assert_eq!(value("sizeof (pa)"), 16);
+    assert_eq!(value("sizeof (*pm)"), 20);
+    assert_eq!(typed_in(decls, "m[2][3]").ty.to_string(), "int");
+}
+
+#[test]
 fn an_array_cast_to_a_pointer_is_its_address() {
     let e = typed_in("", "(char *)curthread->comm");
     assert_eq!(e.ty.to_string(), "char *");
