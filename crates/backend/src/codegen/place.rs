@@ -322,6 +322,17 @@ impl Gen<'_, '_> {
     /// The address of `p` as a value of `ty`.
     pub(crate) fn address(&mut self, p: &Place, ty: &Type, span: Span) -> Result<Val> {
         let loc = self.locate(p, false, span)?;
+        if let Loc::Direct(reg) = loc {
+            // D pointers are numbers: stored through a map value, the verifier's pointer
+            // into D storage reads back as one, so it may be compared, subtracted and
+            // stored like any other address.
+            let slot = self.scratch(8);
+            let at = self.small(slot);
+            let r = regs::read(&mut self.e, reg, R1);
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, at, r));
+            self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
+            regs::write(&mut self.e, reg, R1);
+        }
         Ok(Val {
             reg: loc.reg(),
             ty: ty.clone(),
