@@ -27,6 +27,7 @@ const SNIPPETS: &[&str] = &[
     "x = 1 / (pid - pid); y = 7 % (pid - pid); trace(x + y);",
     "trace(uregs[R_PC]); trace(uregs[R_SP] + uregs[R_R15]); trace(uregs[R_DS]); trace(uregs[R_FS]); trace(uregs[R_TRAPNO]);",
     "ap = (int *)alloca(16); ap[1] = 2; aq = ap + 3; *aq = 4; trace(*aq); cb = (char *)copyin(arg0, 8); cb[7] = 0;",
+    "self->ts = *curthread; tk[1] = *curthread; trace(self->ts.pid + tk[1].pid);",
     "exit(0);",
 ];
 

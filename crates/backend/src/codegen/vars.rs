@@ -271,6 +271,8 @@ impl Gen<'_, '_> {
     pub(crate) fn update_or_delete(&mut self, map: MapId, val: &super::Val) {
         let delete = self.e.label();
         let done = self.e.label();
+        // Zero (or an empty string) deletes the entry; a struct or array is always stored.
+        let deletes = !matches!(val.ty, Type::Struct(_) | Type::Array(..));
         self.e.emit(Insn::mov64_reg(R5, R2));
         match &val.ty {
             Type::String => {
@@ -297,11 +299,13 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
         self.count_drop(crate::program::DropKind::Dynamic);
-        self.e.goto(done);
-        self.e.bind(delete);
-        self.e.ld_map(R1, map);
-        self.e.emit(Insn::mov64_reg(R2, R5));
-        self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+        if deletes {
+            self.e.goto(done);
+            self.e.bind(delete);
+            self.e.ld_map(R1, map);
+            self.e.emit(Insn::mov64_reg(R2, R5));
+            self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+        }
         self.e.bind(done);
     }
 
