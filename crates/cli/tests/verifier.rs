@@ -28,6 +28,7 @@ const SNIPPETS: &[&str] = &[
     "trace(uregs[R_PC]); trace(uregs[R_SP] + uregs[R_R15]); trace(uregs[R_DS]); trace(uregs[R_FS]); trace(uregs[R_TRAPNO]);",
     "ap = (int *)alloca(16); ap[1] = 2; aq = ap + 3; *aq = 4; trace(*aq); cb = (char *)copyin(arg0, 8); cb[7] = 0;",
     "self->ts = *curthread; tk[1] = *curthread; trace(self->ts.pid + tk[1].pid);",
+    "tracemem(curthread, 64); tracemem(&curthread->comm[0], 16, arg0); tracemem(execname, 8);",
     "exit(0);",
 ];
 

@@ -318,6 +318,13 @@ pub struct Action {
 pub enum ActionKind {
     /// `trace(e)`: a value, or a symbol datum.
     Trace(Expr),
+    /// `tracemem(addr, size[, dynsize])`: `size` bytes of kernel memory at `addr` (an
+    /// address, or a string or array by reference), and how many of them to show.
+    Tracemem {
+        addr: Expr,
+        size: u32,
+        dynsize: Option<Expr>,
+    },
     Printf {
         format: String,
         args: Vec<Expr>,

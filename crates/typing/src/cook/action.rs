@@ -361,14 +361,7 @@ impl Cook<'_> {
                 };
                 ActionKind::Setopt { option, value }
             }
-            ActionName::Tracemem => {
-                self.tracemem_args(args)?;
-                return Err(CompileError::new(
-                    "D_UNSUPPORTED",
-                    format!("the {name}( ) action is not supported yet"),
-                    name_span,
-                ));
-            }
+            ActionName::Tracemem => self.tracemem(args)?,
             _ => {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
@@ -381,9 +374,8 @@ impl Cook<'_> {
 
     /// `tracemem(addr, size[, dynsize])`'s arguments, checked as DTrace checks them: the
     /// prototype's integer types, then an address (a pointer, an integer, or an array or
-    /// string, which are addresses of their bytes) and a positive constant size. (The
-    /// action itself is not implemented yet: valid calls are refused after the checks.)
-    fn tracemem_args(&mut self, args: &[ast::Expr]) -> Result<()> {
+    /// string, which are addresses of their bytes) and a positive constant size.
+    fn tracemem(&mut self, args: &[ast::Expr]) -> Result<ActionKind> {
         let addr = self.expr(&args[0])?;
         let size = self.expr(&args[1])?;
         if !size.ty.is_integer() {
@@ -395,12 +387,16 @@ impl Cook<'_> {
                 args[1].span,
             ));
         }
-        if let Some(a) = args.get(2) {
-            let v = self.expr(a)?;
-            if !v.ty.is_integer() {
-                return Err(prototype_arg("tracemem", 3, "ssize_t", &v.ty, a.span));
+        let dynsize = match args.get(2) {
+            Some(a) => {
+                let v = self.expr(a)?;
+                if !v.ty.is_integer() {
+                    return Err(prototype_arg("tracemem", 3, "ssize_t", &v.ty, a.span));
+                }
+                Some(convert(v, &types::INT64))
             }
-        }
+            None => None,
+        };
         if !addr.ty.is_scalar() && !addr.ty.is_string() && !matches!(addr.ty, Type::Array(..)) {
             return Err(CompileError::new(
                 "D_TRACEMEM_ADDR",
@@ -411,19 +407,23 @@ impl Cook<'_> {
                 args[0].span,
             ));
         }
-        let positive = match size.kind {
-            ExprKind::Int(n) if size.ty.is_signed() => (n as i64) > 0,
-            ExprKind::Int(n) => n > 0,
-            _ => false,
+        let bytes = match size.kind {
+            ExprKind::Int(n) if size.ty.is_signed() && (n as i64) <= 0 => None,
+            ExprKind::Int(n) => u32::try_from(n).ok().filter(|&n| n > 0),
+            _ => None,
         };
-        if !positive {
+        let Some(size) = bytes else {
             return Err(CompileError::new(
                 "D_TRACEMEM_SIZE",
                 "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
                 args[1].span,
             ));
-        }
-        Ok(())
+        };
+        Ok(ActionKind::Tracemem {
+            addr,
+            size,
+            dynsize,
+        })
     }
 
     fn check_format(

@@ -107,11 +107,7 @@ const ACTIONS: Cases = &[
         "D_TRACEMEM_SIZE",
         "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
     ),
-    (
-        "BEGIN { tracemem(curthread, 8); }",
-        "D_UNSUPPORTED",
-        "the tracemem( ) action is not supported yet",
-    ),
+
     (
         "BEGIN { @a = count(); clear(@a, 1); }",
         "D_CLEAR_PROTO",
