@@ -362,6 +362,14 @@ impl Cook<'_> {
                 ActionKind::Setopt { option, value }
             }
             ActionName::Tracemem => self.tracemem(args)?,
+            ActionName::Print => {
+                self.print_arg(&args[0])?;
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    format!("the {name}( ) action is not supported yet"),
+                    name_span,
+                ));
+            }
             _ => {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
@@ -370,6 +378,29 @@ impl Cook<'_> {
                 ))
             }
         })
+    }
+
+    /// `print(p)`'s argument, checked as DTrace checks it: a pointer to an object of known,
+    /// non-zero size. (The action itself is not implemented yet.)
+    fn print_arg(&mut self, arg: &ast::Expr) -> Result<()> {
+        let v = self.expr(arg)?;
+        let Type::Ptr(target) = &v.ty else {
+            return Err(prototype_arg("print", 1, "void *", &v.ty, arg.span));
+        };
+        let size = match &**target {
+            Type::Void | Type::Opaque(_) => 0,
+            t => t.size(),
+        };
+        if size == 0 {
+            return Err(CompileError::new(
+                "D_PRINT_SIZE",
+                format!(
+                    "print( ) argument #1 reference has type '{target}' with size 0; cannot print( ) it."
+                ),
+                arg.span,
+            ));
+        }
+        Ok(())
     }
 
     /// `tracemem(addr, size[, dynsize])`'s arguments, checked as DTrace checks them: the

@@ -83,6 +83,21 @@ const STATEMENTS: Cases = &[
 
 const ACTIONS: Cases = &[
     (
+        "BEGIN { print(1); }",
+        "D_PROTO_ARG",
+        "print( ) argument #1 is incompatible with prototype:\n\tprototype: void *\n\t argument: int",
+    ),
+    (
+        "BEGIN { print((void *)0); }",
+        "D_PRINT_SIZE",
+        "print( ) argument #1 reference has type 'void' with size 0; cannot print( ) it.",
+    ),
+    (
+        "BEGIN { print(curthread); }",
+        "D_UNSUPPORTED",
+        "the print( ) action is not supported yet",
+    ),
+    (
         "BEGIN { tracemem(123, \"s\"); }",
         "D_PROTO_ARG",
         "tracemem( ) argument #2 is incompatible with prototype:\n\tprototype: size_t\n\t argument: string",
