@@ -124,8 +124,11 @@ pub enum ValueType {
     },
     /// `len` elements of `element`, one after the other.
     Array { element: Box<ValueType>, len: u32 },
-    /// `size` bytes with no more structure (an opaque type, `tracemem()`).
+    /// `size` bytes with no more structure (an opaque type).
     Bytes { size: u32 },
+    /// `tracemem()`'s `size` bytes of memory, shown as a hex dump; when `dynamic`, an
+    /// 8-byte signed count precedes them: how many to show (all when negative).
+    Memory { size: u32, dynamic: bool },
     /// A stack or symbol the consumer symbolizes.
     Symbolic(Datum),
 }
@@ -149,6 +152,7 @@ impl ValueType {
             ValueType::Pointer { .. } => 8,
             ValueType::String { size } | ValueType::Record { size, .. } => *size,
             ValueType::Bytes { size } => *size,
+            ValueType::Memory { size, dynamic } => size + if *dynamic { 8 } else { 0 },
             ValueType::Array { element, len } => element.size().saturating_mul(*len),
             ValueType::Symbolic(d) => d.size(),
         }
@@ -176,7 +180,9 @@ impl ValueType {
             | ValueType::Record { name, .. } => name.clone(),
             ValueType::String { .. } => "string".to_string(),
             ValueType::Array { element, len } => format!("{} [{len}]", element.name()),
-            ValueType::Bytes { size } => format!("uint8_t [{size}]"),
+            ValueType::Bytes { size } | ValueType::Memory { size, .. } => {
+                format!("uint8_t [{size}]")
+            }
             ValueType::Symbolic(Datum::Stack { .. }) => "stack".to_string(),
             ValueType::Symbolic(Datum::UStack { .. }) => "ustack".to_string(),
             ValueType::Symbolic(_) => "symbol".to_string(),

@@ -84,6 +84,17 @@ fn symbolic(offset: u32, datum: Datum) -> abi::Field {
 fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::ActionKind {
     match kind {
         ActionKind::Trace(f) => abi::ActionKind::Trace(field(f)),
+        ActionKind::Memory {
+            offset,
+            size,
+            dynamic,
+        } => abi::ActionKind::Trace(abi::Field {
+            offset: *offset,
+            ty: ValueType::Memory {
+                size: *size,
+                dynamic: *dynamic,
+            },
+        }),
         ActionKind::Datum { offset, datum } => abi::ActionKind::Trace(symbolic(*offset, *datum)),
         ActionKind::Printf { format, args } => abi::ActionKind::Printf {
             format: format.clone(),

@@ -63,6 +63,12 @@ pub struct Field {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ActionKind {
     Trace(Field),
+    /// `tracemem()`: `size` bytes at `offset`, after an 8-byte count when `dynamic`.
+    Memory {
+        offset: u32,
+        size: u32,
+        dynamic: bool,
+    },
     Printf {
         format: String,
         args: Vec<Field>,

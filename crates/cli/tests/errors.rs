@@ -118,6 +118,36 @@ fn oracle_error_tests() {
 
 const CASES: &[Case] = &[
     case(
+        "test/unittest/types/err.D_UNKNOWN.dupenum.d",
+        15,
+        "enum foo {\n\tx = 3,\n\tx = 4\n};\n",
+        "dtrace: failed to compile script test/unittest/types/err.D_UNKNOWN.dupenum.d: [D_UNKNOWN] line 18: failed to define enumerator 'x': Duplicate member or variable name\n",
+    ),
+    case(
+        "test/unittest/types/err.D_DECL_ENOFLOW.enoflow.d",
+        15,
+        "enum e {\n\ttoobig = 2147483648\n};\n",
+        "dtrace: failed to compile script test/unittest/types/err.D_DECL_ENOFLOW.enoflow.d: [D_DECL_ENOFLOW] line 17: enumerator 'toobig' value overflows INT_MAX (2147483647)\n",
+    ),
+    case(
+        "test/unittest/types/err.D_DECL_BADCLASS.bad.d",
+        16,
+        "register x;\n\nBEGIN\n{\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/types/err.D_DECL_BADCLASS.bad.d: [D_DECL_BADCLASS] line 16: specified storage class not appropriate in D\n",
+    ),
+    case(
+        "test/unittest/arrays/err.D_UNKNOWN.uregs_toobig.x86_64.d",
+        16,
+        "BEGIN\n{\n\ttrace(uregs[42]);\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/arrays/err.D_UNKNOWN.uregs_toobig.x86_64.d: [D_UNKNOWN] line 18: uregs[]: index out of bounds (42)\n",
+    ),
+    case(
+        "test/unittest/sizeof/err.D_IDENT_UNDEF.UnknownSymbol.d",
+        17,
+        "BEGIN\n{\n\tprintf(\"%d\\n\", sizeof(`));\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/sizeof/err.D_IDENT_UNDEF.UnknownSymbol.d: [D_IDENT_UNDEF] line 19: failed to resolve `: Unknown symbol name\n",
+    ),
+    case(
         "test/unittest/begin/err.D_PDESC_ZERO.begin.d",
         19,
         "BEGIN::read:entry\n{\n\texit(0);\n}\n",

@@ -25,10 +25,14 @@ const SNIPPETS: &[&str] = &[
     "x = pid && tid || !cpu ^^ 1; trace(x); trace(1, 2) ; ",
     "@p = count(); printa(@p); printa(\"%@d\\n\", @p); clear(@p); trunc(@p, 3); trunc(@p); normalize(@p, 2); denormalize(@p); setopt(\"quiet\");",
     "x = 1 / (pid - pid); y = 7 % (pid - pid); trace(x + y);",
+    "trace(uregs[R_PC]); trace(uregs[R_SP] + uregs[R_R15]); trace(uregs[R_DS]); trace(uregs[R_FS]); trace(uregs[R_TRAPNO]);",
+    "ap = (int *)alloca(16); ap[1] = 2; aq = ap + 3; *aq = 4; trace(*aq); cb = (char *)copyin(arg0, 8); cb[7] = 0;",
+    "self->ts = *curthread; tk[1] = *curthread; trace(self->ts.pid + tk[1].pid);",
+    "tracemem(curthread, 64); tracemem(&curthread->comm[0], 16, arg0); tracemem(execname, 8);",
     "exit(0);",
     // Many string comparisons in one clause: each byte loop must not leave the verifier a
     // state per byte (it gives up past 8,192 pending branches).
-    "ca = \"abc\"; cb = execname; cn = (ca < cb) + (ca <= cb) + (ca == cb) + (ca != cb) + (ca >= cb) + (ca > cb) + (cb < ca) + (cb <= ca) + (cb == ca) + (cb != ca) + (cb >= ca) + (cb > ca) + (ca < ca) + (cb < cb) + (ca == ca) + (cb == cb) + (ca != execname) + (execname > cb) + (cb <= execname) + (ca >= \"abd\"); trace(cn);",
+    "sca = \"abc\"; scb = execname; scn = (sca < scb) + (sca <= scb) + (sca == scb) + (sca != scb) + (sca >= scb) + (sca > scb) + (scb < sca) + (scb <= sca) + (scb == sca) + (scb != sca) + (scb >= sca) + (scb > sca) + (sca < sca) + (scb < scb) + (sca == sca) + (scb == scb) + (sca != execname) + (execname > scb) + (scb <= execname) + (sca >= \"abd\"); trace(scn);",
 ];
 
 fn dtrace() -> Command {

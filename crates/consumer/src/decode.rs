@@ -93,6 +93,20 @@ pub fn inner(bytes: &[u8], off: usize, ty: &ValueType, bitfield: Option<(u8, u8)
     }
     match ty {
         ValueType::String { size } => Value::str(slice(*size as usize)),
+        ValueType::Memory {
+            size,
+            dynamic: true,
+        } => {
+            // The count before the bytes: how many to show (all when negative).
+            let count = u64_at(bytes, off) as i64;
+            let shown = if count < 0 {
+                *size as usize
+            } else {
+                (count as usize).min(*size as usize)
+            };
+            let data = bytes.get(off + 8..).unwrap_or(&[]);
+            Value::Bytes(data.get(..shown).unwrap_or(data).to_vec())
+        }
         _ => Value::Bytes(slice(ty.size() as usize).to_vec()),
     }
 }
@@ -237,6 +251,23 @@ mod tests {
         // A string filling its buffer stops at the buffer's end.
         let short = field(h + 8, ValueType::String { size: 1 });
         assert_eq!(value(&rec, &short, &mut symbols), Value::Str(b"h".to_vec()));
+    }
+
+    #[test]
+    fn tracemem_shows_its_count_of_bytes() {
+        let memory = |count: i64| {
+            let mut bytes = count.to_le_bytes().to_vec();
+            bytes.extend_from_slice(b"abcd");
+            let ty = ValueType::Memory {
+                size: 4,
+                dynamic: true,
+            };
+            inner(&bytes, 0, &ty, None)
+        };
+        assert_eq!(memory(2), Value::Bytes(b"ab".to_vec()));
+        assert_eq!(memory(-1), Value::Bytes(b"abcd".to_vec()));
+        assert_eq!(memory(9), Value::Bytes(b"abcd".to_vec()));
+        assert_eq!(memory(0), Value::Bytes(Vec::new()));
     }
 
     #[test]

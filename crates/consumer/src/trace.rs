@@ -118,7 +118,7 @@ pub fn bytes_text(bytes: &[u8], quiet: bool) -> Vec<u8> {
 
 /// DTrace's hex dump (`tracemem()`, raw bytes): a header of column numbers, then per 16
 /// bytes the offset, the bytes in hex and as characters.
-fn hex_dump(bytes: &[u8]) -> String {
+pub fn hex_dump(bytes: &[u8]) -> String {
     const MARGIN: usize = 5;
     let mut out = format!("\n{:MARGIN$}      ", "");
     for c in "0123456789abcdef".chars() {

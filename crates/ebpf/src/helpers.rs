@@ -22,6 +22,7 @@ pub const PROBE_READ_USER_STR: i32 = 114;
 pub const PROBE_READ_KERNEL_STR: i32 = 115;
 pub const RINGBUF_OUTPUT: i32 = 130;
 pub const GET_CURRENT_TASK_BTF: i32 = 158;
+pub const TASK_PT_REGS: i32 = 175;
 pub const KTIME_GET_BOOT_NS: i32 = 125;
 pub const GET_STACK: i32 = 67;
 pub const JIFFIES64: i32 = 118;
@@ -54,6 +55,7 @@ pub fn name(id: i32) -> Option<&'static str> {
         PROBE_READ_KERNEL_STR => "probe_read_kernel_str",
         RINGBUF_OUTPUT => "ringbuf_output",
         GET_CURRENT_TASK_BTF => "get_current_task_btf",
+        TASK_PT_REGS => "task_pt_regs",
         KTIME_GET_BOOT_NS => "ktime_get_boot_ns",
         GET_STACK => "get_stack",
         JIFFIES64 => "jiffies64",

@@ -150,7 +150,8 @@ pub enum ExprKind {
     ThisVar(String),
     /// `@name`, or `@` alone (empty name).
     Aggregation(String),
-    /// `` `name `` or `module`name`: a kernel symbol.
+    /// `` `name `` or `module`name`: a kernel symbol (`module` is all before the last
+    /// mark: `` ` `` for a user symbol `` ``name ``); `name` may be empty.
     Symbol {
         module: Option<String>,
         name: String,
@@ -297,6 +298,7 @@ pub enum TypeSpec {
     },
     Enum {
         name: Option<String>,
+        /// Each enumerator, its value, and its span through the token after it.
         variants: Option<Vec<(String, Option<Expr>, Span)>>,
         qualifiers: Vec<String>,
     },

@@ -4,7 +4,7 @@
 //! describe an identifier (`previous: function `, `tracing function `) come from it too.
 //!
 //! Also the constants of DTrace's D library (`DTRACEFLT_*` from `unistd.d`, `SIG*` from
-//! `signal.d`, `E*` from `errno.d`), with Linux values.
+//! `signal.d`, `E*` from `errno.d`, `R_*` from `regs.d`), with Linux values.
 
 use crate::ir::{Builtin, Subr};
 
@@ -29,6 +29,8 @@ pub enum Variable {
     Arg(u8),
     /// `args[]`.
     Args,
+    /// `uregs[]`: the thread's user-mode registers ([`crate::regs`]).
+    Uregs,
     /// A variable DTrace has that Linux cannot give (message: why).
     Unavailable(&'static str),
 }
@@ -309,10 +311,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("ufunc", Kind::Action(ActionName::Symbol)),
     ("uid", var(Builtin::Uid)),
     ("umod", Kind::Action(ActionName::Symbol)),
-    (
-        "uregs",
-        Kind::Variable(Variable::Unavailable("uregs[] is not supported yet")),
-    ),
+    ("uregs", Kind::Variable(Variable::Uregs)),
     ("ustack", Kind::Action(ActionName::Ustack)),
     ("ustackdepth", var(Builtin::Ustackdepth)),
     ("usym", Kind::Action(ActionName::Symbol)),
@@ -370,7 +369,11 @@ pub fn library_constant(name: &str) -> Option<i64> {
         "DTRACEFLT_BADSTACK" => 9,
         "DTRACEFLT_BADSIZE" => 10,
         "DTRACEFLT_BADINDEX" => 11,
-        _ => return crate::signals::number(name).or_else(|| errno(name)),
+        _ => {
+            return crate::signals::number(name)
+                .or_else(|| errno(name))
+                .or_else(|| crate::regs::number(name))
+        }
     };
     Some(v)
 }

@@ -261,6 +261,9 @@ pub enum Builtin {
     /// second frame of the stack; 0 when there is none).
     Caller,
     Ucaller,
+    /// The address of the current thread's user-mode register frame (`struct pt_regs`):
+    /// what `uregs[]` reads.
+    UserRegs,
 }
 
 /// A subroutine.
@@ -338,6 +341,13 @@ pub struct Action {
 pub enum ActionKind {
     /// `trace(e)`: a value, or a symbol datum.
     Trace(Expr),
+    /// `tracemem(addr, size[, dynsize])`: `size` bytes of kernel memory at `addr` (an
+    /// address, or a string or array by reference), and how many of them to show.
+    Tracemem {
+        addr: Expr,
+        size: u32,
+        dynsize: Option<Expr>,
+    },
     Printf {
         format: String,
         args: Vec<Expr>,

@@ -1,6 +1,7 @@
 //! The typing pass ("cooking", as DTrace calls it) and what it works with: D's types and
 //! the kernel's from BTF ([`types`]), how each probe presents its arguments ([`probe`]),
-//! and Linux's signal numbers for D's `SIG*` constants ([`signals`]).
+//! Linux's signal numbers for D's `SIG*` constants ([`signals`]) and the registers of
+//! `uregs[]` ([`regs`]).
 
 pub mod builtins;
 pub mod cook;
@@ -8,5 +9,6 @@ pub mod format;
 pub mod ir;
 pub mod macros;
 pub mod probe;
+pub mod regs;
 pub mod signals;
 pub mod types;

@@ -13,7 +13,7 @@
 
 use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
-use dtrace_typing::ir::{self, ExprKind};
+use dtrace_typing::ir::{self, Expr, ExprKind};
 
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
@@ -113,6 +113,11 @@ impl Gen<'_, '_> {
                     ActionKind::Trace(field)
                 }
             },
+            ir::ActionKind::Tracemem {
+                addr,
+                size,
+                dynsize,
+            } => self.tracemem(addr, *size, dynsize.as_ref())?,
             ir::ActionKind::Stack(datum) => {
                 let offset = self.clause_state().record_len;
                 self.clause_state().record_len += datum.size();
@@ -290,6 +295,33 @@ impl Gen<'_, '_> {
             offset,
             ty: v.ty.clone(),
         }
+    }
+
+    /// `tracemem(addr, size[, dynsize])`: the count (when given) then `size` bytes of kernel
+    /// memory at `addr` in the record; an address that cannot be read faults.
+    fn tracemem(&mut self, addr: &Expr, size: u32, dynsize: Option<&Expr>) -> Result<ActionKind> {
+        let offset = self.clause_state().record_len;
+        let data = offset + if dynsize.is_some() { 8 } else { 0 };
+        self.clause_state().record_len = data + size.next_multiple_of(8);
+        if let Some(n) = dynsize {
+            let v = self.expr(n)?;
+            let r = regs::read(&mut self.e, v.reg, R1);
+            self.e
+                .emit(Insn::stx(Size::DW, SCRATCH, self.small(offset), r));
+            self.pop(v.reg);
+        }
+        let v = self.expr(addr)?;
+        self.scratch_addr(R1, data);
+        self.e.emit(Insn::mov64_imm(R2, size as i32));
+        regs::read_into(&mut self.e, v.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        self.fault_if_negative(v.reg);
+        self.pop(v.reg);
+        Ok(ActionKind::Memory {
+            offset,
+            size,
+            dynamic: dynsize.is_some(),
+        })
     }
 
     /// For an action under a condition, set and return its presence bit.

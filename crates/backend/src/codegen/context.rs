@@ -203,6 +203,11 @@ impl Gen<'_, '_> {
             }
             Builtin::Cpu => self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID)),
             Builtin::Curthread => self.e.emit(Insn::call(helpers::GET_CURRENT_TASK)),
+            Builtin::UserRegs => {
+                self.e.emit(Insn::call(helpers::GET_CURRENT_TASK_BTF));
+                self.e.emit(Insn::mov64_reg(R1, R0));
+                self.e.emit(Insn::call(helpers::TASK_PT_REGS));
+            }
         }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);

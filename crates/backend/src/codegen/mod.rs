@@ -587,6 +587,7 @@ struct ProgState {
     e: Emitter,
     probe: ProbeSite,
     scratch_top: u32,
+    allocations: Vec<(u32, u32)>,
     this_offsets: HashMap<VarId, u32>,
     exit: Label,
     /// In a group program: where in scratch the prologue stored the system call number.
@@ -664,6 +665,7 @@ impl ProgState {
             e,
             probe,
             scratch_top,
+            allocations: Vec::new(),
             this_offsets: HashMap::new(),
             exit,
             nr_slot,
@@ -727,6 +729,7 @@ impl ProgState {
             e,
             probe: probe.clone(),
             scratch_top: 0,
+            allocations: Vec::new(),
             this_offsets: HashMap::new(),
             exit,
             nr_slot: None,
@@ -746,6 +749,9 @@ pub(crate) struct Gen<'c, 'a> {
     probe: ProbeSite,
     /// Next free scratch byte after the record area.
     scratch_top: u32,
+    /// The scratch memory `alloca` and `copyin` hand out (offset, size): the only
+    /// memory a store through a pointer may write.
+    allocations: Vec<(u32, u32)>,
     /// Offsets of `this->` variables in this program's scratch.
     this_offsets: HashMap<VarId, u32>,
     clause: Option<ClauseState>,
@@ -773,6 +779,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             regs: VRegs::default(),
             probe: p.probe,
             scratch_top: p.scratch_top,
+            allocations: p.allocations,
             this_offsets: p.this_offsets,
             clause: None,
             exit: p.exit,
@@ -791,6 +798,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             e: self.e,
             probe: self.probe,
             scratch_top: self.scratch_top,
+            allocations: self.allocations,
             this_offsets: self.this_offsets,
             exit: self.exit,
             nr_slot: self.nr_slot,

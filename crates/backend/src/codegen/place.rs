@@ -7,7 +7,8 @@
 //! zeroed first. Kernel memory is read with `bpf_probe_read_kernel` (user memory with
 //! `bpf_probe_read_user`) into the stack, so a bad address raises DTrace's "invalid
 //! address" fault instead of a verifier rejection; writes through a pointer are allowed only
-//! into this firing's scratch memory (`alloca`), checked at run time, as DTrace checks them.
+//! into the scratch memory this firing's `alloca` and `copyin` handed out, checked at run
+//! time, as DTrace checks them.
 //!
 //! Integers are read at their width and normalized (sign- or zero-extended); a bit-field
 //! is read from the bytes holding it, shifted and masked; a `char` array reads as a string
@@ -21,6 +22,7 @@ use dtrace_typing::ir::{ArithOp, Place, PlaceBase};
 use super::regs::{self, VReg, KEY_SLOT, SCRATCH};
 use super::vars::Rodata;
 use super::{Gen, Val};
+use crate::emit::Label;
 use crate::program::{DropKind, Fault};
 use crate::types::Type;
 
@@ -320,6 +322,17 @@ impl Gen<'_, '_> {
     /// The address of `p` as a value of `ty`.
     pub(crate) fn address(&mut self, p: &Place, ty: &Type, span: Span) -> Result<Val> {
         let loc = self.locate(p, false, span)?;
+        if let Loc::Direct(reg) = loc {
+            // D pointers are numbers: stored through a map value, the verifier's pointer
+            // into D storage reads back as one, so it may be compared, subtracted and
+            // stored like any other address.
+            let slot = self.scratch(8);
+            let at = self.small(slot);
+            let r = regs::read(&mut self.e, reg, R1);
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, at, r));
+            self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
+            regs::write(&mut self.e, reg, R1);
+        }
         Ok(Val {
             reg: loc.reg(),
             ty: ty.clone(),
@@ -423,35 +436,95 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helper));
     }
 
-    /// Check that the kernel address in `reg` (and the `size` bytes from it) lies in this
-    /// firing's scratch area past the records (where `alloca` memory is), and turn it into
-    /// a pointer the program may write through; any other address faults, as DTrace
-    /// refuses stores outside its scratch memory and variables.
+    /// Check that the kernel address in `reg` (and the `size` bytes from it) lies in D
+    /// memory a pointer may write: the scratch memory `alloca` or `copyin` handed out in
+    /// this firing, a `this->` array or struct, or a global array or struct; and turn it
+    /// into a pointer the program may write through. Any other address faults, as DTrace
+    /// refuses stores outside its allocations and variables.
     pub(crate) fn scratch_pointer_of(&mut self, reg: VReg, size: u32) -> Result<()> {
-        // The scratch area's address and `reg` as plain numbers: stored through a map
-        // value, a pointer reads back as a scalar.
-        let slots = self.scratch(16);
-        let (base, at) = (self.small(slots), self.small(slots + 8));
-        let low = super::record_limit(self.strsize());
-        let high = self.scratch_top.max(low + size) - size;
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
+        let slot = self.scratch(size.max(8));
+        let at = self.small(slot);
+        let (in_scratch, in_globals, done) = (self.e.label(), self.e.label(), self.e.label());
+        // r1 = the address's offset in the scratch area. The area's address is stored
+        // through a map value, so it reads back as a plain number.
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, SCRATCH));
         regs::read_into(&mut self.e, reg, R1);
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
-        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
+        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, at));
         self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
-        let (bad, inside) = (self.e.label(), self.e.label());
-        self.e.jmp_imm(BPF_JLT, R1, low as i32, bad);
-        self.e.jmp_imm(BPF_JGT, R1, high as i32, bad);
-        self.e.goto(inside);
-        self.e.bind(bad);
+        let mut regions: Vec<(u32, u32)> = self
+            .allocations
+            .iter()
+            .copied()
+            .filter(|&(_, len)| len >= size)
+            .collect();
+        let globals = self.writable_globals(size);
+        if regions.is_empty() && globals.is_empty() {
+            // Nothing can take the store: it faults, but the code after it must stay
+            // reachable for the verifier, so this temporary slot (which no D expression
+            // points to) stands in as the only region.
+            regions.push((slot, size.max(8)));
+        }
+        self.jump_if_within(&regions, size, in_scratch);
+        if !globals.is_empty() {
+            // r1 = the address's offset in the globals map value.
+            self.e.ld_map_value(R2, self.c.core.globals, 0);
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R2));
+            regs::read_into(&mut self.e, reg, R1);
+            self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, at));
+            self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+            self.jump_if_within(&globals, size, in_globals);
+        }
         let addr = regs::read(&mut self.e, reg, R1);
         self.fault(Fault::BadAddr, Some(addr));
-        self.e.bind(inside);
-        self.e.emit(Insn::mov64_reg(R3, SCRATCH));
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
-        regs::write(&mut self.e, reg, R3);
+        if !globals.is_empty() {
+            self.e.bind(in_globals);
+            self.e.ld_map_value(R3, self.c.core.globals, 0);
+            self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
+            regs::write(&mut self.e, reg, R3);
+            if !regions.is_empty() {
+                self.e.goto(done);
+            }
+        }
+        if !regions.is_empty() {
+            self.e.bind(in_scratch);
+            self.e.emit(Insn::mov64_reg(R3, SCRATCH));
+            self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
+            regs::write(&mut self.e, reg, R3);
+        }
+        self.e.bind(done);
         Ok(())
+    }
+
+    /// Jump to `to` when the offset in r1 and the `size` bytes from it lie in one of
+    /// `regions` (offset, length).
+    fn jump_if_within(&mut self, regions: &[(u32, u32)], size: u32, to: Label) {
+        for &(off, len) in regions {
+            let next = self.e.label();
+            self.e.jmp_imm(BPF_JLT, R1, off as i32, next);
+            self.e.jmp_imm(BPF_JGT, R1, (off + len - size) as i32, next);
+            self.e.goto(to);
+            self.e.bind(next);
+        }
+    }
+
+    /// The global arrays and structs (offset in the globals map, size) that hold `size`
+    /// bytes: the globals whose address D code can take.
+    fn writable_globals(&self, size: u32) -> Vec<(u32, u32)> {
+        let strsize = self.strsize();
+        self.c
+            .prog
+            .globals
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| matches!(g.ty, Type::Array(..) | Type::Struct(_)))
+            .map(|(id, g)| {
+                (
+                    self.c.vars.global_offset(id),
+                    super::vars::storage_size(&g.ty, strsize),
+                )
+            })
+            .filter(|&(_, len)| len >= size)
+            .collect()
     }
 
     /// `place op= value` (or `++`/`--`): the new value (the old one with `post`).

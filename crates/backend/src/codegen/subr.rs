@@ -10,8 +10,8 @@
 //!
 //! `alloca(size)` hands out zeroed scratch memory the same way, and `copyinto(addr, size,
 //! dest)` copies user memory into it: `dest` is a run-time value, so it is checked against
-//! the scratch area before the copy (outside it: "invalid address", as DTrace refuses
-//! stores outside its scratch and variables).
+//! the memory `alloca` and `copyin` handed out before the copy (outside it: "invalid
+//! address", as DTrace refuses stores outside its allocations and variables).
 
 use dtrace_frontend::{Result, Span};
 use dtrace_typing::ir::{Expr, ExprKind, Subr};
@@ -143,7 +143,7 @@ impl Gen<'_, '_> {
     fn copyin(&mut self, args: &[Expr]) -> Result<Val> {
         let size = constant_size(&args[1]);
         let addr = self.expr(&args[0])?;
-        let buf = self.scratch(size);
+        let buf = self.allocate(size);
         self.scratch_addr(R1, buf);
         self.e.emit(Insn::mov64_imm(R2, size as i32));
         regs::read_into(&mut self.e, addr.reg, R3);
@@ -162,7 +162,7 @@ impl Gen<'_, '_> {
     /// included); a `void *` to them.
     fn alloca(&mut self, args: &[Expr], span: Span) -> Result<Val> {
         let size = constant_size(&args[0]);
-        let buf = self.scratch(size);
+        let buf = self.allocate(size);
         for at in (buf..buf + size.next_multiple_of(8)).step_by(8) {
             let at = self.small(at);
             self.e.emit(Insn::st(Size::DW, SCRATCH, at, 0));
@@ -174,6 +174,14 @@ impl Gen<'_, '_> {
             reg: v,
             ty: Type::Ptr(Box::new(Type::Void)),
         })
+    }
+
+    /// Reserve `size` bytes of scratch that stores through pointers may write (what
+    /// `alloca` and `copyin` return); their offset.
+    fn allocate(&mut self, size: u32) -> u32 {
+        let buf = self.scratch(size);
+        self.allocations.push((buf, size));
+        buf
     }
 
     /// `copyinto(addr, size, dest)`: copy `size` bytes (a constant, at most 4096)

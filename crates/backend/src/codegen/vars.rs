@@ -184,6 +184,11 @@ impl Gen<'_, '_> {
         let size = storage_size(&ty, self.strsize());
         let off = self.scratch(size);
         self.this_offsets.insert(id, off);
+        if matches!(ty, Type::Array(..) | Type::Struct(_)) {
+            // Its address can be taken (an array decays to one): stores through it are
+            // allowed.
+            self.allocations.push((off, size));
+        }
         off
     }
 
@@ -266,6 +271,8 @@ impl Gen<'_, '_> {
     pub(crate) fn update_or_delete(&mut self, map: MapId, val: &super::Val) {
         let delete = self.e.label();
         let done = self.e.label();
+        // Zero (or an empty string) deletes the entry; a struct or array is always stored.
+        let deletes = !matches!(val.ty, Type::Struct(_) | Type::Array(..));
         self.e.emit(Insn::mov64_reg(R5, R2));
         match &val.ty {
             Type::String => {
@@ -292,9 +299,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
         self.count_drop(crate::program::DropKind::Dynamic);
-        // Struct and array values are never "zero": no path deletes (the verifier refuses
-        // unreachable code).
-        if !matches!(val.ty, Type::Struct(_) | Type::Array(..)) {
+        if deletes {
             self.e.goto(done);
             self.e.bind(delete);
             self.e.ld_map(R1, map);

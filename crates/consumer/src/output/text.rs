@@ -61,8 +61,16 @@ impl Output for Text {
         self.write(prefix.as_bytes());
     }
 
-    fn trace(&mut self, firing: &Firing<'_>, value: &Value, _ty: &ValueType) {
-        self.write(&trace::trace_record(value, firing.quiet));
+    fn trace(&mut self, firing: &Firing<'_>, value: &Value, ty: &ValueType) {
+        match (value, ty) {
+            // `tracemem()`: a hex dump, nothing when no bytes are shown.
+            (Value::Bytes(bytes), ValueType::Memory { .. }) => {
+                if !bytes.is_empty() {
+                    self.write(trace::hex_dump(bytes).as_bytes())
+                }
+            }
+            _ => self.write(&trace::trace_record(value, firing.quiet)),
+        }
     }
 
     fn stack(&mut self, _firing: &Firing<'_>, stack: &Stack<'_>) {

@@ -99,6 +99,9 @@ impl Parser<'_> {
                     let (stmts, close) = p.statements_until_rbrace()?;
                     Ok(Some(Stmt::Block(stmts, tok.span.to(close))))
                 }
+                // D's grammar has no typedef in a clause (other declarations parse, and
+                // the typing pass refuses them).
+                TokenKind::Keyword(Keyword::Typedef) => p.unexpected(),
                 _ if p.at_declaration_start()? => Ok(Some(Stmt::Decl(p.declaration()?))),
                 _ => {
                     let expr = p.expression()?;

@@ -60,8 +60,26 @@ impl BuiltinWords {
         let base = self.base.unwrap_or(Int);
         let sized = self.shorts + self.longs > 0;
         let fail = |tag: &'static str, msg: &str| Err(CompileError::new(tag, msg, span));
-        if self.shorts > 1 || (self.shorts > 0 && self.longs > 0) {
+        if self.shorts > 1 {
             return fail("D_DECL_COMBO", "invalid type combination");
+        }
+        if self.shorts > 0 && self.longs > 0 {
+            // DTrace names such a type and finds no type of that name.
+            let mut words: Vec<&str> = match self.sign {
+                Some(Unsigned) => vec!["unsigned"],
+                Some(_) => vec!["signed"],
+                None => Vec::new(),
+            };
+            words.push("short");
+            words.extend(std::iter::repeat_n("long", usize::from(self.longs)));
+            words.extend(self.base.map(Keyword::as_str));
+            return fail(
+                "D_UNKNOWN",
+                &format!(
+                    "failed to resolve type {} : Unknown type name",
+                    words.join(" ")
+                ),
+            );
         }
         match base {
             Void if self.has_modifiers() => {
@@ -377,7 +395,10 @@ impl Parser<'_> {
                     Some(_) => Some(self.conditional()?),
                     None => None,
                 };
-                variants.push((variant, value, span.to(self.last)));
+                // Through the token after it (`,` or `}`): DTrace places an enumerator's
+                // errors there.
+                let next = self.peek()?.span;
+                variants.push((variant, value, span.to(next)));
                 if self.eat_punct(Punct::Comma)?.is_none() || self.at_punct(Punct::RBrace)? {
                     self.expect_punct(Punct::RBrace)?;
                     break;

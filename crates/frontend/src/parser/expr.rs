@@ -383,13 +383,14 @@ impl Parser<'_> {
     fn primary(&mut self) -> Result<Expr> {
         let tok = self.peek()?.clone();
         let kind = match tok.kind {
-            TokenKind::Ident(ref name) => match name.split_once('`') {
+            // The scope is everything before the last mark (`` ``name `` marks a user
+            // symbol): the typing pass resolves or refuses the reference.
+            TokenKind::Ident(ref name) => match name.rsplit_once('`') {
                 None => ExprKind::Ident(name.clone()),
-                Some((module, sym)) if !sym.is_empty() && !sym.contains('`') => ExprKind::Symbol {
+                Some((module, sym)) => ExprKind::Symbol {
                     module: (!module.is_empty()).then(|| module.to_string()),
                     name: sym.to_string(),
                 },
-                Some(_) => return Err(self.error_near(&tok)),
             },
             TokenKind::Int {
                 value,

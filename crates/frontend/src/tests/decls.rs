@@ -74,12 +74,40 @@ fn structs_unions_enums() {
 }
 
 #[test]
+fn a_typedef_in_a_clause_is_a_syntax_error() {
+    let (tag, message, ..) = error("BEGIN { typedef int t; }");
+    assert_eq!(
+        (tag, message),
+        ("D_SYNTAX", "syntax error near \"typedef\"".into())
+    );
+}
+
+#[test]
 fn type_combination_errors() {
     assert_eq!(error("int char x;").0, "D_DECL_COMBO");
     assert_eq!(error("long char x;").0, "D_DECL_CHARATTR");
     assert_eq!(error("unsigned void x;").0, "D_DECL_VOIDATTR");
     assert_eq!(error("unsigned string x;").0, "D_DECL_SIGNINT");
     assert_eq!(error("long long long x;").0, "D_DECL_COMBO");
+    assert_eq!(error("short short x;").0, "D_DECL_COMBO");
+    let unknown = |text| {
+        let (tag, message, ..) = error(text);
+        (tag, message)
+    };
+    assert_eq!(
+        unknown("long short x;"),
+        (
+            "D_UNKNOWN",
+            "failed to resolve type short long : Unknown type name".into()
+        )
+    );
+    assert_eq!(
+        unknown("unsigned short long int x;"),
+        (
+            "D_UNKNOWN",
+            "failed to resolve type unsigned short long int : Unknown type name".into()
+        )
+    );
     assert_eq!(
         error("self this int x;"),
         (

@@ -202,6 +202,14 @@ impl Cook<'_> {
                 e.span,
             ));
         }
+        if matches!(e.kind, A::Xlate { .. }) {
+            // A translation has a value only through its members.
+            return Err(CompileError::new(
+                "D_CG_DYN",
+                "expression cannot evaluate to result of dynamic type",
+                e.span,
+            ));
+        }
         Ok(ir::Stmt::Eval(v))
     }
 
@@ -386,6 +394,15 @@ impl Cook<'_> {
                 };
                 ActionKind::Setopt { option, value }
             }
+            ActionName::Tracemem => self.tracemem(args)?,
+            ActionName::Print => {
+                self.print_arg(&args[0])?;
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    format!("the {name}( ) action is not supported yet"),
+                    name_span,
+                ));
+            }
             _ => {
                 self.unsupported_action_args(action, name, args)?;
                 return Err(CompileError::new(
@@ -430,6 +447,83 @@ impl Cook<'_> {
             self.check_format(&format, &kinds, false, span)?;
         }
         Ok((format, values))
+    }
+
+    /// `print(p)`'s argument, checked as DTrace checks it: a pointer to an object of known,
+    /// non-zero size. (The action itself is not implemented yet.)
+    fn print_arg(&mut self, arg: &ast::Expr) -> Result<()> {
+        let v = self.expr(arg)?;
+        let Type::Ptr(target) = &v.ty else {
+            return Err(prototype_arg("print", 1, "void *", &v.ty, arg.span));
+        };
+        let size = match &**target {
+            Type::Void | Type::Opaque(_) => 0,
+            t => t.size(),
+        };
+        if size == 0 {
+            return Err(CompileError::new(
+                "D_PRINT_SIZE",
+                format!(
+                    "print( ) argument #1 reference has type '{target}' with size 0; cannot print( ) it."
+                ),
+                arg.span,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `tracemem(addr, size[, dynsize])`'s arguments, checked as DTrace checks them: the
+    /// prototype's integer types, then an address (a pointer, an integer, or an array or
+    /// string, which are addresses of their bytes) and a positive constant size.
+    fn tracemem(&mut self, args: &[ast::Expr]) -> Result<ActionKind> {
+        let addr = self.expr(&args[0])?;
+        let size = self.expr(&args[1])?;
+        if !size.ty.is_integer() {
+            return Err(prototype_arg(
+                "tracemem",
+                2,
+                "size_t",
+                &size.ty,
+                args[1].span,
+            ));
+        }
+        let dynsize = match args.get(2) {
+            Some(a) => {
+                let v = self.expr(a)?;
+                if !v.ty.is_integer() {
+                    return Err(prototype_arg("tracemem", 3, "ssize_t", &v.ty, a.span));
+                }
+                Some(convert(v, &types::INT64))
+            }
+            None => None,
+        };
+        if !addr.ty.is_scalar() && !addr.ty.is_string() && !matches!(addr.ty, Type::Array(..)) {
+            return Err(CompileError::new(
+                "D_TRACEMEM_ADDR",
+                format!(
+                    "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: {}",
+                    addr.ty
+                ),
+                args[0].span,
+            ));
+        }
+        let bytes = match size.kind {
+            ExprKind::Int(n) if size.ty.is_signed() && (n as i64) <= 0 => None,
+            ExprKind::Int(n) => u32::try_from(n).ok().filter(|&n| n > 0),
+            _ => None,
+        };
+        let Some(size) = bytes else {
+            return Err(CompileError::new(
+                "D_TRACEMEM_SIZE",
+                "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+                args[1].span,
+            ));
+        };
+        Ok(ActionKind::Tracemem {
+            addr,
+            size,
+            dynsize,
+        })
     }
 
     fn check_format(

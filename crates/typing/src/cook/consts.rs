@@ -9,7 +9,7 @@ use dtrace_frontend::ast::{BinaryOp as B, Expr, ExprKind, UnaryOp as U};
 pub fn constant(e: &Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value as i64),
-        ExprKind::Char(c) => Some(*c as i8 as i64),
+        ExprKind::Char(c) => Some(i64::from(*c)),
         ExprKind::Unary {
             op: U::Neg,
             operand,

@@ -14,8 +14,9 @@ use dtrace_frontend::{CompileError, Origin, Result, Source, Span};
 use super::expr::{convert, int, mk};
 use super::{Cook, SYSCALL_GROUP_MIN};
 use crate::builtins::Variable;
-use crate::ir::{Builtin, Expr, ExprKind};
+use crate::ir::{Builtin, Expr, ExprKind, Place, PlaceBase};
 use crate::probe::{usdt_arg_type, FieldKind, ProbeContext, UprobeKind};
+use crate::regs;
 use crate::types::{self, kernel, Type};
 
 impl Cook<'_> {
@@ -26,6 +27,11 @@ impl Cook<'_> {
             Variable::Args => Err(CompileError::new(
                 "D_ARGS_IDX",
                 "args[ ] must be indexed by one non-negative integer constant",
+                span,
+            )),
+            Variable::Uregs => Err(CompileError::new(
+                "D_IDENT_BADREF",
+                "associative array 'uregs' may not be referenced as scalar",
                 span,
             )),
             Variable::Unavailable(why) => Err(CompileError::new("D_UNSUPPORTED", why, span)),
@@ -48,13 +54,8 @@ impl Cook<'_> {
                     Builtin::Stackdepth | Builtin::Ustackdepth => types::UINT32,
                     Builtin::Caller => typedef("uintptr_t"),
                     Builtin::Ucaller => types::UINT64,
-                    Builtin::Curthread => {
-                        // `struct task_struct *` from BTF (an integer-sized pointer without).
-                        let task = kernel::vmlinux()
-                            .and_then(|btf| kernel::named(btf, kernel::Tag::Struct, "task_struct"))
-                            .unwrap_or_else(|| typedef("uintptr_t"));
-                        Type::Ptr(Box::new(task))
-                    }
+                    Builtin::Curthread => kernel_struct_pointer("task_struct"),
+                    Builtin::UserRegs => kernel_struct_pointer("pt_regs"),
                 };
                 if b == Builtin::Timestamp {
                     self.prog.timestamp = true;
@@ -62,6 +63,83 @@ impl Cook<'_> {
                 Ok(mk(ExprKind::Builtin(b), ty, span))
             }
         }
+    }
+
+    /// `uregs[index]`: a user-mode register of the current thread, as a `uint64_t`. The
+    /// index is an integer constant ([`crate::regs`] says what each one reads).
+    pub(crate) fn uregs(&mut self, index: &[ast::Expr], span: Span) -> Result<Expr> {
+        let [index] = index else {
+            let n = index.len();
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                format!(
+                    "uregs[ ] prototype mismatch: {n} arg{}passed, 1 expected",
+                    if n == 1 { " " } else { "s " }
+                ),
+                span,
+            ));
+        };
+        let i = self.expr(index)?;
+        let ExprKind::Int(value) = i.kind else {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!(
+                    "uregs[ ] argument #1 is incompatible with prototype:\n\tprototype: integer constant\n\t argument: {}",
+                    i.ty
+                ),
+                span,
+            ));
+        };
+        if i.ty.is_signed() && (value as i64) < 0 {
+            return Err(CompileError::new(
+                "D_REGS_IDX",
+                format!("index {} is out of range for array uregs", value as i64),
+                span,
+            ));
+        }
+        if value >= regs::LIMIT {
+            return Err(CompileError::new(
+                "D_UNKNOWN",
+                format!("uregs[]: index out of bounds ({})", value as i64),
+                span,
+            ));
+        }
+        let place = if value < regs::PT_REGS_SLOTS {
+            let frame = mk(
+                ExprKind::Builtin(Builtin::UserRegs),
+                kernel_struct_pointer("pt_regs"),
+                span,
+            );
+            let mut p = Place::whole(PlaceBase::Kernel(Box::new(frame)), types::UINT64);
+            p.offset = value * 8;
+            p
+        } else {
+            let (_, member) = regs::THREAD_MEMBERS[(value - regs::PT_REGS_SLOTS) as usize];
+            let task = self.builtin(Variable::Value(Builtin::Curthread), span)?;
+            let missing = || {
+                CompileError::new(
+                    "D_UNKNOWN",
+                    format!("kernel type information lacks struct thread_struct member {member}"),
+                    span,
+                )
+            };
+            let Type::Ptr(task_ty) = &task.ty else {
+                return Err(missing());
+            };
+            let Type::Struct(task_record) = &**task_ty else {
+                return Err(missing());
+            };
+            let thread = self.member(task_record, "thread").ok_or_else(missing)?;
+            let Type::Struct(thread_record) = &thread.ty else {
+                return Err(missing());
+            };
+            let m = self.member(thread_record, member).ok_or_else(missing)?;
+            let mut p = Place::whole(PlaceBase::Kernel(Box::new(task)), m.ty);
+            p.offset = thread.offset + m.offset;
+            p
+        };
+        let v = self.place_value(place, span)?;
+        Ok(convert(v, &types::UINT64))
     }
 
     /// `argN` of the probe: a 64-bit integer.
@@ -305,6 +383,14 @@ impl Cook<'_> {
             _ => None,
         }
     }
+}
+
+/// `struct name *` from BTF (an integer-sized pointer without).
+fn kernel_struct_pointer(name: &str) -> Type {
+    let record = kernel::vmlinux()
+        .and_then(|btf| kernel::named(btf, kernel::Tag::Struct, name))
+        .unwrap_or_else(|| typedef("uintptr_t"));
+    Type::Ptr(Box::new(record))
 }
 
 /// One of D's built-in integer typedefs.

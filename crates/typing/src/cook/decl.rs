@@ -48,6 +48,16 @@ fn struct_word(union: bool) -> &'static str {
     }
 }
 
+/// A struct, union or enum tag without its module scope (`D`s`, `vmlinux`task_struct`).
+fn unscoped(name: &str) -> &str {
+    name.rsplit('`').next().unwrap_or(name)
+}
+
+/// Whether a scoped tag names the kernel's type (any module scope but D's own, `D`).
+fn kernel_scope(name: &str) -> bool {
+    name.split_once('`').is_some_and(|(scope, _)| scope != "D")
+}
+
 /// A member of a D or kernel struct or union, located.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MemberAt {
@@ -93,13 +103,16 @@ impl Cook<'_> {
                 union,
                 name: Some(name),
                 ..
-            } if self.d_struct(*union, name).is_some() => self.d_struct(*union, name),
+            } if self.d_struct(*union, unscoped(name)).is_some() && !kernel_scope(name) => {
+                self.d_struct(*union, unscoped(name))
+            }
             TypeSpec::Struct {
                 union,
                 name: Some(name),
                 members: None,
                 ..
-            } => {
+            } if !name.starts_with("D`") => {
+                let name = unscoped(name);
                 let tag = if *union { Tag::Union } else { Tag::Struct };
                 // As in DTrace, a struct the kernel does not define is a forward
                 // declaration: pointers to it are fine, its members are not.
@@ -117,6 +130,11 @@ impl Cook<'_> {
             let shown = match spec {
                 TypeSpec::Named { name, .. } => name.clone(),
                 TypeSpec::Builtin { words, .. } => words.join(" "),
+                TypeSpec::Struct {
+                    union,
+                    name: Some(name),
+                    ..
+                } => format!("{} {name}", struct_word(*union)),
                 _ => "type".into(),
             };
             return Err(CompileError::new(
@@ -128,18 +146,18 @@ impl Cook<'_> {
         self.with_declarator(ty, parts, span)
     }
 
-    /// `ty` with declarator parts applied (pointers, then array dimensions).
+    /// `ty` with declarator parts applied, in their order from the base type outwards
+    /// (`int m[3][4]` is three arrays of four, `int *a[2]` two pointers, `int (*p)[2]` a
+    /// pointer to an array).
     fn with_declarator(&self, mut ty: Type, parts: &[DeclaratorPart], span: Span) -> Result<Type> {
-        // Array dimensions apply innermost last: `int a[2][3]` is two arrays of three.
-        let mut dims = Vec::new();
         for part in parts {
-            match part {
-                DeclaratorPart::Pointer { .. } => ty = Type::Ptr(Box::new(ty)),
-                DeclaratorPart::Array(Some(n)) => dims.push(self.array_dimension(n)?),
-                DeclaratorPart::Array(None) => {}
-                DeclaratorPart::Function(_) => {
-                    ty = Type::Opaque(kernel::intern(&format!("{ty} ()")));
+            ty = match part {
+                DeclaratorPart::Pointer { .. } => Type::Ptr(Box::new(ty)),
+                DeclaratorPart::Array(Some(n)) => {
+                    Type::Array(Box::new(ty), self.array_dimension(n)?)
                 }
+                DeclaratorPart::Array(None) => ty,
+                DeclaratorPart::Function(_) => Type::Opaque(kernel::intern(&format!("{ty} ()"))),
                 DeclaratorPart::AssocArray(_) => {
                     return Err(CompileError::new(
                         "D_DECL_DYNOBJ",
@@ -147,10 +165,7 @@ impl Cook<'_> {
                         span,
                     ))
                 }
-            }
-        }
-        for n in dims.into_iter().rev() {
-            ty = Type::Array(Box::new(ty), n);
+            };
         }
         Ok(ty)
     }
@@ -393,6 +408,12 @@ impl Cook<'_> {
         let mut next = 0i64;
         let mut defined: Vec<&str> = Vec::new();
         for (name, value, span) in variants {
+            // DTrace reports an enumerator's errors where the token after it is.
+            let span = &Span::new(
+                span.source,
+                span.end.saturating_sub(1) as usize,
+                span.end as usize,
+            );
             if defined.contains(&name.as_str()) {
                 return Err(CompileError::new(
                     "D_UNKNOWN",
@@ -444,6 +465,31 @@ impl Cook<'_> {
             return self.define_typedefs(decl);
         }
         let spec = self.define_struct(&decl.spec, decl.span)?;
+        if decl.declarators.is_empty()
+            && !matches!(spec, TypeSpec::Struct { .. } | TypeSpec::Enum { .. })
+        {
+            return Err(CompileError::new(
+                "D_DECL_USELESS",
+                "useless declaration",
+                decl.span,
+            ));
+        }
+        if matches!(
+            decl.class,
+            Some(StorageClass::Register | StorageClass::Static)
+        ) && decl.declarators.iter().any(|d| {
+            !d.parts
+                .iter()
+                .any(|p| matches!(p, DeclaratorPart::Function(_)))
+        }) {
+            // A function declared `static` is an external one, as in C; objects live where
+            // D puts them.
+            return Err(CompileError::new(
+                "D_DECL_BADCLASS",
+                "specified storage class not appropriate in D",
+                decl.span,
+            ));
+        }
         if decl.class == Some(StorageClass::Extern) {
             // `extern int x;` declares a kernel symbol's type: nothing to store in D.
             for d in &decl.declarators {

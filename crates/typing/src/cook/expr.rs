@@ -206,7 +206,8 @@ impl Cook<'_> {
                 let ty = int_constant_type(*value, *unsigned, *longs, *decimal);
                 Ok(int(*value, ty, span))
             }
-            A::Char(c) => Ok(int(*c as i8 as i64 as u64, types::CHAR, span)),
+            // As in DTrace, a character constant is an `int` (of the byte's value).
+            A::Char(c) => Ok(int(u64::from(*c), types::INT, span)),
             A::Str(s) => Ok(mk(ExprKind::Str(s.clone()), Type::String, span)),
             A::Ident(name) => self.ident(name, span),
             A::Macro(m) => self.macro_var(m, span),
@@ -262,7 +263,7 @@ impl Cook<'_> {
                     }
                 }
             }
-            A::Symbol { .. } => Err(unsupported("kernel symbols", span)),
+            A::Symbol { module, name } => Err(symbol_error(module.as_deref(), name, span)),
             A::Offsetof { ty, member } => self.offsetof(ty, member, span),
             A::Xlate { ty, operand } => self.xlate_value(ty, operand, span),
         }
@@ -296,6 +297,13 @@ impl Cook<'_> {
         }
         if let Some(v) = builtins::library_constant(name) {
             return Ok(int(v as u64, types::INT, span));
+        }
+        if self.assoc(name, false).is_some() {
+            return Err(CompileError::new(
+                "D_IDENT_BADREF",
+                format!("associative array '{name}' may not be referenced as scalar"),
+                span,
+            ));
         }
         Err(undefined(name, span))
     }
@@ -395,6 +403,9 @@ impl Cook<'_> {
         match &base.kind {
             A::Ident(name) if name == "args" && self.bound_input(name, span).is_none() => {
                 self.probe_args(args, span)
+            }
+            A::Ident(name) if name == "uregs" && self.bound_input(name, span).is_none() => {
+                self.uregs(args, span)
             }
             A::Ident(name) => match self.assoc(name, false) {
                 Some(id) => {
@@ -1030,9 +1041,35 @@ impl Cook<'_> {
         Err(incompatible(target, op, value, span))
     }
 
+    /// For a cast to a pointer of an operand naming an array (a `char` array included,
+    /// which otherwise reads as a string): the address of its first element, as C's arrays
+    /// decay to pointers.
+    fn array_address(&mut self, target: &Type, operand: &ast::Expr) -> Result<Option<Expr>> {
+        let place_like = matches!(
+            operand.kind,
+            A::Member { .. } | A::Index { .. } | A::Ident(_) | A::ThisVar(_)
+        );
+        if !matches!(target, Type::Ptr(_)) || !place_like {
+            return Ok(None);
+        }
+        match self.place_of(operand)? {
+            Some(p) if matches!(p.ty, Type::Array(..)) => {
+                let Type::Array(elem, _) = &p.ty else {
+                    unreachable!()
+                };
+                let ty = Type::Ptr(elem.clone());
+                Ok(Some(mk(ExprKind::AddrOf(Box::new(p)), ty, operand.span)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn cast(&mut self, tn: &ast::TypeName, operand: &ast::Expr, span: Span) -> Result<Expr> {
         let target = self.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
-        let v = self.expr(operand)?;
+        let v = match self.array_address(&target, operand)? {
+            Some(address) => address,
+            None => self.expr(operand)?,
+        };
         let invalid = || {
             CompileError::new(
                 "D_CAST_INVAL",
@@ -1070,6 +1107,27 @@ impl Cook<'_> {
         let v = convert(v, &target);
         Ok(Expr { span, ..v })
     }
+}
+
+/// Why a symbol reference `` module`name `` cannot be resolved: an empty name is no
+/// symbol; otherwise this dtrace has no kernel symbol table with types (BTF describes no
+/// global variables).
+fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
+    let text = format!("{}`{name}", module.unwrap_or(""));
+    if name.is_empty() {
+        return CompileError::new(
+            "D_IDENT_UNDEF",
+            format!("failed to resolve {text}: Unknown symbol name"),
+            span,
+        );
+    }
+    CompileError::new(
+        "D_UNSUPPORTED",
+        format!(
+            "failed to resolve {text}: symbol references are not supported (the kernel's BTF gives no addresses or types of its variables)"
+        ),
+        span,
+    )
 }
 
 /// `a op b` of type `ty`, folded when both are constants (division by zero left to run

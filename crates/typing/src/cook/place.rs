@@ -512,8 +512,12 @@ impl Cook<'_> {
     }
 
     /// `sizeof expr`: the size of the expression's type (of the storage it names:
-    /// `sizeof (curthread->comm)` is 16).
+    /// `sizeof (curthread->comm)` is 16; of a string literal, its length and NUL).
     pub(crate) fn sizeof_expr(&mut self, inner: &ast::Expr, span: Span) -> Result<Expr> {
+        // A string literal's size is its bytes and NUL, as in DTrace (`sizeof "hi"` is 3).
+        if let A::Str(text) = &inner.kind {
+            return Ok(int(text.len() as u64 + 1, types::ULONG, span));
+        }
         if let A::Member { base, name, .. } = &inner.kind {
             if let Some(ty) = self.translated_member_type(base, name)? {
                 let size = self.size_of(&ty, span)?;

@@ -165,9 +165,11 @@ impl Cook<'_> {
         let def = self.xlators.list[i].def.clone();
         let (out, input) = self.translator_types(i)?;
         for j in 0..i {
-            let same = match &self.xlators.list[j].types {
-                Some((o, inp)) => o.id == out.id && same_type(inp, &input),
-                None => false,
+            // The D library's translators are resolved here if not used yet (one whose
+            // types this kernel lacks cannot be the same).
+            let same = match self.translator_types(j) {
+                Ok((o, inp)) => o.id == out.id && same_type(&inp, &input),
+                Err(_) => false,
             };
             if same {
                 return Err(CompileError::new(

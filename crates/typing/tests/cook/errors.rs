@@ -83,6 +83,47 @@ const STATEMENTS: Cases = &[
 
 const ACTIONS: Cases = &[
     (
+        "BEGIN { print(1); }",
+        "D_PROTO_ARG",
+        "print( ) argument #1 is incompatible with prototype:\n\tprototype: void *\n\t argument: int",
+    ),
+    (
+        "BEGIN { print((void *)0); }",
+        "D_PRINT_SIZE",
+        "print( ) argument #1 reference has type 'void' with size 0; cannot print( ) it.",
+    ),
+    (
+        "BEGIN { print(curthread); }",
+        "D_UNSUPPORTED",
+        "the print( ) action is not supported yet",
+    ),
+    (
+        "BEGIN { tracemem(123, \"s\"); }",
+        "D_PROTO_ARG",
+        "tracemem( ) argument #2 is incompatible with prototype:\n\tprototype: size_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { tracemem(123, 8, \"s\"); }",
+        "D_PROTO_ARG",
+        "tracemem( ) argument #3 is incompatible with prototype:\n\tprototype: ssize_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { tracemem(*curthread, 123); }",
+        "D_TRACEMEM_ADDR",
+        "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: struct task_struct",
+    ),
+    (
+        "BEGIN { tracemem(123, -456); }",
+        "D_TRACEMEM_SIZE",
+        "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+    ),
+    (
+        "BEGIN { tracemem(123, 0); }",
+        "D_TRACEMEM_SIZE",
+        "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+    ),
+
+    (
         "BEGIN { @a = count(); clear(@a, 1); }",
         "D_CLEAR_PROTO",
         "clear( ) prototype mismatch: 2 args passed, 1 expected",
@@ -652,9 +693,54 @@ const CONTEXT: Cases = &[
         "D_UNSUPPORTED",
         "ipl (the interrupt priority level) has no meaning on Linux",
     ),
+    (
+        "BEGIN { a[1] = 2; trace(sizeof (a)); }",
+        "D_IDENT_BADREF",
+        "associative array 'a' may not be referenced as scalar",
+    ),
+    (
+        "BEGIN { trace(uregs); }",
+        "D_IDENT_BADREF",
+        "associative array 'uregs' may not be referenced as scalar",
+    ),
+    (
+        "BEGIN { trace(uregs[1, 2]); }",
+        "D_PROTO_LEN",
+        "uregs[ ] prototype mismatch: 2 args passed, 1 expected",
+    ),
+    (
+        "BEGIN { i = R_SP; trace(uregs[i]); }",
+        "D_PROTO_ARG",
+        "uregs[ ] argument #1 is incompatible with prototype:\n\tprototype: integer constant\n\t argument: int",
+    ),
+    (
+        "BEGIN { trace(uregs[-1]); }",
+        "D_REGS_IDX",
+        "index -1 is out of range for array uregs",
+    ),
+    (
+        "BEGIN { trace(uregs[R_TRAPNO + 1]); }",
+        "D_UNKNOWN",
+        "uregs[]: index out of bounds (26)",
+    ),
 ];
 
 const DECLARATIONS: Cases = &[
+    (
+        "extern int; BEGIN { }",
+        "D_DECL_USELESS",
+        "useless declaration",
+    ),
+    (
+        "register x; BEGIN { }",
+        "D_DECL_BADCLASS",
+        "specified storage class not appropriate in D",
+    ),
+    (
+        "static int y; BEGIN { }",
+        "D_DECL_BADCLASS",
+        "specified storage class not appropriate in D",
+    ),
     (
         "BEGIN { sizeof (struct { int a; }); }",
         "D_UNKNOWN",
@@ -863,7 +949,12 @@ const EXPRESSIONS: Cases = &[
     (
         "BEGIN { trace(vmlinux`jiffies); }",
         "D_UNSUPPORTED",
-        "kernel symbols is not supported yet",
+        "failed to resolve vmlinux`jiffies: symbol references are not supported (the kernel's BTF gives no addresses or types of its variables)",
+    ),
+    (
+        "BEGIN { trace(sizeof (`)); }",
+        "D_IDENT_UNDEF",
+        "failed to resolve `: Unknown symbol name",
     ),
     (
         "BEGIN { trace(nosuch); }",
@@ -1176,6 +1267,11 @@ const TRANSLATORS: Cases = &[
 /// Uses of [`TRANSLATOR`]'s translator.
 const XLATES: Cases = &[
     (
+        "BEGIN { xlate <struct o *> (1); }",
+        "D_CG_DYN",
+        "expression cannot evaluate to result of dynamic type",
+    ),
+    (
         "BEGIN { xlate <struct o> (1)->a; }",
         "D_OP_PTR",
         "operator -> must be applied to a pointer",
@@ -1392,11 +1488,19 @@ fn errors_in_provider_definitions_name_the_definition() {
 /// In the D library (checked where used): a translator with a member its output lacks.
 const LIBRARY: &str = "struct o { int a; }; translator struct o < int x > { a = x; b = x; };";
 
-const LIBRARY_USES: Cases = &[(
-    "BEGIN { xlate <struct o *> (1); }",
-    "D_XLATE_MEMB",
-    "translator member b is not a member of struct o",
-)];
+const LIBRARY_USES: Cases = &[
+    (
+        "BEGIN { xlate <struct o *> (1); }",
+        "D_XLATE_MEMB",
+        "translator member b is not a member of struct o",
+    ),
+    (
+        // Redeclared before its members are typed (`c` is no member).
+        "translator struct o < int y > { a = y; c = y; };",
+        "D_XLATE_REDECL",
+        "translator from int to struct o has already been declared",
+    ),
+];
 
 #[test]
 fn library_translators_are_checked_where_used() {

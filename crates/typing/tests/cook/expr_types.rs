@@ -44,7 +44,8 @@ fn integer_constants_take_the_first_type_their_value_fits() {
         ("1ul", 1, "unsigned long"),
         ("1ll", 1, "long long"),
         ("1ull", 1, "unsigned long long"),
-        ("'a'", 97, "char"),
+        ("'a'", 97, "int"),
+        ("'\\xff'", 255, "int"),
     ];
     for (text, value, ty) in cases {
         assert_eq!(constant(text), (value, ty.to_string()), "{text}");
@@ -224,6 +225,8 @@ fn sizeof_and_offsetof_are_constants() {
     assert_eq!(constant("sizeof (u64)"), ulong(8));
     assert_eq!(constant("sizeof (int [3][4])"), ulong(48));
     assert_eq!(constant("sizeof (execname)"), ulong(256));
+    assert_eq!(constant("sizeof \"hi\""), ulong(3));
+    assert_eq!(constant("sizeof ('c')"), ulong(4));
     assert_eq!(constant("sizeof (curthread->comm)"), ulong(16));
     assert_eq!(constant("sizeof (enum pid_type)"), ulong(4));
     assert_eq!(
@@ -244,6 +247,50 @@ fn sizeof_and_offsetof_are_constants() {
         constant("offsetof(struct task_struct, real_parent)"),
         (real_parent, "int".into())
     );
+}
+
+#[test]
+fn declarators_apply_from_the_base_type_outwards() {
+    let decls = "int m[3][4]; int *pa[2]; int (*pm)[5];";
+    let value = |e: &str| match typed_in(decls, e).kind {
+        ExprKind::Int(v) => v,
+        other => panic!("{e} is not a constant: {other:?}"),
+    };
+    assert_eq!(value("sizeof (m)"), 48);
+    assert_eq!(value("sizeof (m[2])"), 16);
+    assert_eq!(value("sizeof (pa)"), 16);
+    assert_eq!(value("sizeof (*pm)"), 20);
+    assert_eq!(typed_in(decls, "m[2][3]").ty.to_string(), "int");
+}
+
+#[test]
+fn an_array_cast_to_a_pointer_is_its_address() {
+    let e = typed_in("", "(char *)curthread->comm");
+    assert_eq!(e.ty.to_string(), "char *");
+    let ExprKind::AddrOf(place) = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert_eq!(place.offset, kernel_offset("task_struct", "comm"));
+    assert_eq!(
+        type_of("((unsigned char *)curthread->comm)[1]"),
+        "unsigned char"
+    );
+}
+
+#[test]
+fn module_scopes_name_d_and_kernel_types() {
+    let decls =
+        "struct s { int x; int y; }; union u { int a; char c; }; struct task_struct { int z; };";
+    let value = |e: &str| match typed_in(decls, e).kind {
+        ExprKind::Int(v) => v,
+        other => panic!("{e} is not a constant: {other:?}"),
+    };
+    assert_eq!(value("offsetof(struct D`s, y)"), 4);
+    assert_eq!(value("offsetof(union D`u, c)"), 0);
+    assert_eq!(value("sizeof (struct D`task_struct)"), 4);
+    let task = kernel_btf().find(Kind::Struct, "task_struct").unwrap();
+    let size = kernel_btf().size_of(task).unwrap();
+    assert_eq!(value("sizeof (struct vmlinux`task_struct)"), size);
 }
 
 #[test]
@@ -473,7 +520,10 @@ fn translated_members_are_typed_lazily() {
         "uint64_t"
     );
     // As a value, the translated struct is built whole.
-    let e = typed_in(decls, "xlate <struct out *> (curthread)");
+    let assign = typed_in(decls, "this->p = xlate <struct out *> (curthread)");
+    let ExprKind::Assign { value: e, .. } = &assign.kind else {
+        panic!("{assign:?}")
+    };
     assert_eq!(e.ty.to_string(), "struct out *");
     let ExprKind::Let { body, .. } = &e.kind else {
         panic!("{e:?}")

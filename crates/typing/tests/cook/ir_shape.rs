@@ -65,7 +65,7 @@ fn variables_take_the_type_of_their_first_assignment() {
         ]
     );
     assert_eq!(vars(&p.thread_vars), [("ts", "uint64_t".to_string())]);
-    assert_eq!(vars(&p.this_vars), [("n", "char".to_string())]);
+    assert_eq!(vars(&p.this_vars), [("n", "int".to_string())]);
     // The later `long` is converted to the variable's `int`.
     let ExprKind::Assign { value, .. } = &eval(&p, 0).kind else {
         panic!("{:?}", eval(&p, 0))
