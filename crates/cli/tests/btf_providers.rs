@@ -42,7 +42,7 @@ fn rawtp_exec_shows_the_commands_task_and_file_once() {
                 args[1], args[0]->pid, arg1 == args[1]);
         }",
         "-c",
-        "/bin/true",
+        &common::exec_true_script(),
     ]);
     assert_ok(&run);
     let pid = target_pid(&run.stdout);
@@ -121,7 +121,8 @@ fn sdt_pointer_to_kernel_struct_is_typed() {
     let run = dtrace(&[
         "-q",
         "-n",
-        "sdt:mmap_lock::mmap_lock_start_locking /pid == $target && args[0] == curthread->mm/ {
+        "BEGIN { mapped = 0; }
+        sdt:mmap_lock::mmap_lock_start_locking /pid == $target && args[0] == curthread->mm/ {
             n++; mapped += args[0]->map_count > 0;
         }
         END { printf(\"%d %d\\n\", n > 0, n == mapped); }",

@@ -11,7 +11,14 @@ use common::{build_c, dtrace, scratch};
 
 /// A program that makes `argv[1]` `getpid()` system calls, each through a call of `work`
 /// (a function the pid provider can trace), then prints how many it made.
+/// The test program, built once for every test of this file (tests run at once: one
+/// rebuilding it while another runs it would fail that one with ETXTBSY).
 fn load_program() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_load_program).clone()
+}
+
+fn build_load_program() -> PathBuf {
     let dir = scratch("load", "prog");
     build_c(
         &dir,

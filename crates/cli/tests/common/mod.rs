@@ -88,6 +88,23 @@ pub fn finish(mut child: Child, what: &str) -> Run {
     }
 }
 
+/// A shell script that execs `/bin/true`, for tests of the exec a `-c` command makes:
+/// the command itself is held after its own exec (as DTrace holds it), the script's
+/// `exec` is seen. Returns its path.
+pub fn exec_true_script() -> String {
+    let dir = std::env::temp_dir().join(format!("dtrace-exec-true-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create scratch directory");
+    let path = dir.join("exec-true.sh");
+    if !path.exists() {
+        let tmp = dir.join(format!("exec-true.{:?}", std::thread::current().id()));
+        std::fs::write(&tmp, "#!/bin/sh\nexec /bin/true\n").expect("write the script");
+        std::fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("make it executable");
+        let _ = std::fs::rename(&tmp, &path);
+    }
+    path.display().to_string()
+}
+
 /// Run `dtrace` with `args` to its end.
 pub fn dtrace(args: &[&str]) -> Run {
     finish(spawn(args), &format!("{args:?}"))
