@@ -199,8 +199,9 @@ pub struct Compiled {
     /// (freeing the id) once the speculation was committed or discarded and every record
     /// written to it was read.
     pub specs: Option<MapId>,
-    /// The largest record a clause writes, in bytes (the trace buffer must hold one).
-    pub max_record: u32,
+    /// The largest data a clause's record holds, in bytes after the record's header (what
+    /// `bufsize` counts: the trace buffer must hold it).
+    pub max_record_data: u32,
     /// Whether a clause has a destructive action (`system`, `raise`, `stop`, `freopen`):
     /// the program runs only with the `destructive` option (`-w`).
     pub destructive: bool,

@@ -81,9 +81,6 @@ const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name
 
 pub use dtrace_runtime::errno_text;
 
-/// Bytes of the kernel's header on each ring buffer record.
-const RING_HEADER: u64 = 8;
-
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let status = run(&argv);
@@ -274,6 +271,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     let resized = buffers::lowered(&options);
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
     consumer.set_specsize(options.specsize);
+    consumer.set_buffers(options.bufpolicy, options.bufsize);
     consumer.set_effects(Box::new(out.clone()));
     for (kind, name, count) in &comp.matched {
         consumer.matched(kind, name, *count);
@@ -308,8 +306,10 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
         }
     }
-    // As DTrace: the trace buffer must hold the largest record (and its header).
-    if options.bufsize < RING_HEADER + u64::from(comp.compiled.max_record) {
+    // As DTrace: the trace buffer must hold the largest record's data (what bufsize
+    // counts, as the buffer policies do).
+    let largest = u64::from(comp.compiled.max_record_data);
+    if options.bufsize == 0 || options.bufsize < largest {
         consumer.flush();
         eprintln!("dtrace: could not enable tracing: Enabling exceeds size of buffer");
         return 1;

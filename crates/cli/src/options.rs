@@ -3,6 +3,7 @@
 //! (quiet mode, aggregation sorting) are the consumer's ([`Settings`]), which also owns
 //! them at run time (`setopt()`).
 
+use dtrace_consumer::policy::BufPolicy;
 use dtrace_consumer::settings::{flag, number, INVALID_VALUE};
 use dtrace_consumer::Settings;
 
@@ -58,6 +59,8 @@ pub struct Options {
     /// `cpu`: only probes firing on this CPU run their clauses (BEGIN, END and ERROR run on
     /// it too).
     pub cpu: Option<u32>,
+    /// `bufpolicy`: what happens as a principal buffer fills.
+    pub bufpolicy: BufPolicy,
     /// `nspec`: speculations active at once.
     pub nspec: u64,
     /// `specsize`: bytes one speculation may hold.
@@ -86,6 +89,7 @@ impl Default for Options {
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             followfork: false,
             cpu: None,
+            bufpolicy: BufPolicy::Switch,
             nspec: 1,
             specsize: 4 << 20,
         }
@@ -94,7 +98,6 @@ impl Default for Options {
 
 /// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
 const ACCEPTED: &[&str] = &[
-    "bufpolicy",
     "cleanrate",
     "statusrate",
     "jstackframes",
@@ -217,6 +220,11 @@ impl Options {
             }
             "bufsize" => self.bufsize = size(value)?,
             "specsize" => self.specsize = size(value)?,
+            "bufpolicy" => {
+                self.bufpolicy = value
+                    .and_then(BufPolicy::parse)
+                    .ok_or_else(|| INVALID_VALUE.to_string())?
+            }
             "nspec" => self.nspec = count(value)?,
             "strsize" => {
                 // At least room for an empty string's NUL and one character.

@@ -17,6 +17,7 @@ use crate::aggregate::{AggregationMaps, Aggregations};
 use crate::decode;
 use crate::flow::FlowIndent;
 use crate::output::{Drops, Firing, Output, Printa, ProbeFault, Stack};
+use crate::policy::{Admit, BufPolicy, Buffers};
 use crate::printf::{self, Format};
 use crate::settings::Settings;
 use crate::speculations::{Kept, Speculations};
@@ -74,6 +75,7 @@ pub struct Consumer {
     /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
     target_pid: u32,
     specs: Speculations,
+    buffers: Buffers,
     flow: FlowIndent,
     effects: Option<Box<dyn Effects>>,
 }
@@ -98,6 +100,7 @@ impl Consumer {
             exit_status: None,
             target_pid: 0,
             specs: Speculations::default(),
+            buffers: Buffers::default(),
             flow: FlowIndent::default(),
             effects: None,
         }
@@ -163,12 +166,13 @@ impl Consumer {
         self.decode_record(rec, maps, false)
     }
 
-    /// Decode and output `rec`; `committed`: a speculative record being committed.
+    /// Decode and output `rec`; `admitted`: a record past speculations and the buffer
+    /// policy already (being committed, or kept by a ring).
     fn decode_record(
         &mut self,
         rec: &[u8],
         maps: &dyn AggregationMaps,
-        committed: bool,
+        admitted: bool,
     ) -> Vec<Request> {
         let header = decode::header(rec);
         if header.epid == FAULT_EPID {
@@ -180,14 +184,34 @@ impl Consumer {
             return Vec::new();
         };
         let ran = || ep.actions.iter().filter(|a| a.ran(header.presence));
-        if !committed {
+        if !admitted {
             let spec = ran().find_map(|a| match &a.kind {
                 ActionKind::Speculate(f) => Some(u64_at(rec, f.offset as usize)),
                 _ => None,
             });
             if let Some(id) = spec.filter(|&id| id != 0) {
+                // DTrace counts a record's bytes without the id, which it keeps in the
+                // record's header.
                 let size = rec.len().saturating_sub(SPEC_ID_SIZE as usize) as u64;
                 if self.specs.record(id, rec, size) == Kept::Aside {
+                    return Vec::new();
+                }
+            }
+            let extra = if spec.is_some() { SPEC_ID_SIZE } else { 0 };
+            let end = ep.probe.provider == "dtrace" && ep.probe.name == "END";
+            match self.buffers.admit(header.cpu, rec, extra, end) {
+                Admit::Show => {}
+                Admit::Kept => {
+                    // Shown at the end, but an exit() in it stops tracing now.
+                    for a in ran() {
+                        if let ActionKind::Exit(f) = &a.kind {
+                            self.exit_status = Some(u64_at(rec, f.offset as usize) as i64 as i32);
+                        }
+                    }
+                    return Vec::new();
+                }
+                Admit::Full => {
+                    self.exit_status.get_or_insert(0);
                     return Vec::new();
                 }
             }
@@ -245,6 +269,12 @@ impl Consumer {
     /// do nothing.
     pub fn set_effects(&mut self, effects: Box<dyn Effects>) {
         self.effects = Some(effects);
+    }
+
+    /// The buffer policy and the principal buffer's size (`bufpolicy`, `bufsize`).
+    pub fn set_buffers(&mut self, policy: BufPolicy, bufsize: u64) {
+        self.buffers.policy = policy;
+        self.buffers.bufsize = bufsize;
     }
 
     /// Bytes one speculation may keep (`specsize`).
@@ -464,6 +494,9 @@ impl Consumer {
 
     /// Tracing ended with `status`: the aggregations not printed yet, then the end.
     pub fn finish(&mut self, maps: &dyn AggregationMaps, status: i32) {
+        for rec in self.buffers.take_rings() {
+            self.decode_record(&rec, maps, true);
+        }
         let aggs = self.aggs.all(maps, &mut self.symbols);
         let sort = self.settings.sort;
         self.output.aggregations(&aggs, &sort);

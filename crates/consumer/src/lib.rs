@@ -14,6 +14,7 @@ mod decode;
 mod flow;
 pub mod messages;
 pub mod output;
+pub mod policy;
 pub mod printf;
 pub mod settings;
 mod speculations;

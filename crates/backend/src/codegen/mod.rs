@@ -238,8 +238,8 @@ pub(crate) struct Compiler<'a> {
     specs: Option<MapId>,
     /// Whether a destructive action was compiled ([`Compiled::destructive`]).
     destructive: bool,
-    /// The largest record ([`Compiled::max_record`]).
-    max_record: u32,
+    /// The largest record's data ([`Compiled::max_record_data`]).
+    max_record_data: u32,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
 }
@@ -307,7 +307,7 @@ impl<'a> Compiler<'a> {
             follow: None,
             specs: None,
             destructive: false,
-            max_record: 0,
+            max_record_data: 0,
             error_bodies: Vec::new(),
         }
     }
@@ -448,7 +448,7 @@ impl<'a> Compiler<'a> {
             follow: self.follow,
             specs: self.specs,
             destructive: self.destructive,
-            max_record: self.max_record,
+            max_record_data: self.max_record_data,
         }
     }
 }
@@ -981,7 +981,7 @@ impl<'c, 'a> Gen<'c, 'a> {
                 format!("clause records {len} bytes, more than the limit (raise strsize less)"),
             ));
         }
-        self.c.max_record = self.c.max_record.max(len);
+        self.c.max_record_data = self.c.max_record_data.max(len - RECORD_HEADER);
         if let Some(field) = self.clause_state().spec_field {
             self.output_speculative(len, field);
             return Ok(());

@@ -1,0 +1,153 @@
+//! Buffer policies (`bufpolicy`): what happens to records as the principal buffer of a
+//! CPU fills, counted as DTrace counts `bufsize` (the bytes of a record's data, without
+//! its header).
+//!
+//! - `switch` (the default): every record is shown as it is read.
+//! - `fill`: records are shown until a CPU's buffer is full; the record that does not fit
+//!   is dropped and tracing stops as if `exit(0)` had been called (END still runs, and
+//!   its records are shown).
+//! - `ring`: each CPU keeps only its most recent records that fit; they are shown when
+//!   tracing ends, CPU by CPU, in the order they were recorded.
+
+use std::collections::{HashMap, VecDeque};
+
+use dtrace_abi::record::HEADER_SIZE;
+
+/// `bufpolicy`'s values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BufPolicy {
+    #[default]
+    Switch,
+    Fill,
+    Ring,
+}
+
+impl BufPolicy {
+    /// The policy an option value names.
+    pub fn parse(value: &str) -> Option<BufPolicy> {
+        match value {
+            "switch" => Some(BufPolicy::Switch),
+            "fill" => Some(BufPolicy::Fill),
+            "ring" => Some(BufPolicy::Ring),
+            _ => None,
+        }
+    }
+}
+
+/// What to do with a record now.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Admit {
+    /// Show it.
+    Show,
+    /// Kept in the ring, shown at the end.
+    Kept,
+    /// The CPU's buffer is full (`fill`): drop it; tracing stops.
+    Full,
+}
+
+/// Per-CPU accounting of the principal buffers.
+#[derive(Default)]
+pub(crate) struct Buffers {
+    pub(crate) policy: BufPolicy,
+    pub(crate) bufsize: u64,
+    /// Bytes used per CPU (`fill`), and the records kept per CPU (`ring`).
+    used: HashMap<u32, u64>,
+    rings: HashMap<u32, (VecDeque<Vec<u8>>, u64)>,
+    /// `fill`: a buffer filled.
+    filled: bool,
+}
+
+/// The bytes of `rec` that count against `bufsize`.
+fn data_size(rec: &[u8], extra_header: u32) -> u64 {
+    rec.len()
+        .saturating_sub((HEADER_SIZE + extra_header) as usize) as u64
+}
+
+impl Buffers {
+    /// A record read from CPU `cpu`; `extra_header` bytes after the header do not count
+    /// (a speculation's id); `end`: a record of END, which `fill` always shows.
+    pub(crate) fn admit(&mut self, cpu: u32, rec: &[u8], extra_header: u32, end: bool) -> Admit {
+        let size = data_size(rec, extra_header);
+        match self.policy {
+            BufPolicy::Switch => Admit::Show,
+            BufPolicy::Fill => {
+                if end {
+                    return Admit::Show;
+                }
+                let used = self.used.entry(cpu).or_default();
+                if self.filled || *used + size > self.bufsize {
+                    self.filled = true;
+                    return Admit::Full;
+                }
+                *used += size;
+                Admit::Show
+            }
+            BufPolicy::Ring => {
+                let (ring, bytes) = self.rings.entry(cpu).or_default();
+                if size > self.bufsize {
+                    return Admit::Kept;
+                }
+                ring.push_back(rec.to_vec());
+                *bytes += size;
+                while *bytes > self.bufsize {
+                    if let Some(old) = ring.pop_front() {
+                        *bytes -= data_size(&old, extra_header).min(*bytes);
+                    }
+                }
+                Admit::Kept
+            }
+        }
+    }
+
+    /// The records the rings kept, CPU by CPU, each in recorded order (emptied).
+    pub(crate) fn take_rings(&mut self) -> Vec<Vec<u8>> {
+        let mut cpus: Vec<u32> = self.rings.keys().copied().collect();
+        cpus.sort_unstable();
+        cpus.into_iter()
+            .flat_map(|cpu| self.rings.remove(&cpu).map(|(r, _)| r).unwrap_or_default())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(data: usize) -> Vec<u8> {
+        vec![0; HEADER_SIZE as usize + data]
+    }
+
+    #[test]
+    fn fill_stops_at_the_first_record_that_does_not_fit() {
+        let mut b = Buffers {
+            policy: BufPolicy::Fill,
+            bufsize: 64,
+            ..Buffers::default()
+        };
+        for _ in 0..8 {
+            assert_eq!(b.admit(0, &rec(8), 0, false), Admit::Show);
+        }
+        assert_eq!(b.admit(0, &rec(8), 0, false), Admit::Full);
+        assert_eq!(b.admit(1, &rec(8), 0, false), Admit::Full);
+        assert_eq!(b.admit(0, &rec(8), 0, true), Admit::Show);
+    }
+
+    #[test]
+    fn ring_keeps_the_latest_that_fit() {
+        let mut b = Buffers {
+            policy: BufPolicy::Ring,
+            bufsize: 50,
+            ..Buffers::default()
+        };
+        for i in 0..10u8 {
+            let mut r = rec(8);
+            r[HEADER_SIZE as usize] = i;
+            b.admit(1, &r, 0, false);
+        }
+        b.admit(0, &rec(8), 0, false);
+        let kept = b.take_rings();
+        assert_eq!(kept.len(), 7);
+        let firsts: Vec<u8> = kept[1..].iter().map(|r| r[HEADER_SIZE as usize]).collect();
+        assert_eq!(firsts, [4, 5, 6, 7, 8, 9]);
+    }
+}
