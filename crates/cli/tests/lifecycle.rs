@@ -813,3 +813,19 @@ fn c_command_is_held_after_its_exec() {
         .collect();
     assert_eq!(names, ["true"], "{}", run.stdout);
 }
+
+/// exit() from several CPUs at once prints once: the firings racing the first exit() on
+/// other CPUs are not shown.
+#[test]
+fn exit_on_every_cpu_at_once_prints_once() {
+    for _ in 0..3 {
+        let run = common::dtrace(&["-n", "profile-4999 { exit(0); }"]);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        assert_eq!(
+            run.stdout.matches(":profile-4999").count(),
+            1,
+            "{}",
+            run.stdout
+        );
+    }
+}

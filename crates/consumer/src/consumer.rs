@@ -184,6 +184,13 @@ impl Consumer {
             return Vec::new();
         };
         let ran = || ep.actions.iter().filter(|a| a.ran(header.presence));
+        let drains =
+            ep.probe.provider == "dtrace" && matches!(ep.probe.name.as_str(), "END" | "ERROR");
+        // After exit(), records of other firings (on other CPUs at the same moment) are
+        // not shown: exit() from several CPUs at once prints once, as in DTrace.
+        if self.exit_status.is_some() && !drains && !admitted {
+            return Vec::new();
+        }
         if !admitted {
             let spec = ran().find_map(|a| match &a.kind {
                 ActionKind::Speculate(f) => Some(u64_at(rec, f.offset as usize)),
