@@ -829,3 +829,22 @@ fn exit_on_every_cpu_at_once_prints_once() {
         );
     }
 }
+
+/// chill(ns) spins in the probe for about that long (destructive: with -w).
+#[test]
+fn chill_spins_for_the_time_asked() {
+    let start = Instant::now();
+    let run = common::dtrace(&["-wqn", "BEGIN { chill(100000000); exit(0); }"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(
+        start.elapsed() >= Duration::from_millis(90),
+        "{:?}",
+        start.elapsed()
+    );
+    let refused = common::dtrace(&["-qn", "BEGIN { chill(1); exit(0); }"]);
+    assert_eq!(refused.status, 1);
+    assert_eq!(
+        refused.stderr,
+        "dtrace: could not enable tracing: Destructive actions not allowed\n"
+    );
+}

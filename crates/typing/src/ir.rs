@@ -397,6 +397,8 @@ pub enum ActionKind {
     Raise(Expr),
     /// `stop()` the current process (destructive).
     Stop,
+    /// `chill(ns)`: spin for `ns` nanoseconds (an `int64_t`; destructive).
+    Chill(Expr),
     /// `@a[keys] = func(args)`: `args` are the value (and the weight) converted to
     /// `int64_t`; constant parameters (lquantize's bounds) are in the aggregation's function.
     Aggregate {

@@ -20,6 +20,13 @@ use super::{Gen, Val};
 use crate::program::{Action, ActionKind, Datum, Field, MAX_STACK_FRAMES};
 use crate::types::{self, Type};
 
+/// The longest `chill()`: DTrace allows 500 ms of chill per second on a CPU.
+const CHILL_MAX_NS: u64 = 500_000_000;
+
+/// `BPF_JMP | BPF_JCOND` with source 0: `may_goto`, a jump the kernel takes once a loop's
+/// iteration budget is spent.
+const BPF_JCOND: u8 = 0xe0;
+
 /// `SIGSTOP`, which `stop()` sends.
 const SIGSTOP: i32 = 19;
 
@@ -153,6 +160,13 @@ impl Gen<'_, '_> {
                 self.signal_current_process();
                 return Ok(());
             }
+            ir::ActionKind::Chill(ns) => {
+                let v = self.expr(ns)?;
+                regs::read_into(&mut self.e, v.reg, R1);
+                self.pop(v.reg);
+                self.chill();
+                return Ok(());
+            }
             ir::ActionKind::Stop => {
                 self.e.emit(Insn::mov64_imm(R1, SIGSTOP));
                 self.signal_current_process();
@@ -255,6 +269,36 @@ impl Gen<'_, '_> {
             self.pop(v.reg);
         }
         Ok(fields)
+    }
+
+    /// `chill(r1)`: spin until r1 nanoseconds (at most [`CHILL_MAX_NS`]; a negative count
+    /// is none) have passed (destructive). The loop is bounded for the verifier by
+    /// `may_goto`, whose budget may end a long chill early.
+    fn chill(&mut self) {
+        self.c.destructive = true;
+        let (top, done, counted) = (self.e.label(), self.e.label(), self.e.label());
+        self.e.jmp_imm(BPF_JSGE, R1, 0, counted);
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        self.e.bind(counted);
+        self.e.mov_const(R2, CHILL_MAX_NS);
+        self.e.jmp_reg(BPF_JLE, R1, R2, top);
+        self.e.emit(Insn::mov64_reg(R1, R2));
+        self.e.bind(top);
+        // fp-16 = the deadline.
+        self.e.emit(Insn::stx(Size::DW, R10, regs::KEY_SLOT, R1));
+        self.e.emit(Insn::call(helpers::KTIME_GET_NS));
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::KEY_SLOT));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
+        self.e.emit(Insn::stx(Size::DW, R10, regs::KEY_SLOT, R1));
+        let spin = self.e.label();
+        self.e.bind(spin);
+        self.e.jmp_imm(BPF_JCOND, R0, 0, done);
+        self.e.emit(Insn::call(helpers::KTIME_GET_NS));
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::KEY_SLOT));
+        self.e.jmp_reg(BPF_JGE, R0, R1, done);
+        self.e.goto(spin);
+        self.e.bind(done);
+        self.e.emit(Insn::st(Size::DW, R10, regs::KEY_SLOT, 0));
     }
 
     /// `bpf_send_signal(r1)`: the signal goes to the current process (destructive).

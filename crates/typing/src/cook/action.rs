@@ -313,6 +313,7 @@ impl Cook<'_> {
             }
             ActionName::Raise => ActionKind::Raise(self.int_arg(&args[0], name, 1)?),
             ActionName::Stop => ActionKind::Stop,
+            ActionName::Chill => ActionKind::Chill(self.int_arg(&args[0], name, 1)?),
             ActionName::Ftruncate => ActionKind::Ftruncate,
             ActionName::Panic | ActionName::Breakpoint => {
                 let why = match action {

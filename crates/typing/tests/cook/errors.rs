@@ -194,11 +194,6 @@ const ACTIONS: Cases = &[
         "printa( ) prototype mismatch: 1 args passed, 2 expected",
     ),
     (
-        "BEGIN { chill(9); }",
-        "D_UNSUPPORTED",
-        "the chill( ) action is not supported yet",
-    ),
-    (
         "BEGIN { panic(); }",
         "D_UNSUPPORTED",
         "the panic( ) action is not available on Linux: an eBPF program cannot panic the kernel",
