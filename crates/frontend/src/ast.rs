@@ -117,7 +117,7 @@ impl Expr {
                 f(otherwise);
             }
             ExprKind::Call { args, .. } => args.iter().for_each(f),
-            ExprKind::Index { base, args } => {
+            ExprKind::Index { base, args } | ExprKind::CallOf { callee: base, args } => {
                 f(base);
                 args.iter().for_each(f);
             }
@@ -182,6 +182,12 @@ pub enum ExprKind {
     Call {
         name: String,
         name_span: Span,
+        args: Vec<Expr>,
+    },
+    /// A call of an expression that is not a name (`(a)(b)`): the typing pass refuses it,
+    /// in program order with its other errors, as DTrace does.
+    CallOf {
+        callee: Box<Expr>,
         args: Vec<Expr>,
     },
     /// `base[i, j]`: associative array, aggregation key tuple, array or pointer index.

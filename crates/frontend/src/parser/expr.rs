@@ -2,7 +2,7 @@
 
 use super::Parser;
 use crate::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
-use crate::error::{CompileError, Result};
+use crate::error::Result;
 use crate::span::Span;
 use crate::token::{Keyword, Punct, TokenKind};
 
@@ -345,15 +345,8 @@ impl Parser<'_> {
         Ok(expr(kind, span))
     }
 
-    /// `name(args)`: only an identifier may be called.
+    /// `name(args)`; a call of anything else is kept for the typing pass to refuse.
     fn call(&mut self, callee: Expr) -> Result<Expr> {
-        let ExprKind::Ident(name) = callee.kind else {
-            return Err(CompileError::new(
-                "D_FUNC_IDENT",
-                "function designator is not of function type",
-                callee.span,
-            ));
-        };
         self.bump()?;
         let args = if self.at_punct(Punct::RParen)? {
             Vec::new()
@@ -361,6 +354,14 @@ impl Parser<'_> {
             self.arguments()?
         };
         let close = self.expect_punct(Punct::RParen)?;
+        let ExprKind::Ident(name) = callee.kind else {
+            let span = callee.span.to(close.span);
+            let kind = ExprKind::CallOf {
+                callee: Box::new(callee),
+                args,
+            };
+            return Ok(expr(kind, span));
+        };
         Ok(expr(
             ExprKind::Call {
                 name,

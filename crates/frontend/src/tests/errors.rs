@@ -32,8 +32,9 @@ fn balance_errors() {
 }
 
 #[test]
-fn call_of_non_identifier() {
-    assert_eq!(error("BEGIN { a.b(1); }").0, "D_FUNC_IDENT");
+fn call_of_non_identifier_is_left_to_the_typing_pass() {
+    assert_eq!(super::expr("a.b(1)"), "(a.b)(1)");
+    assert_eq!(super::expr("(x + 1)(y, 2)"), "((x + 1))(y, 2)");
 }
 
 fn too_deep(text: &str) {

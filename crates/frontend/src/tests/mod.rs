@@ -129,6 +129,7 @@ pub fn render(e: &Expr) -> String {
         ),
         ExprKind::Comma(a, b) => format!("({}, {})", render(a), render(b)),
         ExprKind::Call { name, args, .. } => format!("{name}({})", list(args)),
+        ExprKind::CallOf { callee, args } => format!("({})({})", render(callee), list(args)),
         ExprKind::Index { base, args } => format!("{}[{}]", render(base), list(args)),
         ExprKind::Member { base, name, arrow } => {
             format!("{}{}{name}", render(base), if *arrow { "->" } else { "." })

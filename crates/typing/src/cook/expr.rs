@@ -265,6 +265,11 @@ impl Cook<'_> {
             }
             A::Symbol { module, name } => Err(symbol_error(module.as_deref(), name, span)),
             A::Offsetof { ty, member } => self.offsetof(ty, member, span),
+            A::CallOf { callee, .. } => Err(CompileError::new(
+                "D_FUNC_IDENT",
+                "function designator is not of function type",
+                callee.span,
+            )),
             A::Xlate { ty, operand } => self.xlate_value(ty, operand, span),
         }
     }

@@ -877,6 +877,11 @@ const DECLARATIONS: Cases = &[
 
 const EXPRESSIONS: Cases = &[
     (
+        "BEGIN { a = 1; (a + 1)(2); }",
+        "D_FUNC_IDENT",
+        "function designator is not of function type",
+    ),
+    (
         "BEGIN { x = -\"a\"; }",
         "D_OP_ARITH",
         "operator - requires an operand of arithmetic type",
