@@ -45,6 +45,8 @@ pub struct Options {
     /// Nanoseconds between buffer reads.
     pub switchrate_ns: u64,
     pub aggrate_ns: u64,
+    /// Nanoseconds between drop reports while tracing (`statusrate`).
+    pub statusrate_ns: u64,
     pub errtags: bool,
     pub defaultargs: bool,
     pub destructive: bool,
@@ -81,6 +83,7 @@ impl Default for Options {
             aggsize: 4 << 20,
             switchrate_ns: 1_000_000_000,
             aggrate_ns: 1_000_000_000,
+            statusrate_ns: 1_000_000_000,
             errtags: false,
             defaultargs: false,
             destructive: false,
@@ -99,7 +102,6 @@ impl Default for Options {
 /// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
 const ACCEPTED: &[&str] = &[
     "cleanrate",
-    "statusrate",
     "jstackframes",
     "jstackstrsize",
     "aggpercpu",
@@ -249,6 +251,7 @@ impl Options {
             "aggsize" => self.aggsize = size(value)?,
             "switchrate" => self.switchrate_ns = rate(value)?,
             "aggrate" => self.aggrate_ns = rate(value)?,
+            "statusrate" => self.statusrate_ns = rate(value)?,
             "stackframes" => self.stack_frames = frames(value)?,
             "ustackframes" => self.ustack_frames = frames(value)?,
             _ if ACCEPTED.contains(&name) => {}

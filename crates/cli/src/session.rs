@@ -213,7 +213,7 @@ impl<'a> Session<'a> {
             self.drain();
             // Processes in user stack and symbol keys: their mappings, while they run.
             self.see_aggregation_processes();
-            if last_drop_check.elapsed() >= Duration::from_millis(500) {
+            if last_drop_check.elapsed() >= Duration::from_nanos(self.options.statusrate_ns) {
                 self.report_drops();
                 last_drop_check = Instant::now();
             }
