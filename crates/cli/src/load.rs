@@ -204,6 +204,16 @@ fn program_name(probe: &ProbeSite) -> String {
 /// The message for a program the kernel refused.
 fn rejected(probe: &ProbeSite, err: &dtrace_runtime::Error, verbose: bool) -> String {
     match err {
+        // A kernel in lockdown (integrity or confidentiality) keeps eBPF from writing user
+        // memory: copyout() and copyoutstr() cannot run there.
+        dtrace_runtime::Error::Verifier { log, .. }
+            if log.contains("cannot use helper bpf_probe_write_user") =>
+        {
+            format!(
+                "dtrace: failed to enable {}: copyout( ) and copyoutstr( ) cannot run on this kernel: it forbids eBPF programs to write user memory (kernel lockdown, see /sys/kernel/security/lockdown)\n",
+                probe.full_name()
+            )
+        }
         dtrace_runtime::Error::Verifier { log, errno, .. } => {
             let mut msg = format!(
                 "dtrace: failed to enable {}: the kernel verifier rejected the generated program (errno {errno}); this is a bug in dtrace, please report it with the script\n",

@@ -14,6 +14,7 @@ pub const GET_CURRENT_COMM: i32 = 16;
 pub const PERF_EVENT_OUTPUT: i32 = 25;
 pub const GET_STACKID: i32 = 27;
 pub const GET_CURRENT_TASK: i32 = 35;
+pub const PROBE_WRITE_USER: i32 = 36;
 pub const PROBE_READ_STR: i32 = 45;
 pub const SEND_SIGNAL: i32 = 109;
 pub const PROBE_READ_USER: i32 = 112;
@@ -34,6 +35,7 @@ pub const KTIME_GET_TAI_NS: i32 = 208;
 pub fn name(id: i32) -> Option<&'static str> {
     Some(match id {
         MAP_LOOKUP_ELEM => "map_lookup_elem",
+        PROBE_WRITE_USER => "probe_write_user",
         MAP_UPDATE_ELEM => "map_update_elem",
         MAP_DELETE_ELEM => "map_delete_elem",
         PROBE_READ => "probe_read",

@@ -399,6 +399,15 @@ pub enum ActionKind {
     Stop,
     /// `chill(ns)`: spin for `ns` nanoseconds (an `int64_t`; destructive).
     Chill(Expr),
+    /// `copyout(buf, addr, size)`: `size` bytes of D memory at `buf` written to user
+    /// address `addr`; `copyoutstr(str, addr, maxlen)`: the string with its NUL, at most
+    /// `maxlen` bytes (destructive). `addr` and `size` are `int64_t`.
+    Copyout {
+        src: Expr,
+        addr: Expr,
+        size: Expr,
+        string: bool,
+    },
     /// `@a[keys] = func(args)`: `args` are the value (and the weight) converted to
     /// `int64_t`; constant parameters (lquantize's bounds) are in the aggregation's function.
     Aggregate {

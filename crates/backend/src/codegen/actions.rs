@@ -17,8 +17,11 @@ use dtrace_typing::ir::{self, Expr, ExprKind};
 
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
-use crate::program::{Action, ActionKind, Datum, Field, MAX_STACK_FRAMES};
+use crate::program::{Action, ActionKind, Datum, Fault, Field, MAX_STACK_FRAMES};
 use crate::types::{self, Type};
+
+/// The most bytes one `copyout()` writes.
+const COPYOUT_MAX: u32 = 4096;
 
 /// The longest `chill()`: DTrace allows 500 ms of chill per second on a CPU.
 const CHILL_MAX_NS: u64 = 500_000_000;
@@ -167,6 +170,15 @@ impl Gen<'_, '_> {
                 self.chill();
                 return Ok(());
             }
+            ir::ActionKind::Copyout {
+                src,
+                addr,
+                size,
+                string,
+            } => {
+                self.copyout(src, addr, size, *string)?;
+                return Ok(());
+            }
             ir::ActionKind::Stop => {
                 self.e.emit(Insn::mov64_imm(R1, SIGSTOP));
                 self.signal_current_process();
@@ -299,6 +311,77 @@ impl Gen<'_, '_> {
         self.e.goto(spin);
         self.e.bind(done);
         self.e.emit(Insn::st(Size::DW, R10, regs::KEY_SLOT, 0));
+    }
+
+    /// `copyout(buf, addr, size)` and `copyoutstr(str, addr, maxlen)` (destructive): the
+    /// bytes are first copied into scratch (so the helper writes from memory the verifier
+    /// knows, at most [`COPYOUT_MAX`] of them; a larger size is an invalid size), then
+    /// written to the user address; an address that cannot be written faults.
+    fn copyout(
+        &mut self,
+        src: &ir::Expr,
+        addr: &ir::Expr,
+        size: &ir::Expr,
+        string: bool,
+    ) -> Result<()> {
+        self.c.destructive = true;
+        let max = if string { self.strsize() } else { COPYOUT_MAX };
+        let buf = self.scratch(max);
+        let vals = [self.expr(src)?, self.expr(addr)?, self.expr(size)?];
+        let (src, addr, size) = (vals[0].reg, vals[1].reg, vals[2].reg);
+        // r6.. hold the values; r2 = the byte count, checked.
+        regs::read_into(&mut self.e, size, R2);
+        let sized = self.e.label();
+        if string {
+            // At most maxlen and strsize bytes, NUL included.
+            self.e.mov_const(R3, u64::from(max));
+            self.e.jmp_reg(BPF_JLE, R2, R3, sized);
+            self.e.emit(Insn::mov64_reg(R2, R3));
+        } else {
+            self.e.mov_const(R3, u64::from(max));
+            self.e.jmp_reg(BPF_JLE, R2, R3, sized);
+            let bad = regs::read(&mut self.e, size, R1);
+            self.fault(Fault::BadSize, Some(bad));
+        }
+        self.e.bind(sized);
+        let done = self.e.label();
+        self.e.jmp_imm(BPF_JEQ, R2, 0, done);
+        self.scratch_addr(R1, buf);
+        regs::read_into(&mut self.e, src, R3);
+        self.e.emit(Insn::call(if string {
+            helpers::PROBE_READ_KERNEL_STR
+        } else {
+            helpers::PROBE_READ_KERNEL
+        }));
+        if string {
+            // r0 = the bytes copied with the NUL (negative: unreadable).
+            let read = self.e.label();
+            self.e.jmp_imm(BPF_JSGT, R0, 0, read);
+            let bad = regs::read(&mut self.e, src, R1);
+            self.fault(Fault::BadAddr, Some(bad));
+            self.e.bind(read);
+            self.e.emit(Insn::mov64_reg(R3, R0));
+        } else {
+            self.fault_if_negative(src);
+            regs::read_into(&mut self.e, size, R3);
+        }
+        // r3 = the count again, bounded for the verifier.
+        self.e
+            .emit(Insn::alu64_imm(BPF_AND, R3, (2 * max - 1) as i32));
+        let bounded = self.e.label();
+        self.e.jmp_imm(BPF_JLE, R3, max as i32, bounded);
+        self.e.emit(Insn::mov64_imm(R3, max as i32));
+        self.e.bind(bounded);
+        self.e.jmp_imm(BPF_JEQ, R3, 0, done);
+        regs::read_into(&mut self.e, addr, R1);
+        self.scratch_addr(R2, buf);
+        self.e.emit(Insn::call(helpers::PROBE_WRITE_USER));
+        self.fault_if_negative(addr);
+        self.e.bind(done);
+        for v in vals.iter().rev() {
+            self.pop(v.reg);
+        }
+        Ok(())
     }
 
     /// `bpf_send_signal(r1)`: the signal goes to the current process (destructive).

@@ -314,6 +314,24 @@ impl Cook<'_> {
             ActionName::Raise => ActionKind::Raise(self.int_arg(&args[0], name, 1)?),
             ActionName::Stop => ActionKind::Stop,
             ActionName::Chill => ActionKind::Chill(self.int_arg(&args[0], name, 1)?),
+            ActionName::Copyout | ActionName::Copyoutstr => {
+                // DTrace's prototypes first: (void *, uintptr_t, size_t) and
+                // (char *, uintptr_t, size_t).
+                self.check_action_prototype(action, name, args)?;
+                let string = action == ActionName::Copyoutstr;
+                let src = self.expr(&args[0])?;
+                let src = if string {
+                    src
+                } else {
+                    convert(src, &types::UINT64)
+                };
+                ActionKind::Copyout {
+                    src,
+                    addr: convert(self.expr(&args[1])?, &types::UINT64),
+                    size: convert(self.expr(&args[2])?, &types::UINT64),
+                    string,
+                }
+            }
             ActionName::Ftruncate => ActionKind::Ftruncate,
             ActionName::Panic | ActionName::Breakpoint => {
                 let why = match action {
@@ -405,7 +423,7 @@ impl Cook<'_> {
                 ));
             }
             _ => {
-                self.unsupported_action_args(action, name, args)?;
+                self.check_action_prototype(action, name, args)?;
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     format!("the {name}( ) action is not supported yet"),

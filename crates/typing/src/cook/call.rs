@@ -61,9 +61,9 @@ pub(crate) fn prototype_arg(
 }
 
 impl Cook<'_> {
-    /// The arguments of an action this dtrace does not carry out yet, checked against
-    /// DTrace's prototype first (so wrong calls get DTrace's words).
-    pub(crate) fn unsupported_action_args(
+    /// The arguments of an action with a prototype of DTrace's (`copyout`, `copyoutstr`,
+    /// ...) checked against it, so wrong calls get DTrace's words.
+    pub(crate) fn check_action_prototype(
         &mut self,
         action: ActionName,
         name: &str,
