@@ -286,10 +286,18 @@ impl<'a> Session<'a> {
     /// Do what a record asked.
     fn request(&mut self, request: Request) {
         match request {
-            Request::Setopt { option, value } => {
-                if let Err(why) = self.options.set(&option, value.as_deref()) {
-                    self.consumer
-                        .warning(&format!("failed to set option {option}: {why}"));
+            Request::Setopt {
+                epid,
+                option,
+                value,
+            } => {
+                let value = value.as_deref();
+                let result = match self.consumer.set_output_option(&option, value) {
+                    Some(result) => result,
+                    None => self.options.set_while_tracing(&option, value),
+                };
+                if let Err(why) = result {
+                    self.consumer.setopt_failed(epid, &option, value, &why);
                 }
             }
         }

@@ -27,8 +27,11 @@ use crate::value::Value;
 /// What a record asks of the side that owns the kernel objects.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
-    /// `setopt()` of an option that is not an output setting.
+    /// `setopt()` by the clause of `epid`: the side that owns the options sets it (an
+    /// output setting through [`Consumer::set_output_option`]) and reports a failure with
+    /// [`Consumer::setopt_failed`].
     Setopt {
+        epid: u32,
         option: String,
         value: Option<String>,
     },
@@ -284,6 +287,32 @@ impl Consumer {
         self.buffers.bufsize = bufsize;
     }
 
+    /// Set an output option (`quiet`, the sort options, ...) while tracing; `None` for
+    /// another option.
+    pub fn set_output_option(
+        &mut self,
+        option: &str,
+        value: Option<&str>,
+    ) -> Option<Result<(), String>> {
+        self.settings.set(option, value)
+    }
+
+    /// A `setopt()` of the clause of `epid` failed: DTrace's error line.
+    pub fn setopt_failed(&mut self, epid: u32, option: &str, value: Option<&str>, why: &str) {
+        let desc = Rc::clone(&self.desc);
+        let Some(ep) = desc.probe(epid) else {
+            return;
+        };
+        let what = format!(
+            "couldn't set option \"{option}\" to \"{}\": {why}",
+            value.unwrap_or("1")
+        );
+        // DTrace's error line, and the empty line it prints after a library error.
+        let text = crate::messages::probe_error(ep.statement, &ep.probe, &what, None);
+        let text = text.strip_prefix("dtrace: ").unwrap_or(&text);
+        self.output.warning(text);
+    }
+
     /// Bytes one speculation may keep (`specsize`).
     pub fn set_specsize(&mut self, bytes: u64) {
         self.specs.specsize = bytes;
@@ -362,19 +391,11 @@ impl Consumer {
                 }
             }
             ActionKind::Setopt { option, value } => {
-                match self.settings.set(option, value.as_deref()) {
-                    Some(Ok(())) => {}
-                    Some(Err(why)) => {
-                        let message = format!("failed to set option {option}: {why}");
-                        self.output.warning(&message);
-                    }
-                    None => {
-                        return Some(Request::Setopt {
-                            option: option.clone(),
-                            value: value.clone(),
-                        })
-                    }
-                }
+                return Some(Request::Setopt {
+                    epid: firing.epid,
+                    option: option.clone(),
+                    value: value.clone(),
+                })
             }
         }
         None
