@@ -8,6 +8,7 @@ mod args;
 mod buffers;
 mod compile;
 mod diagnostics;
+mod effects;
 mod format_check;
 mod kernel_types;
 mod large_stack;
@@ -272,7 +273,11 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
     consumer.set_specsize(options.specsize);
     consumer.set_buffers(options.bufpolicy, options.bufsize);
-    consumer.set_effects(Box::new(out.clone()));
+    let rates = effects::Rates::new(&options);
+    consumer.set_effects(Box::new(effects::SessionEffects {
+        output: out.clone(),
+        rates: rates.clone(),
+    }));
     for (kind, name, count) in &comp.matched {
         consumer.matched(kind, name, *count);
     }
@@ -351,7 +356,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         }
     };
     let options_destructive = options.destructive;
-    let mut session = match session::Session::new(&comp, loaded, options, consumer, out) {
+    let mut session = match session::Session::new(&comp, loaded, options, consumer, out, rates) {
         Ok(s) => s,
         Err(msg) => {
             eprint!("{msg}");

@@ -181,18 +181,6 @@ fn version(value: Option<&str>) -> Result<(), String> {
 }
 
 impl Options {
-    /// Apply `name[=value]` while tracing (`setopt()`): only the options DTrace lets
-    /// change then (the rates); others are "illegal when tracing is active".
-    pub fn set_while_tracing(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
-        if matches!(name, "aggrate" | "switchrate" | "statusrate") {
-            return self.set(name, value);
-        }
-        match self.clone().set(name, value) {
-            Err(why) if why == "Invalid option name" => Err(why),
-            _ => Err("Operation illegal when tracing is active".into()),
-        }
-    }
-
     /// Apply `name[=value]` from a D program (`#pragma D option`): as [`Options::set`],
     /// except for the options only the command line may set.
     pub fn set_in_program(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {

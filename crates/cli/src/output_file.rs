@@ -7,10 +7,9 @@
 //! than tracing on into nowhere. A closed pipe is not one: SIGPIPE ends `dtrace` first, as it
 //! ends DTrace.
 //!
-//! `freopen()` sends the output to another file until `freopen("")`, `ftruncate()` empties
-//! it, and `system()` commands write where it goes (the consumer's [`Effects`]).
-//!
-//! [`Effects`]: dtrace_consumer::Effects
+//! `freopen()` sends the output to another file until `freopen("")` ([`OutputFile::reopen`]),
+//! `ftruncate()` empties it, and `system()` commands write where it goes
+//! ([`OutputFile::command_stdout`]).
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -168,36 +167,18 @@ impl OutputFile {
     }
 }
 
-/// The destructive actions that act on the output: `system()` commands write where the
-/// output goes when it went from stdout to a `freopen()` file (as DTrace's stdout is
-/// reopened), else to stdout; `freopen()` and `ftruncate()` act on the output.
-impl dtrace_consumer::Effects for OutputFile {
-    fn system(&mut self, command: &str) -> Result<(), String> {
-        let stdout = match &self.0.borrow().state {
+impl OutputFile {
+    /// Where a `system()` command writes: the `freopen()` file when the output went from
+    /// stdout to one (as DTrace's stdout is reopened), else the inherited stdout.
+    pub fn command_stdout(&self) -> Option<std::process::Stdio> {
+        match &self.0.borrow().state {
             State::Redirected { file, original } if matches!(**original, State::Stdout(_)) => file
                 .get_ref()
                 .try_clone()
                 .ok()
                 .map(std::process::Stdio::from),
             _ => None,
-        };
-        let mut child = std::process::Command::new("/bin/sh");
-        child.arg("-c").arg(command);
-        if let Some(out) = stdout {
-            child.stdout(out);
         }
-        child
-            .status()
-            .map(drop)
-            .map_err(|e| format!("failed to run system( ) command: {}", crate::errno_text(&e)))
-    }
-
-    fn freopen(&mut self, path: &str) -> Result<(), String> {
-        self.reopen(path)
-    }
-
-    fn ftruncate(&mut self) {
-        self.truncate();
     }
 }
 

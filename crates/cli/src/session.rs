@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use dtrace_backend::program::{Compiled, ProbeContext, SpecState};
-use dtrace_consumer::{Consumer, Request};
+use dtrace_consumer::Consumer;
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
 
@@ -33,6 +33,8 @@ pub struct Session<'a> {
     comp: &'a Compilation,
     loaded: Loaded,
     options: Options,
+    /// The rates `setopt()` may change while tracing.
+    rates: std::rc::Rc<crate::effects::Rates>,
     ring: RingBuf,
     consumer: Consumer,
     /// Probes of processes started while tracing, and their epids (`crate::watch`).
@@ -48,6 +50,7 @@ impl<'a> Session<'a> {
         options: Options,
         consumer: Consumer,
         output: OutputFile,
+        rates: std::rc::Rc<crate::effects::Rates>,
     ) -> Result<Session<'a>, String> {
         let ring = RingBuf::new(&loaded.maps[comp.compiled.core.ringbuf.0])
             .map_err(|e| format!("dtrace: failed to map the trace buffer: {e}\n"))?;
@@ -55,6 +58,7 @@ impl<'a> Session<'a> {
             comp,
             loaded,
             options,
+            rates,
             ring,
             consumer,
             watcher: None,
@@ -203,17 +207,19 @@ impl<'a> Session<'a> {
     /// Consume until exit(), a signal, or the end of every traced process.
     fn consume_until_done(&mut self, targets: &mut [Target]) {
         let mut running: Vec<bool> = vec![true; targets.len()];
-        let period = Duration::from_nanos(self.options.switchrate_ns.clamp(1_000_000, 100_000_000));
+        let rates = self.rates.clone();
+        let period =
+            || Duration::from_nanos(rates.switchrate_ns.get().clamp(1_000_000, 100_000_000));
         let mut last_drop_check = Instant::now();
         while self.consumer.exit_status().is_none()
             && !signals::stop_requested()
             && self.output.failure().is_none()
         {
-            let _ = self.ring.wait(period);
+            let _ = self.ring.wait(period());
             self.drain();
             // Processes in user stack and symbol keys: their mappings, while they run.
             self.see_aggregation_processes();
-            if last_drop_check.elapsed() >= Duration::from_nanos(self.options.statusrate_ns) {
+            if last_drop_check.elapsed() >= Duration::from_nanos(self.rates.statusrate_ns.get()) {
                 self.report_drops();
                 last_drop_check = Instant::now();
             }
@@ -252,9 +258,7 @@ impl<'a> Session<'a> {
         }
         for r in records {
             let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
-            for request in self.consumer.record(&r, &maps) {
-                self.request(request);
-            }
+            self.consumer.record(&r, &maps);
         }
         self.free_speculations();
         self.consumer.flush();
@@ -279,26 +283,6 @@ impl<'a> Session<'a> {
             if written <= read {
                 let _ = map.delete(&key);
                 self.consumer.forget_speculation(id);
-            }
-        }
-    }
-
-    /// Do what a record asked.
-    fn request(&mut self, request: Request) {
-        match request {
-            Request::Setopt {
-                epid,
-                option,
-                value,
-            } => {
-                let value = value.as_deref();
-                let result = match self.consumer.set_output_option(&option, value) {
-                    Some(result) => result,
-                    None => self.options.set_while_tracing(&option, value),
-                };
-                if let Err(why) = result {
-                    self.consumer.setopt_failed(epid, &option, value, &why);
-                }
             }
         }
     }

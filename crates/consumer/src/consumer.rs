@@ -2,8 +2,8 @@
 //! entries (through [`AggregationMaps`]), drop counters — decodes them with the program's
 //! [`ProgramDesc`], keeps what DTrace's consumer keeps between records (aggregation
 //! normalization, drops reported so far, the exit status, parsed formats, symbols), and
-//! drives an [`Output`]. What only the kernel side can do (fire ERROR, options it owns) is
-//! handed back as [`Request`]s.
+//! drives an [`Output`]. What records ask beyond the output (`system()`, `freopen()`,
+//! options the consumer does not own) goes to its [`Effects`].
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -24,19 +24,6 @@ use crate::speculations::{Kept, Speculations};
 use crate::symbolize::Symbolizer;
 use crate::value::Value;
 
-/// What a record asks of the side that owns the kernel objects.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
-    /// `setopt()` by the clause of `epid`: the side that owns the options sets it (an
-    /// output setting through [`Consumer::set_output_option`]) and reports a failure with
-    /// [`Consumer::setopt_failed`].
-    Setopt {
-        epid: u32,
-        option: String,
-        value: Option<String>,
-    },
-}
-
 /// What records ask of the world beyond the output, done when the record is read, in
 /// the order of its actions (the output written before is flushed first).
 pub trait Effects {
@@ -46,6 +33,9 @@ pub trait Effects {
     fn freopen(&mut self, path: &str) -> Result<(), String>;
     /// `ftruncate()`: empty the output file.
     fn ftruncate(&mut self);
+    /// `setopt()` of an option that is not an output setting, while tracing: DTrace's
+    /// reason when it cannot be set then.
+    fn setopt(&mut self, option: &str, value: Option<&str>) -> Result<(), String>;
 }
 
 /// The drop counts reported so far.
@@ -165,26 +155,21 @@ impl Consumer {
     }
 
     /// Decode and output one ring-buffer record.
-    pub fn record(&mut self, rec: &[u8], maps: &dyn AggregationMaps) -> Vec<Request> {
-        self.decode_record(rec, maps, false)
+    pub fn record(&mut self, rec: &[u8], maps: &dyn AggregationMaps) {
+        self.decode_record(rec, maps, false);
     }
 
     /// Decode and output `rec`; `admitted`: a record past speculations and the buffer
     /// policy already (being committed, or kept by a ring).
-    fn decode_record(
-        &mut self,
-        rec: &[u8],
-        maps: &dyn AggregationMaps,
-        admitted: bool,
-    ) -> Vec<Request> {
+    fn decode_record(&mut self, rec: &[u8], maps: &dyn AggregationMaps, admitted: bool) {
         let header = decode::header(rec);
         if header.epid == FAULT_EPID {
             self.fault(rec);
-            return Vec::new();
+            return;
         }
         let desc = Rc::clone(&self.desc);
         let Some(ep) = desc.probe(header.epid) else {
-            return Vec::new();
+            return;
         };
         let ran = || ep.actions.iter().filter(|a| a.ran(header.presence));
         let drains =
@@ -192,7 +177,7 @@ impl Consumer {
         // After exit(), records of other firings (on other CPUs at the same moment) are
         // not shown: exit() from several CPUs at once prints once, as in DTrace.
         if self.exit_status.is_some() && !drains && !admitted {
-            return Vec::new();
+            return;
         }
         if !admitted {
             let spec = ran().find_map(|a| match &a.kind {
@@ -204,7 +189,7 @@ impl Consumer {
                 // record's header.
                 let size = rec.len().saturating_sub(SPEC_ID_SIZE as usize) as u64;
                 if self.specs.record(id, rec, size) == Kept::Aside {
-                    return Vec::new();
+                    return;
                 }
             }
             let extra = if spec.is_some() { SPEC_ID_SIZE } else { 0 };
@@ -218,11 +203,11 @@ impl Consumer {
                             self.exit_status = Some(u64_at(rec, f.offset as usize) as i64 as i32);
                         }
                     }
-                    return Vec::new();
+                    return;
                 }
                 Admit::Full => {
                     self.exit_status.get_or_insert(0);
-                    return Vec::new();
+                    return;
                 }
             }
         }
@@ -243,7 +228,6 @@ impl Consumer {
         if shown && (!self.settings.quiet || flow.is_some()) {
             self.output.probe(&firing(false));
         }
-        let mut requests = Vec::new();
         let mut committing = Vec::new();
         for action in ran() {
             let f = firing(self.settings.quiet);
@@ -252,16 +236,15 @@ impl Consumer {
                     committing.extend(self.specs.commit(u64_at(rec, f.offset as usize)));
                 }
                 ActionKind::Discard(f) => self.specs.discard(u64_at(rec, f.offset as usize)),
-                kind => requests.extend(self.action(&f, kind, rec, maps)),
+                kind => self.action(&f, kind, rec, maps),
             }
         }
         if shown && !self.settings.quiet {
             self.output.firing_end(&firing(false));
         }
         for rec in committing {
-            requests.extend(self.decode_record(&rec, maps, true));
+            self.decode_record(&rec, maps, true);
         }
-        requests
     }
 
     /// The speculations committed or discarded, with the number of their records read so
@@ -287,18 +270,8 @@ impl Consumer {
         self.buffers.bufsize = bufsize;
     }
 
-    /// Set an output option (`quiet`, the sort options, ...) while tracing; `None` for
-    /// another option.
-    pub fn set_output_option(
-        &mut self,
-        option: &str,
-        value: Option<&str>,
-    ) -> Option<Result<(), String>> {
-        self.settings.set(option, value)
-    }
-
     /// A `setopt()` of the clause of `epid` failed: DTrace's error line.
-    pub fn setopt_failed(&mut self, epid: u32, option: &str, value: Option<&str>, why: &str) {
+    fn setopt_failed(&mut self, epid: u32, option: &str, value: Option<&str>, why: &str) {
         let desc = Rc::clone(&self.desc);
         let Some(ep) = desc.probe(epid) else {
             return;
@@ -324,7 +297,7 @@ impl Consumer {
         kind: &ActionKind,
         rec: &[u8],
         maps: &dyn AggregationMaps,
-    ) -> Option<Request> {
+    ) {
         let int_at = |f: &Field| u64_at(rec, f.offset as usize);
         match kind {
             ActionKind::Trace(field) => {
@@ -373,9 +346,14 @@ impl Consumer {
                     .iter()
                     .map(|f| decode::value(rec, f, &mut self.symbols))
                     .collect();
-                let text = String::from_utf8_lossy(&self.printf(format, &values)?).into_owned();
+                let Some(text) = self.printf(format, &values) else {
+                    return;
+                };
+                let text = String::from_utf8_lossy(&text).into_owned();
                 self.output.flush();
-                let effects = self.effects.as_mut()?;
+                let Some(effects) = self.effects.as_mut() else {
+                    return;
+                };
                 let done = match kind {
                     ActionKind::System { .. } => effects.system(&text),
                     _ => effects.freopen(&text),
@@ -391,14 +369,19 @@ impl Consumer {
                 }
             }
             ActionKind::Setopt { option, value } => {
-                return Some(Request::Setopt {
-                    epid: firing.epid,
-                    option: option.clone(),
-                    value: value.clone(),
-                })
+                let value = value.as_deref();
+                let result = match self.settings.set(option, value) {
+                    Some(result) => result,
+                    None => match self.effects.as_mut() {
+                        Some(effects) => effects.setopt(option, value),
+                        None => Err("Invalid option name".into()),
+                    },
+                };
+                if let Err(why) = result {
+                    self.setopt_failed(firing.epid, option, value, &why);
+                }
             }
         }
-        None
     }
 
     /// `trace()` of `v`: stacks as stacks, the rest as values.
@@ -670,7 +653,7 @@ mod tests {
         put(&mut rec, h + 8, b"ab\0");
         put(&mut rec, h + 16, &9u64.to_le_bytes());
         put(&mut rec, h + 24, &3u64.to_le_bytes());
-        assert_eq!(c.record(&rec, &Counts), Vec::new());
+        c.record(&rec, &Counts);
         assert_eq!(c.exit_status(), Some(3));
 
         let mut f = vec![0u8; fault::SIZE as usize];
@@ -680,7 +663,7 @@ mod tests {
         put(&mut f, fault::ACTION, &2u32.to_le_bytes());
         put(&mut f, fault::OFFSET, &40u32.to_le_bytes());
         put(&mut f, fault::ADDR, &0xdeadu64.to_le_bytes());
-        assert_eq!(c.record(&f, &Counts), Vec::new());
+        c.record(&f, &Counts);
         let mut drops = vec![0u8; DropKind::COUNT as usize * 8];
         put(&mut drops, DropKind::Record.offset(), &4u64.to_le_bytes());
         c.drops(&[drops.clone(), vec![0; drops.len()]]);

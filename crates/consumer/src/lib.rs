@@ -23,7 +23,7 @@ pub mod trace;
 mod value;
 
 pub use aggregate::AggregationMaps;
-pub use consumer::{Consumer, Effects, Request};
+pub use consumer::{Consumer, Effects};
 pub use output::Output;
 pub use settings::Settings;
 pub use value::{Frame, Place, Value};
