@@ -31,7 +31,10 @@ fn calls_action(stmt: &Stmt) -> bool {
         Stmt::Expr(e) => matches!(&e.kind, A::Call { name, .. } if builtins::is_action(name)),
         Stmt::If {
             then, otherwise, ..
-        } => then.iter().chain(otherwise.iter().flatten()).any(calls_action),
+        } => then
+            .iter()
+            .chain(otherwise.iter().flatten())
+            .any(calls_action),
         Stmt::Block(stmts, _) => stmts.iter().any(calls_action),
         Stmt::Decl(_) => false,
     }
@@ -270,6 +273,9 @@ impl Cook<'_> {
                     A::Str(s) => String::from_utf8_lossy(s).into_owned(),
                     _ => {
                         let v = self.expr(&args[0])?;
+                        if !v.ty.is_string() {
+                            return Err(prototype_arg(name, 1, "string", &v.ty, args[0].span));
+                        }
                         return Err(CompileError::new(
                             "D_PRINTF_ARG_FMT",
                             format!("{name}( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}", v.ty),

@@ -143,6 +143,11 @@ const ACTIONS: Cases = &[
         "trace( ) of a value of type void is not supported yet",
     ),
     (
+        "BEGIN { printf(1); }",
+        "D_PROTO_ARG",
+        "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string\n\t argument: int",
+    ),
+    (
         "BEGIN { printf(execname); }",
         "D_PRINTF_ARG_FMT",
         "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: string",
