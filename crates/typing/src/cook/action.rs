@@ -327,11 +327,15 @@ impl Cook<'_> {
                 for (i, a) in aggs.iter().enumerate() {
                     ids.push(self.aggregation_arg(a, "printa", first + i + 1)?);
                 }
+                self.check_printa_keys(&ids, span)?;
                 if let Some(f) = &format {
                     let keys: Vec<FormatArg> = self.prog.aggregations[ids[0]]
                         .keys
                         .iter()
-                        .map(|(t, _)| FormatArg::Value(t.clone()))
+                        .map(|(t, d)| match d {
+                            Some(Datum::Stack { .. } | Datum::UStack { .. }) => FormatArg::Stack,
+                            _ => FormatArg::Value(t.clone()),
+                        })
                         .collect();
                     self.check_format(f, &keys, true, span)?;
                 }
