@@ -153,6 +153,11 @@ const ACTIONS: Cases = &[
         "printa( ): @b[ ] key #2 is incompatible with @a:\n        a key #2: string\n        b key #2: int",
     ),
     (
+        "BEGIN { x = curthread; x = pid; }",
+        "D_OP_INCOMPAT",
+        "operands have incompatible types: \"struct task_struct *\" = \"pid_t\"",
+    ),
+    (
         "BEGIN { printf(1); }",
         "D_PROTO_ARG",
         "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string\n\t argument: int",
