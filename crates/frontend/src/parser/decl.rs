@@ -110,6 +110,25 @@ impl BuiltinWords {
     }
 }
 
+/// `signed`/`unsigned` or `long` applied to a struct, union or enum.
+fn modifier_error(words: &BuiltinWords, span: Span) -> CompileError {
+    if words.sign.is_some() {
+        CompileError::new(
+            "D_DECL_SIGNINT",
+            "invalid type declaration: signed and unsigned may only be used with integer type",
+            span,
+        )
+    } else if words.longs > 0 {
+        CompileError::new(
+            "D_DECL_LONGINT",
+            "invalid type declaration: long and long long may only be used with integer or floating-point type",
+            span,
+        )
+    } else {
+        combo_error(span)
+    }
+}
+
 fn combo_error(span: Span) -> CompileError {
     CompileError::new("D_DECL_COMBO", "invalid type combination", span)
 }
@@ -278,6 +297,15 @@ impl Parser<'_> {
                     }
                 }
                 Struct | Union | Enum => {
+                    if words.has_modifiers() && other.is_none() && words.base.is_none() {
+                        // DTrace reports `unsigned struct s {` and `long struct s {` where
+                        // the specifier's body starts.
+                        let at = match self.peek_at(1)?.kind {
+                            TokenKind::Ident(_) => self.peek_at(2)?.span,
+                            _ => self.peek_at(1)?.span,
+                        };
+                        return Err(modifier_error(&words, at));
+                    }
                     if words.any() || other.is_some() {
                         return Err(combo_error(tok.span));
                     }

@@ -80,6 +80,16 @@ fn type_combination_errors() {
     assert_eq!(error("unsigned void x;").0, "D_DECL_VOIDATTR");
     assert_eq!(error("unsigned string x;").0, "D_DECL_SIGNINT");
     assert_eq!(error("long long long x;").0, "D_DECL_COMBO");
+    assert_eq!(error("unsigned struct s { int i; };").0, "D_DECL_SIGNINT");
+    assert_eq!(
+        error("long struct s\n{ int i; };"),
+        (
+            "D_DECL_LONGINT",
+            "invalid type declaration: long and long long may only be used with integer or floating-point type".into(),
+            2,
+            1
+        )
+    );
     assert_eq!(
         error("self this int x;"),
         (
