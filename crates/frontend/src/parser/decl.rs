@@ -548,7 +548,7 @@ impl Parser<'_> {
         self.bump()?;
         let part = if self.at_punct(Punct::RBracket)? {
             DeclaratorPart::Array(None)
-        } else if self.at_type_name_start(0)? {
+        } else if self.at_type_name_start(0)? || self.at_punct(Punct::Ellipsis)? {
             DeclaratorPart::AssocArray(self.parameters(Punct::RBracket)?)
         } else {
             DeclaratorPart::Array(Some(Box::new(self.conditional()?)))
@@ -557,19 +557,60 @@ impl Parser<'_> {
         Ok(part)
     }
 
-    /// Parameter types up to (not including) `close`; a trailing `...` is accepted and
-    /// not represented.
+    /// Parameter types up to (not including) `close`, checked as DTrace checks
+    /// prototypes (a lone unnamed `void`; no dynamic-variable parameters of functions); a
+    /// trailing `...` is accepted for functions and not represented.
     fn parameters(&mut self, close: Punct) -> Result<Vec<TypeName>> {
         let mut params = Vec::new();
         if self.at_punct(close)? {
             return Ok(params);
         }
+        let what = if close == Punct::RParen {
+            "function"
+        } else {
+            "array"
+        };
+        let mut void_at = None;
         loop {
-            if self.eat_punct(Punct::Ellipsis)?.is_some() {
+            if let Some(tok) = self.eat_punct(Punct::Ellipsis)? {
+                if close != Punct::RParen {
+                    return Err(CompileError::new(
+                        "D_DECL_PROTO_VARARGS",
+                        "array prototype may not use a variable-length argument list",
+                        tok.span,
+                    ));
+                }
                 break;
             }
             let specs = self.specifiers(true)?;
             let d = self.declarator(Naming::Either)?;
+            let is_void = d.parts.is_empty()
+                && matches!(&specs.spec, TypeSpec::Builtin { words, .. } if words == &["void"]);
+            if is_void {
+                if let Some((name, span)) = &d.name {
+                    return Err(CompileError::new(
+                        "D_DECL_PROTO_NAME",
+                        format!("void parameter may not have a name: {name}"),
+                        *span,
+                    ));
+                }
+                void_at.get_or_insert(specs.span);
+            }
+            if close == Punct::RParen
+                && d.parts
+                    .iter()
+                    .any(|p| matches!(p, DeclaratorPart::AssocArray(_)))
+            {
+                let name = d.name.as_ref().map_or("(anonymous)", |(n, _)| n.as_str());
+                return Err(CompileError::new(
+                    "D_DECL_PROTO_TYPE",
+                    format!(
+                        "{what} prototype may not use parameter of type dynamic variable: {name}, parameter #{}",
+                        params.len() + 1
+                    ),
+                    specs.span.to(d.span),
+                ));
+            }
             params.push(TypeName {
                 spec: specs.spec,
                 declarator: d.parts,
@@ -578,6 +619,13 @@ impl Parser<'_> {
             if self.eat_punct(Punct::Comma)?.is_none() {
                 break;
             }
+        }
+        if let Some(span) = void_at.filter(|_| params.len() > 1) {
+            return Err(CompileError::new(
+                "D_DECL_PROTO_VOID",
+                "void must be sole parameter",
+                span,
+            ));
         }
         Ok(params)
     }

@@ -82,6 +82,19 @@ fn type_combination_errors() {
     assert_eq!(error("long long long x;").0, "D_DECL_COMBO");
     assert_eq!(error("unsigned struct s { int i; };").0, "D_DECL_SIGNINT");
     assert_eq!(
+        error("int a(void v);").1,
+        "void parameter may not have a name: v"
+    );
+    assert_eq!(error("int a(int, void);").1, "void must be sole parameter");
+    assert_eq!(
+        error("int a(int a[int]);").1,
+        "function prototype may not use parameter of type dynamic variable: a, parameter #1"
+    );
+    assert_eq!(
+        error("int a[...];").1,
+        "array prototype may not use a variable-length argument list"
+    );
+    assert_eq!(
         error("long struct s\n{ int i; };"),
         (
             "D_DECL_LONGINT",
