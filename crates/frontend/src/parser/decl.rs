@@ -583,6 +583,13 @@ impl Parser<'_> {
                 break;
             }
             let specs = self.specifiers(true)?;
+            if specs.class.is_some() {
+                return Err(CompileError::new(
+                    "D_DECL_PARMCLASS",
+                    "inappropriate storage class for function or associative array parameter",
+                    specs.span,
+                ));
+            }
             let d = self.declarator(Naming::Either)?;
             let is_void = d.parts.is_empty()
                 && matches!(&specs.spec, TypeSpec::Builtin { words, .. } if words == &["void"]);

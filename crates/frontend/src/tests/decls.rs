@@ -86,6 +86,7 @@ fn type_combination_errors() {
         "void parameter may not have a name: v"
     );
     assert_eq!(error("int a(int, void);").1, "void must be sole parameter");
+    assert_eq!(error("int a(static int);").0, "D_DECL_PARMCLASS");
     assert_eq!(
         error("int a(int a[int]);").1,
         "function prototype may not use parameter of type dynamic variable: a, parameter #1"
