@@ -158,6 +158,11 @@ const ACTIONS: Cases = &[
         "operands have incompatible types: \"struct task_struct *\" = \"pid_t\"",
     ),
     (
+        "BEGIN { this->x[1, 2] = 123; }",
+        "D_ARR_LOCAL",
+        "local variables may not be used as associative arrays: x",
+    ),
+    (
         "BEGIN { printf(1); }",
         "D_PROTO_ARG",
         "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string\n\t argument: int",
