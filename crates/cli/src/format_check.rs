@@ -30,10 +30,10 @@ fn name(c: &Conversion) -> String {
 fn prototype(c: &Conversion, arg: &FormatArg) -> (&'static str, bool) {
     let ty = match arg {
         FormatArg::Value(ty) => ty,
-        FormatArg::Aggregation => &Type::Void,
+        FormatArg::Aggregation | FormatArg::Stack => &Type::Void,
     };
     let int = ty.is_integer();
-    match (c.length, c.spec) {
+    let (text, fits) = match (c.length, c.spec) {
         (_, 's' | 'S') => ("char [] or string (or use stringof)", ty.is_string()),
         (_, 'c' | 'C') => ("char, short, or int", int && ty.scalar_size() <= 4),
         (_, 'p') => ("pointer or integer", ty.is_scalar()),
@@ -45,6 +45,10 @@ fn prototype(c: &Conversion, arg: &FormatArg) -> (&'static str, bool) {
         (Some(Length::LongLong), 'd' | 'i' | 'x' | 'X') => ("long long", int),
         (Some(Length::LongLong), 'o' | 'u') => ("unsigned long long", int),
         _ => ("char, short, int, long, or long long", ty.is_scalar()),
+    };
+    match arg {
+        FormatArg::Stack => (text, c.spec == 'k'),
+        _ => (text, fits),
     }
 }
 

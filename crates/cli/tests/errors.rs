@@ -210,10 +210,10 @@ const CASES: &[Case] = &[
         "dtrace: failed to compile script test/unittest/printf/err.D_PRINTF_ARG_EXTRA.widths.d: [D_PRINTF_ARG_EXTRA] line 23: printf( ) prototype mismatch: only 1 arguments required by this format string\n",
     ),
     case(
-        "test/unittest/printf/err.D_PRINTF_ARG_FMT.badfmt.d",
+        "test/unittest/printf/err.D_PROTO_ARG.d",
         16,
         "BEGIN\n{\n\tprintf(123);\n}\n",
-        "dtrace: failed to compile script test/unittest/printf/err.D_PRINTF_ARG_FMT.badfmt.d: [D_PRINTF_ARG_FMT] line 18: printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: int\n",
+        "dtrace: failed to compile script test/unittest/printf/err.D_PROTO_ARG.d: [D_PROTO_ARG] line 18: printf( ) argument #1 is incompatible with prototype:\n\tprototype: string\n\t argument: int\n",
     ),
     case(
         "test/unittest/printf/err.D_PRINTF_ARG_PROTO.novalue.d",

@@ -155,11 +155,13 @@ pub enum FormatError {
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            // DTrace picks the word with `n ? "precision" : "width"` where `n` is
-            // never 0, so it always says "precision".
-            FormatError::MultipleStar { conversion, .. } => write!(
+            FormatError::MultipleStar {
+                conversion,
+                precision,
+            } => write!(
                 f,
-                "format conversion #{conversion} has more than one '*' specified for the output precision"
+                "format conversion #{conversion} has more than one '*' specified for the output {}",
+                if *precision { "precision" } else { "width" }
             ),
             FormatError::MultipleDot { conversion } => write!(
                 f,
@@ -690,6 +692,10 @@ mod tests {
         assert_eq!(err("%ls"), "format conversion #1 is undefined: %ls");
         assert_eq!(
             err("%**d"),
+            "format conversion #1 has more than one '*' specified for the output width"
+        );
+        assert_eq!(
+            err("%.**d"),
             "format conversion #1 has more than one '*' specified for the output precision"
         );
         assert_eq!(

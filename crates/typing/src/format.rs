@@ -10,6 +10,8 @@ pub enum FormatArg {
     Value(Type),
     /// A bare aggregation reference (`@a`), which no conversion accepts.
     Aggregation,
+    /// A stack (`stack()`, `ustack()`, `jstack()` as a printa key): only `%k` takes it.
+    Stack,
 }
 
 impl std::fmt::Display for FormatArg {
@@ -17,6 +19,7 @@ impl std::fmt::Display for FormatArg {
         match self {
             FormatArg::Value(t) => write!(f, "{t}"),
             FormatArg::Aggregation => write!(f, "aggregation"),
+            FormatArg::Stack => write!(f, "stack"),
         }
     }
 }
@@ -43,7 +46,7 @@ pub trait FormatCheck {
             .iter()
             .map(|a| match a {
                 FormatArg::Value(t) => t.clone(),
-                FormatArg::Aggregation => Type::Void,
+                FormatArg::Aggregation | FormatArg::Stack => Type::Void,
             })
             .collect();
         self.check(format, &types, printa)

@@ -1,6 +1,6 @@
 /*
- * Two '*' for one width: DTrace's message always says "precision" (its
- * code tests a flag that is never zero).  Without -x errtags.
+ * Two '*' for one width: Oracle DTrace names the width (the precision after
+ * a '.').  Without -x errtags.
  */
 
 BEGIN

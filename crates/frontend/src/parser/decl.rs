@@ -128,6 +128,25 @@ impl BuiltinWords {
     }
 }
 
+/// `signed`/`unsigned` or `long` applied to a struct, union or enum.
+fn modifier_error(words: &BuiltinWords, span: Span) -> CompileError {
+    if words.sign.is_some() {
+        CompileError::new(
+            "D_DECL_SIGNINT",
+            "invalid type declaration: signed and unsigned may only be used with integer type",
+            span,
+        )
+    } else if words.longs > 0 {
+        CompileError::new(
+            "D_DECL_LONGINT",
+            "invalid type declaration: long and long long may only be used with integer or floating-point type",
+            span,
+        )
+    } else {
+        combo_error(span)
+    }
+}
+
 fn combo_error(span: Span) -> CompileError {
     CompileError::new("D_DECL_COMBO", "invalid type combination", span)
 }
@@ -296,6 +315,15 @@ impl Parser<'_> {
                     }
                 }
                 Struct | Union | Enum => {
+                    if words.has_modifiers() && other.is_none() && words.base.is_none() {
+                        // DTrace reports `unsigned struct s {` and `long struct s {` where
+                        // the specifier's body starts.
+                        let at = match self.peek_at(1)?.kind {
+                            TokenKind::Ident(_) => self.peek_at(2)?.span,
+                            _ => self.peek_at(1)?.span,
+                        };
+                        return Err(modifier_error(&words, at));
+                    }
                     if words.any() || other.is_some() {
                         return Err(combo_error(tok.span));
                     }
@@ -541,7 +569,7 @@ impl Parser<'_> {
         self.bump()?;
         let part = if self.at_punct(Punct::RBracket)? {
             DeclaratorPart::Array(None)
-        } else if self.at_type_name_start(0)? {
+        } else if self.at_type_name_start(0)? || self.at_punct(Punct::Ellipsis)? {
             DeclaratorPart::AssocArray(self.parameters(Punct::RBracket)?)
         } else {
             DeclaratorPart::Array(Some(Box::new(self.conditional()?)))
@@ -550,19 +578,67 @@ impl Parser<'_> {
         Ok(part)
     }
 
-    /// Parameter types up to (not including) `close`; a trailing `...` is accepted and
-    /// not represented.
+    /// Parameter types up to (not including) `close`, checked as DTrace checks
+    /// prototypes (a lone unnamed `void`; no dynamic-variable parameters of functions); a
+    /// trailing `...` is accepted for functions and not represented.
     fn parameters(&mut self, close: Punct) -> Result<Vec<TypeName>> {
         let mut params = Vec::new();
         if self.at_punct(close)? {
             return Ok(params);
         }
+        let what = if close == Punct::RParen {
+            "function"
+        } else {
+            "array"
+        };
+        let mut void_at = None;
         loop {
-            if self.eat_punct(Punct::Ellipsis)?.is_some() {
+            if let Some(tok) = self.eat_punct(Punct::Ellipsis)? {
+                if close != Punct::RParen {
+                    return Err(CompileError::new(
+                        "D_DECL_PROTO_VARARGS",
+                        "array prototype may not use a variable-length argument list",
+                        tok.span,
+                    ));
+                }
                 break;
             }
             let specs = self.specifiers(true)?;
+            if specs.class.is_some() {
+                return Err(CompileError::new(
+                    "D_DECL_PARMCLASS",
+                    "inappropriate storage class for function or associative array parameter",
+                    specs.span,
+                ));
+            }
             let d = self.declarator(Naming::Either)?;
+            let is_void = d.parts.is_empty()
+                && matches!(&specs.spec, TypeSpec::Builtin { words, .. } if words == &["void"]);
+            if is_void {
+                if let Some((name, span)) = &d.name {
+                    return Err(CompileError::new(
+                        "D_DECL_PROTO_NAME",
+                        format!("void parameter may not have a name: {name}"),
+                        *span,
+                    ));
+                }
+                void_at.get_or_insert(specs.span);
+            }
+            if close == Punct::RParen
+                && d.parts
+                    .iter()
+                    .any(|p| matches!(p, DeclaratorPart::AssocArray(_)))
+            {
+                let name = d.name.as_ref().map_or("(anonymous)", |(n, _)| n.as_str());
+                return Err(CompileError::new(
+                    "D_DECL_PROTO_TYPE",
+                    format!(
+                        "{what} prototype may not use parameter of type dynamic variable: {name}, parameter #{}",
+                        params.len() + 1
+                    ),
+                    specs.span.to(d.span),
+                ));
+            }
             params.push(TypeName {
                 spec: specs.spec,
                 declarator: d.parts,
@@ -571,6 +647,13 @@ impl Parser<'_> {
             if self.eat_punct(Punct::Comma)?.is_none() {
                 break;
             }
+        }
+        if let Some(span) = void_at.filter(|_| params.len() > 1) {
+            return Err(CompileError::new(
+                "D_DECL_PROTO_VOID",
+                "void must be sole parameter",
+                span,
+            ));
         }
         Ok(params)
     }

@@ -108,6 +108,30 @@ fn type_combination_errors() {
             "failed to resolve type unsigned short long int : Unknown type name".into()
         )
     );
+    assert_eq!(error("unsigned struct s { int i; };").0, "D_DECL_SIGNINT");
+    assert_eq!(
+        error("int a(void v);").1,
+        "void parameter may not have a name: v"
+    );
+    assert_eq!(error("int a(int, void);").1, "void must be sole parameter");
+    assert_eq!(error("int a(static int);").0, "D_DECL_PARMCLASS");
+    assert_eq!(
+        error("int a(int a[int]);").1,
+        "function prototype may not use parameter of type dynamic variable: a, parameter #1"
+    );
+    assert_eq!(
+        error("int a[...];").1,
+        "array prototype may not use a variable-length argument list"
+    );
+    assert_eq!(
+        error("long struct s\n{ int i; };"),
+        (
+            "D_DECL_LONGINT",
+            "invalid type declaration: long and long long may only be used with integer or floating-point type".into(),
+            2,
+            1
+        )
+    );
     assert_eq!(
         error("self this int x;"),
         (

@@ -365,11 +365,15 @@ impl Cook<'_> {
                 for (i, a) in aggs.iter().enumerate() {
                     ids.push(self.aggregation_arg(a, "printa", first + i + 1)?);
                 }
+                self.check_printa_keys(&ids, span)?;
                 if let Some(f) = &format {
                     let keys: Vec<FormatArg> = self.prog.aggregations[ids[0]]
                         .keys
                         .iter()
-                        .map(|(t, _)| FormatArg::Value(t.clone()))
+                        .map(|(t, d)| match d {
+                            Some(Datum::Stack { .. } | Datum::UStack { .. }) => FormatArg::Stack,
+                            _ => FormatArg::Value(t.clone()),
+                        })
                         .collect();
                     self.check_format(f, &keys, true, span)?;
                 }
@@ -444,6 +448,9 @@ impl Cook<'_> {
             A::Str(s) => String::from_utf8_lossy(s).into_owned(),
             _ => {
                 let v = self.expr(&args[0])?;
+                if !v.ty.is_string() {
+                    return Err(prototype_arg(name, 1, "string", &v.ty, args[0].span));
+                }
                 return Err(CompileError::new(
                     "D_PRINTF_ARG_FMT",
                     format!("{name}( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}", v.ty),

@@ -61,6 +61,49 @@ pub(crate) fn prototype_arg(
 }
 
 impl Cook<'_> {
+    /// `printa()` of several aggregations: their keys must match the first's in number
+    /// (`D_PRINTA_AGGKEY`) and type (`D_PRINTA_AGGPROTO`), as DTrace checks them.
+    pub(crate) fn check_printa_keys(&self, ids: &[crate::ir::AggId], span: Span) -> Result<()> {
+        let aggs = &self.prog.aggregations;
+        let first = &aggs[ids[0]];
+        for &id in &ids[1..] {
+            let other = &aggs[id];
+            let (l, r) = (first.keys.len(), other.keys.len());
+            if l != r {
+                let keys = |n: usize| if n == 1 { "key" } else { "keys" };
+                return Err(CompileError::new(
+                    "D_PRINTA_AGGKEY",
+                    format!(
+                        "printa( ): @{a} and @{b} do not have matching key signatures: @{a} has {l} {}, @{b} has {r} {}",
+                        keys(l),
+                        keys(r),
+                        a = first.name,
+                        b = other.name
+                    ),
+                    span,
+                ));
+            }
+            for (n, ((lt, ld), (rt, rd))) in first.keys.iter().zip(&other.keys).enumerate() {
+                let ints = lt.is_integer() && rt.is_integer() && ld.is_none() && rd.is_none();
+                if !ints && (lt != rt || ld != rd) {
+                    return Err(CompileError::new(
+                        "D_PRINTA_AGGPROTO",
+                        format!(
+                            "printa( ): @{b}[ ] key #{n} is incompatible with @{a}:\n{:>9} key #{n}: {lt}\n{:>9} key #{n}: {rt}",
+                            first.name,
+                            other.name,
+                            a = first.name,
+                            b = other.name,
+                            n = n + 1
+                        ),
+                        span,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The arguments of an action with a prototype of DTrace's (`copyout`, `copyoutstr`,
     /// ...) checked against it, so wrong calls get DTrace's words.
     pub(crate) fn check_action_prototype(

@@ -965,6 +965,14 @@ impl Cook<'_> {
             None => {
                 let place = self.assign_target(lhs, &value, span)?;
                 self.check_assignable(&place.ty, &value.ty, &text, span)?;
+                // As DTrace: integers and pointers do not mix without a cast (but for the
+                // null pointer constant).
+                let pointer = |t: &Type| matches!(t, Type::Ptr(_));
+                if (pointer(&place.ty) && value.ty.is_integer() && !consts::is_null(rhs))
+                    || (place.ty.is_integer() && pointer(&value.ty))
+                {
+                    return Err(incompatible(&place.ty, &text, &value.ty, span));
+                }
                 let ty = place.ty.clone();
                 let value = if ty.is_scalar() {
                     convert(value, &ty)

@@ -459,6 +459,15 @@ impl Cook<'_> {
                 return Ok(Place::whole(PlaceBase::This(id), ty));
             }
             A::Index { base, args } => {
+                if let A::ThisVar(n) = &base.kind {
+                    if self.this_var(n).is_none() {
+                        return Err(CompileError::new(
+                            "D_ARR_LOCAL",
+                            format!("local variables may not be used as associative arrays: {n}"),
+                            span,
+                        ));
+                    }
+                }
                 let (name, thread) = match &base.kind {
                     A::Ident(n) => (n.as_str(), false),
                     A::SelfVar(n) => (n.as_str(), true),

@@ -184,6 +184,31 @@ const ACTIONS: Cases = &[
         "trace( ) of a value of type void is not supported yet",
     ),
     (
+        "BEGIN { @a = count(); @b[1] = count(); printa(@a, @b); }",
+        "D_PRINTA_AGGKEY",
+        "printa( ): @a and @b do not have matching key signatures: @a has 0 keys, @b has 1 key",
+    ),
+    (
+        "BEGIN { @a[1, \"\"] = count(); @b[1, 2] = count(); printa(@a, @b); }",
+        "D_PRINTA_AGGPROTO",
+        "printa( ): @b[ ] key #2 is incompatible with @a:\n        a key #2: string\n        b key #2: int",
+    ),
+    (
+        "BEGIN { x = curthread; x = pid; }",
+        "D_OP_INCOMPAT",
+        "operands have incompatible types: \"struct task_struct *\" = \"pid_t\"",
+    ),
+    (
+        "BEGIN { this->x[1, 2] = 123; }",
+        "D_ARR_LOCAL",
+        "local variables may not be used as associative arrays: x",
+    ),
+    (
+        "BEGIN { printf(1); }",
+        "D_PROTO_ARG",
+        "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string\n\t argument: int",
+    ),
+    (
         "BEGIN { printf(execname); }",
         "D_PRINTF_ARG_FMT",
         "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: string",
