@@ -648,7 +648,8 @@ impl Parser<'_> {
                 break;
             }
         }
-        if let Some(span) = void_at.filter(|_| params.len() > 1) {
+        // (In an array's key tuple a void is the typing pass's D_DECL_PROTO_TYPE.)
+        if let Some(span) = void_at.filter(|_| params.len() > 1 && close == Punct::RParen) {
             return Err(CompileError::new(
                 "D_DECL_PROTO_VOID",
                 "void must be sole parameter",
