@@ -81,6 +81,21 @@ impl Expr {
         height
     }
 
+    /// The first call of something that is not a name (`1()`) in this expression, in
+    /// evaluation order: DTrace refuses it (D_FUNC_IDENT) before looking at the rest.
+    pub fn call_of_non_name(&self) -> Option<&Expr> {
+        if matches!(self.kind, ExprKind::CallOf { .. }) {
+            return Some(self);
+        }
+        let mut found = None;
+        self.for_each_child(|child| {
+            if found.is_none() {
+                found = child.call_of_non_name();
+            }
+        });
+        found
+    }
+
     /// Call `f` on each operand of this expression.
     fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match &self.kind {

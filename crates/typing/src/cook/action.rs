@@ -706,6 +706,10 @@ impl Cook<'_> {
             name_span,
         } = &rhs.kind
         else {
+            if let Some(call) = rhs.call_of_non_name() {
+                // Its D_FUNC_IDENT error.
+                self.expr(call)?;
+            }
             return Err(CompileError::new(
                 "D_AGG_FUNC",
                 format!("@{name} must be assigned the result of an aggregating function"),

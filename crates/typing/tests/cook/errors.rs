@@ -367,6 +367,12 @@ const ACTIONS: Cases = &[
 ];
 
 const AGGREGATIONS: Cases = &[
+    // A call of a non-name in the value is refused before the value's kind.
+    (
+        "BEGIN { @ = tick-1(); }",
+        "D_FUNC_IDENT",
+        "function designator is not of function type",
+    ),
     (
         "BEGIN { @a[(void)1] = count(); }",
         "D_KEY_TYPE",
