@@ -98,3 +98,37 @@ fn struct_values_in_dynamic_variables_load() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn string_searches_past_the_verifier_limit_are_a_d_error() {
+    // Four searches of a string that is not a constant load; a fifth is refused at once
+    // with a D error (the verifier would spend tens of seconds and refuse the program).
+    let searches = |n: usize| {
+        let terms: Vec<&str> = std::iter::repeat_n("index(s, \"t\")", n).collect();
+        format!(
+            "BEGIN {{ s = execname; x = {}; trace(x); }}",
+            terms.join(" + ")
+        )
+    };
+    let out = dtrace()
+        .args(["-e", "-q", "-n", &searches(4)])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let start = std::time::Instant::now();
+    let out = dtrace()
+        .args(["-e", "-q", "-n", &searches(5)])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("too many string searches for probe dtrace:::BEGIN"),
+        "{stderr}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}

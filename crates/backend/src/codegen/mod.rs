@@ -599,6 +599,8 @@ struct ProgState {
     strtok: Option<u32>,
     /// Where the firing's `timestamp` is kept (0 until read), when the program reads it.
     timestamp: Option<u32>,
+    /// String searches of strings that are not constants, in this program so far.
+    searches: u32,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -673,6 +675,7 @@ impl ProgState {
             error_args: None,
             strtok,
             timestamp,
+            searches: 0,
         }
     }
 
@@ -737,6 +740,7 @@ impl ProgState {
             error_args: None,
             strtok: None,
             timestamp: None,
+            searches: 0,
         }
     }
 }
@@ -769,6 +773,8 @@ pub(crate) struct Gen<'c, 'a> {
     strtok: Option<u32>,
     /// Where the firing's `timestamp` is kept, when the program reads it.
     timestamp: Option<u32>,
+    /// String searches of strings that are not constants, in this program so far.
+    searches: u32,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -790,6 +796,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             in_error_clauses: false,
             strtok: p.strtok,
             timestamp: p.timestamp,
+            searches: p.searches,
         }
     }
 
@@ -806,6 +813,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_args: self.error_args,
             strtok: self.strtok,
             timestamp: self.timestamp,
+            searches: self.searches,
         }
     }
 

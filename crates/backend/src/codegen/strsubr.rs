@@ -52,6 +52,9 @@ fn invert(op: u8) -> u8 {
     }
 }
 
+/// String searches of non-constant strings one program can hold (see `count_search`).
+const MAX_SEARCHES: u32 = 4;
+
 impl Gen<'_, '_> {
     /// Compile a call of a string subroutine (`substr index rindex strstr strchr strrchr
     /// toupper tolower lltostr basename dirname strtoll`).
@@ -87,14 +90,17 @@ impl Gen<'_, '_> {
                 Type::String
             }
             Subr::Index => {
+                self.count_search(&lits, span)?;
                 self.search(Search::Index, None, &a, &lits);
                 types::INT
             }
             Subr::Rindex => {
+                self.count_search(&lits, span)?;
                 self.search(Search::Rindex, None, &a, &lits);
                 types::INT
             }
             Subr::Strstr => {
+                self.count_search(&lits, span)?;
                 self.search(Search::Strstr, Some(res), &a, &lits);
                 Type::String
             }
@@ -298,6 +304,27 @@ impl Gen<'_, '_> {
         self.st_byte(res, 0);
         self.e.bind(out);
         self.string_result(&a[0], res);
+    }
+
+    /// Count a search of a string that is not a constant in this program: past
+    /// [`MAX_SEARCHES`] the kernel verifier would refuse the program after long seconds
+    /// (its loops are explored position by position), so it is a D error instead.
+    fn count_search(&mut self, lits: &[Option<u32>], span: Span) -> Result<()> {
+        if lits.first().copied().flatten().is_some() {
+            return Ok(());
+        }
+        self.searches += 1;
+        if self.searches > MAX_SEARCHES {
+            return Err(CompileError::new(
+                "D_DIF_TOOBIG",
+                format!(
+                    "too many string searches for probe {}: at most {MAX_SEARCHES} index( ), rindex( ) and strstr( ) calls on strings that are not constants fit one probe's program (the kernel verifier's limit)",
+                    self.probe.full_name()
+                ),
+                span,
+            ));
+        }
+        Ok(())
     }
 
     /// `index(s, sub[, start])`, `rindex(s, sub[, start])` and `strstr(s, sub)`, with
