@@ -101,47 +101,36 @@ impl OutputFile {
         shared.state = State::File(file);
         Ok(())
     }
-}
 
-impl OutputFile {
     /// `freopen(path)`: what follows goes to the file at `path` (created, appended to);
     /// an empty `path` goes back to the original output. The error is DTrace's words.
     pub fn reopen(&self, path: &str) -> Result<(), String> {
         let mut shared = self.0.borrow_mut();
         let _ = flush_state(&mut shared.state);
-        if path.is_empty() {
-            let state = std::mem::replace(
-                &mut shared.state,
-                State::Pending {
-                    path: String::new(),
-                    early: Vec::new(),
-                },
-            );
-            shared.state = match state {
-                State::Redirected { original, .. } => *original,
-                other => other,
-            };
-            return Ok(());
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| format!("couldn't freopen() \"{path}\": {}", crate::errno_text(&e)))?;
-        let file = BufWriter::new(file);
-        let state = std::mem::replace(
-            &mut shared.state,
-            State::Pending {
-                path: String::new(),
-                early: Vec::new(),
-            },
-        );
-        shared.state = match state {
-            State::Redirected { original, .. } => State::Redirected { file, original },
-            original => State::Redirected {
-                file,
-                original: Box::new(original),
-            },
+        // Opened first: a file that cannot be opened leaves the output as it was.
+        let file = match path {
+            "" => None,
+            _ => Some(BufWriter::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| {
+                        format!("couldn't freopen() \"{path}\": {}", crate::errno_text(&e))
+                    })?,
+            )),
+        };
+        let placeholder = State::Pending {
+            path: String::new(),
+            early: Vec::new(),
+        };
+        let original = match std::mem::replace(&mut shared.state, placeholder) {
+            State::Redirected { original, .. } => original,
+            other => Box::new(other),
+        };
+        shared.state = match file {
+            Some(file) => State::Redirected { file, original },
+            None => *original,
         };
         Ok(())
     }
@@ -165,9 +154,7 @@ impl OutputFile {
             }
         }
     }
-}
 
-impl OutputFile {
     /// Where a `system()` command writes: the `freopen()` file when the output went from
     /// stdout to one (as DTrace's stdout is reopened), else the inherited stdout.
     pub fn command_stdout(&self) -> Option<std::process::Stdio> {
