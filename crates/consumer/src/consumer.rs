@@ -172,8 +172,8 @@ impl Consumer {
             return;
         };
         let ran = || ep.actions.iter().filter(|a| a.ran(header.presence));
-        let drains =
-            ep.probe.provider == "dtrace" && matches!(ep.probe.name.as_str(), "END" | "ERROR");
+        let dtrace_probe = |name: &str| ep.probe.provider == "dtrace" && ep.probe.name == name;
+        let drains = dtrace_probe("END") || dtrace_probe("ERROR");
         // After exit(), records of other firings (on other CPUs at the same moment) are
         // not shown: exit() from several CPUs at once prints once, as in DTrace.
         if self.exit_status.is_some() && !drains && !admitted {
@@ -193,14 +193,16 @@ impl Consumer {
                 }
             }
             let extra = if spec.is_some() { SPEC_ID_SIZE } else { 0 };
-            let end = ep.probe.provider == "dtrace" && ep.probe.name == "END";
-            match self.buffers.admit(header.cpu, rec, extra, end) {
+            match self
+                .buffers
+                .admit(header.cpu, rec, extra, dtrace_probe("END"))
+            {
                 Admit::Show => {}
                 Admit::Kept => {
                     // Shown at the end, but an exit() in it stops tracing now.
                     for a in ran() {
                         if let ActionKind::Exit(f) = &a.kind {
-                            self.exit_status = Some(u64_at(rec, f.offset as usize) as i64 as i32);
+                            self.exit_status = Some(exit_status(rec, f));
                         }
                     }
                     return;
@@ -329,7 +331,7 @@ impl Consumer {
                 self.output.printa(firing, &printa);
             }
             // The last exit() seen sets the status (END's exit() overrides BEGIN's).
-            ActionKind::Exit(field) => self.exit_status = Some(int_at(field) as i64 as i32),
+            ActionKind::Exit(field) => self.exit_status = Some(exit_status(rec, field)),
             ActionKind::Clear(i) => maps.clear(*i),
             ActionKind::Trunc { aggregation, count } => {
                 let n = count.as_ref().map(|f| int_at(f) as i64);
@@ -514,6 +516,11 @@ impl Consumer {
         self.output.exit(status);
         self.output.flush();
     }
+}
+
+/// The status an `exit()` record's integer field holds.
+fn exit_status(rec: &[u8], field: &Field) -> i32 {
+    u64_at(rec, field.offset as usize) as i64 as i32
 }
 
 /// The conversion character of each value argument of a format, in argument order (`*`

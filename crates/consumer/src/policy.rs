@@ -45,6 +45,9 @@ pub(crate) enum Admit {
     Full,
 }
 
+/// A record a ring keeps, with the bytes it counts.
+type Kept = (Vec<u8>, u64);
+
 /// Per-CPU accounting of the principal buffers.
 #[derive(Default)]
 pub(crate) struct Buffers {
@@ -52,7 +55,8 @@ pub(crate) struct Buffers {
     pub(crate) bufsize: u64,
     /// Bytes used per CPU (`fill`), and the records kept per CPU (`ring`).
     used: HashMap<u32, u64>,
-    rings: HashMap<u32, (VecDeque<Vec<u8>>, u64)>,
+    /// `ring`: per CPU, the records kept and their total.
+    rings: HashMap<u32, (VecDeque<Kept>, u64)>,
     /// `fill`: a buffer filled.
     filled: bool,
 }
@@ -87,11 +91,11 @@ impl Buffers {
                 if size > self.bufsize {
                     return Admit::Kept;
                 }
-                ring.push_back(rec.to_vec());
+                ring.push_back((rec.to_vec(), size));
                 *bytes += size;
                 while *bytes > self.bufsize {
-                    if let Some(old) = ring.pop_front() {
-                        *bytes -= data_size(&old, extra_header).min(*bytes);
+                    if let Some((_, old)) = ring.pop_front() {
+                        *bytes -= old;
                     }
                 }
                 Admit::Kept
@@ -105,6 +109,7 @@ impl Buffers {
         cpus.sort_unstable();
         cpus.into_iter()
             .flat_map(|cpu| self.rings.remove(&cpu).map(|(r, _)| r).unwrap_or_default())
+            .map(|(rec, _)| rec)
             .collect()
     }
 }
