@@ -990,16 +990,20 @@ impl<'c, 'a> Gen<'c, 'a> {
             ));
         }
         self.c.max_record_data = self.c.max_record_data.max(len - RECORD_HEADER);
-        if let Some(field) = self.clause_state().spec_field {
-            self.output_speculative(len, field);
-            return Ok(());
+        match self.clause_state().spec_field {
+            Some(field) => self.output_speculative(len, field),
+            None => self.output_counted(len),
         }
+        Ok(())
+    }
+
+    /// Send the record (`len` bytes), counting a drop if the ring buffer is full.
+    fn output_counted(&mut self, len: u32) {
         self.ringbuf_output(len);
         let ok = self.e.label();
         self.e.jmp_imm(BPF_JEQ, R0, 0, ok);
         self.count_drop(DropKind::Record);
         self.e.bind(ok);
-        Ok(())
     }
 
     /// `r0` = `bpf_ringbuf_output` of the first `len` bytes of scratch (the record).

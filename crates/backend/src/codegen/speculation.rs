@@ -200,42 +200,43 @@ impl Gen<'_, '_> {
     /// `written` first and goes out unless the speculation is draining by then.
     pub(crate) fn output_speculative(&mut self, len: u32, field: u32) {
         let map = self.specs_map();
-        let plain = self.e.label();
-        let done = self.e.label();
-        let undo = self.e.label();
+        let (speculative, draining, unwritten, done) = (
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+            self.e.label(),
+        );
         self.e
             .emit(Insn::ldx(Size::DW, R1, SCRATCH, self.small(field)));
-        self.e.jmp_imm(BPF_JEQ, R1, 0, plain);
+        self.e.jmp_imm(BPF_JNE, R1, 0, speculative);
+        self.output_counted(len);
+        self.e.goto(done);
+        self.e.bind(speculative);
         self.e.emit(Insn::stx(Size::W, R10, KEY_SLOT, R1));
         self.lookup_spec(map);
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
         // No virtual register is live at the clause's end: r6 keeps the entry.
         self.e.emit(Insn::mov64_reg(R6, R0));
-        self.e.emit(Insn::mov64_imm(R1, 1));
-        self.e
-            .emit(Insn::atomic_add(Size::DW, R6, SpecState::WRITTEN, R1));
+        self.add_written(1);
         self.e
             .emit(Insn::ldx(Size::DW, R1, R6, SpecState::DRAINING));
-        self.e.jmp_imm(BPF_JNE, R1, 0, undo);
+        self.e.jmp_imm(BPF_JNE, R1, 0, draining);
         self.ringbuf_output(len);
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
         self.count_drop(DropKind::Record);
-        self.e.emit(Insn::mov64_imm(R1, -1));
-        self.e
-            .emit(Insn::atomic_add(Size::DW, R6, SpecState::WRITTEN, R1));
-        self.e.goto(done);
-        self.e.bind(undo);
-        self.e.emit(Insn::mov64_imm(R1, -1));
-        self.e
-            .emit(Insn::atomic_add(Size::DW, R6, SpecState::WRITTEN, R1));
+        self.e.goto(unwritten);
+        self.e.bind(draining);
         self.count_drop(DropKind::Speculative);
-        self.e.goto(done);
-        self.e.bind(plain);
-        self.ringbuf_output(len);
-        let sent = self.e.label();
-        self.e.jmp_imm(BPF_JEQ, R0, 0, sent);
-        self.count_drop(DropKind::Record);
-        self.e.bind(sent);
+        // Not sent after all: the consumer must not wait for it.
+        self.e.bind(unwritten);
+        self.add_written(-1);
         self.e.bind(done);
+    }
+
+    /// Atomically add `delta` to `written` of the speculation entry in r6.
+    fn add_written(&mut self, delta: i32) {
+        self.e.emit(Insn::mov64_imm(R1, delta));
+        self.e
+            .emit(Insn::atomic_add(Size::DW, R6, SpecState::WRITTEN, R1));
     }
 }
