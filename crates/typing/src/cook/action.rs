@@ -57,35 +57,13 @@ fn frames_arg(e: &ast::Expr, tag: &'static str, what: &str) -> Result<u32> {
     }
 }
 
-/// DTrace's argument-count check of the actions, worded as DTrace words it for each.
+/// DTrace's argument-count check of the actions (their prototypes, as DTrace checks them).
 fn action_args(name: &str, args: &[ast::Expr], min: usize, max: usize, span: Span) -> Result<()> {
     let n = args.len();
     if n >= min && n <= max {
         return Ok(());
     }
-    let (tag, message) = match name {
-        "clear" => (
-            "D_CLEAR_PROTO",
-            format!("{name}( ) prototype mismatch: {n} args passed, 1 expected"),
-        ),
-        "normalize" | "denormalize" => (
-            "D_NORMALIZE_PROTO",
-            format!("{name}( ) prototype mismatch: {n} args passed, {min} expected"),
-        ),
-        "trunc" => (
-            "D_TRUNC_PROTO",
-            format!(
-                "{name}( ) prototype mismatch: {n} args passed, {} expected",
-                if n < min {
-                    "at least 1"
-                } else {
-                    "no more than 2"
-                }
-            ),
-        ),
-        _ => return Err(prototype_len(name, n, min, max, span)),
-    };
-    Err(CompileError::new(tag, message, span))
+    Err(prototype_len(name, n, min, max, span))
 }
 
 /// The `freopen()` argument DTrace reserves (its own mark for "restore the output").
@@ -585,7 +563,7 @@ impl Cook<'_> {
                 "printa" => "D_PRINTA_AGGARG",
                 "clear" => "D_CLEAR_AGGARG",
                 "trunc" => "D_TRUNC_AGGARG",
-                "normalize" => "D_NORMALIZE_AGGARG",
+                "normalize" | "denormalize" => "D_NORMALIZE_AGGARG",
                 _ => "D_PROTO_ARG",
             };
             let ty = self

@@ -11,17 +11,28 @@ use super::consts::constant;
 /// Most slots any aggregation may have (bounds the zero block used to create entries).
 pub const MAX_SLOTS: usize = 4096;
 
-fn const_arg(func: &str, args: &[Expr], i: usize, what: &str) -> Result<i64> {
+/// Argument `i` of an aggregating function as an integer constant, or DTrace's `tag` error
+/// (argument numbers count from the value, as DTrace's messages do).
+fn const_arg(func: &str, args: &[Expr], i: usize, tag: &'static str) -> Result<i64> {
     constant(&args[i]).ok_or_else(|| {
         CompileError::new(
-            "D_LQUANT_BASETYPE",
-            format!(
-                "{func}( ) argument #{} ({what}) must be an integer constant",
-                i + 1
-            ),
+            tag,
+            format!("{func}( ) argument #{i} must be an integer constant"),
             args[i].span,
         )
     })
+}
+
+/// A positive constant step (lquantize's and llquantize's last parameter), or `tag`.
+fn positive_arg(func: &str, args: &[Expr], i: usize, tag: &'static str) -> Result<i64> {
+    match constant(&args[i]) {
+        Some(v) if v > 0 => Ok(v),
+        _ => Err(CompileError::new(
+            tag,
+            format!("{func}( ) argument #{i} must be a non-zero positive integer constant"),
+            args[i].span,
+        )),
+    }
 }
 
 /// The aggregating function a call names, with its constant parameters checked.
@@ -69,31 +80,60 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
         }
         "lquantize" => {
             count(3..=5)?;
-            let base = const_arg(func, args, 1, "lower bound")?;
-            let limit = const_arg(func, args, 2, "upper bound")?;
-            let step = if args.len() > 3 {
-                const_arg(func, args, 3, "step")?
-            } else {
-                1
-            };
-            if step <= 0 {
-                return bad(
-                    "D_LQUANT_STEPVAL",
-                    "lquantize( ) step must be greater than zero".into(),
-                );
+            let int32 = |v: i64| i32::try_from(v).is_ok();
+            let base = const_arg(func, args, 1, "D_LQUANT_BASETYPE")?;
+            if !int32(base) {
+                return Err(CompileError::new(
+                    "D_LQUANT_BASEVAL",
+                    "lquantize( ) argument #1 must be a 32-bit quantity",
+                    args[1].span,
+                ));
+            }
+            let limit = const_arg(func, args, 2, "D_LQUANT_LIMTYPE")?;
+            if !int32(limit) {
+                return Err(CompileError::new(
+                    "D_LQUANT_LIMVAL",
+                    "lquantize( ) argument #2 must be a 32-bit quantity",
+                    args[2].span,
+                ));
             }
             if limit <= base {
                 return bad(
                     "D_LQUANT_MISMATCH",
-                    "lquantize( ) upper bound must be greater than lower bound".into(),
+                    "lquantize( ) base (argument #1) must be less than limit (argument #2)".into(),
                 );
             }
+            let step = if args.len() > 3 {
+                let step = positive_arg(func, args, 3, "D_LQUANT_STEPTYPE")?;
+                if step > u16::MAX as i64 {
+                    return Err(CompileError::new(
+                        "D_LQUANT_STEPVAL",
+                        "lquantize( ) argument #3 must be a 16-bit quantity",
+                        args[3].span,
+                    ));
+                }
+                step
+            } else {
+                1
+            };
             let levels = (limit - base) / step;
-            if levels > (MAX_SLOTS - 2) as i64 {
+            if levels == 0 {
                 return bad(
                     "D_LQUANT_STEPLARGE",
+                    "lquantize( ) step (argument #3) too large: must have at least one quantization level".into(),
+                );
+            }
+            if levels > u16::MAX as i64 {
+                return bad(
+                    "D_LQUANT_STEPSMALL",
+                    "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity".into(),
+                );
+            }
+            if levels > (MAX_SLOTS - 2) as i64 {
+                return bad(
+                    "D_LQUANT_STEPSMALL",
                     format!(
-                        "lquantize( ) step ({step}) is too small for the range; at most {} levels",
+                        "lquantize( ) step ({step}) is too small for the range: this implementation keeps at most {} levels",
                         MAX_SLOTS - 2
                     ),
                 );
@@ -109,15 +149,7 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
         }
         "llquantize" => {
             count(5..=6)?;
-            let arg = |i: usize, tag: &'static str| -> Result<i64> {
-                constant(&args[i]).ok_or_else(|| {
-                    CompileError::new(
-                        tag,
-                        format!("llquantize( ) argument #{i} must be an integer constant"),
-                        args[i].span,
-                    )
-                })
-            };
+            let arg = |i: usize, tag: &'static str| const_arg(func, args, i, tag);
             let factor = arg(1, "D_LLQUANT_FACTORTYPE")?;
             if !(2..=u16::MAX as i64).contains(&factor) {
                 return bad(
@@ -152,8 +184,8 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
                         .into(),
                 );
             }
-            let nsteps = arg(4, "D_LLQUANT_STEPTYPE")?;
-            if !(1..=u16::MAX as i64).contains(&nsteps) {
+            let nsteps = positive_arg(func, args, 4, "D_LLQUANT_STEPTYPE")?;
+            if nsteps > u16::MAX as i64 {
                 return bad(
                     "D_LLQUANT_STEPVAL",
                     "llquantize( ) argument #4 must be an unsigned 16-bit quantity".into(),
@@ -179,7 +211,7 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
                         if low == 0 {
                             "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0"
                         } else {
-                            "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag==0"
+                            "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0"
                         }
                         .into(),
                     );

@@ -153,8 +153,10 @@ impl Cook<'_> {
                 Ok(mk(ExprKind::Void(name.to_string()), Type::Void, span))
             }
             Some(Kind::Aggregating) => Err(CompileError::new(
-                "D_AGG_FUNC",
-                format!("{name}( ) may only be used as the value of an aggregation"),
+                "D_CG_EXPR",
+                format!(
+                    "aggregating function {name}( ) may not be called from a D expression (D program context required)"
+                ),
                 name_span,
             )),
             _ => Err(CompileError::new(

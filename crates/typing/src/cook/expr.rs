@@ -394,6 +394,14 @@ impl Cook<'_> {
 
     /// `@name` used as a value: typed `void`, refused by its user (unknown names do not
     /// resolve, as in DTrace).
+    /// How DTrace names an operand in an error: its type, or what it is when it has none.
+    fn operand_name(&self, e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::AggRef(id) => format!("aggregation @{}", self.prog.aggregations[*id].name),
+            _ => e.ty.to_string(),
+        }
+    }
+
     fn aggregation_ref(&mut self, name: &str, span: Span) -> Result<Expr> {
         match self.aggregation(name) {
             Some(id) => Ok(mk(ExprKind::AggRef(id), Type::Void, span)),
@@ -705,6 +713,17 @@ impl Cook<'_> {
                 | BinaryOp::BitAnd
                 | BinaryOp::BitXor
                 | BinaryOp::BitOr => int_error(text, span),
+                // As in C, `+` and `-` also take pointers, so DTrace words a bad pair of
+                // their operands as an incompatible pair.
+                BinaryOp::Add | BinaryOp::Sub => CompileError::new(
+                    "D_OP_INCOMPAT",
+                    format!(
+                        "operands have incompatible types: \"{}\" {text} \"{}\"",
+                        self.operand_name(&a),
+                        self.operand_name(&b)
+                    ),
+                    span,
+                ),
                 _ => arith_error(text, span),
             });
         }

@@ -125,28 +125,28 @@ const ACTIONS: Cases = &[
 
     (
         "BEGIN { @a = count(); clear(@a, 1); }",
-        "D_CLEAR_PROTO",
+        "D_PROTO_LEN",
         "clear( ) prototype mismatch: 2 args passed, 1 expected",
     ),
     (
         "BEGIN { @a = count(); normalize(@a); }",
-        "D_NORMALIZE_PROTO",
-        "normalize( ) prototype mismatch: 1 args passed, 2 expected",
+        "D_PROTO_LEN",
+        "normalize( ) prototype mismatch: 1 arg passed, 2 expected",
     ),
     (
         "BEGIN { denormalize(); }",
-        "D_NORMALIZE_PROTO",
+        "D_PROTO_LEN",
         "denormalize( ) prototype mismatch: 0 args passed, 1 expected",
     ),
     (
         "BEGIN { trunc(); }",
-        "D_TRUNC_PROTO",
+        "D_PROTO_LEN",
         "trunc( ) prototype mismatch: 0 args passed, at least 1 expected",
     ),
     (
         "BEGIN { @a = count(); trunc(@a, 1, 2); }",
-        "D_TRUNC_PROTO",
-        "trunc( ) prototype mismatch: 3 args passed, no more than 2 expected",
+        "D_PROTO_LEN",
+        "trunc( ) prototype mismatch: 3 args passed, at most 2 expected",
     ),
     (
         "BEGIN { trace(); }",
@@ -250,12 +250,12 @@ const ACTIONS: Cases = &[
     ),
     (
         "BEGIN { denormalize(1); }",
-        "D_PROTO_ARG",
+        "D_NORMALIZE_AGGARG",
         "denormalize( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: int",
     ),
     (
         "BEGIN { denormalize(count()); }",
-        "D_PROTO_ARG",
+        "D_NORMALIZE_AGGARG",
         "denormalize( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: non-aggregation",
     ),
     (
@@ -395,8 +395,13 @@ const AGGREGATIONS: Cases = &[
     ),
     (
         "BEGIN { x = count(); }",
-        "D_AGG_FUNC",
-        "count( ) may only be used as the value of an aggregation",
+        "D_CG_EXPR",
+        "aggregating function count( ) may not be called from a D expression (D program context required)",
+    ),
+    (
+        "BEGIN { @a = count(); trace(@a + 3); }",
+        "D_OP_INCOMPAT",
+        "operands have incompatible types: \"aggregation @a\" + \"int\"",
     ),
     (
         "BEGIN { @a = nosuch(); }",
@@ -461,27 +466,57 @@ const AGGREGATIONS: Cases = &[
     (
         "BEGIN { @a = lquantize(1, x, 10, 1); }",
         "D_LQUANT_BASETYPE",
-        "lquantize( ) argument #2 (lower bound) must be an integer constant",
+        "lquantize( ) argument #1 must be an integer constant",
+    ),
+    (
+        "BEGIN { @a = lquantize(1, 2147483657, 1000); }",
+        "D_LQUANT_BASEVAL",
+        "lquantize( ) argument #1 must be a 32-bit quantity",
+    ),
+    (
+        "BEGIN { @a = lquantize(1, 0, x); }",
+        "D_LQUANT_LIMTYPE",
+        "lquantize( ) argument #2 must be an integer constant",
+    ),
+    (
+        "BEGIN { @a = lquantize(1, 100, -2147483657); }",
+        "D_LQUANT_LIMVAL",
+        "lquantize( ) argument #2 must be a 32-bit quantity",
     ),
     (
         "BEGIN { @a = lquantize(1, 0, 10, x); }",
-        "D_LQUANT_BASETYPE",
-        "lquantize( ) argument #4 (step) must be an integer constant",
+        "D_LQUANT_STEPTYPE",
+        "lquantize( ) argument #3 must be a non-zero positive integer constant",
     ),
     (
         "BEGIN { @a = lquantize(1, 0, 10, 0); }",
+        "D_LQUANT_STEPTYPE",
+        "lquantize( ) argument #3 must be a non-zero positive integer constant",
+    ),
+    (
+        "BEGIN { @a = lquantize(1, 1, 100000, 100000); }",
         "D_LQUANT_STEPVAL",
-        "lquantize( ) step must be greater than zero",
+        "lquantize( ) argument #3 must be a 16-bit quantity",
     ),
     (
         "BEGIN { @a = lquantize(1, 10, 0, 1); }",
         "D_LQUANT_MISMATCH",
-        "lquantize( ) upper bound must be greater than lower bound",
+        "lquantize( ) base (argument #1) must be less than limit (argument #2)",
+    ),
+    (
+        "BEGIN { @a = lquantize(1, 2, 3, 4); }",
+        "D_LQUANT_STEPLARGE",
+        "lquantize( ) step (argument #3) too large: must have at least one quantization level",
+    ),
+    (
+        "BEGIN { @a = lquantize(1, 0, 1000000, 1); }",
+        "D_LQUANT_STEPSMALL",
+        "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity",
     ),
     (
         "BEGIN { @a = lquantize(1, 0, 10000, 1); }",
-        "D_LQUANT_STEPLARGE",
-        "lquantize( ) step (1) is too small for the range; at most 4094 levels",
+        "D_LQUANT_STEPSMALL",
+        "lquantize( ) step (1) is too small for the range: this implementation keeps at most 4094 levels",
     ),
     (
         "BEGIN { @a = llquantize(1, x, 0, 6, 20); }",
@@ -526,10 +561,15 @@ const AGGREGATIONS: Cases = &[
     (
         "BEGIN { @a = llquantize(1, 10, 0, 6, x); }",
         "D_LLQUANT_STEPTYPE",
-        "llquantize( ) argument #4 must be an integer constant",
+        "llquantize( ) argument #4 must be a non-zero positive integer constant",
     ),
     (
         "BEGIN { @a = llquantize(1, 10, 0, 6, 0); }",
+        "D_LLQUANT_STEPTYPE",
+        "llquantize( ) argument #4 must be a non-zero positive integer constant",
+    ),
+    (
+        "BEGIN { @a = llquantize(1, 10, 0, 6, 70000); }",
         "D_LLQUANT_STEPVAL",
         "llquantize( ) argument #4 must be an unsigned 16-bit quantity",
     ),
@@ -551,7 +591,7 @@ const AGGREGATIONS: Cases = &[
     (
         "BEGIN { @a = llquantize(1, 10, 1, 6, 1000); }",
         "D_LLQUANT_STEPVAL",
-        "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag==0",
+        "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0",
     ),
     (
         "BEGIN { @a = llquantize(1, 10, 2, 18, 1000); }",
