@@ -71,7 +71,7 @@ fn semantic_errors_carry_their_d_tags() {
         ("BEGIN { @a = count(); @a = sum(1); }", "D_AGG_REDEF"),
         ("BEGIN { @a = count(1); }", "D_PROTO_LEN"),
         ("BEGIN { trace(1, 2); }", "D_PROTO_LEN"),
-        ("BEGIN { x = count(); }", "D_AGG_FUNC"),
+        ("BEGIN { x = count(); }", "D_CG_EXPR"),
         ("BEGIN { x = printf(\"a\"); }", "D_ACT_SPEC"),
         ("BEGIN { x = nosuchfunc(); }", "D_FUNC_UNDEF"),
         ("BEGIN { 1 = 2; }", "D_OP_LVAL"),
