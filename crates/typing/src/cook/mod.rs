@@ -265,26 +265,47 @@ impl<'a> Cook<'a> {
         clause: &ast::Clause,
     ) -> Result<(Option<ir::Expr>, Option<ir::Expr>, Vec<ir::Stmt>)> {
         let filter = self.mapped_filter(clause.span)?;
-        let predicate = match &clause.predicate {
-            Some(p) => {
-                let v = self.expr(p)?;
-                let array = matches!(&v.kind, ExprKind::AddrOf(place) if matches!(place.ty, crate::types::Type::Array(..)));
-                if !v.ty.is_scalar() || array {
-                    return Err(CompileError::new(
-                        "D_PRED_SCALAR",
-                        "predicate result must be of scalar type",
-                        p.span,
-                    ));
+        // As DTrace does, the actions are typed before the predicate, so that a variable
+        // the actions assign may be read by the predicate; when the actions name what
+        // only the predicate defines (a `this->` variable, say), the predicate goes first.
+        let flags = self.ctx.as_ref().map(|c| c.flags.clone());
+        let (predicate, stmts) = match self.statements(clause) {
+            Ok(stmts) => (self.predicate(clause)?, stmts),
+            Err(e)
+                if clause.predicate.is_some()
+                    && matches!(e.tag, "D_IDENT_UNDEF" | "D_VAR_UNDEF") =>
+            {
+                if let (Some(ctx), Some(flags)) = (self.ctx.as_mut(), flags) {
+                    ctx.flags = flags;
                 }
-                Some(v)
+                let predicate = self.predicate(clause)?;
+                (predicate, self.statements(clause)?)
             }
-            None => None,
+            Err(e) => return Err(e),
         };
-        let mut stmts = Vec::new();
-        for stmt in clause.body.iter().flatten() {
-            stmts.push(self.stmt(stmt)?);
-        }
         Ok((filter, predicate, stmts))
+    }
+
+    /// The typed predicate of `clause`, if it has one.
+    fn predicate(&mut self, clause: &ast::Clause) -> Result<Option<ir::Expr>> {
+        let Some(p) = &clause.predicate else {
+            return Ok(None);
+        };
+        let v = self.expr(p)?;
+        let array = matches!(&v.kind, ExprKind::AddrOf(place) if matches!(place.ty, crate::types::Type::Array(..)));
+        if !v.ty.is_scalar() || array {
+            return Err(CompileError::new(
+                "D_PRED_SCALAR",
+                "predicate result must be of scalar type",
+                p.span,
+            ));
+        }
+        Ok(Some(v))
+    }
+
+    /// The typed statements of `clause`'s body.
+    fn statements(&mut self, clause: &ast::Clause) -> Result<Vec<ir::Stmt>> {
+        clause.body.iter().flatten().map(|s| self.stmt(s)).collect()
     }
 
     /// A fresh [`ir::BindId`].
