@@ -38,18 +38,54 @@ impl Settings {
     }
 }
 
-/// A flag option's value: none (or empty) sets it.
+/// A flag option's value, as DTrace reads it: none, a word of yes (`yes`, `enable`,
+/// `enabled`, `true`, `on`, `set`) or any non-negative number sets it; an empty value or a
+/// word of no (`no`, `disable`, `disabled`, `false`, `off`, `unset`) clears it.
 pub fn flag(value: Option<&str>) -> Result<bool, String> {
-    match value {
-        None | Some("") => Ok(true),
-        Some(_) => Err(INVALID_VALUE.into()),
+    const COUPLES: [(&str, &str); 6] = [
+        ("yes", "no"),
+        ("enable", "disable"),
+        ("enabled", "disabled"),
+        ("true", "false"),
+        ("on", "off"),
+        ("set", "unset"),
+    ];
+    let Some(v) = value else {
+        return Ok(true);
+    };
+    if v.is_empty() {
+        return Ok(false);
+    }
+    for (yes, no) in COUPLES {
+        if v.eq_ignore_ascii_case(yes) {
+            return Ok(true);
+        }
+        if v.eq_ignore_ascii_case(no) {
+            return Ok(false);
+        }
+    }
+    match parse_c_integer(v) {
+        Some(_) => Ok(true),
+        None => Err(INVALID_VALUE.into()),
+    }
+}
+
+/// A non-negative integer written as C's `strtoull(.., 0)` reads it (decimal, `0x` hex,
+/// leading-`0` octal).
+fn parse_c_integer(v: &str) -> Option<u64> {
+    if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok()
+    } else if v.len() > 1 && v.starts_with('0') {
+        u64::from_str_radix(&v[1..], 8).ok()
+    } else {
+        v.parse().ok()
     }
 }
 
 /// A numeric option's value.
 pub fn number(value: Option<&str>) -> Result<u64, String> {
     value
-        .and_then(|v| v.parse().ok())
+        .and_then(parse_c_integer)
         .ok_or_else(|| INVALID_VALUE.to_string())
 }
 
@@ -66,6 +102,18 @@ mod tests {
         assert_eq!(s.sort.position, 2);
         assert_eq!(
             s.set("aggsortrev", Some("x")),
+            Some(Err(INVALID_VALUE.into()))
+        );
+        assert_eq!(s.set("aggsortrev", Some("TRUE")), Some(Ok(())));
+        assert!(s.sort.reverse);
+        assert_eq!(s.set("aggsortrev", Some("off")), Some(Ok(())));
+        assert!(!s.sort.reverse);
+        assert_eq!(s.set("aggsortrev", Some("0x1")), Some(Ok(())));
+        assert!(s.sort.reverse);
+        assert_eq!(s.set("aggsortrev", Some("")), Some(Ok(())));
+        assert!(!s.sort.reverse);
+        assert_eq!(
+            s.set("aggsortrev", Some("-1")),
             Some(Err(INVALID_VALUE.into()))
         );
         assert_eq!(s.set("bufsize", Some("4m")), None);
