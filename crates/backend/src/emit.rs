@@ -105,22 +105,94 @@ impl Emitter {
         ));
     }
 
-    /// Resolve labels; fails only if a jump does not fit in 16 bits.
+    /// Resolve labels. A jump whose displacement does not fit 16 bits is relaxed: `goto`
+    /// becomes `gotol` (32-bit displacement), and `if cond goto L` becomes
+    /// `if cond goto +1; goto +1; gotol L`. Jumps emitted with fixed displacements only
+    /// ever skip straight-line instructions, so inserting instructions at label jumps
+    /// keeps them right.
     pub fn finish(self) -> Result<Code, String> {
-        let mut insns = self.insns;
-        for (at, label) in self.fixups {
-            let target = self.labels[label.0].ok_or("jump to an unbound label")?;
-            let off = target as i64 - at as i64 - 1;
-            insns[at].off =
-                i16::try_from(off).map_err(|_| "program too large: jump out of range")?;
+        let Emitter {
+            insns: old,
+            labels,
+            fixups,
+            calls,
+            map_relocs,
+        } = self;
+        let labels: Vec<usize> = labels
+            .into_iter()
+            .map(|l| l.ok_or("jump to an unbound label"))
+            .collect::<Result<_, _>>()?;
+        let is_goto = |at: usize| old[at].code == BPF_JMP | BPF_JA;
+        // Which fixups need the long form: grown until nothing more needs it (growing
+        // the code only lengthens other jumps).
+        let mut long = vec![false; fixups.len()];
+        let mut start = Vec::new();
+        loop {
+            // start[i]: where old instruction i lands; start[old.len()]: the new length.
+            start.clear();
+            let mut grow = vec![0usize; old.len()];
+            for (k, &(at, _)) in fixups.iter().enumerate() {
+                if long[k] && !is_goto(at) {
+                    grow[at] = 2;
+                }
+            }
+            let mut n = 0;
+            for g in &grow {
+                start.push(n);
+                n += 1 + g;
+            }
+            start.push(n);
+            let mut changed = false;
+            for (k, &(at, label)) in fixups.iter().enumerate() {
+                if long[k] {
+                    continue;
+                }
+                let off = start[labels[label.0]] as i64 - start[at] as i64 - 1;
+                if i16::try_from(off).is_err() {
+                    long[k] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
         }
-        for (at, label) in self.calls {
-            let target = self.labels[label.0].ok_or("call of an unbound label")?;
-            insns[at].imm = (target as i64 - at as i64 - 1) as i32;
+        let mut insns = Vec::with_capacity(start[old.len()]);
+        let mut sorted: Vec<usize> = (0..fixups.len()).collect();
+        sorted.sort_by_key(|&k| fixups[k].0);
+        let mut sorted = sorted.into_iter().peekable();
+        for (i, insn) in old.iter().enumerate() {
+            let Some(&k) = sorted.peek().filter(|&&k| fixups[k].0 == i) else {
+                insns.push(*insn);
+                continue;
+            };
+            sorted.next();
+            let target = start[labels[fixups[k].1 .0]] as i64;
+            if !long[k] {
+                let mut insn = *insn;
+                insn.off = (target - start[i] as i64 - 1) as i16;
+                insns.push(insn);
+            } else if is_goto(i) {
+                let off = i32::try_from(target - start[i] as i64 - 1)
+                    .map_err(|_| "program too large: jump out of range")?;
+                insns.push(Insn::ja_long(off));
+            } else {
+                let mut cond = *insn;
+                cond.off = 1;
+                insns.push(cond);
+                insns.push(Insn::ja(1));
+                let off = i32::try_from(target - start[i] as i64 - 3)
+                    .map_err(|_| "program too large: jump out of range")?;
+                insns.push(Insn::ja_long(off));
+            }
+        }
+        for (at, label) in calls {
+            let at = start[at];
+            insns[at].imm = (start[labels[label.0]] as i64 - at as i64 - 1) as i32;
         }
         Ok(Code {
             insns,
-            map_relocs: self.map_relocs,
+            map_relocs: map_relocs.into_iter().map(|at| start[at]).collect(),
         })
     }
 }
@@ -143,5 +215,40 @@ mod tests {
         let code = e.finish().unwrap();
         assert_eq!(code.insns[0].off, 2);
         assert_eq!(code.insns[2].off, -3);
+    }
+
+    #[test]
+    fn relaxes_jumps_past_16_bits() {
+        const FAR: usize = 40_000;
+        let mut e = Emitter::new();
+        let end = e.label();
+        let func = e.label();
+        e.jmp_imm(BPF_JEQ, R1, 0, end); // far: becomes three instructions
+        e.goto(end); // far: becomes gotol
+        e.call_label(func);
+        e.ld_map(R1, MapId(7));
+        let near = e.label();
+        e.jmp_imm(BPF_JNE, R2, 0, near); // near: unchanged
+        e.bind(near);
+        for _ in 0..FAR {
+            e.emit(Insn::mov64_imm(R0, 0));
+        }
+        e.bind(end);
+        e.emit(Insn::exit());
+        e.bind(func);
+        e.emit(Insn::exit());
+        let code = e.finish().unwrap();
+        let i = &code.insns;
+        // 0: if r1 == 0 goto +1; 1: goto +1; 2: gotol end; 3: gotol end; 4: call; 5-6: ld_map;
+        // 7: if r2 != 0 goto +0; 8..: the block; then end, func.
+        let end_at = 8 + FAR;
+        assert_eq!((i[0].code, i[0].off), (BPF_JMP | BPF_JEQ | BPF_K, 1));
+        assert_eq!((i[1].code, i[1].off), (BPF_JMP | BPF_JA, 1));
+        assert_eq!((i[2].code, i[2].imm), (BPF_JMP32 | BPF_JA, (end_at - 3) as i32));
+        assert_eq!((i[3].code, i[3].imm), (BPF_JMP32 | BPF_JA, (end_at - 4) as i32));
+        assert_eq!(i[4].imm, (end_at + 1 - 5) as i32);
+        assert_eq!(code.map_relocs, vec![5]);
+        assert_eq!(i[7].off, 0);
+        assert_eq!(i.len(), end_at + 2);
     }
 }

@@ -115,6 +115,7 @@ pub fn describe(insns: &[Insn], i: usize) -> (String, usize) {
             let op = insn.code & 0xf0;
             let r = if class == BPF_JMP { "r" } else { "w" };
             match op {
+                BPF_JA if class == BPF_JMP32 => format!("gotol {:+}", insn.imm),
                 BPF_JA => format!("goto {:+}", insn.off),
                 BPF_CALL if s == BPF_PSEUDO_CALL => format!("call pc{:+}", insn.imm),
                 BPF_CALL => match helpers::name(insn.imm) {

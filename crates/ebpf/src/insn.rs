@@ -264,6 +264,10 @@ impl Insn {
     pub fn ja(off: i16) -> Insn {
         Insn::new(BPF_JMP | BPF_JA, R0, R0, off, 0)
     }
+    /// `gotol`: an unconditional jump with a 32-bit displacement (kernel 6.4 and later).
+    pub fn ja_long(off: i32) -> Insn {
+        Insn::new(BPF_JMP32 | BPF_JA, R0, R0, 0, off)
+    }
     /// Call of kernel helper number `helper`.
     pub fn call(helper: i32) -> Insn {
         Insn::new(BPF_JMP | BPF_CALL, R0, R0, 0, helper)

@@ -1181,7 +1181,9 @@ fn fold_arith(op: ArithOp, a: Expr, b: Expr, ty: Type, span: Span) -> Expr {
             _ => None,
         };
         if let Some(v) = v {
-            return int(v, ty, span);
+            // As DTrace folds constants: in 64 bits, whatever the nominal type (a
+            // register holds the whole result until a cast or a store narrows it).
+            return mk(ExprKind::Int(v), ty, span);
         }
     }
     mk(
