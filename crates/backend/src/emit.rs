@@ -19,6 +19,12 @@ pub struct Emitter {
     map_relocs: Vec<usize>,
 }
 
+/// The longest displacement a jump keeps in its 16-bit field. The verifier inserts
+/// instructions of its own (inlined helpers, rewritten context loads) and fails to load a
+/// program when a 16-bit jump over them overflows, so far jumps are relaxed well before
+/// 32767.
+const NEAR_JUMP: i64 = 8191;
+
 /// Finished code: instructions plus the places that name maps.
 #[derive(Clone, Debug, Default)]
 pub struct Code {
@@ -105,7 +111,7 @@ impl Emitter {
         ));
     }
 
-    /// Resolve labels. A jump whose displacement does not fit 16 bits is relaxed: `goto`
+    /// Resolve labels. A jump whose displacement exceeds [`NEAR_JUMP`] is relaxed: `goto`
     /// becomes `gotol` (32-bit displacement), and `if cond goto L` becomes
     /// `if cond goto +1; goto +1; gotol L`. Jumps emitted with fixed displacements only
     /// ever skip straight-line instructions, so inserting instructions at label jumps
@@ -118,10 +124,14 @@ impl Emitter {
             calls,
             map_relocs,
         } = self;
-        let labels: Vec<usize> = labels
-            .into_iter()
-            .map(|l| l.ok_or("jump to an unbound label"))
-            .collect::<Result<_, _>>()?;
+        for &(_, label) in &fixups {
+            labels[label.0].ok_or("jump to an unbound label")?;
+        }
+        for &(_, label) in &calls {
+            labels[label.0].ok_or("call of an unbound label")?;
+        }
+        // Every label a jump or call names is bound; others are never read.
+        let labels: Vec<usize> = labels.into_iter().map(|l| l.unwrap_or(0)).collect();
         let is_goto = |at: usize| old[at].code == BPF_JMP | BPF_JA;
         // Which fixups need the long form: grown until nothing more needs it (growing
         // the code only lengthens other jumps).
@@ -148,7 +158,7 @@ impl Emitter {
                     continue;
                 }
                 let off = start[labels[label.0]] as i64 - start[at] as i64 - 1;
-                if i16::try_from(off).is_err() {
+                if off.abs() > NEAR_JUMP {
                     long[k] = true;
                     changed = true;
                 }
