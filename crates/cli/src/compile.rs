@@ -703,7 +703,8 @@ pub fn compile(
             _ => None,
         })
         .collect();
-    let strsize = options.strsize.clamp(8, 8192) as u32;
+    // A string holds `strsize` characters and its NUL, as in DTrace.
+    let strsize = (options.strsize.clamp(7, 8191) + 1) as u32;
     let inputs = Inputs {
         program,
         clause_probes,

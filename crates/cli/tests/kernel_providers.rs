@@ -189,6 +189,7 @@ fn copyinstr_of_a_bad_address_is_an_error_and_the_script_goes_on() {
     );
 }
 
+/// As DTrace, `copyinstr(addr, size)` copies at most `size` bytes, the NUL included.
 #[test]
 fn copyinstr_stops_at_maxlen() {
     let run = dtrace(&[
@@ -199,7 +200,7 @@ fn copyinstr_stops_at_maxlen() {
         "/bin/cat /nonexistent-dtrace-maxlen",
     ]);
     assert_ok(&run);
-    assert!(run.stdout.contains("[/non]\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("[/no]\n"), "{}", run.stdout);
 }
 
 #[test]

@@ -146,11 +146,12 @@ fn substr_edge_cases() {
         ("substr(\"\", 0, 5)", ""),
         ("substr(\"a\", 0, 1)", "a"),
         ("substr(\"abc\", 1, 1)", "b"),
-        // A long string is capped at strsize - 1 bytes.
+        // A start past the end gives the empty string.
         ("substr(\"CRAIG: Positioned them\", 100, 10)", ""),
         ("substr(substr(\"abcdef\", 1), 1, 2)", "cd"),
     ]);
-    // The strsize cap (tst.substr.d runs with strsize=32).
+    // The strsize cap (tst.substr.d runs with strsize=32): a string holds strsize bytes and
+    // its NUL, as in DTrace.
     let out = dtrace(&[
         "-q",
         "-x",
@@ -165,7 +166,7 @@ fn substr_edge_cases() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim_end(),
-        "[][23456789012345678901234567890]"
+        "[][234567890123456789012345678901]"
     );
 }
 

@@ -102,26 +102,27 @@ impl Gen<'_, '_> {
         Ok(v)
     }
 
-    /// `copyinstr(addr[, maxlen])`: the NUL-terminated string at user address `addr` (at most
-    /// `maxlen` bytes, and at most strsize - 1), copied into a scratch string. An address that
-    /// cannot be read raises DTrace's "invalid address" fault and abandons the clause.
+    /// `copyinstr(addr[, size])`: the NUL-terminated string at user address `addr`, copied
+    /// into a scratch string, as DTrace copies it: at most `size` bytes and at most `strsize`
+    /// bytes, the NUL included. An address that cannot be read raises DTrace's "invalid
+    /// address" fault and abandons the clause.
     fn copyinstr(&mut self, args: &[Expr]) -> Result<Val> {
         let mut vals = Vec::with_capacity(2);
         for a in args {
             vals.push(self.expr(a)?);
         }
-        let strsize = self.strsize() as i32;
-        // r2 = the buffer size: min(maxlen + 1, strsize), at least 1.
+        // The buffer holds strsize characters and a NUL; a copy takes one byte less.
+        let limit = self.strsize() as i32 - 1;
+        // r2 = min(size, limit), at least 1.
         if let Some(max) = vals.get(1) {
             regs::read_into(&mut self.e, max.reg, R2);
-            self.e.emit(Insn::alu64_imm(BPF_ADD, R2, 1));
-            self.e.emit(Insn::jmp_imm(BPF_JSLE, R2, strsize, 1));
-            self.e.emit(Insn::mov64_imm(R2, strsize));
+            self.e.emit(Insn::jmp_imm(BPF_JSLE, R2, limit, 1));
+            self.e.emit(Insn::mov64_imm(R2, limit));
             self.e.emit(Insn::jmp_imm(BPF_JSGE, R2, 1, 1));
             self.e.emit(Insn::mov64_imm(R2, 1));
             self.pop(max.reg);
         } else {
-            self.e.emit(Insn::mov64_imm(R2, strsize));
+            self.e.emit(Insn::mov64_imm(R2, limit));
         }
         let addr = &vals[0];
         let buf = self.string_buffer(false);

@@ -1181,9 +1181,7 @@ fn fold_arith(op: ArithOp, a: Expr, b: Expr, ty: Type, span: Span) -> Expr {
             _ => None,
         };
         if let Some(v) = v {
-            // As DTrace folds constants: in 64 bits, whatever the nominal type (a
-            // register holds the whole result until a cast or a store narrows it).
-            return mk(ExprKind::Int(v), ty, span);
+            return int(v, ty, span);
         }
     }
     mk(
