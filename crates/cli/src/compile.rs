@@ -704,7 +704,7 @@ pub fn compile(
         })
         .collect();
     // A string holds `strsize` characters and its NUL, as in DTrace.
-    let strsize = (options.strsize.clamp(7, 8191) + 1) as u32;
+    let strsize = (options.strsize.clamp(1, 8191) + 1) as u32;
     let inputs = Inputs {
         program,
         clause_probes,

@@ -105,7 +105,6 @@ const ACCEPTED: &[&str] = &[
     "jstackframes",
     "jstackstrsize",
     "aggpercpu",
-    "rawbytes",
     "grabanon",
     "linkmode",
     "libdir",

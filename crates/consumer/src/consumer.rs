@@ -304,7 +304,16 @@ impl Consumer {
         match kind {
             ActionKind::Trace(field) => {
                 let v = decode::value(rec, field, &mut self.symbols);
-                self.trace(firing, &v, &field.ty);
+                match raw_bytes(&v, &field.ty).filter(|_| self.settings.rawbytes) {
+                    Some(bytes) => {
+                        let ty = ValueType::Memory {
+                            size: bytes.len() as u32,
+                            dynamic: false,
+                        };
+                        self.output.trace(firing, &Value::Bytes(bytes), &ty);
+                    }
+                    None => self.trace(firing, &v, &field.ty),
+                }
             }
             ActionKind::Printf { format, args } => {
                 let values: Vec<Value> = args
@@ -534,6 +543,22 @@ fn value_specs(f: &Format) -> Vec<char> {
             _ => '*',
         })
         .collect()
+}
+
+/// The bytes of a traced value as `rawbytes` shows them: an integer's `size` bytes in
+/// memory order, a string's buffer (zero after its end), any other value's bytes; `None`
+/// for stacks and symbols, which keep their own form.
+fn raw_bytes(v: &Value, ty: &ValueType) -> Option<Vec<u8>> {
+    match v {
+        Value::Int { value, size, .. } => Some(value.to_le_bytes()[..usize::from(*size)].to_vec()),
+        Value::Str(s) => {
+            let mut bytes = s.clone();
+            bytes.resize((ty.size() as usize).max(s.len() + 1), 0);
+            Some(bytes)
+        }
+        Value::Bytes(b) => Some(b.clone()),
+        Value::Stack { .. } | Value::Sym { .. } => None,
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub struct Settings {
     pub droptags: bool,
     /// `flowindent` (`-F`): each firing shows its function indented by call depth.
     pub flowindent: bool,
+    /// `rawbytes`: `trace()` shows every value as a hex dump of its bytes.
+    pub rawbytes: bool,
 }
 
 impl Settings {
@@ -28,6 +30,7 @@ impl Settings {
             "quiet" => flag(value).map(|v| self.quiet = v),
             "droptags" => flag(value).map(|v| self.droptags = v),
             "flowindent" => flag(value).map(|v| self.flowindent = v),
+            "rawbytes" => flag(value).map(|v| self.rawbytes = v),
             "aggsortkey" => flag(value).map(|v| self.sort.by_key = v),
             "aggsortrev" => flag(value).map(|v| self.sort.reverse = v),
             "aggsortpos" => number(value).map(|v| self.sort.position = v as usize),
