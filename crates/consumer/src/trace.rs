@@ -153,12 +153,14 @@ pub fn symbol_text(text: &str) -> String {
 /// One `trace()` record.  Non-quiet: integers get a leading space and a
 /// width of 3, 5, 10 or 19/20 columns by size (signed/unsigned), strings two
 /// leading spaces and a left-justified 33-column field.  Quiet: the bare
-/// value.  Returned as bytes because strings need not be UTF-8.
+/// value.  Structs, unions and arrays are hex dumps, as DTrace's `trace()` shows them.
+/// Returned as bytes because strings need not be UTF-8.
 pub fn trace_record(v: &Value, quiet: bool) -> Vec<u8> {
     match v {
         Value::Stack { frames, .. } => stack_text(frames).into_bytes(),
         Value::Sym { frame, .. } => symbol_text(&frame.text()).into_bytes(),
-        Value::Bytes(bytes) => bytes_text(bytes, quiet),
+        Value::Bytes(bytes) if bytes.is_empty() => Vec::new(),
+        Value::Bytes(bytes) => hex_dump(bytes).into_bytes(),
         Value::Str(s) if quiet => s.clone(),
         Value::Str(s) => {
             let mut out = b"  ".to_vec();
