@@ -171,6 +171,23 @@ pub struct CoreMaps {
     pub rodata: MapId,
 }
 
+/// Offset in the [`CoreMaps::globals`] map's value of the tracing state word, one of
+/// [`TracingState`].
+pub const STATE_OFFSET: u32 = 0;
+
+/// The tracing state word's values. As in DTrace, no clause runs until every probe is
+/// enabled (BEGIN runs first, while the session enables the rest), and once `exit()` ran
+/// only END and ERROR clauses do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TracingState {
+    /// Every probe is enabled: clauses run (the map's initial zero).
+    Active = 0,
+    /// `exit()` ran: DTrace's draining state.
+    Exited = 1,
+    /// The session is still enabling probes: only BEGIN runs.
+    Enabling = 2,
+}
+
 /// The whole compiled D program.
 #[derive(Clone, Debug)]
 pub struct Compiled {

@@ -643,6 +643,11 @@ pub fn compile(
                     deferred.push((clause_probes.len(), d.clone()));
                 }
                 if found.probes.is_empty() && !zero_ok && !dtrace_probes::user::deferrable(&d) {
+                    if let Some((tag, message)) =
+                        dtrace_probes::user::pid_description_error(&d, &found.refused)
+                    {
+                        return Err(fail(CompileError::new(tag, message, desc.span), &sources));
+                    }
                     // A `pid` offset that is no instruction of its function: say why.
                     let why = found
                         .why_none()

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use dtrace_backend::program::{Compiled, ProbeContext, SpecState};
+use dtrace_backend::program::{Compiled, ProbeContext, SpecState, TracingState, STATE_OFFSET};
 use dtrace_consumer::Consumer;
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
@@ -115,11 +115,13 @@ impl<'a> Session<'a> {
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
         self.consumer.set_target(target);
         self.consumer.prepare();
+        self.set_state(TracingState::Enabling)?;
         self.attach_helpers()?;
         self.seed_follow(&targets)?;
         self.fire(DtraceProbe::Begin, [0; 6]);
         if self.consumer.exit_status().is_none() && self.output.failure().is_none() {
             self.attach()?;
+            self.set_state(TracingState::Active)?;
             for t in &mut targets {
                 t.release();
             }
@@ -142,6 +144,20 @@ impl<'a> Session<'a> {
             Some(failure) => Err(failure),
             None => Ok(Outcome { status }),
         }
+    }
+
+    /// Set the tracing state word at the start of the globals map's value. Only done while
+    /// no clause but BEGIN (fired by this thread) can run, so the read-modify-write keeps
+    /// the global variables BEGIN set.
+    fn set_state(&self, state: TracingState) -> Result<(), String> {
+        let map = &self.loaded.maps[self.compiled().core.globals.0];
+        let key = 0u32.to_ne_bytes();
+        let fail = |e: dtrace_runtime::Error| format!("dtrace: failed to enable tracing: {e}\n");
+        let mut value = map.lookup(&key).map_err(fail)?.unwrap_or_default();
+        let at = STATE_OFFSET as usize;
+        value[at..at + 8].copy_from_slice(&(state as u64).to_ne_bytes());
+        map.update(&key, &value, dtrace_runtime::Update::Any)
+            .map_err(fail)
     }
 
     /// Attach the helper programs (each a `tp_btf` program on its tracepoint).

@@ -187,6 +187,64 @@ pub fn named_pid(desc: &Description) -> Option<i32> {
     }
 }
 
+/// DTrace's error (tag and message) for a `pid` description that named no probe, when
+/// DTrace has a specific one: an invalid pid, the `-` function misused, a probe name that
+/// is neither `entry`, `return` nor an offset, a function the module does not have, an
+/// offset past the end of the function. `None`: the generic "does not match any probes".
+pub fn pid_description_error(
+    desc: &Description,
+    refused: &[offsets::Refusal],
+) -> Option<(&'static str, String)> {
+    let digits = desc.provider.strip_prefix("pid")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if digits.parse::<i64>().map_or(true, |pid| pid <= 0) {
+        return Some((
+            "D_PROC_BADPID",
+            format!("{} does not contain a valid pid", desc.provider),
+        ));
+    }
+    let literal = |s: &str| !s.is_empty() && !is_glob(s);
+    if desc.function == "-" {
+        if !desc.module.is_empty() && desc.module != "a.out" {
+            return Some((
+                "D_PROC_LIB",
+                "only the a.out module is valid with the '-' function".into(),
+            ));
+        }
+        if !literal(&desc.name) {
+            return Some((
+                "D_PROC_NAME",
+                "only individual addresses may be specified with the '-' function".into(),
+            ));
+        }
+        return None;
+    }
+    if let Some(r) = refused.iter().find(|r| matches!(r.why, offsets::Why::Beyond { .. })) {
+        return Some(("D_PROC_OFF", r.to_string()));
+    }
+    if literal(&desc.name)
+        && !matches!(desc.name.as_str(), "entry" | "return")
+        && parse_offset(&desc.name).is_none()
+    {
+        return Some((
+            "D_PROC_NAME",
+            format!("'{}' is an invalid probe name", desc.name),
+        ));
+    }
+    if refused.is_empty() && literal(&desc.module) && literal(&desc.function) {
+        return Some((
+            "D_PROC_FUNC",
+            format!(
+                "failed to lookup '{}' in module '{}'",
+                desc.function, desc.module
+            ),
+        ));
+    }
+    None
+}
+
 /// The files process `pid` maps now (its main executable, libraries, `dlopen`ed ones).
 pub fn mapped_files(pid: i32) -> Vec<PathBuf> {
     maps_files(pid)

@@ -199,7 +199,12 @@ impl Gen<'_, '_> {
                 // rather than when the consumer reads this record.
                 self.e
                     .ld_map_value(R1, self.c.core.globals, super::vars::STATE_OFFSET);
-                self.e.emit(Insn::st(Size::DW, R1, 0, 1));
+                self.e.emit(Insn::st(
+                    Size::DW,
+                    R1,
+                    0,
+                    crate::program::TracingState::Exited as i32,
+                ));
                 ActionKind::Exit(field)
             }
             ir::ActionKind::Clear(agg) => ActionKind::Clear(*agg),

@@ -211,6 +211,11 @@ fn drains(site: &ProbeSite) -> bool {
     site.provider == "dtrace" && matches!(site.name.as_str(), "END" | "ERROR")
 }
 
+/// Whether `site` is `dtrace:::BEGIN`, which runs while the other probes are enabled.
+fn is_begin_probe(site: &ProbeSite) -> bool {
+    site.provider == "dtrace" && site.name == "BEGIN"
+}
+
 /// Whether `site` is `dtrace:::ERROR`.
 fn is_error_probe(site: &ProbeSite) -> bool {
     site.provider == "dtrace" && site.name == "ERROR"
@@ -616,11 +621,12 @@ impl ProgState {
         let exit = e.label();
         e.emit(Insn::stx(Size::DW, R10, CTX_SLOT, R1));
         e.emit(Insn::st(Size::DW, R10, CLAIM_SLOT, 0));
-        // After exit(), only END and ERROR still run.
-        if !drains(&probe) {
+        // Nothing runs before every probe is enabled but BEGIN, and after exit() only END
+        // and ERROR.
+        if !drains(&probe) && !is_begin_probe(&probe) {
             e.ld_map_value(R2, c.core.globals, vars::STATE_OFFSET);
             e.emit(Insn::ldx(Size::DW, R2, R2, 0));
-            e.jmp_imm(BPF_JNE, R2, 0, exit);
+            e.jmp_imm(BPF_JNE, R2, TracingState::Active as i32, exit);
         }
         if let Some(cpu) = c.opts.cpu {
             e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
@@ -888,7 +894,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             self.e
                 .ld_map_value(R2, self.c.core.globals, vars::STATE_OFFSET);
             self.e.emit(Insn::ldx(Size::DW, R2, R2, 0));
-            self.e.jmp_imm(BPF_JNE, R2, 0, end);
+            self.e
+                .jmp_imm(BPF_JEQ, R2, TracingState::Exited as i32, end);
         }
         if let Some(g) = group {
             // The clause's epid for this call, or the end of the clause.

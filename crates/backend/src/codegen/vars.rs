@@ -19,9 +19,7 @@ use super::{Compiler, Gen};
 use crate::program::{MapId, MapKind, MapSpec};
 use crate::types::Type;
 
-/// Offset in the globals map of the tracing state word: 0 while active, 1 once `exit()` ran
-/// (DTrace's draining state: from then on only END and ERROR clauses run).
-pub const STATE_OFFSET: u32 = 0;
+pub use crate::program::STATE_OFFSET;
 
 /// The read-only data map: a zero block (used to initialise map values and as ""), then
 /// string literals and tables, then `strsize` zero bytes so any literal can be read as a
