@@ -226,13 +226,44 @@ fn an_offset_past_the_end_is_refused() {
         path_str(&exe),
     ]);
     assert_eq!(run.status, 1, "{}\n{}", run.stdout, run.stderr);
+    // DTrace's tag for an offset outside the function, with our reason.
     assert!(
-        run.stderr
-            .contains("does not match any probes: offset 0x100 is beyond the end of add (size 0x"),
+        run.stderr.contains(
+            "pid$target:a.out:add:100 { trace(arg0); }: offset 0x100 is beyond the end of add (size 0x"
+        ),
         "{}",
         run.stderr
     );
     assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn entry_arguments_past_the_sixth_come_from_the_stack() {
+    let exe = build(
+        "args10",
+        r#"
+#include <stdio.h>
+__attribute__((noipa)) long ten(long a0, long a1, long a2, long a3, long a4, long a5,
+                                long a6, long a7, long a8, long a9) {
+    return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
+}
+int main(void) { printf("%ld\n", ten(10, 11, 12, 13, 14, 15, 16, 17, 18, 19)); return 0; }
+"#,
+        &["-O0"],
+    );
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"pid$target:a.out:ten:entry { printf("%d %d %d %d %d %d %d %d %d %d\n", arg0, arg1,
+            arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9); }"#,
+        "-c",
+        path_str(&exe),
+    ]);
+    assert_ok(&run);
+    // The program's line and dtrace's come in either order.
+    let mut lines: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    lines.sort();
+    assert_eq!(lines, ["10 11 12 13 14 15 16 17 18 19", "145"], "{}", run.stdout);
 }
 
 #[test]

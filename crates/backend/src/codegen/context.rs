@@ -29,6 +29,7 @@ const PT_REGS_CS: i16 = 17 * 8;
 /// (`rdi rsi rdx rcx r8 r9`) and of the return value (`rax`).
 const PT_REGS_ARGS: [i16; 6] = [112, 104, 96, 88, 72, 64];
 const PT_REGS_AX: i16 = 80;
+const PT_REGS_SP: i16 = 19 * 8;
 /// `struct pt_regs` offsets of the x86_64 system call arguments (`rdi rsi rdx r10 r8 r9`).
 const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
 /// `bpf_get_attach_cookie(ctx)`.
@@ -482,7 +483,20 @@ impl Gen<'_, '_> {
         match kind {
             UprobeKind::Entry => match PT_REGS_ARGS.get(n as usize) {
                 Some(&off) => self.e.emit(Insn::ldx(Size::DW, R0, R1, off)),
-                None => self.e.emit(Insn::mov64_imm(R0, 0)),
+                None => {
+                    // The seventh argument on is on the stack, above the return address:
+                    // `*(sp + 8 * (n - 5))` at the function's first instruction; 0 if the
+                    // stack cannot be read.
+                    self.e.emit(Insn::ldx(Size::DW, R3, R1, PT_REGS_SP));
+                    self.e
+                        .emit(Insn::alu64_imm(BPF_ADD, R3, 8 * (i32::from(n) - 5)));
+                    self.e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
+                    self.e.emit(Insn::mov64_reg(R1, R10));
+                    self.e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
+                    self.e.emit(Insn::mov64_imm(R2, 8));
+                    self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+                    self.e.emit(Insn::ldx(Size::DW, R0, R10, KEY_SLOT));
+                }
             },
             UprobeKind::Return => {
                 if n == 1 {
