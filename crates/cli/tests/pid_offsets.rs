@@ -411,3 +411,18 @@ fn tracing_every_instruction_changes_nothing_at_o0() {
 fn tracing_every_instruction_changes_nothing_at_o2() {
     trace_every_instruction("every2", &["-O2"]);
 }
+
+#[test]
+fn a_library_is_named_by_the_start_of_its_basename() {
+    // As DTrace resolves a module: `libc` and `libc.so` name `libc.so.6`, and the probes
+    // carry the library's own name.
+    let exe = build("libcname", ADD, &["-O0"]);
+    for module in ["libc", "libc.so", "libc.so.6"] {
+        let desc = format!("pid$target:{module}:printf:entry {{ @[probemod] = count(); }}");
+        let run = dtrace(&["-q", "-n", &desc, "-c", path_str(&exe)]);
+        assert_ok(&run);
+        let aggs = run.stdout.replace(ADD_OUTPUT, "");
+        let words: Vec<&str> = aggs.split_whitespace().collect();
+        assert_eq!(words, ["libc.so.6", "1"], "{module}: {}", run.stdout);
+    }
+}

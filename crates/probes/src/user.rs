@@ -353,7 +353,7 @@ impl UserProbes {
                         main,
                         path_module.as_ref().map(|_| desc.module.as_str()),
                     );
-                    if !modules.iter().any(|m| glob_match(&desc.module, m)) {
+                    if !module_matches(&desc.module, &modules) {
                         continue;
                     }
                     let module = modules[0].clone();
@@ -880,6 +880,19 @@ fn parse_offset(name: &str) -> Option<u64> {
     }
     let hex = name.strip_prefix("0x").unwrap_or(name);
     u64::from_str_radix(hex, 16).ok()
+}
+
+/// Whether a description's module field names a binary known by `modules`
+/// ([`module_names`]): a glob matching one of them, or, as DTrace resolves a library's
+/// name, a literal that is the start of its basename up to a `.` (`libc`, `libc.so` for
+/// `libc.so.6`).
+fn module_matches(pattern: &str, modules: &[String]) -> bool {
+    modules.iter().any(|m| {
+        glob_match(pattern, m)
+            || (!pattern.is_empty()
+                && !is_glob(pattern)
+                && m.strip_prefix(pattern).is_some_and(|rest| rest.starts_with('.')))
+    })
 }
 
 /// The names a binary answers to as a module: its basename (or the path as `written` when a
