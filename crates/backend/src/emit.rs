@@ -254,8 +254,14 @@ mod tests {
         let end_at = 8 + FAR;
         assert_eq!((i[0].code, i[0].off), (BPF_JMP | BPF_JEQ | BPF_K, 1));
         assert_eq!((i[1].code, i[1].off), (BPF_JMP | BPF_JA, 1));
-        assert_eq!((i[2].code, i[2].imm), (BPF_JMP32 | BPF_JA, (end_at - 3) as i32));
-        assert_eq!((i[3].code, i[3].imm), (BPF_JMP32 | BPF_JA, (end_at - 4) as i32));
+        assert_eq!(
+            (i[2].code, i[2].imm),
+            (BPF_JMP32 | BPF_JA, (end_at - 3) as i32)
+        );
+        assert_eq!(
+            (i[3].code, i[3].imm),
+            (BPF_JMP32 | BPF_JA, (end_at - 4) as i32)
+        );
         assert_eq!(i[4].imm, (end_at + 1 - 5) as i32);
         assert_eq!(code.map_relocs, vec![5]);
         assert_eq!(i[7].off, 0);

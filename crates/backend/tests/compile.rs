@@ -80,7 +80,10 @@ fn semantic_errors_carry_their_d_tags() {
             "BEGIN { @a = lquantize(1, 10, 0, 1); }",
             "D_LQUANT_MISMATCH",
         ),
-        ("BEGIN { @a = lquantize(1, 0, 10, 0); }", "D_LQUANT_STEPTYPE"),
+        (
+            "BEGIN { @a = lquantize(1, 0, 10, 0); }",
+            "D_LQUANT_STEPTYPE",
+        ),
         (
             "BEGIN { @a = lquantize(1, x, 10, 1); }",
             "D_LQUANT_BASETYPE",

@@ -666,7 +666,12 @@ pub fn compile(
                     ));
                 }
                 for p in found.probes {
-                    if !sites.iter().any(|s: &ProbeSite| s.id == p.site.id) {
+                    // A probe several descriptions name is enabled once for each.
+                    if !sites
+                        .iter()
+                        .zip(&statements)
+                        .any(|(s, st): (&ProbeSite, &u32)| s.id == p.site.id && *st == statement)
+                    {
                         count += dtrace_probes::probe_count(&p.site);
                         sites.push(p.site.clone());
                         statements.push(statement);

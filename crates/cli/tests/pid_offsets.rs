@@ -263,7 +263,12 @@ int main(void) { printf("%ld\n", ten(10, 11, 12, 13, 14, 15, 16, 17, 18, 19)); r
     // The program's line and dtrace's come in either order.
     let mut lines: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
     lines.sort();
-    assert_eq!(lines, ["10 11 12 13 14 15 16 17 18 19", "145"], "{}", run.stdout);
+    assert_eq!(
+        lines,
+        ["10 11 12 13 14 15 16 17 18 19", "145"],
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

@@ -52,7 +52,10 @@ fn long_operator_chains_compile() {
 #[test]
 fn long_chains_that_do_not_type_check_are_d_errors() {
     // A D error naming the script, never a crash.
-    let text = format!("BEGIN {{ x = \"a\"{}; exit(0); }}", " == \"a\"".repeat(9_999));
+    let text = format!(
+        "BEGIN {{ x = \"a\"{}; exit(0); }}",
+        " == \"a\"".repeat(9_999)
+    );
     let path = script("chains-refused", "chain.d", &text);
     let run = dtrace(&["-qs", path.to_str().unwrap()]);
     assert_clean_exit(&run, 1, &text[..40]);

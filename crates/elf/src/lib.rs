@@ -72,6 +72,8 @@ pub struct Symbol {
     pub value: u64,
     pub size: u64,
     pub is_func: bool,
+    /// `STB_LOCAL` (a `static` function), not global or weak.
+    pub is_local: bool,
 }
 
 /// A parsed ELF64 little-endian file, borrowing its bytes.
@@ -233,6 +235,7 @@ impl<'a> Elf<'a> {
                 value: u64_at(sym, 8)?,
                 size: u64_at(sym, 16)?,
                 is_func: kind == 2,
+                is_local: sym[4] >> 4 == 0,
             });
         }
         Ok(out)

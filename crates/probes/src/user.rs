@@ -221,7 +221,10 @@ pub fn pid_description_error(
         }
         return None;
     }
-    if let Some(r) = refused.iter().find(|r| matches!(r.why, offsets::Why::Beyond { .. })) {
+    if let Some(r) = refused
+        .iter()
+        .find(|r| matches!(r.why, offsets::Why::Beyond { .. }))
+    {
         return Some(("D_PROC_OFF", r.to_string()));
     }
     if literal(&desc.name)
@@ -714,15 +717,14 @@ impl UserProbes {
         let functions: Vec<(String, FunctionSymbol)> = function_offsets(path)
             .into_iter()
             .filter_map(|f| {
-                // The first alias the description names (a plain name before `_IO_` ones).
-                let mut names = f.names.clone();
-                names.sort_by_key(|(raw, _)| raw.starts_with('_'));
-                names
-                    .into_iter()
-                    .find(|(raw, name)| {
-                        glob_match(&desc.function, name) || glob_match(&desc.function, raw)
-                    })
-                    .map(|(_, name)| (name, f))
+                // A function the description names by any of its aliases is known by its
+                // first name, as DTrace names a function by its address (`go` for `go`
+                // and its weak alias `_go`).
+                let named = f.names.iter().any(|(raw, name)| {
+                    glob_match(&desc.function, name) || glob_match(&desc.function, raw)
+                });
+                let first = f.names.first()?.1.clone();
+                named.then_some((first, f))
             })
             .collect();
         if functions.is_empty() {
@@ -891,7 +893,8 @@ fn module_matches(pattern: &str, modules: &[String]) -> bool {
         glob_match(pattern, m)
             || (!pattern.is_empty()
                 && !is_glob(pattern)
-                && m.strip_prefix(pattern).is_some_and(|rest| rest.starts_with('.')))
+                && m.strip_prefix(pattern)
+                    .is_some_and(|rest| rest.starts_with('.')))
     })
 }
 
@@ -1113,8 +1116,18 @@ pub struct FunctionSymbol {
     /// Its size in bytes (the largest of its symbols').
     pub size: u64,
     /// The `(raw, shown)` names of every symbol at its address (aliases such as `_IO_puts`
-    /// and `puts`), in symbol-table order.
+    /// and `puts`), the one DTrace names the function by first ([`alias_rank`]).
     pub names: Vec<(String, String)>,
+}
+
+/// A name's place among its address's names ([`alias_rank`]).
+type AliasRank = (bool, bool, usize);
+
+/// How DTrace ranks the names of one address (lowest first): a global or weak symbol
+/// before a local one, then a name not starting with `$`, then fewer leading underscores.
+fn alias_rank(raw: &str, local: bool) -> AliasRank {
+    let underscores = raw.len() - raw.trim_start_matches('_').len();
+    (local, raw.starts_with('$'), underscores)
 }
 
 /// Every defined function of the ELF file at `path` (`.symtab`, else `.dynsym`) whose
@@ -1132,7 +1145,8 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
         return Vec::new();
     };
     let mut index: HashMap<u64, usize> = HashMap::new();
-    let mut out: Vec<FunctionSymbol> = Vec::new();
+    // Each function with the ranks of its names.
+    let mut out: Vec<(FunctionSymbol, Vec<AliasRank>)> = Vec::new();
     for s in symbols {
         if !s.is_func || s.value == 0 || s.name.is_empty() {
             continue;
@@ -1144,22 +1158,29 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
             continue;
         }
         let name = demangle(&s.name);
+        let rank = alias_rank(&s.name, s.is_local);
         match index.get(&offset) {
             Some(&i) => {
-                out[i].names.push((s.name, name));
-                out[i].size = out[i].size.max(s.size);
+                let (f, ranks) = &mut out[i];
+                let at = ranks.partition_point(|r| *r <= rank);
+                ranks.insert(at, rank);
+                f.names.insert(at, (s.name, name));
+                f.size = f.size.max(s.size);
             }
             None => {
                 index.insert(offset, out.len());
-                out.push(FunctionSymbol {
-                    offset,
-                    size: s.size,
-                    names: vec![(s.name, name)],
-                });
+                out.push((
+                    FunctionSymbol {
+                        offset,
+                        size: s.size,
+                        names: vec![(s.name, name)],
+                    },
+                    vec![rank],
+                ));
             }
         }
     }
-    out
+    out.into_iter().map(|(f, _)| f).collect()
 }
 
 /// The nested name of an Itanium C++ or legacy Rust symbol (`_ZN3foo3barE` is `foo::bar`,

@@ -181,46 +181,51 @@ impl<'a> Cook<'a> {
         sites: &[ProbeSite],
         statements: &[u32],
     ) -> Result<()> {
-        let statement = |site: &ProbeSite| {
-            let i = sites.iter().position(|s| s.id == site.id).unwrap_or(0);
-            statements.get(i).copied().unwrap_or(0)
-        };
-        let mut bodies = Vec::new();
-        let mut singles: Vec<&ProbeSite> = Vec::new();
-        let mut groups: [Vec<ProbeSite>; 2] = Default::default();
-        for site in sites {
-            if singles.iter().any(|s| s.id == site.id)
-                || groups.iter().flatten().any(|s| s.id == site.id)
-            {
-                continue;
-            }
+        let statement = |i: usize| statements.get(i).copied().unwrap_or(0);
+        // Indices into `sites`: those typed one by one, and each syscall group's members.
+        let mut singles: Vec<usize> = Vec::new();
+        let mut groups: [Vec<usize>; 2] = Default::default();
+        for (i, site) in sites.iter().enumerate() {
             match group_direction(site) {
-                Some(ret) => groups[ret as usize].push(site.clone()),
-                None => singles.push(site),
+                Some(ret) => {
+                    let group = &mut groups[ret as usize];
+                    if !group.iter().any(|&j| sites[j].id == site.id) {
+                        group.push(i);
+                    }
+                }
+                // A probe that several of the clause's descriptions name runs the clause
+                // once for each, as DTrace does.
+                None => {
+                    if !singles
+                        .iter()
+                        .any(|&j| sites[j].id == site.id && statement(j) == statement(i))
+                    {
+                        singles.push(i);
+                    }
+                }
             }
         }
+        let mut bodies = Vec::new();
         for (ret, members) in groups.into_iter().enumerate() {
             if members.len() > SYSCALL_GROUP_MIN {
-                let context = group_site(&members, ret == 1);
-                bodies.push((members, context));
+                let member_sites: Vec<ProbeSite> =
+                    members.iter().map(|&i| sites[i].clone()).collect();
+                let context = group_site(&member_sites, ret == 1);
+                bodies.push((members, member_sites, context));
             } else {
-                singles.extend(
-                    sites
-                        .iter()
-                        .filter(|s| members.iter().any(|m| m.id == s.id)),
-                );
+                singles.extend(members);
             }
         }
         let mut typed = Vec::new();
         // Single probes first, in the order the clause names them, then the groups.
-        singles.sort_by_key(|s| sites.iter().position(|x| x.id == s.id));
-        for site in singles {
-            let stmts = vec![statement(site)];
-            typed.push(self.body(clause, vec![site.clone()], stmts, site.clone())?);
+        singles.sort_unstable();
+        for i in singles {
+            let site = &sites[i];
+            typed.push(self.body(clause, vec![site.clone()], vec![statement(i)], site.clone())?);
         }
-        for (members, context) in bodies {
-            let stmts = members.iter().map(statement).collect();
-            typed.push(self.body(clause, members, stmts, context)?);
+        for (members, member_sites, context) in bodies {
+            let stmts = members.iter().map(|&i| statement(i)).collect();
+            typed.push(self.body(clause, member_sites, stmts, context)?);
         }
         if sites.is_empty() {
             // A clause matching nothing (-Z) is still typed, so the variables and
@@ -268,7 +273,7 @@ impl<'a> Cook<'a> {
         // As DTrace does, the actions are typed before the predicate, so that a variable
         // the actions assign may be read by the predicate; when the actions name what
         // only the predicate defines (a `this->` variable, say), the predicate goes first.
-        let flags = self.ctx.as_ref().map(|c| c.flags.clone());
+        let flags = self.ctx.as_ref().map(|c| c.flags);
         let (predicate, stmts) = match self.statements(clause) {
             Ok(stmts) => (self.predicate(clause)?, stmts),
             Err(e)
