@@ -142,10 +142,11 @@ fn records_lay_out_actions_in_order() {
     let ActionKind::Printf { args, .. } = &actions[0].kind else {
         panic!("printf first");
     };
-    // After the 16-byte header: an 8-byte int, then a strsize string.
+    // After the 16-byte header: an 8-byte int, then a string (strsize 256 and its NUL),
+    // then the next value 8-byte aligned.
     assert_eq!(args[0].offset, 16);
     assert_eq!(args[1].offset, 24);
-    assert!(matches!(&actions[1].kind, ActionKind::Trace(f) if f.offset == 24 + 256));
+    assert!(matches!(&actions[1].kind, ActionKind::Trace(f) if f.offset == 24 + 264));
     assert_eq!(actions[0].presence, None);
     assert_eq!(actions[2].presence, Some(0));
 }
@@ -155,7 +156,7 @@ fn aggregations_get_per_cpu_hash_maps_sized_by_keys() {
     let c = build("BEGIN { @q[\"k\", 1] = quantize(1); @l = lquantize(1, 0, 100, 10); }").unwrap();
     let q = &c.aggregations[0];
     assert_eq!(q.slots, 127);
-    assert_eq!(q.key_size, 256 + 8);
+    assert_eq!(q.key_size, 264 + 8);
     assert_eq!(c.maps[q.map.0].value_size, 127 * 8);
     assert_eq!(c.aggregations[1].slots, 12);
 }

@@ -83,7 +83,7 @@ pub struct CodegenOptions {
 impl Default for CodegenOptions {
     fn default() -> Self {
         CodegenOptions {
-            strsize: 256,
+            strsize: 257,
             bufsize: 4 << 20,
             dynvar_entries: 16384,
             agg_entries: 16384,

@@ -45,7 +45,7 @@ pub use consts::constant;
 /// Options that change typing.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The size of a string (`strsize`).
+    /// The size of a string's buffer: the `strsize` option's characters and a NUL.
     pub strsize: u32,
     /// The most bytes one `alloca` or `copyin` takes (`scratchsize`).
     pub scratchsize: u32,
@@ -58,7 +58,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            strsize: 256,
+            strsize: 257,
             scratchsize: 256,
             stack_frames: dtrace_abi::datum::STACK_FRAMES,
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,

@@ -550,10 +550,10 @@ impl Cook<'_> {
         Ok(int(size, types::ULONG, span))
     }
 
-    /// The size of a value of `ty` (`strsize` for strings).
+    /// The size of a value of `ty` (the `strsize` option for strings, as in DTrace).
     pub(crate) fn size_of(&self, ty: &Type, span: Span) -> Result<u64> {
         match ty {
-            Type::String => Ok(self.strsize() as u64),
+            Type::String => Ok(self.strsize() as u64 - 1),
             Type::Opaque(name) if types::float_size(name).is_some() => Ok(ty.size()),
             Type::Opaque(_) | Type::Void => Err(CompileError::new(
                 "D_SIZEOF_TYPE",
