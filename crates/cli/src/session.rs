@@ -1,6 +1,6 @@
-//! A tracing session: run BEGIN, enable the probes, consume records until `exit()`, a
-//! signal or the end of the traced process, then disable the probes, run END and print the
-//! aggregations. This is the kernel side: records, aggregation maps and drop counters are
+//! A tracing session: enable the probes (their clauses held back by the tracing state
+//! word), run BEGIN, let the probes run, consume records until `exit()`, a signal or the
+//! end of the traced process, then disable the probes, run END and print the aggregations. This is the kernel side: records, aggregation maps and drop counters are
 //! read here and handed as bytes to the consumer, which decodes and prints them.
 //!
 //! Helper programs (the `sched_switch` program behind `vtimestamp`, the fork and exit
@@ -84,6 +84,12 @@ impl<'a> Session<'a> {
 
     /// Fire BEGIN, END or ERROR by test-running its program with `args`.
     fn fire(&mut self, which: DtraceProbe, args: [u64; 6]) {
+        self.run_probe(which, args);
+        self.drain();
+    }
+
+    /// Run the program of `dtrace:::BEGIN`, `END` or `ERROR` once, in this thread.
+    fn run_probe(&mut self, which: DtraceProbe, args: [u64; 6]) {
         let Some(i) = self.dtrace_program(which) else {
             return;
         };
@@ -95,7 +101,6 @@ impl<'a> Session<'a> {
             self.consumer
                 .warning(&format!("failed to fire {which:?}: {e}"));
         }
-        self.drain();
     }
 
     /// A notice about the run (`dtrace: ...` on stderr), unless quiet.
@@ -115,13 +120,17 @@ impl<'a> Session<'a> {
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
         self.consumer.set_target(target);
         self.consumer.prepare();
+        // As in DTrace, every probe is enabled before BEGIN fires, and none runs a clause
+        // until BEGIN has: its records (a `system()` command, say) are acted on once
+        // every probe can see what they cause.
         self.set_state(TracingState::Enabling)?;
         self.attach_helpers()?;
         self.seed_follow(&targets)?;
-        self.fire(DtraceProbe::Begin, [0; 6]);
+        self.attach()?;
+        self.run_probe(DtraceProbe::Begin, [0; 6]);
+        self.open_gate()?;
+        self.drain();
         if self.consumer.exit_status().is_none() && self.output.failure().is_none() {
-            self.attach()?;
-            self.set_state(TracingState::Active)?;
             for t in &mut targets {
                 t.release();
             }
@@ -146,18 +155,27 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Set the tracing state word at the start of the globals map's value. Only done while
-    /// no clause but BEGIN (fired by this thread) can run, so the read-modify-write keeps
-    /// the global variables BEGIN set.
+    /// Set the tracing state word at the start of the globals map's value, unless `exit()`
+    /// ran. Only done while no clause but BEGIN (run by this thread) can run, so the
+    /// read-modify-write keeps the global variables BEGIN set.
     fn set_state(&self, state: TracingState) -> Result<(), String> {
         let map = &self.loaded.maps[self.compiled().core.globals.0];
         let key = 0u32.to_ne_bytes();
         let fail = |e: dtrace_runtime::Error| format!("dtrace: failed to enable tracing: {e}\n");
         let mut value = map.lookup(&key).map_err(fail)?.unwrap_or_default();
         let at = STATE_OFFSET as usize;
-        value[at..at + 8].copy_from_slice(&(state as u64).to_ne_bytes());
+        let word = &mut value[at..at + 8];
+        if u64::from_ne_bytes(word.try_into().expect("8 bytes")) == TracingState::Exited as u64 {
+            return Ok(());
+        }
+        word.copy_from_slice(&(state as u64).to_ne_bytes());
         map.update(&key, &value, dtrace_runtime::Update::Any)
             .map_err(fail)
+    }
+
+    /// Let every enabled probe run its clauses (BEGIN has run).
+    fn open_gate(&self) -> Result<(), String> {
+        self.set_state(TracingState::Active)
     }
 
     /// Attach the helper programs (each a `tp_btf` program on its tracepoint).
