@@ -6,7 +6,7 @@ use dtrace_frontend::{CompileError, Origin, Source};
 
 /// The one-line message for `err`, which happened in `sources`.
 pub fn compile_error(err: &CompileError, sources: &[Source], errtags: bool) -> String {
-    let tag = if errtags {
+    let tag = if errtags && !err.tag.is_empty() {
         format!("[{}] ", err.tag)
     } else {
         String::new()

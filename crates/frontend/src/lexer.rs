@@ -165,16 +165,17 @@ impl<'a> Lexer<'a> {
     }
 
     fn skip_block_comment(&mut self) -> Result<()> {
-        let start = self.pos;
         self.pos += 2;
         loop {
             match (self.peek_byte(0), self.peek_byte(1)) {
                 (None, _) => {
+                    // Untagged, at the end of the input, as DTrace's lexer reports it.
+                    let end = self.bytes.len();
                     return Err(CompileError::new(
-                        "D_SYNTAX",
+                        "",
                         "end-of-file encountered before matching */",
-                        self.span(start, start + 2),
-                    ))
+                        self.span(end, end),
+                    ));
                 }
                 (Some(b'*'), Some(b'/')) => {
                     self.pos += 2;
@@ -366,6 +367,16 @@ impl<'a> Lexer<'a> {
 
     /// DTrace's rule for a `/`: it ends a predicate when the next non-blank character is
     /// the end of input, `;`, `{` or `/`; otherwise it divides.
+    /// Where the lexer's lookahead past blanks stops (DTrace reports a predicate's
+    /// unbalanced `/` on that line).
+    pub fn lookahead_span(&self) -> Span {
+        let at = self.bytes[self.pos..]
+            .iter()
+            .position(|&b| !is_blank(b))
+            .map_or(self.bytes.len(), |i| self.pos + i);
+        self.span(at, at)
+    }
+
     fn closes_predicate(&self) -> bool {
         let next = self.bytes[self.pos..].iter().find(|&&b| !is_blank(b));
         matches!(next, None | Some(b';' | b'{' | b'/'))
@@ -425,10 +436,11 @@ impl<'a> Lexer<'a> {
                     } else {
                         ("D_CHR_NL", "character constant")
                     };
+                    // On the line the newline leads to, as DTrace's lexer counts.
                     return Err(CompileError::new(
                         tag,
                         format!("newline encountered in {what}"),
-                        self.span(start, self.pos),
+                        self.span(self.pos + 1, self.pos + 1),
                     ));
                 }
                 Some(b'\\') if self.peek_byte(1).is_some_and(|b| b != b'\n') => self.pos += 2,

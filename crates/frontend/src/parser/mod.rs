@@ -145,7 +145,7 @@ impl<'a> Parser<'a> {
                         return Err(CompileError::new(
                             "D_SYNTAX",
                             format!("closing {closer} expected in predicate before /"),
-                            tok.span,
+                            self.lexer.lookahead_span(),
                         ));
                     }
                 }
