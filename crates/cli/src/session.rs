@@ -91,7 +91,10 @@ impl<'a> Session<'a> {
         for (k, a) in args.iter().enumerate() {
             ctx[k * 8..k * 8 + 8].copy_from_slice(&a.to_le_bytes());
         }
-        if let Err(e) = self.loaded.programs[i].test_run(&ctx) {
+        let Some(program) = &self.loaded.programs[i] else {
+            return;
+        };
+        if let Err(e) = program.test_run(&ctx) {
             self.consumer
                 .warning(&format!("failed to fire {which:?}: {e}"));
         }
@@ -186,20 +189,48 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// Attach every loaded program. An `fbt` function the kernel will not attach to (an
+    /// `__init` function already freed) is skipped like one it would not load, unless no
+    /// `fbt` probe is left; the skipped ones are counted in one line.
     fn attach(&mut self) -> Result<(), String> {
+        let mut functions = 0;
         for (i, prog) in self.compiled().programs.iter().enumerate() {
+            let Some(program) = &self.loaded.programs[i] else {
+                continue;
+            };
             let links = if let ProbeContext::SyscallGroup(g) = &prog.probe.context {
-                dtrace_probes::attach_syscall_group(&self.loaded.programs[i], g.ret)
+                dtrace_probes::attach_syscall_group(program, g.ret)
             } else {
                 let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
                     continue;
                 };
-                probe.attach(&self.loaded.programs[i])
+                probe.attach(program)
             };
-            let links = links.map_err(|e| {
-                format!("dtrace: failed to enable {}: {e}\n", prog.probe.full_name())
-            })?;
-            self.loaded.links.extend(links);
+            let function = matches!(prog.probe.context, ProbeContext::Function { .. });
+            match links {
+                Ok(links) => {
+                    functions += usize::from(function);
+                    self.loaded.links.extend(links);
+                }
+                Err(e) if function => self.loaded.skipped.push(crate::load::Skipped {
+                    probe: prog.probe.full_name(),
+                    why: crate::load::attach_refusal(&e),
+                }),
+                Err(e) => {
+                    return Err(format!(
+                        "dtrace: failed to enable {}: {e}\n",
+                        prog.probe.full_name()
+                    ))
+                }
+            }
+        }
+        if functions == 0 {
+            if let Some(first) = self.loaded.skipped.first() {
+                return Err(first.message());
+            }
+        }
+        if let Some(line) = crate::load::skipped_notice(&self.loaded.skipped) {
+            self.consumer.warning(&line);
         }
         Ok(())
     }

@@ -125,6 +125,8 @@ pub struct Catalog {
     functions: bool,
     /// Why tracefs could not be read, when the tracepoint providers were looked for.
     tracefs_error: Option<String>,
+    /// `proc` and `sched` probes whose tracepoint this kernel lacks.
+    missing: Vec<mapped::Missing>,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
     /// USDT and `pid` probes.
@@ -197,6 +199,7 @@ impl Catalog {
             mapped: false,
             functions: false,
             tracefs_error: None,
+            missing: Vec::new(),
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
         }
@@ -262,6 +265,8 @@ impl Catalog {
         self.probes.extend(found);
         let found = sched::probes(self.next_id());
         self.probes.extend(found);
+        self.missing = proc::missing();
+        self.missing.extend(sched::missing());
     }
 
     fn discover_functions(&mut self) {
@@ -349,6 +354,11 @@ impl Catalog {
             .discover(desc, &mut self.probes, &mut found.refused)
         {
             found.probes.push(self.probes[i].clone());
+        }
+        if found.probes.is_empty() {
+            if let Some(m) = self.missing.iter().find(|m| m.named_by(desc)) {
+                found.unavailable = Some(m.to_string());
+            }
         }
         found
     }

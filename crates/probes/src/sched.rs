@@ -28,6 +28,7 @@ const DEFS: &[Def] = &[
         name: "change-pri",
         base: Base::Raw("sched_pi_setprio"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[0])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[0])"),
@@ -41,6 +42,7 @@ const DEFS: &[Def] = &[
         name: "dequeue",
         base: Base::Raw("sched_switch"),
         filter: Some(BLOCKS),
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[1])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[1])"),
@@ -51,6 +53,7 @@ const DEFS: &[Def] = &[
         name: "enqueue",
         base: Base::Raw("sched_wakeup"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[0])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[0])"),
@@ -65,6 +68,7 @@ const DEFS: &[Def] = &[
         name: "off-cpu",
         base: Base::Raw("sched_switch"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[2])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[2])"),
@@ -74,18 +78,21 @@ const DEFS: &[Def] = &[
         name: "on-cpu",
         base: Base::Raw("sched_exit_tp"),
         filter: Some("args[0]"),
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "preempt",
         base: Base::Raw("sched_switch"),
         filter: Some("args[0] || args[3] == 0"),
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "remain-cpu",
         base: Base::Raw("sched_exit_tp"),
         filter: Some("!args[0]"),
+        fewer_args: None,
         args: &[],
     },
     Def {
@@ -93,12 +100,14 @@ const DEFS: &[Def] = &[
         base: Base::Raw("sched_switch"),
         // Not a thread that is dying (TASK_DEAD).
         filter: Some("!args[0] && args[3] != 0 && (args[3] & 0x80) == 0"),
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "tick",
         base: Base::Timer { period_ns: TICK_NS },
         filter: Some("tid != 0"),
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (curthread)"),
             ("psinfo_t *", "xlate <psinfo_t *> (curthread)"),
@@ -108,6 +117,7 @@ const DEFS: &[Def] = &[
         name: "wakeup",
         base: Base::Raw("sched_waking"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[0])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[0])"),
@@ -118,4 +128,9 @@ const DEFS: &[Def] = &[
 /// The `sched` probes this kernel can supply, numbered from `first_id`.
 pub fn probes(first_id: u32) -> Vec<Probe> {
     crate::mapped::probes(PROVIDER, DEFS, first_id)
+}
+
+/// The probes this kernel cannot have (their tracepoint is missing).
+pub fn missing() -> Vec<crate::mapped::Missing> {
+    crate::mapped::missing(PROVIDER, DEFS)
 }
