@@ -38,6 +38,7 @@ CAT = "cat /etc/hostname"
 # its exit status (default 0); `on`, per-kernel replacements of those ("host": this
 # machine, whose kernel has neither kprobes nor fentry).
 NO_ON_CPU = {"expect": r"sched:::on-cpu fires on the kernel's sched_exit_tp tracepoint, which this kernel lacks", "rc": 1}
+SKIPS = {"expect": r"dtrace: \d+ fbt probes skipped, the kernel cannot trace their functions \(.*\)\n(.*\n)*vfs_read [1-9]"}
 NO_FBT = {"expect": r"this kernel refuses the fentry/fexit BPF programs", "rc": 1}
 TESTS = [
     {"name": "begin", "group": "core",
@@ -99,7 +100,9 @@ TESTS = [
      "cmd": "dtrace -qn 'fbt::vfs_read:entry /pid == $target/ { stack(); exit(0); }'"
             f" -c '{CAT}'",
      "expect": r"ksys_read"},
-    {"name": "fbt-glob", "group": "fbt", "on": {"host": NO_FBT},
+    # Debian's kernels have vfs_* functions fentry cannot take (6.1: some return a struct;
+    # 6.12: __init code): skipped, in one line.
+    {"name": "fbt-glob", "group": "fbt", "on": {"host": NO_FBT, **{k: SKIPS for k in ("6.1", "6.12")}},
      "cmd": "dtrace -qn 'fbt:vmlinux:vfs_*:entry /pid == $target/ { @[probefunc] = count(); }"
             " END { printa(\"%s %@d\\n\", @); }'"
             f" -c '{CAT}'",
@@ -195,7 +198,10 @@ def initramfs(work, tdir):
     root = os.path.join(work, "root")
     for d in ("bin", "etc", "tests"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
-    shutil.copy(shutil.which("busybox"), os.path.join(root, "bin", "busybox"))
+    busybox = shutil.which("busybox")
+    if not busybox or subprocess.run(["ldd", busybox], capture_output=True).returncode == 0:
+        sys.exit("run.py: needs a static busybox (Debian package busybox-static)")
+    shutil.copy(busybox, os.path.join(root, "bin", "busybox"))
     with open(os.path.join(root, "init"), "w") as f:
         f.write(INIT)
     os.chmod(os.path.join(root, "init"), 0o755)
