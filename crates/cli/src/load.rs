@@ -142,7 +142,10 @@ pub fn skipped_notice(skipped: &[Skipped]) -> Option<String> {
     let why: Vec<String> = reasons
         .iter()
         .take(3)
-        .map(|(why, probe, n)| format!("{n} like {probe}: {why}"))
+        .map(|(why, probe, n)| match n {
+            1 => format!("{probe}: {why}"),
+            n => format!("{probe} and {} more: {why}", n - 1),
+        })
         .collect();
     let more = if reasons.len() > 3 { "; ..." } else { "" };
     let probes = if skipped.len() == 1 {
@@ -262,12 +265,20 @@ fn try_load(
         ProbeContext::Function { .. } => Failure::Untraceable(Skipped {
             probe: prog.probe.full_name(),
             why: match &e {
+                // Worded without the function's name ("The function F return type STRUCT
+                // is unsupported."), so functions refused alike count together.
                 dtrace_runtime::Error::Verifier { log, .. } => log
                     .lines()
                     .map(str::trim)
                     .rev()
                     .find(|l| !l.is_empty() && !VERIFIER_STATS.iter().any(|s| l.starts_with(s)))
-                    .map_or_else(|| e.to_string(), str::to_string),
+                    .map_or_else(
+                        || e.to_string(),
+                        |l| match l.split_once(&format!("{} ", prog.probe.function)) {
+                            Some((_, rest)) => rest.trim_end_matches('.').to_string(),
+                            None => l.to_string(),
+                        },
+                    ),
                 other => other.to_string(),
             },
         }),
