@@ -107,6 +107,11 @@ TESTS = [
             " END { printa(\"%s %@d\\n\", @); }'"
             f" -c '{CAT}'",
      "expect": r"vfs_read [1-9]"},
+    # Hundreds of functions: one kprobe_multi link where the kernel has them.
+    {"name": "fbt-many", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::tcp_*:entry,fbt::tcp_*:return { @[probename] = count(); }"
+            " tick-1s { exit(0); } END { printa(\"%s %@d\\n\", @); }'",
+     "expect": r"entry \d+\n(.*\n)*return \d+|return \d+\n(.*\n)*entry \d+"},
     # Last: nothing dtrace attached stays (ftrace's list of functions with callbacks:
     # kprobes and BPF trampolines both show there).
     {"name": "nothing-left", "group": "core",

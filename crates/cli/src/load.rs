@@ -227,14 +227,18 @@ fn try_load(
         ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) | ProbeContext::Mapped(_) => {}
         ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
         ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
-        // User probes: uprobe_multi links, or per-process perf events (see user.rs).
+        // User probes: uprobe_multi links, or per-process perf events (see user.rs); a group
+        // of fbt functions: a kprobe_multi link.
         ProbeContext::Uprobe(_) => {
             spec.prog_type = ProgramType::Kprobe;
-            if !matches!(probes.get(&prog.probe.id).map(|p| &p.attach),
-                Some(dtrace_probes::Attach::User(u)) if !u.multi())
-            {
-                spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
-            }
+            spec.expected_attach_type = match probes.get(&prog.probe.id).map(|p| &p.attach) {
+                Some(dtrace_probes::Attach::User(u)) if !u.multi() => None,
+                Some(dtrace_probes::Attach::KernelMulti {
+                    multi_link: true, ..
+                }) => Some(AttachType::TraceKprobeMulti),
+                Some(dtrace_probes::Attach::KernelMulti { .. }) => None,
+                _ => Some(AttachType::TraceUprobeMulti),
+            };
         }
         // rawtp: a tp_btf program, like the helpers.
         ProbeContext::BtfTracepoint(ref tp) => {

@@ -207,9 +207,23 @@ impl<'a> Session<'a> {
                 probe.attach(program)
             };
             let function = matches!(prog.probe.context, ProbeContext::Function { .. });
+            let mut group = false;
+            if let Some(dtrace_probes::Probe {
+                attach: dtrace_probes::Attach::KernelMulti { untraceable, .. },
+                site,
+            }) = self.comp.probes.get(&prog.probe.id)
+            {
+                group = true;
+                self.loaded
+                    .skipped
+                    .extend(untraceable.iter().map(|f| crate::load::Skipped {
+                        probe: format!("{}:{}:{f}:{}", site.provider, site.module, site.name),
+                        why: "ftrace cannot trace it (not in available_filter_functions)".into(),
+                    }));
+            }
             match links {
                 Ok(links) => {
-                    functions += usize::from(function);
+                    functions += usize::from(function || group);
                     self.loaded.links.extend(links);
                 }
                 Err(e) if function => self.loaded.skipped.push(crate::load::Skipped {

@@ -5,9 +5,10 @@
 //! test machine answers EPERM); [`kernel_refusal`] finds out once by loading a tiny one, so a
 //! script using fbt fails with one clear sentence instead of a verifier report.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use dtrace_backend::program::{ProbeContext, ProbeSite};
+use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeContext, UprobeKind};
 use dtrace_btf::{Kind, TypeKind};
 use dtrace_ebpf::{Insn, R0};
 use dtrace_runtime::{AttachType, Program, ProgramSpec, ProgramType};
@@ -58,6 +59,79 @@ pub fn probes(first_id: u32) -> Vec<Probe> {
         }
     }
     probes
+}
+
+/// More functions than this in one description's entry (or return) probes are one probe,
+/// attached with one kprobe_multi link, where the kernel has them (as `pid` globs are, with
+/// uprobe_multi links): one program instead of one per function, attached in one call.
+pub const GROUP_MIN: usize = 8;
+
+/// The functions ftrace can trace (`available_filter_functions`, module functions without
+/// their `[module]`), read once; None when the file cannot be read (this project's test
+/// machine answers EPERM). A kprobe_multi link fails as a whole on any function not there.
+pub fn traceable() -> Option<&'static HashSet<String>> {
+    static SET: OnceLock<Option<HashSet<String>>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let root = dtrace_runtime::tracefs::ensure_mounted().ok()?;
+        let text = std::fs::read_to_string(root.join("available_filter_functions")).ok()?;
+        Some(
+            text.lines()
+                .filter_map(|l| l.split_whitespace().next())
+                .map(str::to_string)
+                .collect(),
+        )
+    })
+    .as_ref()
+}
+
+/// The group probe standing for `members` (entry or return probes of `fbt` functions, more
+/// than [`GROUP_MIN`]) that description function `glob` matched: a kprobe-type program on a
+/// `struct pt_regs` context like a `pid` glob's (`arg0..arg5` the argument registers, `arg1`
+/// at return the return value, `probefunc` by attach cookie; `args[]` untyped), attached
+/// with one kprobe_multi link, or, on a kernel without them (no `CONFIG_FPROBE`: Debian
+/// 12's 6.1), one perf-event kprobe per function. Functions ftrace cannot trace are left
+/// out (listed in the attach, for the session to say so). None when the kernel has no
+/// kprobes or ftrace's list cannot be read.
+pub fn group(id: u32, glob: &str, members: &[Probe]) -> Option<Probe> {
+    let first = members.first()?;
+    let traceable = traceable()?;
+    let multi_link = dtrace_runtime::kprobe::kprobe_multi_available();
+    if !multi_link && dtrace_runtime::kprobe::kprobe_pmu().is_none() {
+        return None;
+    }
+    let ret = first.site.name == "return";
+    let (functions, left_out): (Vec<String>, Vec<String>) = members
+        .iter()
+        .map(|p| p.site.function.clone())
+        .partition(|f| traceable.contains(f));
+    if functions.is_empty() {
+        return None;
+    }
+    let site = ProbeSite {
+        id,
+        provider: first.site.provider.clone(),
+        module: first.site.module.clone(),
+        function: glob.to_string(),
+        name: first.site.name.clone(),
+        context: ProbeContext::Uprobe(UprobeContext {
+            kind: if ret {
+                UprobeKind::Return
+            } else {
+                UprobeKind::Entry
+            },
+            functions: functions.clone(),
+            family: None,
+        }),
+    };
+    Some(Probe {
+        site,
+        attach: Attach::KernelMulti {
+            functions,
+            retprobe: ret,
+            untraceable: left_out,
+            multi_link,
+        },
+    })
 }
 
 /// Why this kernel refuses fentry/fexit programs (the kernel's answer to loading a

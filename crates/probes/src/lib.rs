@@ -75,6 +75,16 @@ pub enum Attach {
     BtfTracepoint,
     /// A USDT or `pid` probe: uprobes on a binary, with one uprobe_multi link.
     User(user::UserAttach),
+    /// Many `fbt` functions' entries (or returns) with one kprobe_multi link (or, without
+    /// them, one perf-event kprobe each), function `i` with cookie `i` (see [`fbt::group`]).
+    KernelMulti {
+        functions: Vec<String>,
+        retprobe: bool,
+        /// The functions the description matched that ftrace cannot trace, left out.
+        untraceable: Vec<String>,
+        /// One kprobe_multi link; else a perf-event kprobe per function.
+        multi_link: bool,
+    },
 }
 
 /// A probe: where it is and how to attach to it.
@@ -83,6 +93,10 @@ pub struct Probe {
     pub site: ProbeSite,
     pub attach: Attach,
 }
+
+/// The ids of `fbt` group probes ([`fbt::group`]): above the kernel's probes, below the
+/// user probes' ([`user::USER_PROBE_IDS`]).
+const FBT_GROUP_IDS: u32 = 1 << 19;
 
 /// What a description matches.
 #[derive(Debug, Default)]
@@ -127,6 +141,9 @@ pub struct Catalog {
     tracefs_error: Option<String>,
     /// `proc` and `sched` probes whose tracepoint this kernel lacks.
     missing: Vec<mapped::Missing>,
+    /// `fbt` groups made so far: (function glob, probe name, functions matched) and the
+    /// group probe.
+    fbt_groups: Vec<((String, &'static str, usize), Probe)>,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
     /// USDT and `pid` probes.
@@ -200,6 +217,7 @@ impl Catalog {
             functions: false,
             tracefs_error: None,
             missing: Vec::new(),
+            fbt_groups: Vec::new(),
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
         }
@@ -349,6 +367,7 @@ impl Catalog {
                 found.probes.push(self.probes[i].clone());
             }
         }
+        self.group_functions(desc, &mut found.probes);
         for i in self
             .user
             .discover(desc, &mut self.probes, &mut found.refused)
@@ -361,6 +380,37 @@ impl Catalog {
             }
         }
         found
+    }
+
+    /// More than [`fbt::GROUP_MIN`] `fbt` entry (or return) probes in `probes` become one
+    /// kprobe_multi probe ([`fbt::group`]), the same one (same id) each time a description
+    /// with the same function glob matches the same functions.
+    fn group_functions(&mut self, desc: &Description, probes: &mut Vec<Probe>) {
+        for name in ["entry", "return"] {
+            let is_member = |p: &Probe| {
+                matches!(p.site.context, ProbeContext::Function { .. }) && p.site.name == name
+            };
+            let count = probes.iter().filter(|p| is_member(p)).count();
+            if count <= fbt::GROUP_MIN {
+                continue;
+            }
+            let members: Vec<Probe> = probes.iter().filter(|p| is_member(p)).cloned().collect();
+            let key = (desc.function.clone(), name, members.len());
+            let known = self.fbt_groups.iter().find(|(k, _)| *k == key);
+            let group = match known {
+                Some((_, g)) => g.clone(),
+                None => {
+                    let id = FBT_GROUP_IDS + self.fbt_groups.len() as u32;
+                    let Some(g) = fbt::group(id, &desc.function, &members) else {
+                        continue;
+                    };
+                    self.fbt_groups.push((key, g.clone()));
+                    g
+                }
+            };
+            probes.retain(|p| !is_member(p));
+            probes.push(group);
+        }
     }
 
     /// A site-less probe standing for a [`user::deferrable`] description that matches
@@ -462,6 +512,26 @@ impl Probe {
                 user::attach(prog, u, &u.sites, &mut links)?;
                 Ok(links)
             }
+            Attach::KernelMulti {
+                functions,
+                retprobe,
+                multi_link: true,
+                ..
+            } => Ok(vec![dtrace_runtime::kprobe::attach_kprobe_multi(
+                prog, functions, *retprobe,
+            )?]),
+            Attach::KernelMulti {
+                functions,
+                retprobe,
+                multi_link: false,
+                ..
+            } => functions
+                .iter()
+                .enumerate()
+                .map(|(cookie, f)| {
+                    dtrace_runtime::kprobe::attach_kprobe_perf(prog, f, *retprobe, cookie as u64)
+                })
+                .collect(),
         }
     }
 }
