@@ -107,6 +107,11 @@ TESTS = [
             " END { printa(\"%s %@d\\n\", @); }'"
             f" -c '{CAT}'",
      "expect": r"vfs_read [1-9]"},
+    {"name": "fbt-glob-return", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt:vmlinux:vfs_*:return /pid == $target && probefunc == \"vfs_read\" && arg1 > 0/"
+            " { printf(\"%s returned %d\\n\", probefunc, arg1); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"vfs_read returned 13\n"},
     # Hundreds of functions: one kprobe_multi link where the kernel has them.
     {"name": "fbt-many", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt::tcp_*:entry,fbt::tcp_*:return { @[probename] = count(); }"

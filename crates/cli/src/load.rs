@@ -249,7 +249,7 @@ fn try_load(
         ProbeContext::Function { btf_id, ret, .. } => {
             if let Some(why) = dtrace_probes::fbt::kernel_refusal() {
                 return Err(Failure::Message(format!(
-                    "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}); use syscall or sdt probes instead\n",
+                    "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}), and no kprobes are available; use syscall or sdt probes instead\n",
                     prog.probe.full_name()
                 )));
             }

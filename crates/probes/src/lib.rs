@@ -382,16 +382,18 @@ impl Catalog {
         found
     }
 
-    /// More than [`fbt::GROUP_MIN`] `fbt` entry (or return) probes in `probes` become one
-    /// kprobe_multi probe ([`fbt::group`]), the same one (same id) each time a description
-    /// with the same function glob matches the same functions.
+    /// More than [`fbt::GROUP_MIN`] `fbt` entry (or return) probes in `probes` (any number,
+    /// on a kernel that refuses fentry) become one kprobe probe ([`fbt::group`]), the same
+    /// one (same id) each time a description with the same function glob matches the same
+    /// functions.
     fn group_functions(&mut self, desc: &Description, probes: &mut Vec<Probe>) {
         for name in ["entry", "return"] {
             let is_member = |p: &Probe| {
                 matches!(p.site.context, ProbeContext::Function { .. }) && p.site.name == name
             };
             let count = probes.iter().filter(|p| is_member(p)).count();
-            if count <= fbt::GROUP_MIN {
+            // Where fentry is refused, kprobes are the only way, even for one function.
+            if count == 0 || (count <= fbt::GROUP_MIN && fbt::kernel_refusal().is_none()) {
                 continue;
             }
             let members: Vec<Probe> = probes.iter().filter(|p| is_member(p)).cloned().collect();
