@@ -30,6 +30,10 @@ KERNELS = {
     "6.1": "linux-image-cloud-amd64",
     "6.12": "linux-image-6.12-cloud-amd64",
 }
+# The generic flavour, whose 9p modules (in the package) let --conformance share this
+# machine's files with the guest.
+GENERIC = "linux-image-6.12-amd64"
+NINEP_MODULES = ["fs/netfs/netfs", "net/9p/9pnet", "net/9p/9pnet_virtio", "fs/9p/9p"]
 
 CAT = "cat /etc/hostname"
 
@@ -149,10 +153,10 @@ def resolve(meta):
     sys.exit(f"run.py: apt knows no package {meta} (is bookworm or bookworm-security missing?)")
 
 
-def kernel_image(name):
-    """Path of the vmlinuz of kernel `name`, downloading and unpacking its package once."""
+def kernel_root(meta):
+    """The unpacked package of the kernel image `meta` depends on, downloaded once."""
     cache = cache_dir()
-    pkg = resolve(KERNELS[name])
+    pkg = resolve(meta)
     root = os.path.join(cache, pkg)
     if not os.path.isdir(root):
         debs = [f for f in os.listdir(cache) if f.startswith(pkg + "_") and f.endswith(".deb")]
@@ -163,6 +167,10 @@ def kernel_image(name):
         shutil.rmtree(tmp, ignore_errors=True)
         sh("dpkg-deb", "-x", os.path.join(cache, debs[0]), tmp)
         os.rename(tmp, root)
+    return root
+
+
+def vmlinuz(root):
     boot = os.path.join(root, "boot")
     return os.path.join(boot, next(f for f in os.listdir(boot) if f.startswith("vmlinuz-")))
 
@@ -185,6 +193,19 @@ def write_tests(tdir, tests, dtrace):
     shutil.copy(dtrace, os.path.join(tdir, "dtrace"))
 
 
+# --conformance: this machine's / over 9p (read-only), a chroot into it with fresh /proc,
+# /sys, /dev, /tmp, and Oracle's unit tests run there with the release dtrace.
+CONFORMANCE = """for m in /modules/*.ko; do insmod $m; done
+mkdir -p /host
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose host /host || echo "### 9p mount failed"
+for d in proc sys dev sys/kernel/tracing sys/kernel/debug; do mount --bind /$d /host/$d; done
+mount -t tmpfs tmp /host/tmp
+echo "### CONFORMANCE BEGIN"
+chroot /host /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/tmp \
+    /usr/bin/python3 @RUNPY@ --dtrace @DTRACE@ --set @SET@ --jobs 2 -v
+echo "### CONFORMANCE END RC=$?"
+"""
+
 INIT = """#!/bin/busybox sh
 /bin/busybox mkdir -p /proc /sys /dev /tmp /usr/bin /usr/sbin /sbin
 /bin/busybox mount -t proc proc /proc
@@ -197,15 +218,20 @@ hostname kernelmatrix
 echo kernelmatrix > /etc/hostname
 export PATH=/tests:/bin:/sbin
 echo "### KERNEL $(uname -r)"
-sh /tests/list.sh
+if [ -e /conformance.sh ]; then sh /conformance.sh; else sh /tests/list.sh; fi
 echo "### DONE"
 poweroff -f
 """
 
 
-def initramfs(work, tdir):
-    """A cpio (newc) archive: busybox, the tests directory, dtrace's shared libraries."""
+def initramfs(work, tdir, extra=None):
+    """A cpio (newc) archive: busybox, the tests directory, dtrace's shared libraries, and
+    `extra` files ({path in the archive: bytes})."""
     root = os.path.join(work, "root")
+    for path, data in (extra or {}).items():
+        os.makedirs(os.path.dirname(root + path), exist_ok=True)
+        with open(root + path, "wb") as f:
+            f.write(data)
     for d in ("bin", "etc", "tests"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     busybox = shutil.which("busybox")
@@ -229,11 +255,11 @@ def initramfs(work, tdir):
     return image
 
 
-def boot(vmlinuz, image, log, timeout):
+def boot(kernel, image, log, timeout, qemu_args=()):
     """Boot under qemu TCG; returns the serial console's text."""
-    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2",
-           "-kernel", vmlinuz, "-initrd", image, "-display", "none", "-monitor", "none",
-           "-serial", "stdio", "-no-reboot",
+    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "2048", "-smp", "2",
+           "-kernel", kernel, "-initrd", image, "-display", "none", "-monitor", "none",
+           "-serial", "stdio", "-no-reboot", *qemu_args,
            "-append", "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"]
     try:
         p = subprocess.run(cmd, capture_output=True, timeout=timeout)
@@ -282,6 +308,11 @@ def main():
     ap.add_argument("--dtrace", help="the dtrace binary (default: cargo build --release, then target/release/dtrace)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per kernel")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test's output")
+    ap.add_argument("--conformance", metavar="SET",
+                    help="instead of the tests: Oracle's unit tests of SET (run.py --set, e.g. fbtprovider)"
+                         " in the generic 6.12 kernel, with this machine's / shared over 9p")
+    ap.add_argument("--conformance-dir", default=os.path.join(os.path.dirname(REPO), "shared", "conformance"),
+                    help="where the conformance harness run.py is (default: %(default)s)")
     args = ap.parse_args()
 
     kernels = [k for k in args.kernels.split(",") if k]
@@ -296,6 +327,9 @@ def main():
     if not dtrace:
         sh("cargo", "build", "--release", "-q", "-p", "dtrace", cwd=REPO)
         dtrace = os.path.join(REPO, "target", "release", "dtrace")
+
+    if args.conformance:
+        sys.exit(conformance(args, os.path.abspath(dtrace)))
 
     failed = 0
     summary = []
@@ -316,7 +350,7 @@ def main():
                 with open(log, "w") as f:
                     f.write(text)
             else:
-                text = boot(kernel_image(k), image, log, args.timeout)
+                text = boot(vmlinuz(kernel_root(KERNELS[k])), image, log, args.timeout)
             secs = time.monotonic() - start
             m = re.search(r"### KERNEL (\S+)", text)
             release = m.group(1) if m else "(did not boot)"
@@ -336,6 +370,39 @@ def main():
             summary.append(f"{k}: {passed}/{len(tests)} passed in {secs:.0f} s (console: {log})")
     print("\n".join(summary))
     sys.exit(1 if failed else 0)
+
+
+def conformance(args, dtrace):
+    """Oracle's unit tests of set `args.conformance` in the generic 6.12 kernel; prints the
+    harness's output and returns its status."""
+    import lzma
+    root = kernel_root(GENERIC)
+    release = os.listdir(os.path.join(root, "lib", "modules"))[0]
+    kernel_dir = os.path.join(root, "lib", "modules", release, "kernel")
+    extra = {}
+    for i, m in enumerate(NINEP_MODULES):
+        with lzma.open(os.path.join(kernel_dir, m + ".ko.xz")) as f:
+            extra[f"/modules/{i}-{os.path.basename(m)}.ko"] = f.read()
+    script = (CONFORMANCE.replace("@RUNPY@", os.path.join(os.path.abspath(args.conformance_dir), "run.py"))
+              .replace("@DTRACE@", dtrace).replace("@SET@", args.conformance))
+    extra["/conformance.sh"] = script.encode()
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dtrace-kernels-") as work:
+        tdir = os.path.join(work, "tests")
+        write_tests(tdir, [], dtrace)
+        image = initramfs(work, tdir, extra)
+        log = os.path.join(REPO, "target", "kernels", "conformance.log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        text = boot(vmlinuz(root), image, log, args.timeout,
+                    ["-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on"])
+    m = re.search(r"### CONFORMANCE BEGIN\n(.*)### CONFORMANCE END RC=(\d+)", text, re.S)
+    if not m:
+        print(text[-3000:])
+        print(f"run.py: the conformance run did not finish (console: {log})")
+        return 1
+    print(m.group(1), end="")
+    print(f"conformance of {args.conformance} in {release}: {time.monotonic() - start:.0f} s")
+    return int(m.group(2))
 
 
 if __name__ == "__main__":
