@@ -262,7 +262,7 @@ def boot(kernel, image, log, timeout, qemu_args=()):
            "-serial", "stdio", "-no-reboot", *qemu_args,
            "-append", "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"]
     try:
-        p = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
         out = p.stdout
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"") + b"\n### TIMEOUT\n"
