@@ -41,7 +41,8 @@ CAT = "cat /etc/hostname"
 # PATH; `expect`, a regular expression its output (stdout and stderr) must contain; `rc`,
 # its exit status (default 0); `on`, per-kernel replacements of those ("host": this
 # machine, whose kernel has neither kprobes nor fentry).
-NO_ON_CPU = {"expect": r"sched:::on-cpu fires on the kernel's sched_exit_tp tracepoint, which this kernel lacks", "rc": 1}
+NO_REMAIN_CPU = {"expect": r"sched:::remain-cpu fires on the kernel's sched_exit_tp tracepoint, which this kernel lacks",
+                 "rc": 1}
 SKIPS = {"expect": r"dtrace: \d+ fbt probes skipped, the kernel cannot trace their functions \(.*\)\n(.*\n)*vfs_read [1-9]"}
 NO_FBT = {"expect": r"this kernel refuses the fentry/fexit BPF programs", "rc": 1}
 TESTS = [
@@ -70,9 +71,14 @@ TESTS = [
     {"name": "sched-off-cpu", "group": "sched",
      "cmd": "dtrace -qn 'sched:::off-cpu { @off = count(); } tick-1s { exit(0); } END { printa(\"off %@d\\n\", @off); }'",
      "expect": r"off [1-9]"},
-    {"name": "sched-on-cpu", "group": "sched", "on": {k: NO_ON_CPU for k in ("6.1", "6.12")},
+    # 6.1 and 6.12 lack sched_exit_tp: on-cpu by a kprobe on finish_task_switch, and no
+    # remain-cpu (said in one sentence).
+    {"name": "sched-on-cpu", "group": "sched",
      "cmd": "dtrace -qn 'sched:::on-cpu { @on = count(); } tick-1s { exit(0); } END { printa(\"on %@d\\n\", @on); }'",
      "expect": r"on [1-9]"},
+    {"name": "sched-remain-cpu", "group": "sched", "on": {k: NO_REMAIN_CPU for k in ("6.1", "6.12")},
+     "cmd": "dtrace -qn 'sched:::remain-cpu { @n = count(); } tick-1s { exit(0); } END { printa(\"remain %@d\\n\", @n); }'",
+     "expect": r"remain \d+"},
     {"name": "pid-entry", "group": "pid",
      "cmd": "dtrace -qn 'pid$target:a.out:work:entry { printf(\"entry %d\\n\", arg0); }' -c \"$T/tprog 3\"",
      "expect": r"entry 0\n(.*\n)*entry 2"},

@@ -9,7 +9,9 @@
 //! translators they use come from the D library (`procfs.d`, `signal.d`, `sched.d`), so
 //! what a `psinfo_t` holds is written in D, not here.
 
-use dtrace_backend::program::{MappedArg, MappedProbe, ProbeContext, ProbeSite};
+use dtrace_backend::program::{
+    MappedArg, MappedProbe, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
+};
 
 use crate::glob::glob_match;
 use crate::{rawtp, Attach, Probe};
@@ -86,6 +88,55 @@ pub(crate) fn probes(provider: &str, defs: &[Def], first_id: u32) -> Vec<Probe> 
         });
     }
     out
+}
+
+/// The kernel function a kprobe fallback goes on: `function` itself, or a copy the compiler
+/// renamed (`finish_task_switch.isra.0`), as ftrace lists it; None when the kernel has no
+/// kprobes or ftrace's list cannot be read.
+pub(crate) fn kprobe_symbol(function: &str) -> Option<String> {
+    dtrace_runtime::kprobe::kprobe_pmu()?;
+    let traceable = crate::fbt::traceable()?;
+    if traceable.contains(function) {
+        return Some(function.to_string());
+    }
+    let renamed = format!("{function}.");
+    let mut found: Vec<&String> = traceable
+        .iter()
+        .filter(|f| f.starts_with(&renamed))
+        .collect();
+    found.sort();
+    found.first().map(|f| f.to_string())
+}
+
+/// Probe `name` of `provider` fired by a kprobe at the entry of kernel function `function`
+/// (see [`kprobe_symbol`]), with no filter and no arguments: for a kernel that lacks the
+/// tracepoint the probe is defined over.
+pub(crate) fn kprobe_probe(provider: &str, name: &str, function: &str, id: u32) -> Option<Probe> {
+    let symbol = kprobe_symbol(function)?;
+    Some(Probe {
+        site: ProbeSite {
+            id,
+            provider: provider.to_string(),
+            module: "vmlinux".to_string(),
+            function: String::new(),
+            name: name.to_string(),
+            context: ProbeContext::Mapped(MappedProbe {
+                base: Box::new(ProbeContext::Uprobe(UprobeContext {
+                    kind: UprobeKind::Entry,
+                    functions: Vec::new(),
+                    family: None,
+                })),
+                filter: None,
+                args: Vec::new(),
+            }),
+        },
+        attach: Attach::KernelMulti {
+            functions: vec![symbol],
+            retprobe: false,
+            untraceable: Vec::new(),
+            multi_link: dtrace_runtime::kprobe::kprobe_multi_available(),
+        },
+    })
 }
 
 /// A probe of a mapped provider that this kernel cannot have: its raw tracepoint is missing.
