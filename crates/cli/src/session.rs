@@ -200,6 +200,29 @@ impl<'a> Session<'a> {
             };
             let links = if let ProbeContext::SyscallGroup(g) = &prog.probe.context {
                 dtrace_probes::attach_syscall_group(program, g.ret)
+            } else if let Some(dtrace_probes::Probe {
+                attach:
+                    dtrace_probes::Attach::KernelMulti {
+                        functions: names,
+                        retprobe,
+                        multi_link: false,
+                        ..
+                    },
+                site,
+            }) = self.comp.probes.get(&prog.probe.id)
+            {
+                // A kprobe per function: the ones the kernel refuses are skipped.
+                let (links, refused) = dtrace_probes::attach_kprobes(program, names, *retprobe);
+                self.loaded
+                    .skipped
+                    .extend(refused.iter().map(|(f, e)| crate::load::Skipped {
+                        probe: format!("{}:{}:{f}:{}", site.provider, site.module, site.name),
+                        why: crate::load::attach_refusal(e),
+                    }));
+                match refused.into_iter().next() {
+                    Some((_, e)) if links.is_empty() => Err(e),
+                    _ => Ok(links),
+                }
             } else {
                 let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
                     continue;

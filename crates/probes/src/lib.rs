@@ -527,15 +527,31 @@ impl Probe {
                 retprobe,
                 multi_link: false,
                 ..
-            } => functions
-                .iter()
-                .enumerate()
-                .map(|(cookie, f)| {
-                    dtrace_runtime::kprobe::attach_kprobe_perf(prog, f, *retprobe, cookie as u64)
-                })
-                .collect(),
+            } => match attach_kprobes(prog, functions, *retprobe) {
+                (links, refused) if refused.is_empty() => Ok(links),
+                (_, mut refused) => Err(refused.swap_remove(0).1),
+            },
         }
     }
+}
+
+/// Attach `prog` with one perf-event kprobe per function of `functions` (function `i` with
+/// cookie `i`): the links made, and the functions the kernel refused with its answer (a
+/// function on the kprobe blacklist, a name several static functions share).
+pub fn attach_kprobes(
+    prog: &Program,
+    functions: &[String],
+    retprobe: bool,
+) -> (Vec<Link>, Vec<(String, dtrace_runtime::Error)>) {
+    let mut links = Vec::new();
+    let mut refused = Vec::new();
+    for (cookie, f) in functions.iter().enumerate() {
+        match dtrace_runtime::kprobe::attach_kprobe_perf(prog, f, retprobe, cookie as u64) {
+            Ok(link) => links.push(link),
+            Err(e) => refused.push((f.clone(), e)),
+        }
+    }
+    (links, refused)
 }
 
 /// Attach a `ProbeContext::SyscallGroup` program: one raw tracepoint link on `sys_enter`
