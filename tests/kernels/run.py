@@ -34,6 +34,8 @@ KERNELS = {
 # machine's files with the guest.
 GENERIC = "linux-image-6.12-amd64"
 NINEP_MODULES = ["fs/netfs/netfs", "net/9p/9pnet", "net/9p/9pnet_virtio", "fs/9p/9p"]
+# Loaded in every guest, for fbt probes of a module (no dependencies).
+TEST_MODULES = ["fs/binfmt_misc"]
 
 CAT = "cat /etc/hostname"
 
@@ -122,6 +124,13 @@ TESTS = [
             " { printf(\"%s returned %d\\n\", probefunc, arg1); exit(0); }'"
             f" -c '{CAT}'",
      "expect": r"vfs_read returned 13\n"},
+    # A module's functions (binfmt_misc, loaded at boot): kprobes.
+    {"name": "fbt-module", "group": "fbt",
+     "on": {"host": {"expect": r"does not match any probes|refuses the fentry/fexit", "rc": 1}},
+     "cmd": "mkdir -p /tmp/bm; dtrace -qn 'fbt:binfmt_misc::entry { @[probefunc] = count(); }"
+            " END { printa(\"%s %@d\\n\", @); }' -c 'mount -t binfmt_misc none /tmp/bm'; s=$?;"
+            " umount /tmp/bm 2>/dev/null; exit $s",
+     "expect": r"bm_fill_super 1\n"},
     # Hundreds of functions: one kprobe_multi link where the kernel has them.
     {"name": "fbt-many", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt::tcp_*:entry,fbt::tcp_*:return { @[probename] = count(); }"
@@ -201,8 +210,7 @@ def write_tests(tdir, tests, dtrace):
 
 # --conformance: this machine's / over 9p (read-only), a chroot into it with fresh /proc,
 # /sys, /dev, /tmp, and Oracle's unit tests run there with the release dtrace.
-CONFORMANCE = """for m in /modules/*.ko; do insmod $m; done
-mkdir -p /host
+CONFORMANCE = """mkdir -p /host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose host /host || echo "### 9p mount failed"
 for d in proc sys dev sys/kernel/tracing sys/kernel/debug; do mount --bind /$d /host/$d; done
 mount -t tmpfs tmp /host/tmp
@@ -223,6 +231,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 hostname kernelmatrix
 echo kernelmatrix > /etc/hostname
 export PATH=/tests:/bin:/sbin
+for m in /modules/*.ko; do [ -e $m ] && insmod $m; done
 echo "### KERNEL $(uname -r)"
 if [ -e /conformance.sh ]; then sh /conformance.sh; else sh /tests/list.sh; fi
 echo "### DONE"
@@ -342,7 +351,6 @@ def main():
     with tempfile.TemporaryDirectory(prefix="dtrace-kernels-") as work:
         tdir = os.path.join(work, "tests")
         write_tests(tdir, tests, dtrace)
-        image = initramfs(work, tdir) if any(k != "host" for k in kernels) else None
         logdir = os.path.join(REPO, "target", "kernels")
         os.makedirs(logdir, exist_ok=True)
         for k in kernels:
@@ -356,7 +364,9 @@ def main():
                 with open(log, "w") as f:
                     f.write(text)
             else:
-                text = boot(vmlinuz(kernel_root(KERNELS[k])), image, log, args.timeout)
+                root = kernel_root(KERNELS[k])
+                image = initramfs(os.path.join(work, k), tdir, modules(root, TEST_MODULES))
+                text = boot(vmlinuz(root), image, log, args.timeout)
             secs = time.monotonic() - start
             m = re.search(r"### KERNEL (\S+)", text)
             release = m.group(1) if m else "(did not boot)"
@@ -378,17 +388,31 @@ def main():
     sys.exit(1 if failed else 0)
 
 
+def modules(root, names, first=0):
+    """{archive path: module bytes} of modules `names` of the unpacked kernel at `root`
+    (decompressed: busybox's insmod takes plain .ko files), named to load in order."""
+    import lzma
+    release = os.listdir(os.path.join(root, "lib", "modules"))[0]
+    kernel_dir = os.path.join(root, "lib", "modules", release, "kernel")
+    out = {}
+    for i, m in enumerate(names, first):
+        path = os.path.join(kernel_dir, m + ".ko")
+        if os.path.exists(path + ".xz"):
+            with lzma.open(path + ".xz") as f:
+                data = f.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+        out[f"/modules/{i}-{os.path.basename(m)}.ko"] = data
+    return out
+
+
 def conformance(args, dtrace):
     """Oracle's unit tests of set `args.conformance` in the generic 6.12 kernel; prints the
     harness's output and returns its status."""
-    import lzma
     root = kernel_root(GENERIC)
     release = os.listdir(os.path.join(root, "lib", "modules"))[0]
-    kernel_dir = os.path.join(root, "lib", "modules", release, "kernel")
-    extra = {}
-    for i, m in enumerate(NINEP_MODULES):
-        with lzma.open(os.path.join(kernel_dir, m + ".ko.xz")) as f:
-            extra[f"/modules/{i}-{os.path.basename(m)}.ko"] = f.read()
+    extra = modules(root, NINEP_MODULES)
     script = (CONFORMANCE.replace("@RUNPY@", os.path.join(os.path.abspath(args.conformance_dir), "run.py"))
               .replace("@DTRACE@", dtrace).replace("@SET@", args.conformance))
     extra["/conformance.sh"] = script.encode()

@@ -141,8 +141,8 @@ pub struct Catalog {
     tracefs_error: Option<String>,
     /// `proc` and `sched` probes whose tracepoint this kernel lacks.
     missing: Vec<mapped::Missing>,
-    /// `fbt` groups made so far: (function glob, probe name, functions matched) and the
-    /// group probe.
+    /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched)
+    /// and the group probe.
     fbt_groups: Vec<((String, &'static str, usize), Probe)>,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
@@ -388,22 +388,24 @@ impl Catalog {
     /// functions.
     fn group_functions(&mut self, desc: &Description, probes: &mut Vec<Probe>) {
         for name in ["entry", "return"] {
-            let is_member = |p: &Probe| {
-                matches!(p.site.context, ProbeContext::Function { .. }) && p.site.name == name
-            };
+            let is_member = |p: &Probe| fbt::groupable(p, name);
             let count = probes.iter().filter(|p| is_member(p)).count();
             // Where fentry is refused, kprobes are the only way, even for one function.
             if count == 0 || (count <= fbt::GROUP_MIN && fbt::kernel_refusal().is_none()) {
                 continue;
             }
             let members: Vec<Probe> = probes.iter().filter(|p| is_member(p)).cloned().collect();
-            let key = (desc.function.clone(), name, members.len());
+            let key = (
+                format!("{}:{}", desc.module, desc.function),
+                name,
+                members.len(),
+            );
             let known = self.fbt_groups.iter().find(|(k, _)| *k == key);
             let group = match known {
                 Some((_, g)) => g.clone(),
                 None => {
                     let id = FBT_GROUP_IDS + self.fbt_groups.len() as u32;
-                    let Some(g) = fbt::group(id, &desc.function, &members) else {
+                    let Some(g) = fbt::group(id, &desc.module, &desc.function, &members) else {
                         continue;
                     };
                     self.fbt_groups.push((key, g.clone()));
