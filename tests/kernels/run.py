@@ -91,6 +91,17 @@ TESTS = [
     {"name": "usdt", "group": "pid",
      "cmd": "dtrace -qn 'demo$target:::tick { printf(\"tick %d\\n\", arg0); }' -c \"$T/tprog 3\"",
      "expect": r"tick 0\n(.*\n)*tick 2"},
+    {"name": "usdt-glob", "group": "pid",
+     "cmd": "dtrace -qn 'demo*:::tick { @[probemod] = count(); } END { printa(\"%s %@d\\n\", @); }' -c \"$T/tprog 2\"",
+     "expect": r"tprog 2\n"},
+    # A binary that starts running after tracing began (the exec watcher and, for its
+    # libraries, the dlopen watcher): started every second until dtrace is done.
+    {"name": "pid-later", "group": "pid",
+     "cmd": "cp $T/tprog /tmp/tlater; rm -f /tmp/tlater.done;"
+            " (i=0; while [ ! -e /tmp/tlater.done ] && [ $i -lt 60 ]; do /tmp/tlater 1 > /dev/null; sleep 1; i=$((i+1)); done) &"
+            " dtrace -qn 'pid*:tlater:work:entry { printf(\"later %d\\n\", arg0); exit(0); }'; s=$?;"
+            " touch /tmp/tlater.done; wait; exit $s",
+     "expect": r"later 0\n"},
     {"name": "followfork", "group": "pid",
      "cmd": "dtrace -x followfork -qn 'pid$target:a.out:work:entry { printf(\"entry %d\\n\", arg0); }'"
             " -c \"$T/tprog 2 fork\"",
