@@ -371,3 +371,35 @@ fn rejected(probe: &ProbeSite, err: &dtrace_runtime::Error, verbose: bool) -> St
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skip(probe: &str, why: &str) -> Skipped {
+        Skipped {
+            probe: probe.into(),
+            why: why.into(),
+        }
+    }
+
+    #[test]
+    fn skipped_functions_are_counted_by_reason_in_one_line() {
+        assert_eq!(skipped_notice(&[]), None);
+        assert_eq!(
+            skipped_notice(&[skip("fbt:vmlinux:a:entry", "x")]).as_deref(),
+            Some("1 fbt probe skipped, the kernel cannot trace their functions (fbt:vmlinux:a:entry: x)")
+        );
+        let many = [
+            skip("fbt:vmlinux:a:entry", "x"),
+            skip("fbt:vmlinux:b:entry", "y"),
+            skip("fbt:vmlinux:c:entry", "y"),
+            skip("fbt:vmlinux:d:entry", "z"),
+            skip("fbt:vmlinux:e:entry", "w"),
+        ];
+        assert_eq!(
+            skipped_notice(&many).as_deref(),
+            Some("5 fbt probes skipped, the kernel cannot trace their functions (fbt:vmlinux:b:entry and 1 more: y; fbt:vmlinux:a:entry: x; fbt:vmlinux:d:entry: z; ...)")
+        );
+    }
+}

@@ -133,26 +133,34 @@ fn ftrace() -> Option<&'static Ftrace> {
         .get_or_init(|| {
             let root = dtrace_runtime::tracefs::ensure_mounted().ok()?;
             let text = std::fs::read_to_string(root.join("available_filter_functions")).ok()?;
-            let mut all = HashSet::new();
-            let mut modules = Vec::new();
-            for line in text.lines() {
-                let mut words = line.split_whitespace();
-                let Some(function) = words.next() else {
-                    continue;
-                };
-                if let Some(module) = words
-                    .next()
-                    .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
-                {
-                    modules.push((function.to_string(), module.to_string()));
-                }
-                all.insert(function.to_string());
-            }
-            modules.sort();
-            modules.dedup();
-            Some(Ftrace { all, modules })
+            Some(Ftrace::parse(&text))
         })
         .as_ref()
+}
+
+impl Ftrace {
+    /// `available_filter_functions`: one function a line, a module's followed by
+    /// `[module]`.
+    fn parse(text: &str) -> Ftrace {
+        let mut all = HashSet::new();
+        let mut modules = Vec::new();
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            let Some(function) = words.next() else {
+                continue;
+            };
+            if let Some(module) = words
+                .next()
+                .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
+            {
+                modules.push((function.to_string(), module.to_string()));
+            }
+            all.insert(function.to_string());
+        }
+        modules.sort();
+        modules.dedup();
+        Ftrace { all, modules }
+    }
 }
 
 /// More functions than this in one description's entry (or return) probes are one probe,
@@ -286,6 +294,22 @@ mod tests {
             }
         ));
         assert_eq!(p[0].site.id, 100);
+    }
+
+    #[test]
+    fn reads_ftrace_functions_and_their_modules() {
+        let f = Ftrace::parse(
+            "vfs_read\nfinish_task_switch.isra.0\nbm_fill_super [binfmt_misc]\n\nbm_free [binfmt_misc]\nbm_free [binfmt_misc]\n",
+        );
+        assert!(f.all.contains("vfs_read") && f.all.contains("bm_fill_super"));
+        assert!(f.all.contains("finish_task_switch.isra.0"));
+        assert_eq!(
+            f.modules,
+            [
+                ("bm_fill_super".to_string(), "binfmt_misc".to_string()),
+                ("bm_free".to_string(), "binfmt_misc".to_string())
+            ]
+        );
     }
 
     #[test]
