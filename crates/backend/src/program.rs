@@ -257,7 +257,7 @@ pub enum HelperKind {
     /// in the [`Compiled::follow`] map joins its parent's family (threads are clones in the
     /// same tgid, already there).
     ProcessFork,
-    /// A `tp_btf` program on `sched_process_exit` (`[task, group_dead]`): when the last
+    /// A `tp_btf` program on `sched_process_exit` (`[task]`, `[task, group_dead]` after 6.12): when the last
     /// thread of a process exits, its tgid leaves the [`Compiled::follow`] map, so a reused
     /// pid is not traced.
     ProcessExit,

@@ -12,8 +12,12 @@ use dtrace_runtime::{
 /// Maps and programs living in the kernel; dropping this detaches and frees everything.
 pub struct Loaded {
     pub maps: Vec<Map>,
-    /// Parallel to [`Compiled::programs`].
-    pub programs: Vec<Program>,
+    /// Parallel to [`Compiled::programs`]; None for an `fbt` probe whose function the
+    /// kernel cannot trace (listed in `skipped`).
+    pub programs: Vec<Option<Program>>,
+    /// `fbt` probes left out, with the kernel's reason: a glob's functions that cannot be
+    /// traced (returning a struct on 6.1, `__init` code, ...) are skipped, not fatal.
+    pub skipped: Vec<Skipped>,
     pub links: Vec<Link>,
     /// Parallel to [`Compiled::helpers`].
     pub helpers: Vec<Program>,
@@ -51,11 +55,22 @@ pub fn load(
         .map(create_map)
         .collect::<Result<Vec<_>, String>>()?;
     let fds: Vec<i32> = maps.iter().map(Map::fd).collect();
-    let programs = compiled
-        .programs
-        .iter()
-        .map(|prog| load_program(prog, &fds, probes, verbose))
-        .collect::<Result<Vec<_>, String>>()?;
+    let mut programs = Vec::with_capacity(compiled.programs.len());
+    let mut skipped = Vec::new();
+    for prog in &compiled.programs {
+        match try_load(prog, &fds, probes, verbose) {
+            Ok(p) => programs.push(Some(p)),
+            Err(Failure::Untraceable(s)) => {
+                skipped.push(s);
+                programs.push(None);
+            }
+            Err(Failure::Message(msg)) => return Err(msg),
+        }
+    }
+    if !skipped.is_empty() && skipped.len() == function_programs(compiled) {
+        // Not one function could be traced: that is the script's failure, not a skip.
+        return Err(skipped[0].message());
+    }
     let mut helpers = Vec::new();
     for helper in &compiled.helpers {
         let mut insns = helper.code.insns.clone();
@@ -67,6 +82,7 @@ pub fn load(
     Ok(Loaded {
         maps,
         programs,
+        skipped,
         links: Vec::new(),
         helpers,
         helper_links: Vec::new(),
@@ -95,6 +111,86 @@ pub fn create_map(spec: &dtrace_backend::program::MapSpec) -> Result<Map, String
     Ok(map)
 }
 
+/// An `fbt` probe left out: the kernel cannot trace its function.
+#[derive(Debug)]
+pub struct Skipped {
+    pub probe: String,
+    /// The kernel's reason (the verifier's last line, or the failed call and errno).
+    pub why: String,
+}
+
+impl Skipped {
+    pub fn message(&self) -> String {
+        format!("dtrace: failed to enable {}: {}\n", self.probe, self.why)
+    }
+}
+
+/// One line about the `fbt` probes left out: how many, and why (the commonest reasons,
+/// each with an example).
+pub fn skipped_notice(skipped: &[Skipped]) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let mut reasons: Vec<(&str, &str, usize)> = Vec::new();
+    for s in skipped {
+        match reasons.iter_mut().find(|r| r.0 == s.why) {
+            Some(r) => r.2 += 1,
+            None => reasons.push((&s.why, &s.probe, 1)),
+        }
+    }
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.2));
+    let why: Vec<String> = reasons
+        .iter()
+        .take(3)
+        .map(|(why, probe, n)| match n {
+            1 => format!("{probe}: {why}"),
+            n => format!("{probe} and {} more: {why}", n - 1),
+        })
+        .collect();
+    let more = if reasons.len() > 3 { "; ..." } else { "" };
+    let probes = if skipped.len() == 1 {
+        "probe"
+    } else {
+        "probes"
+    };
+    Some(format!(
+        "{} fbt {probes} skipped, the kernel cannot trace their functions ({}{more})",
+        skipped.len(),
+        why.join("; ")
+    ))
+}
+
+/// How many programs are of `fbt` probes.
+fn function_programs(compiled: &Compiled) -> usize {
+    compiled
+        .programs
+        .iter()
+        .filter(|p| matches!(p.probe.context, ProbeContext::Function { .. }))
+        .count()
+}
+
+/// The verifier's closing statistics, which follow its reason in the log.
+const VERIFIER_STATS: &[&str] = &["processed ", "verification time", "stack depth"];
+
+/// Why the kernel would not attach to a function, in words.
+pub fn attach_refusal(e: &dtrace_runtime::Error) -> String {
+    match e.errno() {
+        Some(errno) => format!(
+            "the kernel refuses to attach ({})",
+            dtrace_runtime::errno_text(&std::io::Error::from_raw_os_error(errno))
+        ),
+        None => e.to_string(),
+    }
+}
+
+/// Why a program was not loaded.
+enum Failure {
+    /// An error to report as it is.
+    Message(String),
+    /// An `fbt` function the kernel refuses to trace.
+    Untraceable(Skipped),
+}
+
 /// Load one probe's program, its map references patched with `maps` (file descriptors in
 /// [`Compiled::maps`] order).
 pub fn load_program(
@@ -103,6 +199,18 @@ pub fn load_program(
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
     verbose: bool,
 ) -> Result<Program, String> {
+    try_load(prog, maps, probes, verbose).map_err(|f| match f {
+        Failure::Message(msg) => msg,
+        Failure::Untraceable(s) => s.message(),
+    })
+}
+
+fn try_load(
+    prog: &dtrace_backend::program::ProgramSpec,
+    maps: &[i32],
+    probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
+    verbose: bool,
+) -> Result<Program, Failure> {
     let mut insns = prog.code.insns.clone();
     for &at in &prog.code.map_relocs {
         insns[at].imm = maps[insns[at].imm as usize];
@@ -119,14 +227,18 @@ pub fn load_program(
         ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) | ProbeContext::Mapped(_) => {}
         ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
         ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
-        // User probes: uprobe_multi links, or per-process perf events (see user.rs).
+        // User probes: uprobe_multi links, or per-process perf events (see user.rs); a group
+        // of fbt functions: a kprobe_multi link.
         ProbeContext::Uprobe(_) => {
             spec.prog_type = ProgramType::Kprobe;
-            if !matches!(probes.get(&prog.probe.id).map(|p| &p.attach),
-                Some(dtrace_probes::Attach::User(u)) if !u.multi())
-            {
-                spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
-            }
+            spec.expected_attach_type = match probes.get(&prog.probe.id).map(|p| &p.attach) {
+                Some(dtrace_probes::Attach::User(u)) if !u.multi() => None,
+                Some(dtrace_probes::Attach::KernelMulti {
+                    multi_link: true, ..
+                }) => Some(AttachType::TraceKprobeMulti),
+                Some(dtrace_probes::Attach::KernelMulti { .. }) => None,
+                _ => Some(AttachType::TraceUprobeMulti),
+            };
         }
         // rawtp: a tp_btf program, like the helpers.
         ProbeContext::BtfTracepoint(ref tp) => {
@@ -136,10 +248,10 @@ pub fn load_program(
         }
         ProbeContext::Function { btf_id, ret, .. } => {
             if let Some(why) = dtrace_probes::fbt::kernel_refusal() {
-                return Err(format!(
-                    "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}); use syscall or sdt probes instead\n",
+                return Err(Failure::Message(format!(
+                    "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}), and no kprobes are available; use syscall or sdt probes instead\n",
                     prog.probe.full_name()
-                ));
+                )));
             }
             spec.prog_type = ProgramType::Tracing;
             spec.attach_btf_id = btf_id;
@@ -151,8 +263,31 @@ pub fn load_program(
         }
     }
     spec.always_log = verbose;
-    let loaded = Program::load(&spec).map_err(|e| rejected(&prog.probe, &e, verbose))?;
-    Ok(loaded)
+    Program::load(&spec).map_err(|e| match context {
+        // The kernel refuses to trace this function (it returns a struct, is not in
+        // ftrace's list...): the reason is the verifier's last line.
+        ProbeContext::Function { .. } => Failure::Untraceable(Skipped {
+            probe: prog.probe.full_name(),
+            why: match &e {
+                // Worded without the function's name ("The function F return type STRUCT
+                // is unsupported."), so functions refused alike count together.
+                dtrace_runtime::Error::Verifier { log, .. } => log
+                    .lines()
+                    .map(str::trim)
+                    .rev()
+                    .find(|l| !l.is_empty() && !VERIFIER_STATS.iter().any(|s| l.starts_with(s)))
+                    .map_or_else(
+                        || e.to_string(),
+                        |l| match l.split_once(&format!("{} ", prog.probe.function)) {
+                            Some((_, rest)) => rest.trim_end_matches('.').to_string(),
+                            None => l.to_string(),
+                        },
+                    ),
+                other => other.to_string(),
+            },
+        }),
+        _ => Failure::Message(rejected(&prog.probe, &e, verbose)),
+    })
 }
 
 /// Load a helper program: a `tp_btf` program on its tracepoint (`btf_trace_NAME` in the
@@ -234,5 +369,37 @@ fn rejected(probe: &ProbeSite, err: &dtrace_runtime::Error, verbose: bool) -> St
             "dtrace: failed to load program for {}: {other}\n",
             probe.full_name()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skip(probe: &str, why: &str) -> Skipped {
+        Skipped {
+            probe: probe.into(),
+            why: why.into(),
+        }
+    }
+
+    #[test]
+    fn skipped_functions_are_counted_by_reason_in_one_line() {
+        assert_eq!(skipped_notice(&[]), None);
+        assert_eq!(
+            skipped_notice(&[skip("fbt:vmlinux:a:entry", "x")]).as_deref(),
+            Some("1 fbt probe skipped, the kernel cannot trace their functions (fbt:vmlinux:a:entry: x)")
+        );
+        let many = [
+            skip("fbt:vmlinux:a:entry", "x"),
+            skip("fbt:vmlinux:b:entry", "y"),
+            skip("fbt:vmlinux:c:entry", "y"),
+            skip("fbt:vmlinux:d:entry", "z"),
+            skip("fbt:vmlinux:e:entry", "w"),
+        ];
+        assert_eq!(
+            skipped_notice(&many).as_deref(),
+            Some("5 fbt probes skipped, the kernel cannot trace their functions (fbt:vmlinux:b:entry and 1 more: y; fbt:vmlinux:a:entry: x; fbt:vmlinux:d:entry: z; ...)")
+        );
     }
 }

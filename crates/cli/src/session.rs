@@ -97,7 +97,10 @@ impl<'a> Session<'a> {
         for (k, a) in args.iter().enumerate() {
             ctx[k * 8..k * 8 + 8].copy_from_slice(&a.to_le_bytes());
         }
-        if let Err(e) = self.loaded.programs[i].test_run(&ctx) {
+        let Some(program) = &self.loaded.programs[i] else {
+            return;
+        };
+        if let Err(e) = program.test_run(&ctx) {
             self.consumer
                 .warning(&format!("failed to fire {which:?}: {e}"));
         }
@@ -220,20 +223,85 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// Attach every loaded program. An `fbt` function the kernel will not attach to (an
+    /// `__init` function already freed) is skipped like one it would not load, unless no
+    /// `fbt` probe is left; the skipped ones are counted in one line.
     fn attach(&mut self) -> Result<(), String> {
+        let mut functions = 0;
         for (i, prog) in self.compiled().programs.iter().enumerate() {
+            let Some(program) = &self.loaded.programs[i] else {
+                continue;
+            };
             let links = if let ProbeContext::SyscallGroup(g) = &prog.probe.context {
-                dtrace_probes::attach_syscall_group(&self.loaded.programs[i], g.ret)
+                dtrace_probes::attach_syscall_group(program, g.ret)
+            } else if let Some(dtrace_probes::Probe {
+                attach:
+                    dtrace_probes::Attach::KernelMulti {
+                        functions: names,
+                        retprobe,
+                        multi_link: false,
+                        ..
+                    },
+                site,
+            }) = self.comp.probes.get(&prog.probe.id)
+            {
+                // A kprobe per function: the ones the kernel refuses are skipped.
+                let (links, refused) = dtrace_probes::attach_kprobes(program, names, *retprobe);
+                self.loaded
+                    .skipped
+                    .extend(refused.iter().map(|(f, e)| crate::load::Skipped {
+                        probe: format!("{}:{}:{f}:{}", site.provider, site.module, site.name),
+                        why: crate::load::attach_refusal(e),
+                    }));
+                match refused.into_iter().next() {
+                    Some((_, e)) if links.is_empty() => Err(e),
+                    _ => Ok(links),
+                }
             } else {
                 let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
                     continue;
                 };
-                probe.attach(&self.loaded.programs[i])
+                probe.attach(program)
             };
-            let links = links.map_err(|e| {
-                format!("dtrace: failed to enable {}: {e}\n", prog.probe.full_name())
-            })?;
-            self.loaded.links.extend(links);
+            let function = matches!(prog.probe.context, ProbeContext::Function { .. });
+            let mut group = false;
+            if let Some(dtrace_probes::Probe {
+                attach: dtrace_probes::Attach::KernelMulti { untraceable, .. },
+                site,
+            }) = self.comp.probes.get(&prog.probe.id)
+            {
+                group = true;
+                self.loaded
+                    .skipped
+                    .extend(untraceable.iter().map(|f| crate::load::Skipped {
+                        probe: format!("{}:{}:{f}:{}", site.provider, site.module, site.name),
+                        why: "ftrace cannot trace it (not in available_filter_functions)".into(),
+                    }));
+            }
+            match links {
+                Ok(links) => {
+                    functions += usize::from(function || group);
+                    self.loaded.links.extend(links);
+                }
+                Err(e) if function => self.loaded.skipped.push(crate::load::Skipped {
+                    probe: prog.probe.full_name(),
+                    why: crate::load::attach_refusal(&e),
+                }),
+                Err(e) => {
+                    return Err(format!(
+                        "dtrace: failed to enable {}: {e}\n",
+                        prog.probe.full_name()
+                    ))
+                }
+            }
+        }
+        if functions == 0 {
+            if let Some(first) = self.loaded.skipped.first() {
+                return Err(first.message());
+            }
+        }
+        if let Some(line) = crate::load::skipped_notice(&self.loaded.skipped) {
+            self.consumer.warning(&line);
         }
         Ok(())
     }

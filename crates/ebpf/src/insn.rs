@@ -192,10 +192,6 @@ impl Insn {
     pub fn mov64_reg(dst: Reg, src: Reg) -> Insn {
         Insn::alu64_reg(BPF_MOV, dst, src)
     }
-    /// Sign-extending move of the low `bits` (8, 16 or 32) of `src` (cpu v4 `movsx`).
-    pub fn movsx64(dst: Reg, src: Reg, bits: i16) -> Insn {
-        Insn::new(BPF_ALU64 | BPF_MOV | BPF_X, dst, src, bits, 0)
-    }
     /// Two-slot load of a 64-bit immediate.
     pub fn ld_imm64(dst: Reg, value: u64) -> [Insn; 2] {
         [

@@ -5,9 +5,10 @@
 //! test machine answers EPERM); [`kernel_refusal`] finds out once by loading a tiny one, so a
 //! script using fbt fails with one clear sentence instead of a verifier report.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use dtrace_backend::program::{ProbeContext, ProbeSite};
+use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeContext, UprobeKind};
 use dtrace_btf::{Kind, TypeKind};
 use dtrace_ebpf::{Insn, R0};
 use dtrace_runtime::{AttachType, Program, ProgramSpec, ProgramType};
@@ -57,7 +58,177 @@ pub fn probes(first_id: u32) -> Vec<Probe> {
             });
         }
     }
+    probes.extend(module_probes(first_id + probes.len() as u32));
     probes
+}
+
+/// Entry and return probes of the functions of loaded modules that ftrace can trace
+/// (`fbt:ext4:ext4_file_open:entry`), numbered from `first_id`: kprobes, since only
+/// vmlinux's BTF is read (module BTF is not yet), so their `args[]` are untyped 64-bit
+/// values as in a group ([`group`]). Empty on a kernel without kprobes.
+fn module_probes(first_id: u32) -> Vec<Probe> {
+    if dtrace_runtime::kprobe::kprobe_pmu().is_none() {
+        return Vec::new();
+    }
+    let Some(ftrace) = ftrace() else {
+        return Vec::new();
+    };
+    let multi_link = dtrace_runtime::kprobe::kprobe_multi_available();
+    let mut probes = Vec::with_capacity(ftrace.modules.len() * 2);
+    for (function, module) in &ftrace.modules {
+        for (probe, ret) in [("entry", false), ("return", true)] {
+            probes.push(Probe {
+                site: ProbeSite {
+                    id: first_id + probes.len() as u32,
+                    provider: "fbt".into(),
+                    module: module.clone(),
+                    function: function.clone(),
+                    name: probe.into(),
+                    context: ProbeContext::Uprobe(UprobeContext {
+                        kind: if ret {
+                            UprobeKind::Return
+                        } else {
+                            UprobeKind::Entry
+                        },
+                        functions: Vec::new(),
+                        family: None,
+                    }),
+                },
+                attach: Attach::KernelMulti {
+                    functions: vec![function.clone()],
+                    retprobe: ret,
+                    untraceable: Vec::new(),
+                    multi_link,
+                },
+            });
+        }
+    }
+    probes
+}
+
+/// Whether `probe` is an `fbt` function's `name` probe (`entry`, `return`) that a group can
+/// take: a vmlinux function's, or a module function's kprobe.
+pub fn groupable(probe: &Probe, name: &str) -> bool {
+    probe.site.name == name
+        && match (&probe.site.context, &probe.attach) {
+            (ProbeContext::Function { .. }, _) => true,
+            (ProbeContext::Uprobe(_), Attach::KernelMulti { functions, .. }) => {
+                probe.site.provider == "fbt" && functions.len() == 1
+            }
+            _ => false,
+        }
+}
+
+/// What ftrace can trace (`available_filter_functions`), read once.
+struct Ftrace {
+    /// Every function's name (module functions without their `[module]`).
+    all: HashSet<String>,
+    /// The functions of modules, with their module, sorted.
+    modules: Vec<(String, String)>,
+}
+
+fn ftrace() -> Option<&'static Ftrace> {
+    static FTRACE: OnceLock<Option<Ftrace>> = OnceLock::new();
+    FTRACE
+        .get_or_init(|| {
+            let root = dtrace_runtime::tracefs::ensure_mounted().ok()?;
+            let text = std::fs::read_to_string(root.join("available_filter_functions")).ok()?;
+            Some(Ftrace::parse(&text))
+        })
+        .as_ref()
+}
+
+impl Ftrace {
+    /// `available_filter_functions`: one function a line, a module's followed by
+    /// `[module]`.
+    fn parse(text: &str) -> Ftrace {
+        let mut all = HashSet::new();
+        let mut modules = Vec::new();
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            let Some(function) = words.next() else {
+                continue;
+            };
+            if let Some(module) = words
+                .next()
+                .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
+            {
+                modules.push((function.to_string(), module.to_string()));
+            }
+            all.insert(function.to_string());
+        }
+        modules.sort();
+        modules.dedup();
+        Ftrace { all, modules }
+    }
+}
+
+/// More functions than this in one description's entry (or return) probes are one probe,
+/// attached with one kprobe_multi link, where the kernel has them (as `pid` globs are, with
+/// uprobe_multi links): one program instead of one per function, attached in one call.
+pub const GROUP_MIN: usize = 8;
+
+/// The functions ftrace can trace (`available_filter_functions`, module functions without
+/// their `[module]`), read once; None when the file cannot be read (this project's test
+/// machine answers EPERM). A kprobe_multi link fails as a whole on any function not there.
+pub fn traceable() -> Option<&'static HashSet<String>> {
+    ftrace().map(|f| &f.all)
+}
+
+/// The group probe standing for `members` (entry or return probes of `fbt` functions, more
+/// than [`GROUP_MIN`]) that description function `glob` matched: a kprobe-type program on a
+/// `struct pt_regs` context like a `pid` glob's (`arg0..arg5` the argument registers, `arg1`
+/// at return the return value, `probefunc` by attach cookie; `args[]` untyped), attached
+/// with one kprobe_multi link, or, on a kernel without them (no `CONFIG_FPROBE`: Debian
+/// 12's 6.1), one perf-event kprobe per function. Functions ftrace cannot trace are left
+/// out (listed in the attach, for the session to say so). None when the kernel has no
+/// kprobes or ftrace's list cannot be read.
+pub fn group(id: u32, module_glob: &str, glob: &str, members: &[Probe]) -> Option<Probe> {
+    let first = members.first()?;
+    let traceable = traceable()?;
+    let multi_link = dtrace_runtime::kprobe::kprobe_multi_available();
+    if !multi_link && dtrace_runtime::kprobe::kprobe_pmu().is_none() {
+        return None;
+    }
+    let ret = first.site.name == "return";
+    let (functions, left_out): (Vec<String>, Vec<String>) = members
+        .iter()
+        .map(|p| p.site.function.clone())
+        .partition(|f| traceable.contains(f));
+    if functions.is_empty() {
+        return None;
+    }
+    // One module, or the description's module glob when the functions span several.
+    let module = if members.iter().all(|p| p.site.module == first.site.module) {
+        first.site.module.clone()
+    } else {
+        module_glob.to_string()
+    };
+    let site = ProbeSite {
+        id,
+        provider: first.site.provider.clone(),
+        module,
+        function: glob.to_string(),
+        name: first.site.name.clone(),
+        context: ProbeContext::Uprobe(UprobeContext {
+            kind: if ret {
+                UprobeKind::Return
+            } else {
+                UprobeKind::Entry
+            },
+            functions: functions.clone(),
+            family: None,
+        }),
+    };
+    Some(Probe {
+        site,
+        attach: Attach::KernelMulti {
+            functions,
+            retprobe: ret,
+            untraceable: left_out,
+            multi_link,
+        },
+    })
 }
 
 /// Why this kernel refuses fentry/fexit programs (the kernel's answer to loading a
@@ -123,6 +294,22 @@ mod tests {
             }
         ));
         assert_eq!(p[0].site.id, 100);
+    }
+
+    #[test]
+    fn reads_ftrace_functions_and_their_modules() {
+        let f = Ftrace::parse(
+            "vfs_read\nfinish_task_switch.isra.0\nbm_fill_super [binfmt_misc]\n\nbm_free [binfmt_misc]\nbm_free [binfmt_misc]\n",
+        );
+        assert!(f.all.contains("vfs_read") && f.all.contains("bm_fill_super"));
+        assert!(f.all.contains("finish_task_switch.isra.0"));
+        assert_eq!(
+            f.modules,
+            [
+                ("bm_fill_super".to_string(), "binfmt_misc".to_string()),
+                ("bm_free".to_string(), "binfmt_misc".to_string())
+            ]
+        );
     }
 
     #[test]

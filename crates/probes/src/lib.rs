@@ -75,6 +75,16 @@ pub enum Attach {
     BtfTracepoint,
     /// A USDT or `pid` probe: uprobes on a binary, with one uprobe_multi link.
     User(user::UserAttach),
+    /// Many `fbt` functions' entries (or returns) with one kprobe_multi link (or, without
+    /// them, one perf-event kprobe each), function `i` with cookie `i` (see [`fbt::group`]).
+    KernelMulti {
+        functions: Vec<String>,
+        retprobe: bool,
+        /// The functions the description matched that ftrace cannot trace, left out.
+        untraceable: Vec<String>,
+        /// One kprobe_multi link; else a perf-event kprobe per function.
+        multi_link: bool,
+    },
 }
 
 /// A probe: where it is and how to attach to it.
@@ -83,6 +93,10 @@ pub struct Probe {
     pub site: ProbeSite,
     pub attach: Attach,
 }
+
+/// The ids of `fbt` group probes ([`fbt::group`]): above the kernel's probes, below the
+/// user probes' ([`user::USER_PROBE_IDS`]).
+const FBT_GROUP_IDS: u32 = 1 << 19;
 
 /// What a description matches.
 #[derive(Debug, Default)]
@@ -125,6 +139,11 @@ pub struct Catalog {
     functions: bool,
     /// Why tracefs could not be read, when the tracepoint providers were looked for.
     tracefs_error: Option<String>,
+    /// `proc` and `sched` probes whose tracepoint this kernel lacks.
+    missing: Vec<mapped::Missing>,
+    /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched)
+    /// and the group probe.
+    fbt_groups: Vec<((String, &'static str, usize), Probe)>,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
     /// USDT and `pid` probes.
@@ -197,6 +216,8 @@ impl Catalog {
             mapped: false,
             functions: false,
             tracefs_error: None,
+            missing: Vec::new(),
+            fbt_groups: Vec::new(),
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
         }
@@ -262,6 +283,8 @@ impl Catalog {
         self.probes.extend(found);
         let found = sched::probes(self.next_id());
         self.probes.extend(found);
+        self.missing = proc::missing();
+        self.missing.extend(sched::missing());
     }
 
     fn discover_functions(&mut self) {
@@ -344,13 +367,54 @@ impl Catalog {
                 found.probes.push(self.probes[i].clone());
             }
         }
+        self.group_functions(desc, &mut found.probes);
         for i in self
             .user
             .discover(desc, &mut self.probes, &mut found.refused)
         {
             found.probes.push(self.probes[i].clone());
         }
+        if found.probes.is_empty() {
+            if let Some(m) = self.missing.iter().find(|m| m.named_by(desc)) {
+                found.unavailable = Some(m.to_string());
+            }
+        }
         found
+    }
+
+    /// More than [`fbt::GROUP_MIN`] `fbt` entry (or return) probes in `probes` (any number,
+    /// on a kernel that refuses fentry) become one kprobe probe ([`fbt::group`]), the same
+    /// one (same id) each time a description with the same function glob matches the same
+    /// functions.
+    fn group_functions(&mut self, desc: &Description, probes: &mut Vec<Probe>) {
+        for name in ["entry", "return"] {
+            let is_member = |p: &Probe| fbt::groupable(p, name);
+            let count = probes.iter().filter(|p| is_member(p)).count();
+            // Where fentry is refused, kprobes are the only way, even for one function.
+            if count == 0 || (count <= fbt::GROUP_MIN && fbt::kernel_refusal().is_none()) {
+                continue;
+            }
+            let members: Vec<Probe> = probes.iter().filter(|p| is_member(p)).cloned().collect();
+            let key = (
+                format!("{}:{}", desc.module, desc.function),
+                name,
+                members.len(),
+            );
+            let known = self.fbt_groups.iter().find(|(k, _)| *k == key);
+            let group = match known {
+                Some((_, g)) => g.clone(),
+                None => {
+                    let id = FBT_GROUP_IDS + self.fbt_groups.len() as u32;
+                    let Some(g) = fbt::group(id, &desc.module, &desc.function, &members) else {
+                        continue;
+                    };
+                    self.fbt_groups.push((key, g.clone()));
+                    g
+                }
+            };
+            probes.retain(|p| !is_member(p));
+            probes.push(group);
+        }
     }
 
     /// A site-less probe standing for a [`user::deferrable`] description that matches
@@ -452,8 +516,44 @@ impl Probe {
                 user::attach(prog, u, &u.sites, &mut links)?;
                 Ok(links)
             }
+            Attach::KernelMulti {
+                functions,
+                retprobe,
+                multi_link: true,
+                ..
+            } => Ok(vec![dtrace_runtime::kprobe::attach_kprobe_multi(
+                prog, functions, *retprobe,
+            )?]),
+            Attach::KernelMulti {
+                functions,
+                retprobe,
+                multi_link: false,
+                ..
+            } => match attach_kprobes(prog, functions, *retprobe) {
+                (links, refused) if refused.is_empty() => Ok(links),
+                (_, mut refused) => Err(refused.swap_remove(0).1),
+            },
         }
     }
+}
+
+/// Attach `prog` with one perf-event kprobe per function of `functions` (function `i` with
+/// cookie `i`): the links made, and the functions the kernel refused with its answer (a
+/// function on the kprobe blacklist, a name several static functions share).
+pub fn attach_kprobes(
+    prog: &Program,
+    functions: &[String],
+    retprobe: bool,
+) -> (Vec<Link>, Vec<(String, dtrace_runtime::Error)>) {
+    let mut links = Vec::new();
+    let mut refused = Vec::new();
+    for (cookie, f) in functions.iter().enumerate() {
+        match dtrace_runtime::kprobe::attach_kprobe_perf(prog, f, retprobe, cookie as u64) {
+            Ok(link) => links.push(link),
+            Err(e) => refused.push((f.clone(), e)),
+        }
+    }
+    (links, refused)
 }
 
 /// Attach a `ProbeContext::SyscallGroup` program: one raw tracepoint link on `sys_enter`

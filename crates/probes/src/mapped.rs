@@ -3,14 +3,17 @@
 //! Each probe is a row of a table ([`Def`]): the kernel probe it fires on (a BTF raw
 //! tracepoint, or a timer for `sched:::tick`), an optional D predicate over that probe's
 //! arguments (`exit` fires at `sched_process_exit` only when `args[1]`, `group_dead`,
-//! holds), and each DTrace argument as a D expression over them (`xlate <psinfo_t *>
+//! holds; kernels whose tracepoint lacks it have another filter), and each DTrace argument as a D expression over them (`xlate <psinfo_t *>
 //! (args[1])`). The expressions are compiled by the back end as if they were in a clause
 //! of the underlying probe ([`ProbeContext::Mapped`]); the types they produce and the
 //! translators they use come from the D library (`procfs.d`, `signal.d`, `sched.d`), so
 //! what a `psinfo_t` holds is written in D, not here.
 
-use dtrace_backend::program::{MappedArg, MappedProbe, ProbeContext, ProbeSite};
+use dtrace_backend::program::{
+    MappedArg, MappedProbe, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
+};
 
+use crate::glob::glob_match;
 use crate::{rawtp, Attach, Probe};
 
 /// What a mapped probe fires on.
@@ -27,6 +30,9 @@ pub(crate) struct Def {
     pub base: Base,
     /// D predicate over the base probe's arguments.
     pub filter: Option<&'static str>,
+    /// `(n, filter)`: on a kernel whose tracepoint has only `n` arguments (an older
+    /// signature), `filter` instead of [`Def::filter`].
+    pub fewer_args: Option<(usize, &'static str)>,
     /// `(D type, D expression)` of `args[0]`, `args[1]`, ...
     pub args: &'static [(&'static str, &'static str)],
 }
@@ -37,11 +43,17 @@ pub(crate) fn probes(provider: &str, defs: &[Def], first_id: u32) -> Vec<Probe> 
     let btf = dtrace_backend::types::kernel::vmlinux();
     let mut out = Vec::new();
     for def in defs {
+        let mut filter = def.filter;
         let (base, attach) = match def.base {
             Base::Raw(name) => {
                 let Some(tp) = btf.and_then(|b| rawtp::lookup(b, name)) else {
                     continue;
                 };
+                if let Some((n, older)) = def.fewer_args {
+                    if tp.args.len() <= n {
+                        filter = Some(older);
+                    }
+                }
                 (ProbeContext::BtfTracepoint(tp), Attach::BtfTracepoint)
             }
             Base::Timer { period_ns } => (
@@ -61,7 +73,7 @@ pub(crate) fn probes(provider: &str, defs: &[Def], first_id: u32) -> Vec<Probe> 
                 name: def.name.to_string(),
                 context: ProbeContext::Mapped(MappedProbe {
                     base: Box::new(base),
-                    filter: def.filter.map(str::to_string),
+                    filter: filter.map(str::to_string),
                     args: def
                         .args
                         .iter()
@@ -76,6 +88,98 @@ pub(crate) fn probes(provider: &str, defs: &[Def], first_id: u32) -> Vec<Probe> 
         });
     }
     out
+}
+
+/// The kernel function a kprobe fallback goes on: `function` itself, or a copy the compiler
+/// renamed (`finish_task_switch.isra.0`), as ftrace lists it; None when the kernel has no
+/// kprobes or ftrace's list cannot be read.
+pub(crate) fn kprobe_symbol(function: &str) -> Option<String> {
+    dtrace_runtime::kprobe::kprobe_pmu()?;
+    let traceable = crate::fbt::traceable()?;
+    if traceable.contains(function) {
+        return Some(function.to_string());
+    }
+    let renamed = format!("{function}.");
+    let mut found: Vec<&String> = traceable
+        .iter()
+        .filter(|f| f.starts_with(&renamed))
+        .collect();
+    found.sort();
+    found.first().map(|f| f.to_string())
+}
+
+/// Probe `name` of `provider` fired by a kprobe at the entry of kernel function `function`
+/// (see [`kprobe_symbol`]), with no filter and no arguments: for a kernel that lacks the
+/// tracepoint the probe is defined over.
+pub(crate) fn kprobe_probe(provider: &str, name: &str, function: &str, id: u32) -> Option<Probe> {
+    let symbol = kprobe_symbol(function)?;
+    Some(Probe {
+        site: ProbeSite {
+            id,
+            provider: provider.to_string(),
+            module: "vmlinux".to_string(),
+            function: String::new(),
+            name: name.to_string(),
+            context: ProbeContext::Mapped(MappedProbe {
+                base: Box::new(ProbeContext::Uprobe(UprobeContext {
+                    kind: UprobeKind::Entry,
+                    functions: Vec::new(),
+                    family: None,
+                })),
+                filter: None,
+                args: Vec::new(),
+            }),
+        },
+        attach: Attach::KernelMulti {
+            functions: vec![symbol],
+            retprobe: false,
+            untraceable: Vec::new(),
+            multi_link: dtrace_runtime::kprobe::kprobe_multi_available(),
+        },
+    })
+}
+
+/// A probe of a mapped provider that this kernel cannot have: its raw tracepoint is missing.
+#[derive(Clone, Debug)]
+pub struct Missing {
+    pub provider: &'static str,
+    pub name: &'static str,
+    pub tracepoint: &'static str,
+}
+
+impl Missing {
+    /// Whether `desc` names this probe.
+    pub fn named_by(&self, desc: &crate::Description) -> bool {
+        glob_match(&desc.provider, self.provider)
+            && glob_match(&desc.module, "vmlinux")
+            && glob_match(&desc.function, "")
+            && glob_match(&desc.name, self.name)
+    }
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:::{} fires on the kernel's {} tracepoint, which this kernel lacks (newer kernels, 6.18 for one, have it)",
+            self.provider, self.name, self.tracepoint
+        )
+    }
+}
+
+/// The probes of `defs` whose raw tracepoint this kernel's BTF lacks.
+pub(crate) fn missing(provider: &'static str, defs: &[Def]) -> Vec<Missing> {
+    let btf = dtrace_backend::types::kernel::vmlinux();
+    defs.iter()
+        .filter_map(|def| match def.base {
+            Base::Raw(tp) if btf.and_then(|b| rawtp::lookup(b, tp)).is_none() => Some(Missing {
+                provider,
+                name: def.name,
+                tracepoint: tp,
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The kernel tracepoint (or timer) a mapped probe fires on, for documentation and tests.

@@ -36,12 +36,14 @@ const DEFS: &[Def] = &[
         name: "create",
         base: Base::Raw("sched_process_fork"),
         filter: Some("args[1]->pid == args[1]->tgid"),
+        fewer_args: None,
         args: &[("psinfo_t *", "xlate <psinfo_t *> (args[1])")],
     },
     Def {
         name: "exec",
         base: Base::Raw("sys_enter"),
         filter: Some("args[1] == 59 || args[1] == 322"),
+        fewer_args: None,
         args: &[(
             "string",
             "copyinstr(args[1] == 59 ? args[0]->di : args[0]->si)",
@@ -51,18 +53,23 @@ const DEFS: &[Def] = &[
         name: "exec-failure",
         base: Base::Raw("sys_exit"),
         filter: Some(EXEC_FAILURE),
+        fewer_args: None,
         args: &[("int", "(int)-args[1]")],
     },
     Def {
         name: "exec-success",
         base: Base::Raw("sched_process_exec"),
         filter: None,
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "exit",
         base: Base::Raw("sched_process_exit"),
         filter: Some("args[1]"),
+        // Before `group_dead` was passed (6.12 and older), the count of the process's live
+        // threads has already dropped to 0 when its last thread gets here.
+        fewer_args: Some((1, "args[0]->signal->live.counter == 0")),
         args: &[(
             "int",
             "(args[0]->exit_code & 0x7f) == 0 ? CLD_EXITED : (args[0]->exit_code & 0x80) ? CLD_DUMPED : CLD_KILLED",
@@ -72,6 +79,7 @@ const DEFS: &[Def] = &[
         name: "lwp-create",
         base: Base::Raw("sched_process_fork"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[1])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[1])"),
@@ -81,24 +89,28 @@ const DEFS: &[Def] = &[
         name: "lwp-exit",
         base: Base::Raw("sched_process_exit"),
         filter: None,
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "lwp-start",
         base: Base::Raw("sys_exit"),
         filter: Some(CHILD_RETURN),
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "signal-clear",
         base: Base::Raw("sys_exit"),
         filter: Some("args[0]->orig_ax == 128 && args[1] > 0"),
+        fewer_args: None,
         args: &[("int", "(int)args[1]")],
     },
     Def {
         name: "signal-handle",
         base: Base::Raw("signal_deliver"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("int", "args[0]"),
             ("struct kernel_siginfo *", "args[1]"),
@@ -109,6 +121,7 @@ const DEFS: &[Def] = &[
         name: "signal-send",
         base: Base::Raw("signal_generate"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[2])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[2])"),
@@ -119,6 +132,7 @@ const DEFS: &[Def] = &[
         name: "start",
         base: Base::Raw("sys_exit"),
         filter: Some(START),
+        fewer_args: None,
         args: &[],
     },
 ];
@@ -126,4 +140,9 @@ const DEFS: &[Def] = &[
 /// The `proc` probes this kernel can supply, numbered from `first_id`.
 pub fn probes(first_id: u32) -> Vec<Probe> {
     crate::mapped::probes(PROVIDER, DEFS, first_id)
+}
+
+/// The probes this kernel cannot have (their tracepoint is missing).
+pub fn missing() -> Vec<crate::mapped::Missing> {
+    crate::mapped::missing(PROVIDER, DEFS)
 }

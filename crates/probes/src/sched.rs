@@ -8,7 +8,9 @@
 //! now has the CPU (its `is_switch` argument says whether the CPU changed threads), so
 //! `curthread`, `pid`, `execname` and `curpsinfo` there are the incoming thread's. A new
 //! thread's very first run starts in `ret_from_fork`, not at the end of `__schedule()`,
-//! so `on-cpu` does not fire for it (`proc:::lwp-start` does, right after).
+//! so `on-cpu` does not fire for it (`proc:::lwp-start` does, right after). Kernels without
+//! `sched_exit_tp` (6.12 and older) fire `on-cpu` by a kprobe on `finish_task_switch`, which
+//! also runs in the incoming thread; they have no `remain-cpu`.
 
 use crate::mapped::{Base, Def};
 use crate::Probe;
@@ -28,6 +30,7 @@ const DEFS: &[Def] = &[
         name: "change-pri",
         base: Base::Raw("sched_pi_setprio"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[0])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[0])"),
@@ -41,6 +44,7 @@ const DEFS: &[Def] = &[
         name: "dequeue",
         base: Base::Raw("sched_switch"),
         filter: Some(BLOCKS),
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[1])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[1])"),
@@ -51,6 +55,7 @@ const DEFS: &[Def] = &[
         name: "enqueue",
         base: Base::Raw("sched_wakeup"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[0])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[0])"),
@@ -65,6 +70,7 @@ const DEFS: &[Def] = &[
         name: "off-cpu",
         base: Base::Raw("sched_switch"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[2])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[2])"),
@@ -74,18 +80,21 @@ const DEFS: &[Def] = &[
         name: "on-cpu",
         base: Base::Raw("sched_exit_tp"),
         filter: Some("args[0]"),
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "preempt",
         base: Base::Raw("sched_switch"),
         filter: Some("args[0] || args[3] == 0"),
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "remain-cpu",
         base: Base::Raw("sched_exit_tp"),
         filter: Some("!args[0]"),
+        fewer_args: None,
         args: &[],
     },
     Def {
@@ -93,12 +102,14 @@ const DEFS: &[Def] = &[
         base: Base::Raw("sched_switch"),
         // Not a thread that is dying (TASK_DEAD).
         filter: Some("!args[0] && args[3] != 0 && (args[3] & 0x80) == 0"),
+        fewer_args: None,
         args: &[],
     },
     Def {
         name: "tick",
         base: Base::Timer { period_ns: TICK_NS },
         filter: Some("tid != 0"),
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (curthread)"),
             ("psinfo_t *", "xlate <psinfo_t *> (curthread)"),
@@ -108,6 +119,7 @@ const DEFS: &[Def] = &[
         name: "wakeup",
         base: Base::Raw("sched_waking"),
         filter: None,
+        fewer_args: None,
         args: &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[0])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[0])"),
@@ -117,5 +129,29 @@ const DEFS: &[Def] = &[
 
 /// The `sched` probes this kernel can supply, numbered from `first_id`.
 pub fn probes(first_id: u32) -> Vec<Probe> {
-    crate::mapped::probes(PROVIDER, DEFS, first_id)
+    let mut probes = crate::mapped::probes(PROVIDER, DEFS, first_id);
+    if !probes.iter().any(|p| p.site.name == "on-cpu") {
+        let id = first_id + probes.len() as u32;
+        probes.extend(crate::mapped::kprobe_probe(
+            PROVIDER,
+            "on-cpu",
+            ON_CPU_FUNCTION,
+            id,
+        ));
+    }
+    probes
+}
+
+/// Where `on-cpu` fires on kernels without `sched_exit_tp` (6.12 and older): the function
+/// that ends a context switch, in the incoming thread (not after its very first run, as at
+/// `sched_exit_tp`), by kprobe.
+const ON_CPU_FUNCTION: &str = "finish_task_switch";
+
+/// The probes this kernel cannot have (their tracepoint is missing, and no kprobe stands in).
+pub fn missing() -> Vec<crate::mapped::Missing> {
+    let on_cpu_kprobe = crate::mapped::kprobe_symbol(ON_CPU_FUNCTION).is_some();
+    crate::mapped::missing(PROVIDER, DEFS)
+        .into_iter()
+        .filter(|m| !(m.name == "on-cpu" && on_cpu_kprobe))
+        .collect()
 }

@@ -38,7 +38,9 @@
 //!   uprobe_multi link with a pid (docs/BENCHMARKS.md). But each one takes ≈ 110 ms to close
 //!   (the kernel waits for RCU grace periods per event, serialised), so they are kept few.
 //! - **One uprobe_multi link per binary** otherwise (one `BPF_LINK_CREATE` whatever the
-//!   number of sites; ≈ 30 ms to close), always for system-wide probes.
+//!   number of sites; ≈ 30 ms to close), always for system-wide probes. A kernel without
+//!   uprobe_multi links (before 6.6: Debian 12's 6.1) gets perf-event uprobes for every
+//!   probe, system-wide ones included (opened without a pid).
 //!
 //! - **Follow-fork** (`-x followfork`): a named pid's probes are attached like
 //!   system-wide ones (one uprobe_multi link per binary, no pid) and their programs test
@@ -99,7 +101,8 @@ pub struct UserAttach {
     /// `None`: system-wide.
     pub pid: Option<i32>,
     pub retprobe: bool,
-    /// Per-process perf-event uprobes (only with a `pid`) rather than a uprobe_multi link.
+    /// Perf-event uprobes, one per site (with a `pid`, or on a kernel without uprobe_multi
+    /// links) rather than a uprobe_multi link.
     pub per_process: bool,
 }
 
@@ -491,7 +494,12 @@ impl UserProbes {
 
     /// Whether a probe of process `pid` (`None`: system-wide) with `sites` sites gets
     /// per-process perf-event uprobes; counts them against [`PERF_SITES_MAX`].
+    /// A kernel without uprobe_multi links (before 6.6) has only perf-event uprobes, per
+    /// site (system-wide when no pid is named).
     fn per_process(&mut self, pid: Option<i32>, sites: usize) -> bool {
+        if !dtrace_runtime::uprobe::uprobe_multi_available() {
+            return true;
+        }
         let yes = pid.is_some() && self.perf_sites + sites <= PERF_SITES_MAX;
         if yes {
             self.perf_sites += sites;

@@ -8,6 +8,7 @@
 pub mod cpus;
 mod error;
 mod guardian;
+pub mod kprobe;
 mod link;
 mod map;
 mod perf;

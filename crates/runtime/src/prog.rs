@@ -45,6 +45,8 @@ pub enum AttachType {
     PerfEvent,
     /// `BPF_TRACE_UPROBE_MULTI`, for kprobe-type programs attached with uprobe_multi links.
     TraceUprobeMulti,
+    /// `BPF_TRACE_KPROBE_MULTI`, for kprobe-type programs attached with kprobe_multi links.
+    TraceKprobeMulti,
     /// `BPF_TRACE_FENTRY`: a tracing program run at a kernel function's entry.
     TraceFentry,
     /// `BPF_TRACE_FEXIT`: a tracing program run at a kernel function's return.
@@ -58,6 +60,7 @@ impl AttachType {
             AttachType::TraceRawTp => 23,
             AttachType::PerfEvent => sys::BPF_PERF_EVENT,
             AttachType::TraceUprobeMulti => 48,
+            AttachType::TraceKprobeMulti => 42,
             AttachType::TraceFentry => 24,
             AttachType::TraceFexit => 25,
         }
@@ -112,6 +115,7 @@ impl Program {
     /// (growing the buffer up to 16 MiB) and returns [`Error::Verifier`] carrying it.
     pub fn load(spec: &ProgramSpec<'_>) -> Result<Program> {
         rlimit::raise_memlock_once();
+        rlimit::raise_nofile_once();
         let first_errno = if spec.always_log {
             None
         } else {

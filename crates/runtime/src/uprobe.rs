@@ -358,6 +358,40 @@ pub fn attach_uprobe_multi(
     })
 }
 
+/// Whether this kernel has uprobe_multi links (6.6 and later). Asked once per process: a
+/// two-instruction program loaded for them, and a link on `/`, which such a kernel refuses
+/// with `EBADF` (not a regular file) and an older one with `EINVAL` (unknown attach type).
+pub fn uprobe_multi_available() -> bool {
+    static ANSWER: OnceLock<bool> = OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        let insns = [
+            dtrace_ebpf::Insn::mov64_imm(dtrace_ebpf::R0, 0),
+            dtrace_ebpf::Insn::exit(),
+        ];
+        let mut spec =
+            crate::ProgramSpec::new(crate::ProgramType::Kprobe, "dt_uprobe_multi", &insns);
+        spec.expected_attach_type = Some(crate::AttachType::TraceUprobeMulti);
+        let Ok(prog) = Program::load(&spec) else {
+            return false;
+        };
+        let offset = 0u64;
+        let mut attr = UprobeMultiAttr {
+            prog_fd: prog.fd() as u32,
+            attach_type: BPF_TRACE_UPROBE_MULTI,
+            path: c"/".as_ptr() as u64,
+            offsets: &offset as *const u64 as u64,
+            cnt: 1,
+            ..Default::default()
+        };
+        // SAFETY: path points at a NUL-terminated string and offsets at one u64, both
+        // outliving the call; the kernel only reads them.
+        match unsafe { sys::bpf_fd(cmd::LINK_CREATE, &mut attr) } {
+            Ok(_) => true,
+            Err(errno) => errno == libc::EBADF,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

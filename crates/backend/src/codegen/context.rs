@@ -588,7 +588,7 @@ impl Gen<'_, '_> {
         }
         match (op.size, op.signed) {
             (8, _) => {}
-            (size, true) => self.e.emit(Insn::movsx64(R0, R0, size as i16 * 8)),
+            (size, true) => super::expr::sign_extend(&mut self.e, R0, size as i32),
             (4, false) => self.e.emit(Insn::alu32_reg(BPF_MOV, R0, R0)),
             (size, false) => self
                 .e
@@ -694,7 +694,7 @@ impl Gen<'_, '_> {
             f.offset as i16,
         ));
         if f.signed && size < 8 {
-            self.e.emit(Insn::movsx64(R0, R0, (size * 8) as i16));
+            super::expr::sign_extend(&mut self.e, R0, size as i32);
         }
     }
 

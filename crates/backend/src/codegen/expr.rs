@@ -21,12 +21,16 @@ pub fn normalize(e: &mut crate::emit::Emitter, r: Reg, ty: &Type) {
     match (size, signed) {
         (8, _) => {}
         (4, false) => e.emit(Insn::alu32_reg(BPF_MOV, r, r)),
-        (s, true) => {
-            e.emit(Insn::alu64_imm(BPF_LSH, r, 64 - s * 8));
-            e.emit(Insn::alu64_imm(BPF_ARSH, r, 64 - s * 8));
-        }
+        (s, true) => sign_extend(e, r, s),
         (s, false) => e.emit(Insn::alu64_imm(BPF_AND, r, (1i32 << (s * 8)) - 1)),
     }
+}
+
+/// Emit code that sign-extends the low `bytes` bytes of `r` to 64 bits: a shift pair, which
+/// every kernel's verifier takes (`movsx` needs 6.6).
+pub fn sign_extend(e: &mut crate::emit::Emitter, r: Reg, bytes: i32) {
+    e.emit(Insn::alu64_imm(BPF_LSH, r, 64 - bytes * 8));
+    e.emit(Insn::alu64_imm(BPF_ARSH, r, 64 - bytes * 8));
 }
 
 /// An internal error: the typing pass guarantees code generation never meets this.

@@ -354,16 +354,23 @@ impl<'a> Compiler<'a> {
         if let Some(map) = self.follow {
             return Ok(map);
         }
-        let tgid = self
-            .kernel
-            .member_offset("task_struct", "tgid")
-            .and_then(|o| i16::try_from(o).ok())
-            .ok_or_else(|| {
-                CompileError::unplaced(
-                    "D_UNKNOWN",
-                    "kernel type information lacks struct task_struct member tgid (needed by followfork)",
-                )
-            })?;
+        let offset = |strukt: &str, member: &str| {
+            self.kernel
+                .member_offset(strukt, member)
+                .and_then(|o| i16::try_from(o).ok())
+                .ok_or_else(|| {
+                    CompileError::unplaced(
+                        "D_UNKNOWN",
+                        format!("kernel type information lacks struct {strukt} member {member} (needed by followfork)"),
+                    )
+                })
+        };
+        let exit = support::ExitOffsets {
+            tgid: offset("task_struct", "tgid")?,
+            signal: offset("task_struct", "signal")?,
+            live: offset("signal_struct", "live")?,
+        };
+        let tgid = exit.tgid;
         let map = self.add_map(MapSpec {
             name: "dt_follow".into(),
             kind: MapKind::Hash,
@@ -383,7 +390,7 @@ impl<'a> Compiler<'a> {
         });
         self.helpers.push(HelperProgram {
             kind: HelperKind::ProcessExit,
-            code: finish(support::process_exit_helper(map, tgid))?,
+            code: finish(support::process_exit_helper(map, exit))?,
         });
         self.follow = Some(map);
         Ok(map)

@@ -73,16 +73,28 @@ pub(crate) fn process_fork_helper(map: MapId, tgid: i16) -> Emitter {
     e
 }
 
-/// The `tp_btf` program on `sched_process_exit` (`ctx` = `[task, group_dead]`): when the
-/// process's last thread exits, its tgid leaves the follow map.
-pub(crate) fn process_exit_helper(map: MapId, tgid: i16) -> Emitter {
+/// Offsets the exit helper reads: `task_struct.tgid`, `task_struct.signal` and
+/// `signal_struct.live`.
+#[derive(Clone, Copy)]
+pub(crate) struct ExitOffsets {
+    pub tgid: i16,
+    pub signal: i16,
+    pub live: i16,
+}
+
+/// The `tp_btf` program on `sched_process_exit` (`ctx[0]` the task): when the process's last
+/// thread exits (its `signal->live` count is already 0 there; the tracepoint's own
+/// `group_dead` argument exists only in newer kernels than 6.12), its tgid leaves the follow
+/// map. Two threads of a process exiting at once may both see 0: the second delete finds
+/// nothing, and no process leaves the map while a thread of it lives.
+pub(crate) fn process_exit_helper(map: MapId, offsets: ExitOffsets) -> Emitter {
     let mut e = Emitter::new();
     let out = e.label();
-    e.emit(Insn::ldx(Size::DW, R2, R1, 8));
-    e.emit(Insn::alu64_imm(BPF_AND, R2, 0xff));
-    e.jmp_imm(BPF_JEQ, R2, 0, out);
     e.emit(Insn::ldx(Size::DW, R6, R1, 0));
-    e.emit(Insn::ldx(Size::W, R1, R6, tgid));
+    e.emit(Insn::ldx(Size::DW, R2, R6, offsets.signal));
+    e.emit(Insn::ldx(Size::W, R2, R2, offsets.live));
+    e.jmp_imm(BPF_JNE, R2, 0, out);
+    e.emit(Insn::ldx(Size::W, R1, R6, offsets.tgid));
     e.emit(Insn::stx(Size::W, R10, -8, R1));
     e.ld_map(R1, map);
     e.emit(Insn::mov64_reg(R2, R10));

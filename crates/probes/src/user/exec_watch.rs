@@ -224,34 +224,37 @@ impl ExecWatch {
         .map_err(|e| fail(&e))?;
         let code = dlopen_program([counts.fd(), self.held.fd(), self.events_map.fd()], delta)
             .map_err(|e| fail(&e))?;
+        // A uprobe_multi link, or a perf-event uprobe on kernels without them (before 6.6).
+        let multi = dtrace_runtime::uprobe::uprobe_multi_available();
         let mut spec = ProgramSpec::new(ProgramType::Kprobe, "dt_dlopen_watch", &code);
-        spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
+        if multi {
+            spec.expected_attach_type = Some(AttachType::TraceUprobeMulti);
+        }
         let program = Program::load(&spec).map_err(|e| fail(&e))?;
         let site = [dtrace_runtime::uprobe::UprobeSite {
             offset,
             ref_ctr_offset: 0,
             cookie: 0,
         }];
-        let links =
-            match pids {
-                None => vec![dtrace_runtime::uprobe::attach_multi_link(
-                    &program, &ld, &site, None, false,
-                )
-                .map_err(|e| fail(&e))?],
-                Some(pids) => pids
-                    .iter()
-                    .map(|&pid| {
-                        dtrace_runtime::uprobe::attach_multi_link(
-                            &program,
-                            &ld,
-                            &site,
-                            Some(pid),
-                            false,
-                        )
-                    })
-                    .collect::<dtrace_runtime::Result<Vec<_>>>()
-                    .map_err(|e| fail(&e))?,
-            };
+        let attach = |pid: Option<i32>| {
+            if multi {
+                dtrace_runtime::uprobe::attach_multi_link(&program, &ld, &site, pid, false)
+            } else {
+                let opts = dtrace_runtime::uprobe::UprobeOptions {
+                    pid,
+                    ..Default::default()
+                };
+                dtrace_runtime::uprobe::attach_uprobe_perf_link(&program, &ld, offset, &opts)
+            }
+        };
+        let links = match pids {
+            None => vec![attach(None).map_err(|e| fail(&e))?],
+            Some(pids) => pids
+                .iter()
+                .map(|&pid| attach(Some(pid)))
+                .collect::<dtrace_runtime::Result<Vec<_>>>()
+                .map_err(|e| fail(&e))?,
+        };
         // Named processes are examined at their next change, whatever they mapped before.
         for &pid in pids.unwrap_or_default() {
             let _ = counts.update(&pid.to_ne_bytes(), &0u32.to_ne_bytes(), Update::Any);

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""The kernel matrix: dtrace's tests in Debian's stock kernels, booted under qemu (TCG).
+
+    tests/kernels/run.py [--kernels 6.1,6.12,host] [--tests fbt,pid] [--dtrace PATH]
+
+Downloads each kernel's package once (cached in ~/.cache/dtrace-kernels, or
+$DTRACE_KERNELS_CACHE), builds an initramfs with busybox, the release `dtrace` (built here
+unless --dtrace names one) with its libraries, the static test program tprog.c and one
+script per test, boots the kernel under qemu in software emulation and reads each test's
+output and status from the serial console; `host` runs the same scripts on this machine.
+Prints pass/fail per test per kernel and the wall time per kernel; exits 1 if any test
+failed (or a kernel did not boot, or said nothing), 0 otherwise. Needs root, qemu-system-x86,
+busybox-static, cpio, gcc and sys/sdt.h (systemtap-sdt-dev).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+# name -> the Debian meta-package that depends on the newest such kernel image.
+KERNELS = {
+    "6.1": "linux-image-cloud-amd64",
+    "6.12": "linux-image-6.12-cloud-amd64",
+}
+# The generic flavour, whose 9p modules (in the package) let --conformance share this
+# machine's files with the guest.
+GENERIC = "linux-image-6.12-amd64"
+NINEP_MODULES = ["fs/netfs/netfs", "net/9p/9pnet", "net/9p/9pnet_virtio", "fs/9p/9p"]
+# Loaded in every guest, for fbt probes of a module (no dependencies).
+TEST_MODULES = ["fs/binfmt_misc"]
+
+CAT = "cat /etc/hostname"
+
+# Each test: a shell command run with $T the test directory (tprog is there) and dtrace on
+# PATH; `expect`, a regular expression its output (stdout and stderr) must contain; `rc`,
+# its exit status (default 0); `on`, per-kernel replacements of those ("host": this
+# machine, whose kernel has neither kprobes nor fentry).
+NO_REMAIN_CPU = {"expect": r"sched:::remain-cpu fires on the kernel's sched_exit_tp tracepoint, which this kernel lacks",
+                 "rc": 1}
+SKIPS = {"expect": r"dtrace: \d+ fbt probes skipped, the kernel cannot trace their functions \(.*\)\n(.*\n)*vfs_read [1-9]"}
+NO_FBT = {"expect": r"this kernel refuses the fentry/fexit BPF programs", "rc": 1}
+TESTS = [
+    {"name": "begin", "group": "core",
+     "cmd": "dtrace -qn 'BEGIN { printf(\"hello %d\\n\", 6 * 7); exit(0); }'",
+     "expect": r"hello 42"},
+    {"name": "predicate", "group": "core",
+     "cmd": "dtrace -qn 'syscall::write:entry /pid == $target/ { @ = count(); }"
+            " END { printa(\"writes %@d\\n\", @); }' -c \"$T/tprog 3\"",
+     "expect": r"writes [3-9]"},
+    {"name": "syscall-args", "group": "core",
+     "cmd": "dtrace -qn 'syscall::openat:entry /pid == $target/ { printf(\"open %s\\n\", copyinstr(arg1)); }'"
+            f" -c '{CAT}'",
+     "expect": r"open /etc/hostname"},
+    {"name": "profile", "group": "core",
+     "cmd": "dtrace -qn 'profile-97 { @n = count(); } tick-1s { exit(0); }"
+            " END { printa(\"samples %@d\\n\", @n); }'",
+     "expect": r"samples [1-9]"},
+    {"name": "proc-exit", "group": "proc",
+     "cmd": "dtrace -qn 'proc:::exit /pid == $target/ { printf(\"exit %d\\n\", args[0]); }' -c \"$T/tprog 1\"",
+     "expect": r"exit 1"},
+    {"name": "proc-exec", "group": "proc",
+     "cmd": "dtrace -qn 'proc:::exec-success /execname == \"tprog\"/ { printf(\"exec %s\\n\", execname); exit(0); }'"
+            " -c \"$T/tprog 1 exec\"",
+     "expect": r"exec tprog"},
+    {"name": "sched-off-cpu", "group": "sched",
+     "cmd": "dtrace -qn 'sched:::off-cpu { @off = count(); } tick-1s { exit(0); } END { printa(\"off %@d\\n\", @off); }'",
+     "expect": r"off [1-9]"},
+    # 6.1 and 6.12 lack sched_exit_tp: on-cpu by a kprobe on finish_task_switch, and no
+    # remain-cpu (said in one sentence).
+    {"name": "sched-on-cpu", "group": "sched",
+     "cmd": "dtrace -qn 'sched:::on-cpu { @on = count(); } tick-1s { exit(0); } END { printa(\"on %@d\\n\", @on); }'",
+     "expect": r"on [1-9]"},
+    {"name": "sched-remain-cpu", "group": "sched", "on": {k: NO_REMAIN_CPU for k in ("6.1", "6.12")},
+     "cmd": "dtrace -qn 'sched:::remain-cpu { @n = count(); } tick-1s { exit(0); } END { printa(\"remain %@d\\n\", @n); }'",
+     "expect": r"remain \d+"},
+    {"name": "pid-entry", "group": "pid",
+     "cmd": "dtrace -qn 'pid$target:a.out:work:entry { printf(\"entry %d\\n\", arg0); }' -c \"$T/tprog 3\"",
+     "expect": r"entry 0\n(.*\n)*entry 2"},
+    {"name": "pid-many", "group": "pid",
+     "cmd": "dtrace -qn 'pid$target:a.out:fn*:entry { @[probefunc] = count(); }"
+            " END { printa(\"%s %@d\\n\", @); }' -c \"$T/tprog 1\"",
+     "expect": r"(fn\d 1\n(.*\n)*){10}"},
+    {"name": "usdt", "group": "pid",
+     "cmd": "dtrace -qn 'demo$target:::tick { printf(\"tick %d\\n\", arg0); }' -c \"$T/tprog 3\"",
+     "expect": r"tick 0\n(.*\n)*tick 2"},
+    {"name": "usdt-glob", "group": "pid",
+     "cmd": "dtrace -qn 'demo*:::tick { @[probemod] = count(); } END { printa(\"%s %@d\\n\", @); }' -c \"$T/tprog 2\"",
+     "expect": r"tprog 2\n"},
+    # A binary that starts running after tracing began (the exec watcher and, for its
+    # libraries, the dlopen watcher): started every second until dtrace is done.
+    {"name": "pid-later", "group": "pid",
+     "cmd": "cp $T/tprog /tmp/tlater; rm -f /tmp/tlater.done;"
+            " (i=0; while [ ! -e /tmp/tlater.done ] && [ $i -lt 60 ]; do /tmp/tlater 1 > /dev/null; sleep 1; i=$((i+1)); done) &"
+            " dtrace -qn 'pid*:tlater:work:entry { printf(\"later %d\\n\", arg0); exit(0); }'; s=$?;"
+            " touch /tmp/tlater.done; wait; exit $s",
+     "expect": r"later 0\n"},
+    {"name": "followfork", "group": "pid",
+     "cmd": "dtrace -x followfork -qn 'pid$target:a.out:work:entry { printf(\"entry %d\\n\", arg0); }'"
+            " -c \"$T/tprog 2 fork\"",
+     "expect": r"entry 101\n(.*\n)*entry 1\n"},
+    {"name": "fbt-entry", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt:vmlinux:vfs_read:entry /pid == $target/ { printf(\"%s %d\\n\", probefunc, arg2 > 0); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"vfs_read 1"},
+    {"name": "fbt-return", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::vfs_read:return /pid == $target && arg1 > 0/ { printf(\"returned %d\\n\", arg1); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"returned [1-9]"},
+    {"name": "fbt-args", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::vfs_read:entry /pid == $target/"
+            " { printf(\"file %s\\n\", stringof(args[0]->f_path.dentry->d_name.name)); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"file hostname"},
+    {"name": "fbt-stack", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::vfs_read:entry /pid == $target/ { stack(); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"ksys_read"},
+    # Debian's kernels have vfs_* functions fentry cannot take (6.1: some return a struct;
+    # 6.12: __init code): skipped, in one line.
+    {"name": "fbt-glob", "group": "fbt", "on": {"host": NO_FBT, **{k: SKIPS for k in ("6.1", "6.12")}},
+     "cmd": "dtrace -qn 'fbt:vmlinux:vfs_*:entry /pid == $target/ { @[probefunc] = count(); }"
+            " END { printa(\"%s %@d\\n\", @); }'"
+            f" -c '{CAT}'",
+     "expect": r"vfs_read [1-9]"},
+    {"name": "fbt-glob-return", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt:vmlinux:vfs_*:return /pid == $target && probefunc == \"vfs_read\" && arg1 > 0/"
+            " { printf(\"%s returned %d\\n\", probefunc, arg1); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"vfs_read returned 13\n"},
+    # A module's functions (binfmt_misc, loaded at boot): kprobes.
+    {"name": "fbt-module", "group": "fbt",
+     "on": {"host": {"expect": r"does not match any probes|refuses the fentry/fexit", "rc": 1}},
+     "cmd": "mkdir -p /tmp/bm; dtrace -qn 'fbt:binfmt_misc::entry { @[probefunc] = count(); }"
+            " END { printa(\"%s %@d\\n\", @); }' -c 'mount -t binfmt_misc none /tmp/bm'; s=$?;"
+            " umount /tmp/bm 2>/dev/null; exit $s",
+     "expect": r"bm_fill_super 1\n"},
+    # Hundreds of functions: one kprobe_multi link where the kernel has them.
+    {"name": "fbt-many", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::tcp_*:entry,fbt::tcp_*:return { @[probename] = count(); }"
+            " tick-1s { exit(0); } END { printa(\"%s %@d\\n\", @); }'",
+     "expect": r"entry \d+\n(.*\n)*return \d+|return \d+\n(.*\n)*entry \d+"},
+    # Last: nothing dtrace attached stays (ftrace's list of functions with callbacks:
+    # kprobes and BPF trampolines both show there).
+    {"name": "nothing-left", "group": "core",
+     "cmd": "n=$(wc -l < /sys/kernel/tracing/enabled_functions 2>/dev/null || echo 0); echo \"left $n\"",
+     "expect": r"left 0\n"},
+]
+
+MARK = re.compile(r"### (BEGIN|END) (\S+)(?: RC=(\d+) SECS=([\d.]+))?")
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, **kw)
+
+
+def cache_dir():
+    d = os.environ.get("DTRACE_KERNELS_CACHE") or os.path.expanduser("~/.cache/dtrace-kernels")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def resolve(meta):
+    """The kernel image package a meta-package depends on (apt-get update once if unknown)."""
+    for attempt in range(2):
+        out = subprocess.run(["apt-cache", "depends", meta], capture_output=True, text=True).stdout
+        m = re.search(r"Depends: (linux-image-\S+)", out)
+        if m:
+            return m.group(1)
+        if attempt == 0:
+            sh("apt-get", "update", "-qq")
+    sys.exit(f"run.py: apt knows no package {meta} (is bookworm or bookworm-security missing?)")
+
+
+def kernel_root(meta):
+    """The unpacked package of the kernel image `meta` depends on, downloaded once."""
+    cache = cache_dir()
+    pkg = resolve(meta)
+    root = os.path.join(cache, pkg)
+    if not os.path.isdir(root):
+        debs = [f for f in os.listdir(cache) if f.startswith(pkg + "_") and f.endswith(".deb")]
+        if not debs:
+            sh("apt-get", "download", "-q", pkg, cwd=cache, stdout=subprocess.DEVNULL)
+            debs = [f for f in os.listdir(cache) if f.startswith(pkg + "_") and f.endswith(".deb")]
+        tmp = root + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        sh("dpkg-deb", "-x", os.path.join(cache, debs[0]), tmp)
+        os.rename(tmp, root)
+    return root
+
+
+def vmlinuz(root):
+    boot = os.path.join(root, "boot")
+    return os.path.join(boot, next(f for f in os.listdir(boot) if f.startswith("vmlinuz-")))
+
+
+def write_tests(tdir, tests, dtrace):
+    """tprog, one script per test and list.sh (runs them all, marking each on stdout)."""
+    os.makedirs(tdir, exist_ok=True)
+    sh("gcc", "-static", "-O1", "-g", "-o", os.path.join(tdir, "tprog"), os.path.join(HERE, "tprog.c"))
+    lines = ["T=$(dirname \"$0\")", "export T"]
+    for t in tests:
+        with open(os.path.join(tdir, t["name"] + ".sh"), "w") as f:
+            f.write(t["cmd"] + "\n")
+        lines.append(
+            f"s=$(cut -d' ' -f1 /proc/uptime); : > /tmp/dt-out; timeout 120 sh $T/{t['name']}.sh >> /tmp/dt-out 2>&1; rc=$?;"
+            f" e=$(cut -d' ' -f1 /proc/uptime); echo '### BEGIN {t['name']}'; cat /tmp/dt-out;"
+            f" echo; echo \"### END {t['name']} RC=$rc SECS=$(echo \"$e $s\" | awk '{{print $1 - $2}}')\""
+        )
+    with open(os.path.join(tdir, "list.sh"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    shutil.copy(dtrace, os.path.join(tdir, "dtrace"))
+
+
+# --conformance: this machine's / over 9p (read-only), a chroot into it with fresh /proc,
+# /sys, /dev, /tmp, and Oracle's unit tests run there with the release dtrace.
+CONFORMANCE = """mkdir -p /host
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose host /host || echo "### 9p mount failed"
+for d in proc sys dev sys/kernel/tracing sys/kernel/debug; do mount --bind /$d /host/$d; done
+mount -t tmpfs tmp /host/tmp
+echo "### CONFORMANCE BEGIN"
+chroot /host /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/tmp \
+    /usr/bin/python3 @RUNPY@ --dtrace @DTRACE@ --set @SET@ --jobs 2 -v
+echo "### CONFORMANCE END RC=$?"
+"""
+
+INIT = """#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp /usr/bin /usr/sbin /sbin
+/bin/busybox mount -t proc proc /proc
+/bin/busybox --install -s
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug
+hostname kernelmatrix
+echo kernelmatrix > /etc/hostname
+export PATH=/tests:/bin:/sbin
+for m in /modules/*.ko; do [ -e $m ] && insmod $m; done
+echo "### KERNEL $(uname -r)"
+if [ -e /conformance.sh ]; then sh /conformance.sh; else sh /tests/list.sh; fi
+echo "### DONE"
+poweroff -f
+"""
+
+
+def initramfs(work, tdir, extra=None):
+    """A cpio (newc) archive: busybox, the tests directory, dtrace's shared libraries, and
+    `extra` files ({path in the archive: bytes})."""
+    root = os.path.join(work, "root")
+    for path, data in (extra or {}).items():
+        os.makedirs(os.path.dirname(root + path), exist_ok=True)
+        with open(root + path, "wb") as f:
+            f.write(data)
+    for d in ("bin", "etc", "tests"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    busybox = shutil.which("busybox")
+    if not busybox or subprocess.run(["ldd", busybox], capture_output=True).returncode == 0:
+        sys.exit("run.py: needs a static busybox (Debian package busybox-static)")
+    shutil.copy(busybox, os.path.join(root, "bin", "busybox"))
+    with open(os.path.join(root, "init"), "w") as f:
+        f.write(INIT)
+    os.chmod(os.path.join(root, "init"), 0o755)
+    shutil.copytree(tdir, os.path.join(root, "tests"), dirs_exist_ok=True)
+    ldd = subprocess.run(["ldd", os.path.join(tdir, "dtrace")], capture_output=True, text=True).stdout
+    for lib in re.findall(r"(/\S+) \(0x", ldd):
+        dest = root + lib
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shutil.copy(lib, dest)
+    image = os.path.join(work, "initramfs.cpio")
+    files = subprocess.run(["find", "."], cwd=root, capture_output=True, text=True, check=True).stdout
+    with open(image, "wb") as out:
+        subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files.encode(),
+                       stdout=out, check=True)
+    return image
+
+
+def boot(kernel, image, log, timeout, qemu_args=()):
+    """Boot under qemu TCG; returns the serial console's text."""
+    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "2048", "-smp", "2",
+           "-kernel", kernel, "-initrd", image, "-display", "none", "-monitor", "none",
+           "-serial", "stdio", "-no-reboot", *qemu_args,
+           "-append", "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"]
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        out = p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"") + b"\n### TIMEOUT\n"
+    text = out.decode(errors="replace").replace("\r", "")
+    with open(log, "w") as f:
+        f.write(text)
+    return text
+
+
+def results(text):
+    """{test name: (rc, seconds, output)} from the marked console text."""
+    found, name, lines = {}, None, []
+    for line in text.split("\n"):
+        m = MARK.search(line)
+        if not m:
+            if name:
+                lines.append(line)
+            continue
+        if m.group(1) == "BEGIN":
+            name, lines = m.group(2), [line[:m.start()]] if line[:m.start()] else []
+        elif name == m.group(2):
+            found[name] = (int(m.group(3)), float(m.group(4)), "\n".join(lines) + line[:m.start()])
+            name = None
+    return found
+
+
+def check(test, kernel, got):
+    want = dict(test, **test.get("on", {}).get(kernel, {}))
+    if got is None:
+        return "no result (the kernel stopped before it ran)"
+    rc, _, out = got
+    if rc != want.get("rc", 0):
+        return f"exit status {rc}, expected {want.get('rc', 0)}"
+    if not re.search(want["expect"], out):
+        return f"output does not match /{want['expect']}/"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", default="6.1,6.12,host", help="comma-separated: " + ", ".join(KERNELS) + ", host")
+    ap.add_argument("--tests", default="", help="comma-separated test names or groups (default: all)")
+    ap.add_argument("--dtrace", help="the dtrace binary (default: cargo build --release, then target/release/dtrace)")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per kernel")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every test's output")
+    ap.add_argument("--conformance", metavar="SET",
+                    help="instead of the tests: Oracle's unit tests of SET (run.py --set, e.g. fbtprovider)"
+                         " in the generic 6.12 kernel, with this machine's / shared over 9p")
+    ap.add_argument("--conformance-dir", default=os.path.join(os.path.dirname(REPO), "shared", "conformance"),
+                    help="where the conformance harness run.py is (default: %(default)s)")
+    args = ap.parse_args()
+
+    kernels = [k for k in args.kernels.split(",") if k]
+    for k in kernels:
+        if k != "host" and k not in KERNELS:
+            sys.exit(f"run.py: unknown kernel {k}")
+    want = set(t for t in args.tests.split(",") if t)
+    tests = [t for t in TESTS if not want or t["name"] in want or t["group"] in want]
+    if not tests:
+        sys.exit(f"run.py: no test named {args.tests}")
+    dtrace = args.dtrace
+    if not dtrace:
+        sh("cargo", "build", "--release", "-q", "-p", "dtrace", cwd=REPO)
+        dtrace = os.path.join(REPO, "target", "release", "dtrace")
+
+    if args.conformance:
+        sys.exit(conformance(args, os.path.abspath(dtrace)))
+
+    failed = 0
+    summary = []
+    with tempfile.TemporaryDirectory(prefix="dtrace-kernels-") as work:
+        tdir = os.path.join(work, "tests")
+        write_tests(tdir, tests, dtrace)
+        logdir = os.path.join(REPO, "target", "kernels")
+        os.makedirs(logdir, exist_ok=True)
+        for k in kernels:
+            start = time.monotonic()
+            log = os.path.join(logdir, f"{k}.log")
+            if k == "host":
+                env = dict(os.environ, PATH=tdir + ":" + os.environ["PATH"])
+                p = subprocess.run(["sh", os.path.join(tdir, "list.sh")], capture_output=True, env=env,
+                                   timeout=args.timeout)
+                text = "### KERNEL " + os.uname().release + "\n" + p.stdout.decode(errors="replace")
+                with open(log, "w") as f:
+                    f.write(text)
+            else:
+                root = kernel_root(KERNELS[k])
+                image = initramfs(os.path.join(work, k), tdir, modules(root, TEST_MODULES))
+                text = boot(vmlinuz(root), image, log, args.timeout)
+            secs = time.monotonic() - start
+            m = re.search(r"### KERNEL (\S+)", text)
+            release = m.group(1) if m else "(did not boot)"
+            got = results(text)
+            passed = 0
+            print(f"== {k}: {release}")
+            for t in tests:
+                why = check(t, k, got.get(t["name"]))
+                secs_t = f"{got[t['name']][1]:6.1f}s" if t["name"] in got else "      -"
+                print(f"  {'ok  ' if why is None else 'FAIL'} {t['name']:<18} {secs_t}" + (f"  {why}" if why else ""))
+                if why or args.verbose:
+                    out = got.get(t["name"], (0, 0, ""))[2].strip("\n")
+                    for line in out.split("\n")[-15:]:
+                        print("       | " + line)
+                passed += why is None
+            failed += len(tests) - passed
+            summary.append(f"{k}: {passed}/{len(tests)} passed in {secs:.0f} s (console: {log})")
+    print("\n".join(summary))
+    sys.exit(1 if failed else 0)
+
+
+def modules(root, names, first=0):
+    """{archive path: module bytes} of modules `names` of the unpacked kernel at `root`
+    (decompressed: busybox's insmod takes plain .ko files), named to load in order."""
+    import lzma
+    release = os.listdir(os.path.join(root, "lib", "modules"))[0]
+    kernel_dir = os.path.join(root, "lib", "modules", release, "kernel")
+    out = {}
+    for i, m in enumerate(names, first):
+        path = os.path.join(kernel_dir, m + ".ko")
+        if os.path.exists(path + ".xz"):
+            with lzma.open(path + ".xz") as f:
+                data = f.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+        out[f"/modules/{i}-{os.path.basename(m)}.ko"] = data
+    return out
+
+
+def conformance(args, dtrace):
+    """Oracle's unit tests of set `args.conformance` in the generic 6.12 kernel; prints the
+    harness's output and returns its status."""
+    root = kernel_root(GENERIC)
+    release = os.listdir(os.path.join(root, "lib", "modules"))[0]
+    extra = modules(root, NINEP_MODULES)
+    script = (CONFORMANCE.replace("@RUNPY@", os.path.join(os.path.abspath(args.conformance_dir), "run.py"))
+              .replace("@DTRACE@", dtrace).replace("@SET@", args.conformance))
+    extra["/conformance.sh"] = script.encode()
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dtrace-kernels-") as work:
+        tdir = os.path.join(work, "tests")
+        write_tests(tdir, [], dtrace)
+        image = initramfs(work, tdir, extra)
+        log = os.path.join(REPO, "target", "kernels", "conformance.log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        text = boot(vmlinuz(root), image, log, args.timeout,
+                    ["-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on"])
+    m = re.search(r"### CONFORMANCE BEGIN\n(.*)### CONFORMANCE END RC=(\d+)", text, re.S)
+    if not m:
+        print(text[-3000:])
+        print(f"run.py: the conformance run did not finish (console: {log})")
+        return 1
+    print(m.group(1), end="")
+    print(f"conformance of {args.conformance} in {release}: {time.monotonic() - start:.0f} s")
+    return int(m.group(2))
+
+
+if __name__ == "__main__":
+    main()

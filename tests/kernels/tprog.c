@@ -1,0 +1,50 @@
+/* The traced program of the kernel matrix (tests/kernels/run.py), built static on the host.
+ *
+ *   tprog N [fork]
+ *
+ * calls work(i) for i = 0..N-1, each firing the USDT probe demo:tick with i, then the ten
+ * functions fn0..fn9 once each; with "fork", a child first does the same with i = 100..,
+ * and the parent waits for it; with "exec", the child execs "tprog N" instead. Writes one line per call of work() so syscall probes fire. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sdt.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+__attribute__((noinline)) int work(int i)
+{
+	char line[32];
+	int n = snprintf(line, sizeof(line), "work %d\n", i);
+	DTRACE_PROBE1(demo, tick, i);
+	return (int)write(1, line, (size_t)n);
+}
+
+#define FN(k) __attribute__((noinline)) int fn##k(int x) { __asm__ volatile("" ::: "memory"); return x + k; }
+FN(0) FN(1) FN(2) FN(3) FN(4) FN(5) FN(6) FN(7) FN(8) FN(9)
+
+static void run(int first, int n)
+{
+	int (*fns[])(int) = {fn0, fn1, fn2, fn3, fn4, fn5, fn6, fn7, fn8, fn9};
+	for (int i = 0; i < n; i++)
+		work(first + i);
+	for (int k = 0; k < 10; k++)
+		fns[k](k);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 3;
+	if (argc > 2) {
+		pid_t child = fork();
+		if (child == 0) {
+			if (strcmp(argv[2], "exec") == 0)
+				execl(argv[0], argv[0], argv[1], (char *)NULL);
+			run(100, n);
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+	}
+	run(0, n);
+	return 0;
+}
