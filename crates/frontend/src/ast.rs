@@ -370,8 +370,12 @@ pub struct Declarator {
 /// `inline type name = expr;`
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inline {
+    /// Its type; an inline with parameters ends in an associative-array declarator of
+    /// their types (`inline int f[int x, int y] = x + y;`).
     pub ty: TypeName,
     pub name: String,
+    /// The parameters' names, for an inline used as an array (`f[1, 2]`).
+    pub params: Vec<String>,
     pub value: Expr,
     pub span: Span,
 }

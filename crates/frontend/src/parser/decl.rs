@@ -200,8 +200,14 @@ impl Parser<'_> {
         let start = self.bump()?.span;
         self.set_mode(Mode::Expr);
         let specs = self.specifiers(true)?;
+        self.key_names.clear();
         let d = self.declarator(Naming::Named)?;
         let (name, _) = d.name.unwrap_or_default();
+        // `inline int f[int x, int y] = x + y;`: the keys' names are the parameters.
+        let params = match d.parts.last() {
+            Some(DeclaratorPart::AssocArray(_)) => std::mem::take(&mut self.key_names),
+            _ => Vec::new(),
+        };
         let ty = TypeName {
             spec: specs.spec,
             declarator: d.parts,
@@ -213,6 +219,7 @@ impl Parser<'_> {
         Ok(Inline {
             ty,
             name,
+            params,
             value,
             span: start.to(semi.span),
         })
@@ -592,6 +599,7 @@ impl Parser<'_> {
             "array"
         };
         let mut void_at = None;
+        let mut names = Vec::new();
         loop {
             if let Some(tok) = self.eat_punct(Punct::Ellipsis)? {
                 if close != Punct::RParen {
@@ -639,6 +647,7 @@ impl Parser<'_> {
                     specs.span.to(d.span),
                 ));
             }
+            names.push(d.name.map(|(n, _)| n).unwrap_or_default());
             params.push(TypeName {
                 spec: specs.spec,
                 declarator: d.parts,
@@ -647,6 +656,9 @@ impl Parser<'_> {
             if self.eat_punct(Punct::Comma)?.is_none() {
                 break;
             }
+        }
+        if close == Punct::RBracket {
+            self.key_names = names;
         }
         // (In an array's key tuple a void is the typing pass's D_DECL_PROTO_TYPE.)
         if let Some(span) = void_at.filter(|_| params.len() > 1 && close == Punct::RParen) {

@@ -52,6 +52,7 @@ pub fn parse(
         braces: 0,
         depth: 0,
         last: Span::new(source_index, 0, 0),
+        key_names: Vec::new(),
     };
     parser.program()
 }
@@ -77,6 +78,8 @@ struct Parser<'a> {
     depth: usize,
     /// Span of the last token consumed.
     last: Span,
+    /// The parameter names of the last associative-array declarator (an inline's keys).
+    key_names: Vec<String>,
 }
 
 impl<'a> Parser<'a> {

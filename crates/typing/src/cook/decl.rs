@@ -14,6 +14,7 @@ use dtrace_frontend::ast::{self, DeclaratorPart, ExprKind, StorageClass, TypeSpe
 use dtrace_frontend::{CompileError, Result, Span};
 
 use super::consts::fold;
+use super::scope::InlineArray;
 use super::Cook;
 use crate::builtins;
 use crate::ir::{self, Member};
@@ -606,9 +607,26 @@ impl Cook<'_> {
 
     /// Record `inline type name = value;`.
     pub(crate) fn define_inline(&mut self, inline: &ast::Inline) -> Result<()> {
-        let ty = self.resolve_type(&inline.ty.spec, &inline.ty.declarator, inline.ty.span)?;
+        // An inline with parameters: its value's type, and its keys' names and types.
+        let (declarator, keys) = match inline.ty.declarator.split_last() {
+            Some((DeclaratorPart::AssocArray(keys), rest)) if !inline.params.is_empty() => {
+                let keys = keys
+                    .iter()
+                    .zip(&inline.params)
+                    .map(|(k, name)| {
+                        let ty = self.resolve_type(&k.spec, &k.declarator, k.span)?;
+                        Ok((name.clone(), ty))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                (rest, Some(keys))
+            }
+            _ => (inline.ty.declarator.as_slice(), None),
+        };
+        let ty = self.resolve_type(&inline.ty.spec, declarator, inline.ty.span)?;
         let name = &inline.name;
-        let previous = if self.scope.inlines.contains_key(name) {
+        let previous = if self.scope.inlines.contains_key(name)
+            || self.scope.inline_arrays.contains_key(name)
+        {
             Some("scalar inline")
         } else if self.scope.enum_constants.contains_key(name) {
             Some("enumerator ")
@@ -628,7 +646,7 @@ impl Cook<'_> {
                 inline.span,
             ));
         }
-        self.check_inline_idents(&inline.value)?;
+        self.check_inline_idents(&inline.value, &inline.params)?;
         let value_type = match &inline.value.kind {
             ExprKind::Str(_) => Some("string"),
             ExprKind::Int { .. } | ExprKind::Char(_) => Some("int"),
@@ -645,19 +663,33 @@ impl Cook<'_> {
                 ));
             }
         }
-        self.scope
-            .inlines
-            .insert(name.clone(), (ty, inline.value.clone()));
+        match keys {
+            Some(keys) => {
+                let array = InlineArray {
+                    ty,
+                    keys,
+                    value: inline.value.clone(),
+                };
+                self.scope.inline_arrays.insert(name.clone(), array);
+            }
+            None => {
+                self.scope
+                    .inlines
+                    .insert(name.clone(), (ty, inline.value.clone()));
+            }
+        }
         Ok(())
     }
 
     /// Every plain identifier in an inline's value must already name something: an inline,
     /// an enumerator, a declared variable or a built-in variable.
-    fn check_inline_idents(&self, e: &ast::Expr) -> Result<()> {
+    fn check_inline_idents(&self, e: &ast::Expr, params: &[String]) -> Result<()> {
         let mut subexprs: Vec<&ast::Expr> = Vec::new();
         match &e.kind {
             ExprKind::Ident(name) => {
                 let known = self.scope.inlines.contains_key(name)
+                    || params.contains(name)
+                    || self.scope.inline_arrays.contains_key(name)
                     || self.scope.enum_constants.contains_key(name)
                     || self.global(name).is_some()
                     || self.assoc(name, false).is_some()
@@ -687,7 +719,7 @@ impl Cook<'_> {
         }
         subexprs
             .into_iter()
-            .try_for_each(|sub| self.check_inline_idents(sub))
+            .try_for_each(|sub| self.check_inline_idents(sub, params))
     }
 }
 

@@ -313,6 +313,48 @@ impl Cook<'_> {
         Err(undefined(name, span))
     }
 
+    /// `f[args]` of an inline with parameters: each argument evaluated once, converted to
+    /// its parameter's type and bound to its name for the inline's value.
+    fn inline_array(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Result<Expr> {
+        let array = self.scope.inline_arrays[name].clone();
+        if args.len() != array.keys.len() {
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                format!(
+                    "{name}[ ] prototype mismatch: {} arg{}passed, {} expected",
+                    args.len(),
+                    if args.len() == 1 { " " } else { "s " },
+                    array.keys.len()
+                ),
+                span,
+            ));
+        }
+        let mut frame = Vec::new();
+        let mut values = Vec::new();
+        for ((key, ty), arg) in array.keys.iter().zip(args) {
+            let v = self.expr(arg)?;
+            let v = if ty.is_scalar() { convert(v, ty) } else { v };
+            let id = self.bind_id();
+            frame.push((key.clone(), id, v.ty.clone()));
+            values.push((id, v));
+        }
+        let mut body =
+            self.with_bindings(frame, |c| c.inline(name, &array.ty, &array.value, span))?;
+        for (id, value) in values.into_iter().rev() {
+            let ty = body.ty.clone();
+            body = mk(
+                ExprKind::Let {
+                    id,
+                    value: Box::new(value),
+                    body: Box::new(body),
+                },
+                ty,
+                span,
+            );
+        }
+        Ok(body)
+    }
+
     /// The value of an `inline`, converted to its declared type.
     fn inline(&mut self, name: &str, ty: &Type, value: &ast::Expr, span: Span) -> Result<Expr> {
         if self.scope.expanding.iter().any(|n| n == name) {
@@ -419,6 +461,12 @@ impl Cook<'_> {
             }
             A::Ident(name) if name == "uregs" && self.bound_input(name, span).is_none() => {
                 self.uregs(args, span)
+            }
+            A::Ident(name)
+                if self.bound_input(name, span).is_none()
+                    && self.scope.inline_arrays.contains_key(name) =>
+            {
+                self.inline_array(name, args, span)
             }
             A::Ident(name) => match self.assoc(name, false) {
                 Some(id) => {

@@ -10,6 +10,15 @@ use super::Cook;
 use crate::ir::{self, AggId, VarId};
 use crate::types::Type;
 
+/// An `inline` with parameters: its value's type, its parameters (names and types) and
+/// its value, an expression of them.
+#[derive(Clone, Debug)]
+pub(crate) struct InlineArray {
+    pub ty: Type,
+    pub keys: Vec<(String, Type)>,
+    pub value: ast::Expr,
+}
+
 #[derive(Default)]
 pub(crate) struct Scope {
     globals: HashMap<String, VarId>,
@@ -22,6 +31,8 @@ pub(crate) struct Scope {
     pub agg_spans: HashMap<String, Span>,
     /// `inline` definitions: name -> (type, value).
     pub inlines: HashMap<String, (Type, ast::Expr)>,
+    /// `inline` definitions with parameters, used as arrays (`inline int f[int x] = ..`).
+    pub inline_arrays: HashMap<String, InlineArray>,
     /// Inlines being expanded (to refuse recursive definitions).
     pub expanding: Vec<String>,
     /// Constants of enums the program defines.

@@ -39,7 +39,7 @@ pub(crate) struct Translators {
     list: Vec<Xlator>,
     /// Nested translations' inputs (name, binding, type); a translator's members see only
     /// the innermost.
-    bindings: Vec<(String, BindId, Type)>,
+    bindings: Vec<Vec<(String, BindId, Type)>>,
 }
 
 impl Translators {
@@ -209,16 +209,28 @@ impl Cook<'_> {
         ty: Type,
         f: impl FnOnce(&mut Self) -> R,
     ) -> R {
-        self.xlators.bindings.push((name.to_string(), id, ty));
+        self.with_bindings(vec![(name.to_string(), id, ty)], f)
+    }
+
+    /// Type `f` with the names of `frame` bound (a translator's input, an inline's
+    /// parameters); only the innermost frame's names are visible.
+    pub(crate) fn with_bindings<R>(
+        &mut self,
+        frame: Vec<(String, BindId, Type)>,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        self.xlators.bindings.push(frame);
         let r = f(self);
         self.xlators.bindings.pop();
         r
     }
 
-    /// A translator's input name, inside one of its member expressions.
+    /// A name bound by the innermost frame (a translator's input inside one of its member
+    /// expressions, an inline's parameter inside its value).
     pub(crate) fn bound_input(&self, name: &str, span: Span) -> Option<Expr> {
-        let (n, id, ty) = self.xlators.bindings.last()?;
-        (n == name).then(|| mk(ExprKind::Bound(*id), ty.clone(), span))
+        let frame = self.xlators.bindings.last()?;
+        let (_, id, ty) = frame.iter().find(|(n, _, _)| n == name)?;
+        Some(mk(ExprKind::Bound(*id), ty.clone(), span))
     }
 
     /// The `xlate` an expression stands for, directly or through inlines, and whether its

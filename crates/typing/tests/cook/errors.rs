@@ -124,6 +124,11 @@ const ACTIONS: Cases = &[
     ),
 
     (
+        "inline int sq[int x] = x * x; BEGIN { trace(sq[1, 2]); }",
+        "D_PROTO_LEN",
+        "sq[ ] prototype mismatch: 2 args passed, 1 expected",
+    ),
+    (
         "BEGIN { @a = count(); clear(@a, 1); }",
         "D_PROTO_LEN",
         "clear( ) prototype mismatch: 2 args passed, 1 expected",
