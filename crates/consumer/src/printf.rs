@@ -418,6 +418,13 @@ impl Conversion {
             },
             _ => {
                 let x = match v {
+                    // A float or double: its bits.
+                    Value::Bytes(b) if b.len() == 4 => {
+                        f64::from(f32::from_le_bytes(b[..4].try_into().expect("4 bytes")))
+                    }
+                    Value::Bytes(b) if b.len() == 8 => {
+                        f64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+                    }
                     Value::Int { signed: true, .. } => v.sign_extended() as f64,
                     _ => v.zero_extended() as f64,
                 };
@@ -678,6 +685,19 @@ mod tests {
         assert_eq!(
             parse("%hhx").unwrap().conversions().next().unwrap().length,
             Some(Length::Char)
+        );
+    }
+
+    #[test]
+    fn floats_print_from_their_bits() {
+        let double = Value::Bytes(1.5f64.to_le_bytes().to_vec());
+        let float = Value::Bytes((-0.25f32).to_le_bytes().to_vec());
+        assert_eq!(
+            render(
+                "%f %e %g|%f %G",
+                &[double.clone(), double.clone(), double, float.clone(), float]
+            ),
+            "1.500000 1.500000e+00 1.5|-0.250000 -0.25"
         );
     }
 

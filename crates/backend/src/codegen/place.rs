@@ -225,10 +225,11 @@ impl Gen<'_, '_> {
 
     /// Replace the address of a scalar in `loc` by its value.
     fn load_scalar(&mut self, p: &Place, loc: Loc) {
+        // (A float's bits load as an integer of its size.)
         let size = if whole_scalar(p) {
             8
         } else {
-            p.ty.scalar_size().max(1)
+            (p.ty.size() as usize).clamp(1, 8)
         };
         let (read, bits) = match p.bitfield {
             Some((bit, width)) => (

@@ -58,6 +58,11 @@ impl Cook<'_> {
                 Type::Ptr(elem.clone()),
                 span,
             )),
+            // A `float` or `double` is its bits: it can be stored and printed (`%e %f %g`),
+            // not computed with.
+            Type::Opaque(name) if matches!(types::float_size(name), Some(4 | 8)) => {
+                Ok(mk(ExprKind::Load(Box::new(p)), ty, span))
+            }
             Type::Void => Err(CompileError::new(
                 "D_DEREF_VOID",
                 "cannot dereference pointer to void",

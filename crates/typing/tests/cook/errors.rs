@@ -1176,9 +1176,9 @@ const PLACES: Cases = &[
         "cannot dereference pointer to void",
     ),
     (
-        "BEGIN { *(float *)0; }",
+        "BEGIN { *(long double *)0; }",
         "D_UNSUPPORTED",
-        "a value of type float is not supported yet: use its members, or stringof( ) for text",
+        "a value of type long double is not supported yet: use its members, or stringof( ) for text",
     ),
     (
         "BEGIN { *1; }",
