@@ -146,7 +146,9 @@ fn run(case: &Case, args: &[String]) -> (Vec<u8>, Vec<u8>, Option<i32>) {
             Ok(())
         });
     }
+    // Times (`%Y`, `%T`) print in a fixed zone, one with daylight saving time.
     let mut child = command
+        .env("TZ", "US/Pacific")
         .args(args)
         .current_dir(&case.dir)
         .stdin(Stdio::null())

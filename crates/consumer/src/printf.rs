@@ -350,8 +350,8 @@ fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, For
     };
     match conv.spec {
         'd' | 'i' | 'u' | 'o' | 'x' | 'X' | 'c' | 'e' | 'E' | 'f' | 'g' | 'G' => Ok(length),
-        's' | 'p' | 'a' | 'A' | 'k' if length.is_none() => Ok(None),
-        'C' | 'S' | 'T' | 'Y' if length.is_none() => Err(FormatError::Unsupported {
+        's' | 'p' | 'a' | 'A' | 'k' | 'T' | 'Y' if length.is_none() => Ok(None),
+        'C' | 'S' if length.is_none() => Err(FormatError::Unsupported {
             conversion: conv.number,
             name: name(),
         }),
@@ -360,6 +360,24 @@ fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, For
             name: name(),
         }),
     }
+}
+
+/// `%Y` (`2003 Sep  3 10:23:41`) or `%T` (RFC 822: `Wed, 03 Sep 2003 10:23:41 PDT`, with
+/// DTrace's ISO week-based year) of `ns` nanoseconds since the epoch, in the local time
+/// zone (`TZ`, else the system's).
+fn wall_time(ns: u64, rfc822: bool) -> String {
+    static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
+    let zone =
+        ZONE.get_or_init(|| jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC));
+    let Ok(t) = jiff::Timestamp::from_second((ns / 1_000_000_000) as i64) else {
+        return String::new();
+    };
+    let format = if rfc822 {
+        "%a, %d %b %G %T %Z"
+    } else {
+        "%Y %b %e %T"
+    };
+    t.to_zoned(zone.clone()).strftime(format).to_string()
 }
 
 impl Conversion {
@@ -393,6 +411,11 @@ impl Conversion {
                     Value::Stack { frames, .. } => crate::trace::stack_text(frames),
                     _ => unreachable!("a symbol or a stack"),
                 };
+                cfmt::string(out, text.as_bytes(), field)
+            }
+            // A time in nanoseconds since the epoch (`walltimestamp`), in local time.
+            'Y' | 'T' => {
+                let text = wall_time(v.zero_extended(), self.spec == 'T');
                 cfmt::string(out, text.as_bytes(), field)
             }
             // An address nobody symbolized.
@@ -730,7 +753,7 @@ mod tests {
             err("%5%"),
             "format conversion #1 cannot be combined with other format flags: %%"
         );
-        assert_eq!(err("%Y"), "format conversion #1 is not supported: %Y");
+        assert_eq!(err("%S"), "format conversion #1 is not supported: %S");
     }
 
     #[test]
