@@ -94,6 +94,13 @@ typedef struct psinfo {
 	int pr_taskid;		/* Solaris task id (0) */
 	int pr_projid;		/* Solaris project id (0) */
 	int pr_zoneid;		/* Solaris zone id (0) */
+	struct tty_struct *pr_ttydev;	/* controlling tty (-1 when none) */
+	int pr_argc;		/* argument count (not tracked: 0) */
+	uintptr_t pr_argv;	/* argument vector (not tracked: 0) */
+	uintptr_t pr_envp;	/* environment vector (not tracked: 0) */
+	int pr_nzomb;		/* zombie threads (Linux has none: 0) */
+	int pr_poolid;		/* Solaris pool id (0) */
+	int pr_contract;	/* Solaris process contract (0) */
 } psinfo_t;
 
 translator lwpsinfo_t < struct task_struct *T > {
@@ -147,6 +154,13 @@ translator psinfo_t < struct task_struct *T > {
 	pr_taskid = 0;
 	pr_projid = 0;
 	pr_zoneid = 0;
+	pr_ttydev = T->signal->tty != NULL ? T->signal->tty : (struct tty_struct *)-1;
+	pr_argc = 0;
+	pr_argv = 0;
+	pr_envp = 0;
+	pr_nzomb = 0;
+	pr_poolid = 0;
+	pr_contract = 0;
 };
 
 /* The current process and thread. */
