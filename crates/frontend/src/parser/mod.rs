@@ -302,7 +302,10 @@ impl<'a> Parser<'a> {
         Ok(height)
     }
 
+    /// Whether `name` names a type; a module scope (`D`foo_t`, `vmlinux`pid_t`) is
+    /// looked past, as the typing pass does.
     fn is_type_name(&self, name: &str) -> bool {
-        self.typedefs.contains(name) || (self.is_type_name)(name)
+        let bare = name.rsplit('`').next().unwrap_or(name);
+        self.typedefs.contains(bare) || (self.is_type_name)(bare)
     }
 }
