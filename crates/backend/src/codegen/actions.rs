@@ -50,6 +50,10 @@ impl Gen<'_, '_> {
             self.store_pid(offset);
             pcs += 8;
         }
+        if !user && !self.has_kernel_stack() {
+            self.zero_scratch(pcs, frames * 8);
+            return;
+        }
         self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
         self.scratch_addr(R2, pcs);
         self.e.emit(Insn::mov64_imm(R3, (frames * 8) as i32));
@@ -57,6 +61,13 @@ impl Gen<'_, '_> {
             .emit(Insn::mov64_imm(R4, if user { BPF_F_USER_STACK } else { 0 }));
         // On failure the helper zeroes the buffer: an empty stack.
         self.e.emit(Insn::call(helpers::GET_STACK));
+    }
+
+    /// Whether the probe fires with a kernel stack of its own: not `dtrace:::BEGIN`, `END`
+    /// or `ERROR`, which `dtrace` runs itself (their kernel stack would be the system call
+    /// that ran them), so that `stack()` there is empty and `stackdepth` 0, as in DTrace.
+    fn has_kernel_stack(&self) -> bool {
+        self.probe.provider != "dtrace"
     }
 
     /// Store the current process id (the thread group id) as a u64 at scratch `offset`.
@@ -82,6 +93,15 @@ impl Gen<'_, '_> {
     /// `stackdepth` (or `ustackdepth` with `user`): the number of frames the kernel's
     /// unwinder finds, at most [`MAX_STACK_FRAMES`]; 0 when it finds none.
     pub(crate) fn stack_depth(&mut self, user: bool, span: Span) -> Result<Val> {
+        if !user && !self.has_kernel_stack() {
+            let v = self.push(span)?;
+            self.e.emit(Insn::mov64_imm(R0, 0));
+            regs::write(&mut self.e, v, R0);
+            return Ok(Val {
+                reg: v,
+                ty: types::UINT32,
+            });
+        }
         let frames = MAX_STACK_FRAMES;
         let buf = self.scratch(frames * 8);
         self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
