@@ -405,6 +405,21 @@ impl Conversion {
             'x' | 'p' => cfmt::unsigned(out, v.zero_extended(), Radix::Hex, field),
             'X' => cfmt::unsigned(out, v.zero_extended(), Radix::HexUpper, field),
             'c' => cfmt::char(out, v.zero_extended() as u8, field),
+            // A stack under `%k`, as DTrace prints one: a newline, then a line per frame,
+            // each frame formatted by the conversion's field and indented by its width when
+            // left-justified (`%-20k`), not at all otherwise.
+            'k' if matches!(v, Value::Stack { .. }) => {
+                let Value::Stack { frames, .. } = v else {
+                    unreachable!("a stack")
+                };
+                let indent = if field.flags.left { field.width } else { 0 };
+                out.push(b'\n');
+                for f in frames.iter() {
+                    out.extend(std::iter::repeat_n(b' ', indent));
+                    cfmt::string(out, f.text().as_bytes(), field);
+                    out.push(b'\n');
+                }
+            }
             's' | 'a' | 'A' | 'k' if matches!(v, Value::Sym { .. } | Value::Stack { .. }) => {
                 let text = match v {
                     Value::Sym { frame, .. } => frame.text(),
