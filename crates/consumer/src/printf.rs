@@ -727,6 +727,28 @@ mod tests {
     }
 
     #[test]
+    fn stacks_under_k_are_laid_out_per_frame() {
+        let frame = |symbol: &str| crate::value::Frame {
+            address: 1,
+            place: crate::value::Place::Symbol {
+                module: "vmlinux".into(),
+                symbol: symbol.into(),
+                offset: 0,
+            },
+        };
+        let stack = Value::Stack {
+            raw: vec![1, 2],
+            frames: vec![frame("a"), frame("b")],
+        };
+        assert_eq!(render("%k|", &[stack.clone()]), "\nvmlinux`a\nvmlinux`b\n|");
+        assert_eq!(
+            render("%-12k|", &[stack.clone()]),
+            format!("\n{0}vmlinux`a   \n{0}vmlinux`b   \n|", " ".repeat(12))
+        );
+        assert_eq!(render("%12k|", &[stack]), "\n   vmlinux`a\n   vmlinux`b\n|");
+    }
+
+    #[test]
     fn floats_print_from_their_bits() {
         let double = Value::Bytes(1.5f64.to_le_bytes().to_vec());
         let float = Value::Bytes((-0.25f32).to_le_bytes().to_vec());
