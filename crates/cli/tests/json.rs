@@ -199,11 +199,14 @@ fn aggregations_carry_their_values() {
 #[test]
 fn stacks_have_frames() {
     common::require_root();
+    // In a system call of a traced command (BEGIN has no kernel stack of its own).
     let run = dtrace(&[
         "-x",
         "oformat=json",
         "-qn",
-        r#"BEGIN { stack(); ustack(); printf("%d", pid); exit(0); }"#,
+        r#"syscall::write:entry /pid == $target/ { stack(); ustack(); printf("%d", pid); exit(0); }"#,
+        "-c",
+        "/bin/ls /nonexistent-dtrace-json",
     ]);
     assert_ok(&run);
     let stacks = "[o for o in L if o['type'] == 'stack']";
