@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 use super::{merge, summary, AggFunc, Aggregation, Summary};
 use crate::value::{Frame, Place, Value};
 
+/// The path of a key with nothing in it (one empty stack).
+const EMPTY: &str = "[empty]";
+
 /// A frame as a flame graph names it: `module`function`, or the address text when no
 /// symbol is known. A `;` (the frame separator) in a name becomes `:`.
 fn frame_name(frame: &Frame) -> String {
@@ -61,8 +64,17 @@ fn folded_value(func: &AggFunc, data: &[u64], normal: u64) -> i64 {
 pub fn folded(out: &mut String, agg: &Aggregation) {
     let mut paths: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for row in agg.rows() {
-        let parts: Vec<String> = row.key.iter().map(key_text).collect();
-        let path = parts.join(";");
+        let parts: Vec<String> = row
+            .key
+            .iter()
+            .map(key_text)
+            .filter(|p| !p.is_empty())
+            .collect();
+        // An empty stack (a kernel stack sampled in user mode) adds no frame.
+        let path = match parts.is_empty() {
+            true => EMPTY.to_string(),
+            false => parts.join(";"),
+        };
         let data = match paths.remove(&path) {
             Some(before) => merge(&agg.func, &[&before, &row.data]),
             None => row.data.clone(),
@@ -132,8 +144,9 @@ mod tests {
         agg.set(vec![stack(vec![frame("vmlinux", "f", 1)])], vec![2, 10]);
         agg.set(vec![stack(vec![frame("vmlinux", "f", 2)])], vec![2, 2]);
         agg.set(vec![Value::i32(-3)], vec![1, 4]);
+        agg.set(vec![stack(vec![])], vec![1, 1]);
         let mut out = String::new();
         folded(&mut out, &agg);
-        assert_eq!(out, "-3 4\nvmlinux`f 3\n");
+        assert_eq!(out, "-3 4\n[empty] 1\nvmlinux`f 3\n");
     }
 }
