@@ -50,7 +50,16 @@ fn tool(name: &str, install: &str) -> PathBuf {
 struct Served {
     child: Child,
     addr: SocketAddr,
-    stderr: std::thread::JoinHandle<String>,
+    /// The rest of its stderr, read on.
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Drop for Served {
+    /// A failed test leaves no `dtrace` behind (after a clean end this finds none).
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn serve(args: &[&str]) -> Served {
@@ -81,7 +90,7 @@ fn serve(args: &[&str]) -> Served {
     Served {
         child,
         addr,
-        stderr,
+        stderr: Some(stderr),
     }
 }
 
@@ -264,8 +273,8 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
     std::fs::write(&done, "").unwrap();
     let mut served = served;
     let status = served.child.wait().expect("wait for dtrace");
-    let stderr = served.stderr.join().unwrap();
-    assert!(status.success(), "dtrace: {status:?} {stderr}");
+    let stderr = served.stderr.take().map(|t| t.join().unwrap());
+    assert!(status.success(), "dtrace: {status:?} {stderr:?}");
 }
 
 #[test]

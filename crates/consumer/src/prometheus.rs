@@ -157,10 +157,9 @@ impl Exporter {
     /// Every aggregation as it is now in `maps`, then the drop counters (`drops`: the drop
     /// counter map's value on each CPU).
     pub fn scrape(&mut self, maps: &dyn AggregationMaps, drops: &[Vec<u8>]) -> String {
-        self.aggs.see_processes(maps, &mut self.symbols);
+        let named = self.aggs.see_processes(maps, &mut self.symbols);
         let aggs = self.aggs.all(maps, &mut self.symbols);
-        // Processes are read again next time: what is kept stays bounded as they come and go.
-        self.symbols.forget_processes();
+        self.symbols.retain_processes(&named);
         self.exposition(&aggs, drops)
     }
 

@@ -18,7 +18,7 @@
 //! lists of builtin types, pointers, references, `const` and named types); anything else
 //! prints as mangled.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -247,10 +247,11 @@ impl Symbolizer {
         }
     }
 
-    /// Forget what is known of the processes (not of files): a process id seen again is
-    /// read anew.
-    pub fn forget_processes(&mut self) {
-        self.procs.clear();
+    /// Forget what is known of the processes `keep` does not name (not of files): a
+    /// process id seen again is read anew. What is kept stays bounded however many
+    /// processes come and go.
+    pub fn retain_processes(&mut self, keep: &HashSet<u32>) {
+        self.procs.retain(|pid, _| keep.contains(pid));
     }
 
     fn mapping(&mut self, pid: u32, pc: u64) -> Option<Mapping> {
@@ -631,6 +632,18 @@ mod tests {
         assert_eq!(k.lookup(0xffffffff81000100).map(|s| s.1), Some("other"));
         assert_eq!(k.lookup(0xffffffffc0001004).map(|s| s.0), Some("ext4"));
         assert_eq!(k.lookup(0x1000), None);
+    }
+
+    #[test]
+    fn processes_no_longer_named_are_forgotten() {
+        let mut s = Symbolizer::new();
+        let me = std::process::id();
+        s.see_process(me);
+        s.see_process(1);
+        s.retain_processes(&HashSet::from([me]));
+        assert_eq!(s.procs.keys().copied().collect::<Vec<_>>(), [me]);
+        s.retain_processes(&HashSet::new());
+        assert!(s.procs.is_empty());
     }
 
     #[test]
