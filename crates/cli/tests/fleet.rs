@@ -277,6 +277,88 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
     assert!(status.success(), "dtrace: {status:?} {stderr:?}");
 }
 
+/// Calls getpgid(1) three times and getpgid(2) once, waits for the file `argv[1]`, calls
+/// getsid(0), then waits for the file `argv[2]`.
+const STEPPER: &str = r#"
+#include <unistd.h>
+#include <sys/syscall.h>
+int main(int argc, char **argv) {
+    for (int i = 0; i < 3; i++) syscall(SYS_getpgid, 1);
+    syscall(SYS_getpgid, 2);
+    while (access(argv[1], F_OK) != 0) usleep(20000);
+    syscall(SYS_getsid, 0);
+    while (access(argv[2], F_OK) != 0) usleep(20000);
+    return 0;
+}
+"#;
+
+/// Scrape `served` until a scrape has every line of `present` and none of `absent`.
+fn scrape_until(served: &Served, present: &[&str], absent: &[&str]) -> String {
+    let start = Instant::now();
+    loop {
+        let (_, body) = http_get(served.addr, "/metrics").expect("a scrape");
+        let has = |l: &&str| body.lines().any(|b| b == *l);
+        let gone = |l: &&str| !body.lines().any(|b| b.starts_with(*l));
+        if present.iter().all(has) && absent.iter().all(gone) {
+            return body;
+        }
+        assert!(
+            start.elapsed() < PROMETHEUS_WAIT,
+            "want {present:?}, not {absent:?}, in:\n{body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn clear_and_trunc_are_what_a_scrape_sees() {
+    let dir = common::scratch("fleet", "clear");
+    let stepper = common::build_c(&dir, "fleetstep", STEPPER, &["-O1"]);
+    let (step, done) = (dir.join("step"), dir.join("done"));
+    let command = format!(
+        "{} {} {}",
+        stepper.display(),
+        step.display(),
+        done.display()
+    );
+    let mut served = serve(&[
+        "-q",
+        "-x",
+        "prometheus=127.0.0.1:0",
+        "-n",
+        "syscall::getpgid:entry /pid == $target/ { @c[arg0] = count(); @t[arg0] = count(); @q[arg0] = quantize(arg0); }
+         syscall::getsid:entry /pid == $target/ { clear(@c); trunc(@t); clear(@q); }",
+        "-c",
+        &command,
+    ]);
+    scrape_until(
+        &served,
+        &[
+            "dtrace_c_total{key0=\"1\"} 3",
+            "dtrace_c_total{key0=\"2\"} 1",
+            "dtrace_t_total{key0=\"1\"} 3",
+            "dtrace_q_bucket{key0=\"2\",le=\"3\"} 1",
+        ],
+        &[],
+    );
+    std::fs::write(&step, "").unwrap();
+    // clear(): the keys stay, at 0 (histograms keep their buckets); trunc(): they go.
+    scrape_until(
+        &served,
+        &[
+            "dtrace_c_total{key0=\"1\"} 0",
+            "dtrace_c_total{key0=\"2\"} 0",
+            "dtrace_q_bucket{key0=\"1\",le=\"1\"} 0",
+            "dtrace_q_bucket{key0=\"2\",le=\"3\"} 0",
+            "dtrace_q_count{key0=\"2\"} 0",
+        ],
+        &["dtrace_t_total{"],
+    );
+    std::fs::write(&done, "").unwrap();
+    let status = served.child.wait().expect("wait for dtrace");
+    assert!(status.success(), "dtrace: {status:?}");
+}
+
 #[test]
 fn unknown_label_aggregation_and_bad_addresses_are_errors() {
     let run = common::dtrace(&[
