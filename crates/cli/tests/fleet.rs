@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
 #[test]
 fn prometheus_scrapes_counters_and_histograms_while_tracing() {
     let dir = common::scratch("fleet", "prometheus");
-    let writer = common::build_c(&dir, "fleetwriter", WRITER, &["-O1"]);
+    let writer = common::build_c(&dir, "fleetwriter", WRITER, &["-O0"]);
     let done = dir.join("done");
     let command = format!("{} {}", writer.display(), done.display());
     let served = serve(&[
@@ -198,8 +198,10 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
         "prometheus=127.0.0.1:0",
         "-x",
         "promlabels=writes:comm",
+        "-x",
+        "promlabels=st:stack",
         "-n",
-        "syscall::write:entry /pid == $target/ { @writes[execname] = count(); @size = quantize(arg2); @largest = max(arg2); }",
+        "syscall::write:entry /pid == $target/ { @writes[execname] = count(); @size = quantize(arg2); @largest = max(arg2); @st[ustack()] = count(); }",
         "-c",
         &command,
     ]);
@@ -233,6 +235,16 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
             "no {line} in:\n{metrics}"
         );
     }
+    // The user stacks, folded into one label: every write is in libc's write(), and
+    // stacks that differ only in offsets are one series.
+    let stacks: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("dtrace_st_total{stack=\""))
+        .collect();
+    assert!(
+        matches!(stacks[..], [one] if one.contains("libc.so.6`") && one.ends_with("\"} 400")),
+        "{metrics}"
+    );
     let (status, _) = http_get(served.addr, "/").expect("an answer");
     assert_eq!(status, 404);
 
