@@ -17,6 +17,7 @@ drops counted. `trunc()` keeps the top keys every 30 s, so keys churn all along.
 
 Usage:
   python3 bench/soak.py [--duration 3600] [--every 60] [--rate 20] [--dtrace PATH]
+                        [--no-stacks]
 
 Prints a markdown table to stdout; progress to stderr.
 """
@@ -55,15 +56,21 @@ def main():
     ap.add_argument("--every", type=float, default=60)
     ap.add_argument("--rate", type=float, default=20)
     ap.add_argument("--dtrace", default=os.path.join(REPO, "target/release/dtrace"))
+    ap.add_argument("--no-stacks", action="store_true",
+                    help="leave out the profile clause (@on, user stacks), to compare")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench/soak.py: needs root")
-    script = "/tmp/dtrace-soak.d"
+    script = f"/tmp/dtrace-soak-{os.getpid()}.d"
+    text = SCRIPT
+    if args.no_stacks:
+        text = "\n".join(l for l in SCRIPT.splitlines() if "@on[" not in l)
+        text = text.replace("trunc(@on, 1000); ", "")
     with open(script, "w") as f:
-        f.write(SCRIPT)
+        f.write(text)
     dt = subprocess.Popen(
-        [args.dtrace, "-q", "-x", "prometheus=127.0.0.1:0", "-x", "promlabels=on:comm,stack",
-         "-s", script],
+        [args.dtrace, "-q", "-x", "prometheus=127.0.0.1:0"]
+        + ([] if args.no_stacks else ["-x", "promlabels=on:comm,stack"]) + ["-s", script],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = None
     for line in dt.stderr:
