@@ -375,3 +375,32 @@ fn trunc_clear_normalize() {
     n.denormalize();
     assert_eq!(printa_format(&fmt, &[&n], &opts), "y=-10 x=100 ");
 }
+
+#[test]
+fn folded_stacks_at_exit() {
+    use dtrace_consumer::{Frame, Place};
+    let frame = |symbol: &str, offset| Frame {
+        address: 0x1000 + offset,
+        place: Place::Symbol {
+            module: "vmlinux".into(),
+            symbol: symbol.into(),
+            offset,
+        },
+    };
+    let stack = |leaf_offset| Value::Stack {
+        raw: vec![leaf_offset],
+        frames: vec![frame("leaf", leaf_offset), frame("root", 0x10)],
+    };
+    let mut s = Aggregation::new("s", AggFunc::Count);
+    s.set(vec![Value::str("sh"), stack(1)], vec![2]);
+    s.set(vec![Value::str("sh"), stack(2)], vec![3]);
+    let mut c = Aggregation::new("c", AggFunc::Count);
+    c.set(vec![Value::str("sh")], vec![4]);
+    let opts = SortOptions::default();
+    // The stack-keyed aggregation folds (one line, offsets gone); the other prints as DTrace's.
+    assert_eq!(
+        render_exit(&[s.clone(), c.clone()], &opts, StackFormat::Folded),
+        "\nsh;vmlinux`root;vmlinux`leaf 5\n  sh                                                                4\n"
+    );
+    assert!(render_exit(&[s], &opts, StackFormat::Lines).contains("vmlinux`leaf+0x1"));
+}
