@@ -49,14 +49,9 @@ pub fn serve(
     naming: Naming,
 ) -> Result<SocketAddr, String> {
     let descs = compiled.desc.aggregations.clone();
-    if let Some(unknown) = naming
-        .labelled()
-        .find(|name| !descs.iter().any(|d| d.name == *name))
-    {
-        return Err(format!(
-            "dtrace: failed to set option -x promlabels: the program has no aggregation @{unknown}\n"
-        ));
-    }
+    naming
+        .check(&descs)
+        .map_err(|why| format!("dtrace: failed to serve metrics: {why}\n"))?;
     let fail = |e: String| format!("dtrace: failed to serve metrics at {addr}: {e}\n");
     let aggs = AggMaps::duplicated(compiled, maps).map_err(fail)?;
     let drops = maps[compiled.core.drops.0]

@@ -372,7 +372,7 @@ fn clear_and_trunc_are_what_a_scrape_sees() {
 }
 
 #[test]
-fn unknown_label_aggregation_and_bad_addresses_are_errors() {
+fn unknown_label_aggregations_names_served_twice_and_bad_addresses_are_errors() {
     let run = common::dtrace(&[
         "-x",
         "prometheus=127.0.0.1:0",
@@ -384,7 +384,18 @@ fn unknown_label_aggregation_and_bad_addresses_are_errors() {
     assert_eq!(run.status, 1);
     assert_eq!(
         run.stderr.lines().last(),
-        Some("dtrace: failed to set option -x promlabels: the program has no aggregation @nosuch")
+        Some("dtrace: failed to serve metrics: the program has no aggregation @nosuch")
+    );
+    let run = common::dtrace(&[
+        "-x",
+        "prometheus=127.0.0.1:0",
+        "-n",
+        "BEGIN { @drops = count(); exit(0); }",
+    ]);
+    assert_eq!(run.status, 1);
+    assert_eq!(
+        run.stderr.lines().last(),
+        Some("dtrace: failed to serve metrics: @drops and the drop counters are both served as dtrace_drops_total")
     );
     let run = common::dtrace(&["-x", "prometheus=nowhere", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(run.status, 1, "{}", run.stderr);

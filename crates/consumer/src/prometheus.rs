@@ -89,9 +89,37 @@ impl Naming {
         Ok(())
     }
 
-    /// The aggregations labels were given for, as named.
-    pub fn labelled(&self) -> impl Iterator<Item = &str> {
-        self.labels.iter().map(|(a, _)| a.as_str())
+    /// Whether these names fit the aggregations `descs`: each aggregation `promlabels`
+    /// names exists, and no two metric names served are alike (`@a = count()` and
+    /// `@a_total = sum()`, `@h = quantize()` and `@h_sum`, `@drops = count()` and the drop
+    /// counters), which Prometheus would refuse. The error is the reason.
+    pub fn check(&self, descs: &[desc::Aggregation]) -> Result<(), String> {
+        if let Some((unknown, _)) = self
+            .labels
+            .iter()
+            .find(|(name, _)| !descs.iter().any(|d| d.name == *name))
+        {
+            return Err(format!("the program has no aggregation @{unknown}"));
+        }
+        let mut served: Vec<(String, String)> =
+            vec![(self.drops_family(), "the drop counters".into())];
+        for d in descs {
+            let family = self.family(&d.name, &d.func);
+            let names = match d.func.is_histogram() {
+                true => ["", "_bucket", "_sum", "_count"]
+                    .iter()
+                    .map(|suffix| format!("{family}{suffix}"))
+                    .collect(),
+                false => vec![family],
+            };
+            for name in names {
+                if let Some((_, other)) = served.iter().find(|(n, _)| *n == name) {
+                    return Err(format!("@{} and {other} are both served as {name}", d.name));
+                }
+                served.push((name, format!("@{}", d.name)));
+            }
+        }
+        Ok(())
     }
 
     /// The label of key `i` of aggregation `agg`.
@@ -103,10 +131,20 @@ impl Naming {
             .unwrap_or_else(|| format!("key{i}"))
     }
 
-    /// The metric family of aggregation `agg`.
-    fn family(&self, agg: &str) -> String {
+    /// The metric family of aggregation `agg` of `func` (a counter's ends in `_total`).
+    fn family(&self, agg: &str, func: &AggFunc) -> String {
         let name = if agg.is_empty() { "agg" } else { agg };
-        format!("{}{name}", self.prefix)
+        let total = if *func == AggFunc::Count {
+            "_total"
+        } else {
+            ""
+        };
+        format!("{}{name}{total}", self.prefix)
+    }
+
+    /// The metric family of the drop counters.
+    fn drops_family(&self) -> String {
+        format!("{}drops_total", self.prefix)
     }
 }
 
@@ -169,7 +207,7 @@ impl Exporter {
         for (i, agg) in aggs.iter().enumerate() {
             self.write_family(&mut out, i, agg);
         }
-        let family = format!("{}drops_total", self.naming.prefix);
+        let family = self.naming.drops_family();
         header(&mut out, &family, "counter", "Data dropped, by kind.");
         for (kind, name) in DROP_KINDS {
             let total: u64 = drops.iter().map(|cpu| decode::drops(cpu, kind)).sum();
@@ -198,7 +236,7 @@ impl Exporter {
             };
             series.insert(key, data);
         }
-        let family = self.naming.family(&agg.name);
+        let family = self.naming.family(&agg.name, &agg.func);
         let what = match labels.is_empty() {
             true => format!("{}() of @{}.", agg.func.name(), agg.name),
             false => format!(
@@ -210,7 +248,6 @@ impl Exporter {
         };
         match agg.func {
             AggFunc::Count => {
-                let family = format!("{family}_total");
                 header(out, &family, "counter", &what);
                 for (key, data) in &series {
                     let _ = writeln!(out, "{family}{} {}", braces(key), data[0]);
@@ -448,6 +485,38 @@ dtrace_drops_total{kind="specunavail"} 0
     }
 
     #[test]
+    fn names_served_twice_are_refused() {
+        let check = |descs: &[desc::Aggregation]| Naming::default().check(descs);
+        let count = desc("a", AggFunc::Count, 0);
+        assert_eq!(check(&[count.clone(), desc("b", AggFunc::Sum, 1)]), Ok(()));
+        assert_eq!(
+            check(&[count, desc("a_total", AggFunc::Sum, 0)]),
+            Err("@a_total and @a are both served as dtrace_a_total".into())
+        );
+        assert_eq!(
+            check(&[
+                desc("h_sum", AggFunc::Max, 0),
+                desc("h", AggFunc::Quantize, 0)
+            ]),
+            Err("@h and @h_sum are both served as dtrace_h_sum".into())
+        );
+        assert_eq!(
+            check(&[desc("drops", AggFunc::Count, 0)]),
+            Err("@drops and the drop counters are both served as dtrace_drops_total".into())
+        );
+        assert_eq!(
+            check(&[desc("", AggFunc::Sum, 0), desc("agg", AggFunc::Min, 0)]),
+            Err("@agg and @ are both served as dtrace_agg".into())
+        );
+        let mut n = Naming::default();
+        n.set_labels("nosuch:pid").unwrap();
+        assert_eq!(
+            n.check(&[]),
+            Err("the program has no aggregation @nosuch".into())
+        );
+    }
+
+    #[test]
     fn names_are_checked() {
         let mut n = Naming::default();
         assert!(n.set_prefix("node_").is_ok());
@@ -460,7 +529,7 @@ dtrace_drops_total{kind="specunavail"} 0
         assert!(n.set_labels("reads:pid,").is_err());
         assert!(n.set_labels("reads:pid,fd").is_ok());
         assert!(n.set_labels("@reads:comm").is_ok());
-        assert_eq!(n.labelled().collect::<Vec<_>>(), ["reads"]);
+        assert_eq!(n.labels.len(), 1);
         assert_eq!(n.label("reads", 0), "comm");
         assert_eq!(n.label("reads", 1), "key1");
     }
