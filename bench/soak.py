@@ -127,9 +127,11 @@ def main():
         print(row, file=sys.stderr, flush=True)
     stop.set()
     alive = dt.poll() is None
-    dt.send_signal(signal.SIGINT)
+    # SIGTERM, not SIGINT: started in the background, this script and its children may
+    # have SIGINT ignored.
+    dt.send_signal(signal.SIGTERM)
     dt.wait(timeout=120)
-    print(f"\ndtrace ran to the end: {alive}; exit status after SIGINT: {dt.returncode}; "
+    print(f"\ndtrace ran to the end: {alive}; exit status after SIGTERM: {dt.returncode}; "
           f"failed scrapes: {last['errors']}")
 
 
