@@ -16,6 +16,7 @@ mod load;
 mod options;
 mod output_file;
 mod privileges;
+mod prometheus;
 mod provider_build;
 mod session;
 mod signals;
@@ -266,7 +267,9 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     };
     let out = OutputFile::new(args.output.as_deref());
     let output: Box<dyn Output> = match options.oformat {
-        OutputFormat::Text => Box::new(Text::new(Box::new(out.clone()))),
+        OutputFormat::Text => {
+            Box::new(Text::new(Box::new(out.clone())).with_stacks(options.stackformat))
+        }
         OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
     };
     let resized = buffers::lowered(&options);
@@ -345,6 +348,16 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             }
             None => 0,
         };
+    }
+    if let Some(addr) = options.prometheus {
+        let naming = options.naming.clone();
+        match prometheus::serve(addr, &comp.compiled, &loaded.maps, naming) {
+            Ok(at) => eprintln!("dtrace: serving aggregations at http://{at}/metrics"),
+            Err(msg) => {
+                eprint!("{msg}");
+                return 1;
+            }
+        }
     }
     signals::install();
     let fds: Vec<i32> = loaded.maps.iter().map(dtrace_runtime::Map::fd).collect();

@@ -3,7 +3,9 @@
 //! (quiet mode, aggregation sorting) are the consumer's ([`Settings`]), which also owns
 //! them at run time (`setopt()`).
 
+use dtrace_consumer::aggregate::StackFormat;
 use dtrace_consumer::policy::BufPolicy;
+use dtrace_consumer::prometheus::Naming;
 use dtrace_consumer::settings::{flag, number, INVALID_VALUE};
 use dtrace_consumer::Settings;
 
@@ -67,6 +69,12 @@ pub struct Options {
     pub nspec: u64,
     /// `specsize`: bytes one speculation may hold.
     pub specsize: u64,
+    /// `stackformat`: how aggregations keyed by stacks print (`folded` for flame graphs).
+    pub stackformat: StackFormat,
+    /// `prometheus`: where to serve the aggregations to Prometheus while tracing.
+    pub prometheus: Option<std::net::SocketAddr>,
+    /// `promprefix` and `promlabels`: the names of what is served.
+    pub naming: Naming,
 }
 
 impl Default for Options {
@@ -95,6 +103,9 @@ impl Default for Options {
             bufpolicy: BufPolicy::Switch,
             nspec: 1,
             specsize: 4 << 20,
+            stackformat: StackFormat::Lines,
+            prometheus: None,
+            naming: Naming::default(),
         }
     }
 }
@@ -227,6 +238,19 @@ impl Options {
                     .ok_or_else(|| INVALID_VALUE.to_string())?
             }
             "nspec" => self.nspec = count(value)?,
+            "stackformat" => {
+                self.stackformat = match value {
+                    Some("folded") => StackFormat::Folded,
+                    Some("lines") => StackFormat::Lines,
+                    _ => return Err(INVALID_VALUE.into()),
+                }
+            }
+            "prometheus" => {
+                let addr = crate::prometheus::address(value);
+                self.prometheus = Some(addr.ok_or_else(|| INVALID_VALUE.to_string())?);
+            }
+            "promprefix" => self.naming.set_prefix(value.unwrap_or(""))?,
+            "promlabels" => self.naming.set_labels(value.unwrap_or(""))?,
             "strsize" => {
                 // At least room for an empty string's NUL and one character.
                 self.strsize = size(value)?;
@@ -348,5 +372,14 @@ mod tests {
         assert_eq!(o.oformat, OutputFormat::Json);
         assert_eq!(o.set("oformat", Some("xml")), Err(INVALID_VALUE.into()));
         assert_eq!(o.set("oformat", None), Err(INVALID_VALUE.into()));
+        o.set("stackformat", Some("folded")).unwrap();
+        assert_eq!(o.stackformat, StackFormat::Folded);
+        assert!(o.set("stackformat", Some("flame")).is_err());
+        assert_eq!(o.prometheus, None);
+        o.set("prometheus", None).unwrap();
+        assert_eq!(o.prometheus.map(|a| a.port()), Some(9464));
+        assert!(o.set("prometheus", Some("nowhere")).is_err());
+        assert!(o.set("promlabels", Some("reads:fd")).is_ok());
+        assert!(o.set("promprefix", Some("1")).is_err());
     }
 }

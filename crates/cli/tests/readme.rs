@@ -31,7 +31,7 @@ struct Example {
 }
 
 /// The documents whose examples run, relative to the repository.
-const DOCUMENTS: &[&str] = &["README.md", "docs/JSON.md"];
+const DOCUMENTS: &[&str] = &["README.md", "docs/JSON.md", "docs/PROMETHEUS.md"];
 
 /// The blocks of untagged code in `text`: each line with its 1-based number.
 fn code_blocks(text: &str) -> Vec<Vec<(usize, &str)>> {

@@ -150,8 +150,14 @@ impl Consumer {
     }
 
     /// The same for the processes of user stack and symbol aggregation keys.
+    /// Processes no key names any more are forgotten, so that what is kept stays bounded
+    /// however many come and go — unless records kept for later (`bufpolicy=ring`,
+    /// speculations not settled) may still name them.
     pub fn see_aggregation_processes(&mut self, maps: &dyn AggregationMaps) {
-        self.aggs.see_processes(maps, &mut self.symbols);
+        let named = self.aggs.see_processes(maps, &mut self.symbols);
+        if self.buffers.policy != BufPolicy::Ring && self.specs.is_empty() {
+            self.symbols.retain_processes(&named);
+        }
     }
 
     /// Decode and output one ring-buffer record.

@@ -16,6 +16,7 @@ pub mod messages;
 pub mod output;
 pub mod policy;
 pub mod printf;
+pub mod prometheus;
 pub mod settings;
 mod speculations;
 pub mod symbolize;

@@ -113,6 +113,11 @@ impl Speculations {
         out
     }
 
+    /// Whether no speculation holds records.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+
     /// The kernel freed `id`: a later record of it belongs to a new speculation.
     pub(crate) fn forget(&mut self, id: u32) {
         self.specs.remove(&u64::from(id));

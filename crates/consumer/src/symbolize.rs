@@ -18,7 +18,7 @@
 //! lists of builtin types, pointers, references, `const` and named types); anything else
 //! prints as mangled.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -177,8 +177,13 @@ pub struct UserSymbol {
 pub struct Symbolizer {
     kernel: Option<KernelSymbols>,
     procs: HashMap<u32, Process>,
-    objects: HashMap<String, Rc<ObjectSymbols>>,
+    /// Symbols of each object file by path, with when they were last used.
+    objects: HashMap<String, (Rc<ObjectSymbols>, Instant)>,
 }
+
+/// How long the symbols of an object file unused stay cached (they can take hundreds of
+/// megabytes: a compiler's shared libraries).
+const OBJECT_IDLE: Duration = Duration::from_secs(600);
 
 /// How soon the mappings of a live process are read again on a miss.
 const REREAD: Duration = Duration::from_millis(10);
@@ -247,10 +252,13 @@ impl Symbolizer {
         }
     }
 
-    /// Forget what is known of the processes (not of files): a process id seen again is
-    /// read anew.
-    pub fn forget_processes(&mut self) {
-        self.procs.clear();
+    /// Forget what is known of the processes `keep` does not name, and the symbols of
+    /// object files not used for [`OBJECT_IDLE`]: a process id or file seen again is read
+    /// anew. What is kept stays bounded however many processes and binaries come and go.
+    pub fn retain_processes(&mut self, keep: &HashSet<u32>) {
+        self.procs.retain(|pid, _| keep.contains(pid));
+        self.objects
+            .retain(|_, (_, used)| used.elapsed() < OBJECT_IDLE);
     }
 
     fn mapping(&mut self, pid: u32, pc: u64) -> Option<Mapping> {
@@ -274,11 +282,12 @@ impl Symbolizer {
     pub fn user(&mut self, pid: u32, pc: u64) -> Option<UserSymbol> {
         let m = self.mapping(pid, pc)?;
         let object = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
-        let syms = self
+        let (syms, used) = self
             .objects
             .entry(m.path.clone())
-            .or_insert_with(|| Rc::new(ObjectSymbols::load(&m.path)))
-            .clone();
+            .or_insert_with(|| (Rc::new(ObjectSymbols::load(&m.path)), Instant::now()));
+        *used = Instant::now();
+        let syms = syms.clone();
         let off = pc - m.start + m.offset;
         let symbol = syms.vaddr(off).and_then(|v| {
             syms.lookup(v)
@@ -631,6 +640,18 @@ mod tests {
         assert_eq!(k.lookup(0xffffffff81000100).map(|s| s.1), Some("other"));
         assert_eq!(k.lookup(0xffffffffc0001004).map(|s| s.0), Some("ext4"));
         assert_eq!(k.lookup(0x1000), None);
+    }
+
+    #[test]
+    fn processes_no_longer_named_are_forgotten() {
+        let mut s = Symbolizer::new();
+        let me = std::process::id();
+        s.see_process(me);
+        s.see_process(1);
+        s.retain_processes(&HashSet::from([me]));
+        assert_eq!(s.procs.keys().copied().collect::<Vec<_>>(), [me]);
+        s.retain_processes(&HashSet::new());
+        assert!(s.procs.is_empty());
     }
 
     #[test]

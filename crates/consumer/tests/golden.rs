@@ -4,7 +4,7 @@
 
 use dtrace_consumer::aggregate::{
     llquantize_bucket, lquantize_bucket, printa, printa_format, quantize_bucket, render_exit,
-    slot_count, AggFunc, Aggregation, SortOptions,
+    slot_count, AggFunc, Aggregation, SortOptions, StackFormat,
 };
 use dtrace_consumer::printf::parse;
 use dtrace_consumer::Value;
@@ -59,7 +59,10 @@ fn count_sum_quantize_at_exit() {
                4 |                                         0        
 
 ";
-    assert_eq!(render_exit(&[c, s, q], &SortOptions::default()), expected);
+    assert_eq!(
+        render_exit(&[c, s, q], &SortOptions::default(), StackFormat::Lines),
+        expected
+    );
 }
 
 #[test]
@@ -84,7 +87,7 @@ fn signed_keys_sorted_by_key() {
         ..SortOptions::default()
     };
     let expected = "\n   0                0\n   1                1\n   2                2\n 254               -2\n 255               -1\n     0                0\n     1                1\n     2                2\n 65534               -2\n 65535               -1\n        0                0\n        1                1\n        2                2\n       -2               -2\n       -1               -1\n                0                0\n                1                1\n                2                2\n               -2               -2\n               -1               -1\n";
-    assert_eq!(render_exit(&aggs, &opts), expected);
+    assert_eq!(render_exit(&aggs, &opts, StackFormat::Lines), expected);
 }
 
 #[test]
@@ -96,7 +99,10 @@ fn llquantize_mixed_signs() {
         .collect();
     let agg = llq(10, 0, 6, 20, &values);
     let expected = "\n\n           value  ------------- Distribution ------------- count    \n              -1                     |                     0        \n               0                     |@                    1        \n               1                    @|                     -1       \n               2                     |@                    1        \n               3                    @|                     -1       \n               4                     |@                    1        \n               5                    @|                     -1       \n               6                     |@                    1        \n               7                    @|                     -1       \n               8                     |@                    1        \n               9                    @|                     -1       \n              10                     |@                    1        \n              15                    @|                     -1       \n              20                     |@                    1        \n              25                    @|                     -1       \n              30                     |@                    1        \n              35                    @|                     -1       \n              40                     |@                    1        \n              45                    @|                     -1       \n              50                     |@                    1        \n              55                    @|                     -1       \n              60                     |@                    1        \n              65                    @|                     -1       \n              70                     |@                    1        \n              75                    @|                     -1       \n              80                     |@                    1        \n              85                    @|                     -1       \n              90                     |@                    1        \n              95                    @|                     -1       \n             100                     |                     0        \n\n";
-    assert_eq!(render_exit(&[agg], &SortOptions::default()), expected);
+    assert_eq!(
+        render_exit(&[agg], &SortOptions::default(), StackFormat::Lines),
+        expected
+    );
 }
 
 /// The values of Oracle DTrace test tst.llquantize_basic's basicA-C.
@@ -128,17 +134,17 @@ const BASIC: [(i64, i64); 21] = [
 fn llquantize_basic_printa() {
     let opts = SortOptions::default();
     let basic_a = llq(4, 0, 1, 2, &BASIC);
-    assert_eq!(printa(&[&basic_a], &opts), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n              -8 |@@@                                      180      \n              -4 |@@@@@                                    285      \n              -2 |@@@@                                     195      \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@@@                                     205      \n               4 |@@@@@@                                   315      \n               8 |@@@@                                     220      \n           >= 16 |@@@@                                     236      \n\n");
+    assert_eq!(printa(&[&basic_a], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n              -8 |@@@                                      180      \n              -4 |@@@@@                                    285      \n              -2 |@@@@                                     195      \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@@@                                     205      \n               4 |@@@@@@                                   315      \n               8 |@@@@                                     220      \n           >= 16 |@@@@                                     236      \n\n");
     let basic_c = llq(4, 0, 1, 8, &BASIC);
-    assert_eq!(printa(&[&basic_c], &opts), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n             -14 |                                         0        \n             -12 |@@                                       88       \n             -10 |                                         0        \n              -8 |@@                                       92       \n              -6 |@@                                       94       \n              -4 |@@@@                                     191      \n              -3 |@@                                       97       \n              -2 |@@                                       98       \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@                                       102      \n               3 |@@                                       103      \n               4 |@@@@                                     209      \n               6 |@@                                       106      \n               8 |@@                                       108      \n              10 |                                         0        \n              12 |@@                                       112      \n              14 |                                         0        \n           >= 16 |@@@@                                     236      \n\n");
+    assert_eq!(printa(&[&basic_c], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n             -14 |                                         0        \n             -12 |@@                                       88       \n             -10 |                                         0        \n              -8 |@@                                       92       \n              -6 |@@                                       94       \n              -4 |@@@@                                     191      \n              -3 |@@                                       97       \n              -2 |@@                                       98       \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@                                       102      \n               3 |@@                                       103      \n               4 |@@@@                                     209      \n               6 |@@                                       106      \n               8 |@@                                       108      \n              10 |                                         0        \n              12 |@@                                       112      \n              14 |                                         0        \n           >= 16 |@@@@                                     236      \n\n");
     let zero = llq(2, 0, 1, 2, &[(0, 1), (0, -1)]);
-    assert_eq!(printa(&[&zero], &opts), "\n\n           value  ------------- Distribution ------------- count    \n               0 |                                         0        \n               1 |                                         0        \n               2 |                                         0        \n\n");
+    assert_eq!(printa(&[&zero], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n               0 |                                         0        \n               1 |                                         0        \n               2 |                                         0        \n\n");
     let neg = llq(2, 0, 1, 2, &[(2, -1)]);
-    assert_eq!(printa(&[&neg], &opts), "\n\n           value  ------------- Distribution ------------- count    \n               1                                         | 0        \n               2 @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@| -1       \n            >= 4                                         | 0        \n\n");
+    assert_eq!(printa(&[&neg], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n               1                                         | 0        \n               2 @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@| -1       \n            >= 4                                         | 0        \n\n");
     let all = llq(2, 0, 1, 2, &[(1, 1), (2, -1)]);
-    assert_eq!(printa(&[&all], &opts), "\n\n           value  ------------- Distribution ------------- count    \n               0                     |                     0        \n               1                     |@@@@@@@@@@           1        \n               2           @@@@@@@@@@|                     -1       \n            >= 4                     |                     0        \n\n");
+    assert_eq!(printa(&[&all], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n               0                     |                     0        \n               1                     |@@@@@@@@@@           1        \n               2           @@@@@@@@@@|                     -1       \n            >= 4                     |                     0        \n\n");
     let ghost = llq(2, 0, 1, 4, &[(-1, 1), (1, 1)]);
-    assert_eq!(printa(&[&ghost], &opts), "\n\n           value  ------------- Distribution ------------- count    \n              -2 |                                         0        \n              -1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               0 |                                         0        \n               1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               2 |                                         0        \n\n");
+    assert_eq!(printa(&[&ghost], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n              -2 |                                         0        \n              -1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               0 |                                         0        \n               1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               2 |                                         0        \n\n");
 }
 
 #[test]
@@ -152,7 +158,7 @@ fn llquantize_large_magnitudes() {
         &[(-256, 256), (255, 2), (-255, 128), (256, 256), (287, 1)],
     );
     let expected = format!("{HEADER}            -288 |                                         0        \n            -256 |@@@@@@@@@@@@@@@@                         256      \n     abs() < 256 |@@@@@@@@                                 130      \n             256 |@@@@@@@@@@@@@@@@                         257      \n             288 |                                         0        \n");
-    let mut out = printa(&[&agg], &SortOptions::default());
+    let mut out = printa(&[&agg], &SortOptions::default(), StackFormat::Lines);
     assert_eq!(out.remove(0), '\n');
     assert_eq!(out.strip_suffix('\n').unwrap(), expected);
 }
@@ -165,18 +171,27 @@ fn lquantize_and_negative_quantize() {
         bump(&mut l, vec![], lquantize_bucket(v, base, limit, step), 1);
     }
     let expected = format!("\n{HEADER}             < 0 |@@@@@@@@                                 1        \n               0 |                                         0        \n               2 |@@@@@@@@@@@@@@@@                         2        \n               4 |@@@@@@@@                                 1        \n               6 |                                         0        \n               8 |                                         0        \n           >= 10 |@@@@@@@@                                 1        \n\n");
-    assert_eq!(render_exit(&[l], &SortOptions::default()), expected);
+    assert_eq!(
+        render_exit(&[l], &SortOptions::default(), StackFormat::Lines),
+        expected
+    );
 
     let mut q = Aggregation::new("q", AggFunc::Quantize);
     bump(&mut q, vec![], quantize_bucket(-3), 1);
     bump(&mut q, vec![], quantize_bucket(5), 1);
     let expected = format!("\n{HEADER}              -4 |                                         0        \n              -2 |@@@@@@@@@@@@@@@@@@@@                     1        \n              -1 |                                         0        \n               0 |                                         0        \n               1 |                                         0        \n               2 |                                         0        \n               4 |@@@@@@@@@@@@@@@@@@@@                     1        \n               8 |                                         0        \n\n");
-    assert_eq!(render_exit(&[q], &SortOptions::default()), expected);
+    assert_eq!(
+        render_exit(&[q], &SortOptions::default(), StackFormat::Lines),
+        expected
+    );
 
     let mut e = Aggregation::new("e", AggFunc::Quantize);
     e.set(vec![], vec![0; 127]);
     let expected = format!("\n{HEADER}              -1 |                                         0        \n               0 |                                         0        \n               1 |                                         0        \n\n");
-    assert_eq!(render_exit(&[e], &SortOptions::default()), expected);
+    assert_eq!(
+        render_exit(&[e], &SortOptions::default(), StackFormat::Lines),
+        expected
+    );
 }
 
 #[test]
@@ -184,7 +199,10 @@ fn keyed_histogram_and_avg_stddev() {
     let mut q = Aggregation::new("q", AggFunc::Quantize);
     bump(&mut q, vec![Value::str("sh")], quantize_bucket(1), 2);
     let expected = format!("\n  sh{}{HEADER}               0 |                                         0        \n               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@ 2        \n               2 |                                         0        \n\n", " ".repeat(48));
-    assert_eq!(render_exit(&[q], &SortOptions::default()), expected);
+    assert_eq!(
+        render_exit(&[q], &SortOptions::default(), StackFormat::Lines),
+        expected
+    );
 
     let mut avg = Aggregation::new("avg", AggFunc::Avg);
     avg.set_percpu(vec![], &[&[3, 6], &[0, 0], &[1, 4]]);
@@ -197,7 +215,11 @@ fn keyed_histogram_and_avg_stddev() {
     min.set_percpu(vec![], &[&[1, (-4i64) as u64], &[0, 0], &[1, 3]]);
     let expected = "\n                2\n               -3\n                2\n               -4\n";
     assert_eq!(
-        render_exit(&[avg, neg, sd, min], &SortOptions::default()),
+        render_exit(
+            &[avg, neg, sd, min],
+            &SortOptions::default(),
+            StackFormat::Lines
+        ),
         expected
     );
 }
@@ -226,7 +248,7 @@ fn multi_key_printa() {
         pad("sh"),
         pad("bash")
     );
-    assert_eq!(printa(&[&a], &opts), expected);
+    assert_eq!(printa(&[&a], &opts, StackFormat::Lines), expected);
     // aggsortkey, then aggsortkeypos=1 (pid first), then aggsortrev.
     let by_key = SortOptions {
         by_key: true,
@@ -271,7 +293,7 @@ fn joined_printa() {
     assert_eq!(printa_format(&fmt, &[&c, &s], &by_sum), "b 0 5\na 2 10\n");
     let row = |k: &str, x: i64, y: i64| format!("  {k:<50} {x:>16} {y:>16}\n");
     assert_eq!(
-        printa(&[&c, &s], &opts),
+        printa(&[&c, &s], &opts, StackFormat::Lines),
         format!("\n{}{}", row("b", 0, 5), row("a", 2, 10))
     );
     let q = {
@@ -294,7 +316,7 @@ fn printed_aggregations_are_skipped_at_exit() {
     b.set(vec![], vec![4]);
     let opts = SortOptions::default();
     assert_eq!(
-        render_exit(&[a.clone(), b.clone()], &opts),
+        render_exit(&[a.clone(), b.clone()], &opts, StackFormat::Lines),
         "\n                4\n"
     );
     a.printed = false;
@@ -302,7 +324,9 @@ fn printed_aggregations_are_skipped_at_exit() {
         reverse: true,
         ..opts
     };
-    assert!(render_exit(&[a, b], &rev).starts_with("\n                4\n  bash"));
+    assert!(
+        render_exit(&[a, b], &rev, StackFormat::Lines).starts_with("\n                4\n  bash")
+    );
 }
 
 #[test]
@@ -315,23 +339,23 @@ fn trunc_clear_normalize() {
     let mut top = s.clone();
     top.trunc(2);
     assert_eq!(
-        render_exit(&[top], &opts),
+        render_exit(&[top], &opts, StackFormat::Lines),
         "\n        4               40\n        5               50\n"
     );
     let mut bottom = s.clone();
     bottom.trunc(-2);
     assert_eq!(
-        render_exit(&[bottom], &opts),
+        render_exit(&[bottom], &opts, StackFormat::Lines),
         "\n        1               10\n        2               20\n"
     );
     let mut none = s.clone();
     none.trunc(0);
-    assert_eq!(render_exit(&[none], &opts), "\n");
+    assert_eq!(render_exit(&[none], &opts, StackFormat::Lines), "\n");
 
     let mut cleared = s.clone();
     cleared.clear();
     assert_eq!(
-        render_exit(&[cleared], &opts),
+        render_exit(&[cleared], &opts, StackFormat::Lines),
         "\n        1                0\n        2                0\n        3                0\n        4                0\n        5                0\n"
     );
 
@@ -345,9 +369,38 @@ fn trunc_clear_normalize() {
     // ...the default layout as unsigned ones, as DTrace does.
     let line = |k: &str, v: i64| format!("  {k:<50} {v:>16}\n");
     assert_eq!(
-        render_exit(&[n.clone()], &opts),
+        render_exit(&[n.clone()], &opts, StackFormat::Lines),
         format!("\n{}{}", line("y", 1844674407370955160), line("x", 10))
     );
     n.denormalize();
     assert_eq!(printa_format(&fmt, &[&n], &opts), "y=-10 x=100 ");
+}
+
+#[test]
+fn folded_stacks_at_exit() {
+    use dtrace_consumer::{Frame, Place};
+    let frame = |symbol: &str, offset| Frame {
+        address: 0x1000 + offset,
+        place: Place::Symbol {
+            module: "vmlinux".into(),
+            symbol: symbol.into(),
+            offset,
+        },
+    };
+    let stack = |leaf_offset| Value::Stack {
+        raw: vec![leaf_offset],
+        frames: vec![frame("leaf", leaf_offset), frame("root", 0x10)],
+    };
+    let mut s = Aggregation::new("s", AggFunc::Count);
+    s.set(vec![Value::str("sh"), stack(1)], vec![2]);
+    s.set(vec![Value::str("sh"), stack(2)], vec![3]);
+    let mut c = Aggregation::new("c", AggFunc::Count);
+    c.set(vec![Value::str("sh")], vec![4]);
+    let opts = SortOptions::default();
+    // The stack-keyed aggregation folds (one line, offsets gone); the other prints as DTrace's.
+    assert_eq!(
+        render_exit(&[s.clone(), c.clone()], &opts, StackFormat::Folded),
+        "\nsh;vmlinux`root;vmlinux`leaf 5\n  sh                                                                4\n"
+    );
+    assert!(render_exit(&[s], &opts, StackFormat::Lines).contains("vmlinux`leaf+0x1"));
 }

@@ -123,6 +123,20 @@ impl Map {
         &self.spec
     }
 
+    /// Another handle on the same kernel map (a duplicated file descriptor), for a thread
+    /// that reads it while the owner goes on using its own.
+    pub fn try_clone(&self) -> Result<Map> {
+        let fd = self.fd.try_clone().map_err(|e| Error::Os {
+            what: format!("dup of map {:?}", self.spec.name),
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+        })?;
+        Ok(Map {
+            fd,
+            spec: self.spec.clone(),
+            ncpus: self.ncpus,
+        })
+    }
+
     /// The value as stored for one CPU of a per-CPU map: the value size rounded up to 8.
     fn percpu_stride(&self) -> usize {
         (self.spec.value_size as usize).next_multiple_of(8)

@@ -2,6 +2,7 @@
 //! them (the default layout at exit, `printa()` with and without a format)
 //! together with `normalize()`, `denormalize()`, `trunc()` and `clear()`.
 
+pub mod folded;
 mod histogram;
 mod print;
 mod snapshot;
@@ -14,7 +15,7 @@ pub use dtrace_abi::slots::{
     llquantize_bucket, lquantize_bucket, merge, quantize_bucket, quantize_bucket_value, slot_count,
     AggFunc, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
-pub use print::{printa, printa_format, render_exit};
+pub use print::{printa, printa_format, render_exit, StackFormat};
 pub use snapshot::AggregationMaps;
 pub(crate) use snapshot::Aggregations;
 pub use summary::{summary, Bucket, Summary};

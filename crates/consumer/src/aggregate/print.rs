@@ -9,6 +9,7 @@
 //! separate aggregations; histograms bring their own (the table starts with
 //! one, and the row's newline follows its last line).
 
+use super::folded::{folded, has_stack_key};
 use super::sort::{bundles, Bundle};
 use super::{histogram, slot_count, AggFunc, Aggregation, SortOptions};
 use crate::printf::Format;
@@ -18,24 +19,43 @@ use dtrace_abi::slots;
 /// Everything printed when tracing ends: dtrace(1)'s newline, then every
 /// aggregation not already printed by `printa()`, in the given order (that
 /// of first use; reversed with `aggsortrev`), each in the default layout.
-pub fn render_exit(aggs: &[Aggregation], opts: &SortOptions) -> String {
+pub fn render_exit(aggs: &[Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
     let mut out = String::from("\n");
     let mut order: Vec<&Aggregation> = aggs.iter().filter(|a| !a.printed).collect();
     if opts.reverse {
         order.reverse();
     }
     for agg in order {
-        default_rows(&mut out, &[agg], opts);
+        rows(&mut out, &[agg], opts, stacks);
     }
     out
+}
+
+/// How the default layout shows an aggregation keyed by a stack (`stackformat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StackFormat {
+    /// DTrace's: the stack's frames on lines of their own, then the value.
+    #[default]
+    Lines,
+    /// Folded stacks, for flame graphs (see [`super::folded`]).
+    Folded,
+}
+
+/// The rows of `aggs` in the default layout, or folded when they are one aggregation keyed
+/// by a stack and `stacks` asks for it.
+fn rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) {
+    match aggs {
+        [agg] if stacks == StackFormat::Folded && has_stack_key(agg) => folded(out, agg),
+        _ => default_rows(out, aggs, opts),
+    }
 }
 
 /// `printa(@a, @b, ...)` without a format: a newline, then the rows of the
 /// aggregations joined by key, each line showing the keys and every
 /// aggregation's value (zero where it lacks the key).
-pub fn printa(aggs: &[&Aggregation], opts: &SortOptions) -> String {
+pub fn printa(aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
     let mut out = String::from("\n");
-    default_rows(&mut out, aggs, opts);
+    rows(&mut out, aggs, opts, stacks);
     out
 }
 

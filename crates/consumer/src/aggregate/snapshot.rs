@@ -3,7 +3,7 @@
 //! [`Aggregation`]s, and the actions on them (`printa`, `clear`, `trunc`, `normalize`,
 //! `denormalize`) with the state they leave (normalization, printed).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use dtrace_abi::desc;
 
@@ -96,8 +96,14 @@ impl Aggregations {
     }
 
     /// Read the mappings of every process named by a user stack or symbol key (the first
-    /// time each is seen), so that they still resolve once the process has exited.
-    pub fn see_processes(&self, maps: &dyn AggregationMaps, symbols: &mut Symbolizer) {
+    /// time each is seen), so that they still resolve once the process has exited; the
+    /// processes named.
+    pub fn see_processes(
+        &self,
+        maps: &dyn AggregationMaps,
+        symbols: &mut Symbolizer,
+    ) -> HashSet<u32> {
+        let mut named = HashSet::new();
         for (i, desc) in self.descs.iter().enumerate() {
             let user: Vec<(usize, desc::Field)> = desc
                 .keys
@@ -111,10 +117,13 @@ impl Aggregations {
             for key in maps.keys(i) {
                 for (off, f) in &user {
                     let datum = f.ty.datum().expect("a user datum");
-                    symbols.see_process(decode::datum_pid(&key, *off, datum));
+                    let pid = decode::datum_pid(&key, *off, datum);
+                    symbols.see_process(pid);
+                    named.insert(pid);
                 }
             }
         }
+        named
     }
 
     /// The aggregations `indices` names, read for `printa()` (and marked printed).

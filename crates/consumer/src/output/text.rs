@@ -8,7 +8,7 @@ use dtrace_abi::datum::ValueType;
 use dtrace_abi::record::{DropKind, SCRATCH_LEVELS};
 
 use super::{Drops, Firing, Output, Printa, ProbeFault, Stack};
-use crate::aggregate::{self, Aggregation, SortOptions};
+use crate::aggregate::{self, Aggregation, SortOptions, StackFormat};
 use crate::value::Value;
 use crate::{messages, trace};
 
@@ -17,6 +17,8 @@ pub struct Text {
     out: Box<dyn Write>,
     /// Whether the `CPU ID FUNCTION:NAME` heading was printed.
     heading_done: bool,
+    /// How aggregations keyed by stacks print (`stackformat`).
+    stacks: StackFormat,
 }
 
 impl Text {
@@ -25,7 +27,14 @@ impl Text {
         Text {
             out,
             heading_done: false,
+            stacks: StackFormat::Lines,
         }
+    }
+
+    /// Print aggregations keyed by stacks as `stacks` says (`-x stackformat`).
+    pub fn with_stacks(mut self, stacks: StackFormat) -> Text {
+        self.stacks = stacks;
+        self
     }
 
     fn write(&mut self, bytes: &[u8]) {
@@ -85,7 +94,7 @@ impl Output for Text {
         let aggs: Vec<&Aggregation> = printa.aggregations.iter().collect();
         let text = match printa.parsed {
             Some(f) => aggregate::printa_format(f, &aggs, printa.sort),
-            None => aggregate::printa(&aggs, printa.sort),
+            None => aggregate::printa(&aggs, printa.sort, self.stacks),
         };
         self.write(text.as_bytes());
     }
@@ -130,7 +139,7 @@ impl Output for Text {
     }
 
     fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions) {
-        self.write(aggregate::render_exit(aggregations, sort).as_bytes());
+        self.write(aggregate::render_exit(aggregations, sort, self.stacks).as_bytes());
     }
 
     fn exit(&mut self, _status: i32) {
