@@ -740,9 +740,12 @@ mod tests {
             raw: vec![1, 2],
             frames: vec![frame("a"), frame("b")],
         };
-        assert_eq!(render("%k|", &[stack.clone()]), "\nvmlinux`a\nvmlinux`b\n|");
         assert_eq!(
-            render("%-12k|", &[stack.clone()]),
+            render("%k|", std::slice::from_ref(&stack)),
+            "\nvmlinux`a\nvmlinux`b\n|"
+        );
+        assert_eq!(
+            render("%-12k|", std::slice::from_ref(&stack)),
             format!("\n{0}vmlinux`a   \n{0}vmlinux`b   \n|", " ".repeat(12))
         );
         assert_eq!(render("%12k|", &[stack]), "\n   vmlinux`a\n   vmlinux`b\n|");
