@@ -133,32 +133,31 @@ impl Emitter {
         // Every label a jump or call names is bound; others are never read.
         let labels: Vec<usize> = labels.into_iter().map(|l| l.unwrap_or(0)).collect();
         let is_goto = |at: usize| old[at].code == BPF_JMP | BPF_JA;
+        // The fixup of each instruction that jumps to a label (fixups come in emit order).
+        let mut fixup_of = vec![None; old.len()];
+        for (k, &(at, _)) in fixups.iter().enumerate() {
+            fixup_of[at] = Some(k);
+        }
         // Which fixups need the long form: grown until nothing more needs it (growing
         // the code only lengthens other jumps).
         let mut long = vec![false; fixups.len()];
-        let mut start = Vec::new();
+        let mut start = Vec::with_capacity(old.len() + 1);
         loop {
             // start[i]: where old instruction i lands; start[old.len()]: the new length.
             start.clear();
-            let mut grow = vec![0usize; old.len()];
-            for (k, &(at, _)) in fixups.iter().enumerate() {
-                if long[k] && !is_goto(at) {
-                    grow[at] = 2;
-                }
-            }
             let mut n = 0;
-            for g in &grow {
+            for (i, fixup) in fixup_of.iter().enumerate() {
                 start.push(n);
-                n += 1 + g;
+                n += match fixup {
+                    Some(k) if long[*k] && !is_goto(i) => 3,
+                    _ => 1,
+                };
             }
             start.push(n);
             let mut changed = false;
             for (k, &(at, label)) in fixups.iter().enumerate() {
-                if long[k] {
-                    continue;
-                }
                 let off = start[labels[label.0]] as i64 - start[at] as i64 - 1;
-                if off.abs() > NEAR_JUMP {
+                if !long[k] && off.abs() > NEAR_JUMP {
                     long[k] = true;
                     changed = true;
                 }
@@ -168,15 +167,11 @@ impl Emitter {
             }
         }
         let mut insns = Vec::with_capacity(start[old.len()]);
-        let mut sorted: Vec<usize> = (0..fixups.len()).collect();
-        sorted.sort_by_key(|&k| fixups[k].0);
-        let mut sorted = sorted.into_iter().peekable();
         for (i, insn) in old.iter().enumerate() {
-            let Some(&k) = sorted.peek().filter(|&&k| fixups[k].0 == i) else {
+            let Some(k) = fixup_of[i] else {
                 insns.push(*insn);
                 continue;
             };
-            sorted.next();
             let target = start[labels[fixups[k].1 .0]] as i64;
             if !long[k] {
                 let mut insn = *insn;
