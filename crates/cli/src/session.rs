@@ -131,7 +131,7 @@ impl<'a> Session<'a> {
         self.seed_follow(&targets)?;
         self.attach()?;
         self.run_probe(DtraceProbe::Begin, [0; 6]);
-        self.open_gate()?;
+        self.set_state(TracingState::Active)?;
         self.drain();
         if self.consumer.exit_status().is_none() && self.output.failure().is_none() {
             for t in &mut targets {
@@ -174,11 +174,6 @@ impl<'a> Session<'a> {
         word.copy_from_slice(&(state as u64).to_ne_bytes());
         map.update(&key, &value, dtrace_runtime::Update::Any)
             .map_err(fail)
-    }
-
-    /// Let every enabled probe run its clauses (BEGIN has run).
-    fn open_gate(&self) -> Result<(), String> {
-        self.set_state(TracingState::Active)
     }
 
     /// Attach the helper programs (each a `tp_btf` program on its tracepoint).
