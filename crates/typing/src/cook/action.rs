@@ -377,9 +377,6 @@ impl Cook<'_> {
                 ActionKind::Trunc { aggregation, count }
             }
             ActionName::Normalize => {
-                if args.len() != 2 {
-                    return Err(action_args(name, args, 2, 2, span).unwrap_err());
-                }
                 let aggregation = self.aggregation_arg(&args[0], name, 1)?;
                 let factor = self.int_arg(&args[1], name, 2)?;
                 ActionKind::Normalize {
