@@ -37,10 +37,7 @@ fn prototype(c: &Conversion, arg: &FormatArg) -> (&'static str, bool) {
         (_, 's' | 'S') => ("char [] or string (or use stringof)", ty.is_string()),
         (_, 'c' | 'C') => ("char, short, or int", int && ty.scalar_size() <= 4),
         (_, 'p') => ("pointer or integer", ty.is_scalar()),
-        (_, 'e' | 'E' | 'f' | 'g' | 'G') => (
-            "float, double, or long double",
-            matches!(ty, Type::Opaque(name) if matches!(dtrace_backend::types::float_size(name), Some(4 | 8))),
-        ),
+        (_, 'e' | 'E' | 'f' | 'g' | 'G') => ("float, double, or long double", ty.is_float()),
         (Some(Length::Short), 'd' | 'i' | 'x' | 'X') => ("short", int),
         (Some(Length::Short), 'o' | 'u') => ("unsigned short", int),
         (Some(Length::Long), 'd' | 'i' | 'x' | 'X') => ("long", int),

@@ -273,6 +273,11 @@ impl Type {
     pub fn is_string(&self) -> bool {
         matches!(self, Type::String)
     }
+    /// Whether this is a `float` or `double`, whose values D holds as their bits (not
+    /// `long double`).
+    pub fn is_float(&self) -> bool {
+        matches!(self, Type::Opaque(name) if matches!(float_size(name), Some(4 | 8)))
+    }
     pub fn is_signed(&self) -> bool {
         matches!(self, Type::Int { signed: true, .. })
     }

@@ -60,7 +60,7 @@ impl Cook<'_> {
             )),
             // A `float` or `double` is its bits: it can be stored and printed (`%e %f %g`),
             // not computed with.
-            Type::Opaque(name) if matches!(types::float_size(name), Some(4 | 8)) => {
+            Type::Opaque(_) if ty.is_float() => {
                 Ok(mk(ExprKind::Load(Box::new(p)), ty, span))
             }
             Type::Void => Err(CompileError::new(
