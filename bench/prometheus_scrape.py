@@ -26,7 +26,8 @@ import sys
 import tempfile
 import time
 import urllib.request
-import re
+
+from promserve import serve
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,18 +61,10 @@ def run_case(args, exe, tmp, name, action, family):
     if os.path.exists(done):
         os.unlink(done)
     script = "syscall::getpgid:entry /pid == $target/ { " + action + " }"
-    dt = subprocess.Popen(
+    dt, url = serve(
         [args.dtrace, "-q", "-x", "prometheus=127.0.0.1:0", "-n", script,
          "-c", f"{exe} {args.series} {done}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = None
-    for line in dt.stderr:
-        m = re.search(r"serving aggregations at (http://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
-    if url is None:
-        sys.exit("bench/prometheus_scrape.py: dtrace did not serve")
+        "bench/prometheus_scrape.py")
     expected = min(args.series, 100) if "lat" in family else args.series
     deadline = time.monotonic() + 60
     while True:

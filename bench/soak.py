@@ -24,13 +24,14 @@ Prints a markdown table to stdout; progress to stderr.
 
 import argparse
 import os
-import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
+
+from promserve import serve
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -68,18 +69,10 @@ def main():
         text = text.replace("trunc(@on, 1000); ", "")
     with open(script, "w") as f:
         f.write(text)
-    dt = subprocess.Popen(
+    dt, url = serve(
         [args.dtrace, "-q", "-x", "prometheus=127.0.0.1:0"]
         + ([] if args.no_stacks else ["-x", "promlabels=on:comm,stack"]) + ["-s", script],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = None
-    for line in dt.stderr:
-        m = re.search(r"serving aggregations at (http://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
-    if url is None:
-        sys.exit("bench/soak.py: dtrace did not serve")
+        "bench/soak.py")
     threading.Thread(target=lambda: [None for _ in dt.stderr], daemon=True).start()
 
     stop = threading.Event()
