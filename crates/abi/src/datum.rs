@@ -16,8 +16,8 @@ pub const SCALAR_SLOT: u32 = 8;
 
 /// Default `stack()` depth (DTrace's `stackframes` option).
 pub const STACK_FRAMES: u32 = 20;
-/// Default `ustack()` depth (DTrace's `ustackframes` option).
-pub const USTACK_FRAMES: u32 = 20;
+/// Default `ustack()` depth (DTrace's `ustackframes` option: Oracle's default is 100).
+pub const USTACK_FRAMES: u32 = 100;
 /// Deepest stack the kernel hands out (`kernel.perf_event_max_stack` defaults to 127);
 /// `stackdepth` and `ustackdepth` count at most this many frames.
 pub const MAX_STACK_FRAMES: u32 = 127;

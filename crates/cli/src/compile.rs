@@ -724,6 +724,7 @@ pub fn compile(
             scratchsize: options.scratchsize.min(u32::MAX as u64) as u32,
             stack_frames: options.stack_frames,
             ustack_frames: options.ustack_frames,
+            max_frames: options.max_frames,
         },
         codegen: CodegenOptions {
             strsize,
@@ -734,6 +735,7 @@ pub fn compile(
             cpu: options.cpu,
             nspec: options.nspec.min(u64::from(u32::MAX)) as u32,
             specsize: options.specsize,
+            max_frames: options.max_frames,
         },
         macros: macros.clone(),
         translators,

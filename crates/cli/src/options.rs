@@ -56,6 +56,9 @@ pub struct Options {
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
+    /// `maxframes`: the most frames any stack records or `stackdepth` counts (1..=127);
+    /// larger requests are silently reduced, as in DTrace.
+    pub max_frames: u32,
     /// `followfork`: probes named with a `-c`/`-p` pid (`pid$target`, `myapp$target`) also
     /// fire in that process's descendants (forks at any depth, their threads, and after
     /// `exec` wherever the new image maps a traced binary).
@@ -98,6 +101,7 @@ impl Default for Options {
             zdefs: false,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
+            max_frames: dtrace_backend::program::MAX_STACK_FRAMES,
             followfork: false,
             cpu: None,
             bufpolicy: BufPolicy::Switch,
@@ -147,7 +151,6 @@ const ACCEPTED: &[&str] = &[
     "procs",
     "dynvar",
     "noresolve",
-    "maxframes",
 ];
 
 /// Options only the command line may set: they shape how the program is read.
@@ -277,6 +280,7 @@ impl Options {
             "statusrate" => self.statusrate_ns = rate(value)?,
             "stackframes" => self.stack_frames = frames(value)?,
             "ustackframes" => self.ustack_frames = frames(value)?,
+            "maxframes" => self.max_frames = frames(value)?,
             _ if ACCEPTED.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }

@@ -324,3 +324,62 @@ fn stack_depths_in_a_syscall_probe() {
     // DTrace ends its output with a blank line.
     assert_eq!(run.stdout, "1 1\n\n");
 }
+
+/// A default `ustack()` runs down to libc's frame below `main` (Oracle's default of 100
+/// frames), and that frame is named although Debian's libc is stripped: its symbol table
+/// comes from the separate debug file of libc6-dbg (found by build ID), which `.ci/run`
+/// installs.
+#[test]
+fn ustack_reaches_libc_with_its_separate_debug_symbols() {
+    assert!(
+        std::path::Path::new("/usr/lib/debug/.build-id").is_dir(),
+        "libc6-dbg is not installed (.ci/run installs it)"
+    );
+    let exe = program("debugfile");
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "syscall::getppid:entry /pid == $target/ { ustack(); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    let user: Vec<&str> = frames(&run.stdout)
+        .into_iter()
+        .filter(|f| !f.starts_with("vmlinux`"))
+        .collect();
+    let main = user
+        .iter()
+        .position(|f| f.starts_with("stackprog`main+0x"))
+        .unwrap_or_else(|| panic!("no main frame:\n{}", run.stdout));
+    let below = user.get(main + 1).copied().unwrap_or_default();
+    assert!(
+        below.starts_with("libc.so.6`__libc_start_call_main+0x"),
+        "the frame below main is {below:?}:\n{}",
+        run.stdout
+    );
+}
+
+/// `maxframes` caps every stack and the depth `ustackdepth` counts, silently, as in DTrace.
+#[test]
+fn maxframes_caps_stacks_and_depths() {
+    let exe = program("maxframes");
+    let run = dtrace(&[
+        "-q",
+        "-x",
+        "maxframes=2",
+        "-n",
+        "syscall::getppid:entry /pid == $target/ { printf(\"%d\", ustackdepth); ustack(50); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    let user: Vec<&str> = frames(&run.stdout);
+    assert_eq!(user.len(), 2, "{}", run.stdout);
+    assert!(
+        user[0].starts_with("stackprog`f2+0x") && user[1].starts_with("stackprog`f1+0x"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.starts_with("2\n"), "{:?}", run.stdout);
+}

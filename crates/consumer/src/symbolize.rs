@@ -6,8 +6,10 @@
 //!
 //! User addresses are looked up through the process's mappings (`/proc/PID/maps`, read the
 //! first time a process id is seen and kept, so stacks of processes that have exited since
-//! still resolve) and the symbol tables of the mapped files (`.symtab`, else `.dynsym`,
-//! read once per file): `object`name+0xoffset`, the object being the file's base name.
+//! still resolve) and the symbol tables of the mapped files (`.symtab`; for a stripped file
+//! its `.dynsym` and the `.symtab` of its separate debug file when one is installed, found
+//! by build ID or `.gnu_debuglink`; read once per file): `object`name+0xoffset`, the object
+//! being the file's base name.
 //! A process whose maps were never read while it ran (it exited before its first record
 //! or aggregation key was seen) prints raw addresses. Mappings are read again (at most
 //! every 10 ms) when an address of a live process falls outside all of them (after
@@ -19,6 +21,7 @@
 //! prints as mangled.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -132,14 +135,21 @@ impl ObjectSymbols {
             .filter(|s| s.kind == PT_LOAD)
             .map(|s| (s.offset, s.vaddr, s.filesz))
             .collect();
-        let mut syms: Vec<(u64, u64, String)> = elf
-            .symbols()
-            .unwrap_or_default()
+        let mut symbols = elf.symbols().unwrap_or_default();
+        if !elf.has_symtab() {
+            // Stripped: the full table may be in an installed separate debug file (its
+            // addresses are the object's own link-time addresses).
+            if let Some(debug) = dtrace_elf::debug_file(Path::new(path), &elf) {
+                symbols.extend(debug_symbols(&debug));
+            }
+        }
+        let mut syms: Vec<(u64, u64, String)> = symbols
             .into_iter()
             .filter(|s| s.is_func && s.value != 0)
             .map(|s| (s.value, s.size, demangle(&s.name)))
             .collect();
         syms.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        syms.dedup_by(|a, b| a.0 == b.0 && a.2 == b.2);
         ObjectSymbols { segments, syms }
     }
 
@@ -160,6 +170,17 @@ impl ObjectSymbols {
             .take(8)
             .find(|(value, size, _)| v < value + (*size).max(1))
             .map(|(value, _, name)| (*value, name.as_str()))
+    }
+}
+
+/// The symbols of a separate debug file's `.symtab` (none if it cannot be read).
+fn debug_symbols(path: &Path) -> Vec<dtrace_elf::Symbol> {
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    match Elf::parse(&data) {
+        Ok(elf) if elf.has_symtab() => elf.symbols().unwrap_or_default(),
+        _ => Vec::new(),
     }
 }
 

@@ -13,6 +13,10 @@
 //! refuses anything but 64-bit little-endian files with a clear error. It is a crate of its
 //! own so that the consumer reads symbols without depending on the probes crate.
 
+mod debugfile;
+
+pub use debugfile::debug_file;
+
 use std::ops::Range;
 
 /// Why a file could not be read as ELF.

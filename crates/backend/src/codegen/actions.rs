@@ -91,7 +91,7 @@ impl Gen<'_, '_> {
     }
 
     /// `stackdepth` (or `ustackdepth` with `user`): the number of frames the kernel's
-    /// unwinder finds, at most [`MAX_STACK_FRAMES`]; 0 when it finds none.
+    /// unwinder finds, at most `maxframes`; 0 when it finds none.
     pub(crate) fn stack_depth(&mut self, user: bool, span: Span) -> Result<Val> {
         if !user && !self.has_kernel_stack() {
             let v = self.push(span)?;
@@ -102,7 +102,7 @@ impl Gen<'_, '_> {
                 ty: types::UINT32,
             });
         }
-        let frames = MAX_STACK_FRAMES;
+        let frames = self.c.opts.max_frames.clamp(1, MAX_STACK_FRAMES);
         let buf = self.scratch(frames * 8);
         self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
         self.scratch_addr(R2, buf);

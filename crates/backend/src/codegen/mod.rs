@@ -78,6 +78,8 @@ pub struct CodegenOptions {
     pub nspec: u32,
     /// Bytes a speculating clause may record (`specsize`).
     pub specsize: u64,
+    /// The most frames `stackdepth` and `ustackdepth` count (`maxframes`).
+    pub max_frames: u32,
 }
 
 impl Default for CodegenOptions {
@@ -91,6 +93,7 @@ impl Default for CodegenOptions {
             cpu: None,
             nspec: 1,
             specsize: 4 << 20,
+            max_frames: MAX_STACK_FRAMES,
         }
     }
 }

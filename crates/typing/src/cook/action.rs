@@ -593,7 +593,9 @@ impl Cook<'_> {
                 Some(a) => frames_arg(a, "D_STACK_SIZE", "stack( ) argument #1")?,
                 None => self.opts.stack_frames,
             };
-            Ok(Datum::Stack { frames })
+            Ok(Datum::Stack {
+                frames: frames.min(self.opts.max_frames),
+            })
         } else {
             let frames = match args.first() {
                 Some(a) => frames_arg(a, "D_USTACK_FRAMES", "ustack( ) argument #1")?,
@@ -610,7 +612,9 @@ impl Cook<'_> {
                     ));
                 }
             }
-            Ok(Datum::UStack { frames })
+            Ok(Datum::UStack {
+                frames: frames.min(self.opts.max_frames),
+            })
         }
     }
 

@@ -53,6 +53,8 @@ pub struct Options {
     /// `ustackframes`).
     pub stack_frames: u32,
     pub ustack_frames: u32,
+    /// The most frames a stack records (`maxframes`): more are silently reduced to it.
+    pub max_frames: u32,
 }
 
 impl Default for Options {
@@ -62,6 +64,7 @@ impl Default for Options {
             scratchsize: 256,
             stack_frames: dtrace_abi::datum::STACK_FRAMES,
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
+            max_frames: dtrace_abi::datum::MAX_STACK_FRAMES,
         }
     }
 }
