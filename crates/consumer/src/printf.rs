@@ -10,7 +10,8 @@
 //! of a signed value, `%c`) sign-extend 1- and 2-byte values to `int`;
 //! unsigned ones (`%u %o %x %X %p`, and `%d`/`%i` of an unsigned value)
 //! zero-extend 1-, 2- and 4-byte values, so `printf("%x", (int)-1)` prints
-//! `ffffffff`.  `%p` prints plain hexadecimal (DTrace maps it to `%x`).
+//! `ffffffff`; then `hh` and `h` narrow the value to 8 or 16 bits, as C's printf does
+//! with the formats DTrace hands it (`printf("%hhu", 257)` prints `1`).  `%p` prints plain hexadecimal (DTrace maps it to `%x`).
 //!
 //! Widths and precisions are bounded by [`MAX_FIELD`]: a formatted field is held in
 //! memory (for JSON lines as for text), and DTrace's own bound, C's `int`, would let one
@@ -46,7 +47,8 @@ pub struct Conversion {
     pub number: usize,
     /// The conversion character (`d`, `s`, `%`, ...).
     pub spec: char,
-    /// The length modifier, if any (accepted and ignored when printing).
+    /// The length modifier, if any: `hh` and `h` narrow integers when printing, the others
+    /// change nothing (the value's own size decides).
     pub length: Option<Length>,
     pub flags: Flags,
     pub width: Count,
@@ -328,6 +330,12 @@ fn parse_conversion(
     }
 }
 
+/// The low `bits` of `x` as a signed integer of that width.
+fn narrow_signed(x: u64, bits: u32) -> i64 {
+    let shift = 64 - bits;
+    ((x << shift) as i64) >> shift
+}
+
 /// Check the conversion name (length modifier + character).
 fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, FormatError> {
     let name = || format!("{length}{}", conv.spec);
@@ -381,6 +389,25 @@ fn wall_time(ns: u64, rfc822: bool) -> String {
 }
 
 impl Conversion {
+    /// The width `hh` (8) or `h` (16) narrows an integer to before it is printed, as the C
+    /// library DTrace hands its formats to does (`%hhu` of 257 prints 1).
+    fn narrow_bits(&self) -> Option<u32> {
+        match self.length {
+            Some(Length::Char) => Some(8),
+            Some(Length::Short) => Some(16),
+            _ => None,
+        }
+    }
+
+    /// `v` zero-extended, narrowed by an `hh` or `h` length modifier.
+    fn narrow_unsigned(&self, v: &Value) -> u64 {
+        let x = v.zero_extended();
+        match self.narrow_bits() {
+            Some(bits) => x & ((1u64 << bits) - 1),
+            None => x,
+        }
+    }
+
     /// The kind of value argument this conversion expects.
     pub fn kind(&self) -> ArgKind {
         match self.spec {
@@ -396,14 +423,18 @@ impl Conversion {
     /// parameters.
     pub(crate) fn format_value(&self, out: &mut Vec<u8>, v: &Value, field: &Field) {
         match self.spec {
-            'd' | 'i' => match v {
-                Value::Int { signed: true, .. } => cfmt::signed(out, v.sign_extended(), field),
+            'd' | 'i' => match (self.narrow_bits(), v) {
+                (Some(bits), _) => cfmt::signed(out, narrow_signed(v.zero_extended(), bits), field),
+                (None, Value::Int { signed: true, .. }) => {
+                    cfmt::signed(out, v.sign_extended(), field)
+                }
                 _ => cfmt::unsigned(out, v.zero_extended(), Radix::Decimal, field),
             },
-            'u' => cfmt::unsigned(out, v.zero_extended(), Radix::Decimal, field),
-            'o' => cfmt::unsigned(out, v.zero_extended(), Radix::Octal, field),
-            'x' | 'p' => cfmt::unsigned(out, v.zero_extended(), Radix::Hex, field),
-            'X' => cfmt::unsigned(out, v.zero_extended(), Radix::HexUpper, field),
+            'u' => cfmt::unsigned(out, self.narrow_unsigned(v), Radix::Decimal, field),
+            'o' => cfmt::unsigned(out, self.narrow_unsigned(v), Radix::Octal, field),
+            'x' => cfmt::unsigned(out, self.narrow_unsigned(v), Radix::Hex, field),
+            'p' => cfmt::unsigned(out, v.zero_extended(), Radix::Hex, field),
+            'X' => cfmt::unsigned(out, self.narrow_unsigned(v), Radix::HexUpper, field),
             'c' => cfmt::char(out, v.zero_extended() as u8, field),
             // A stack under `%k`, as DTrace prints one: a newline, then a line per frame,
             // each frame formatted by the conversion's field and indented by its width when
@@ -602,6 +633,23 @@ mod tests {
             size,
             signed,
         }
+    }
+
+    #[test]
+    fn hh_and_h_narrow_integers_as_c_does() {
+        let v = int(257, 4, true);
+        assert_eq!(
+            render("%hhu %hhd %hu %u", &[v.clone(), v.clone(), v.clone(), v]),
+            "1 1 257 257"
+        );
+        let m = int(-1i64 as u64, 4, true);
+        assert_eq!(
+            render("%hhu %hhd %hx %hd", &[m.clone(), m.clone(), m.clone(), m]),
+            "255 -1 ffff -1"
+        );
+        // `%hhd` of an unsigned value is C's signed char.
+        assert_eq!(render("%hhd", &[int(200, 1, false)]), "-56");
+        assert_eq!(render("%ld", &[int(-5i64 as u64, 8, true)]), "-5");
     }
 
     #[test]
