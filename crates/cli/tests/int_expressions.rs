@@ -12,6 +12,7 @@
 //! [`PER_BATCH`] expressions each. Semantics where C has none (overflow, `MIN / -1`, shift
 //! counts) are documented in `int_expr/eval.rs`. Needs root (it loads BPF programs).
 
+mod common;
 mod int_expr;
 
 use std::fmt::Write as _;

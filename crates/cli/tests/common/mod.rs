@@ -5,6 +5,8 @@
 //! Each test binary compiles this module on its own and uses a subset of it.
 #![allow(dead_code)]
 
+pub mod rng;
+
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
