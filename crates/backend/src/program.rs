@@ -29,6 +29,8 @@ pub enum MapKind {
     PercpuHash,
     PercpuArray,
     Ringbuf,
+    /// An array of maps: element `i` is [`MapSpec::members`]`[i]` (all shaped alike).
+    ArrayOfMaps,
 }
 
 #[derive(Clone, Debug)]
@@ -43,6 +45,8 @@ pub struct MapSpec {
     /// When not 0, the map has this many entries per possible CPU instead of
     /// `max_entries` (the scratch areas and their claim words).
     pub entries_per_cpu: u32,
+    /// For [`MapKind::ArrayOfMaps`]: the maps it holds, by index (created before it).
+    pub members: Vec<MapId>,
 }
 
 /// One loadable program: the clauses of one probe, in program order.
@@ -153,6 +157,11 @@ pub struct Aggregation {
     pub key_size: u32,
     pub slots: usize,
     pub map: MapId,
+    /// When the program has more aggregations than a program may name maps: the array of
+    /// maps holding [`Aggregation::map`], and its index there. Code reaches the map
+    /// through the array, so each program names one map per array instead of one per
+    /// aggregation.
+    pub shared: Option<(MapId, u32)>,
 }
 
 /// The maps' fixed roles.

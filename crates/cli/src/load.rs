@@ -32,6 +32,7 @@ fn map_type(kind: MapKind) -> MapType {
         MapKind::PercpuHash => MapType::PercpuHash,
         MapKind::PercpuArray => MapType::PercpuArray,
         MapKind::Ringbuf => MapType::RingBuf,
+        MapKind::ArrayOfMaps => MapType::ArrayOfMaps,
     }
 }
 
@@ -49,11 +50,14 @@ pub fn load(
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
     verbose: bool,
 ) -> Result<Loaded, String> {
-    let maps = compiled
-        .maps
-        .iter()
-        .map(create_map)
-        .collect::<Result<Vec<_>, String>>()?;
+    let mut maps: Vec<Map> = Vec::with_capacity(compiled.maps.len());
+    for spec in &compiled.maps {
+        let map = match spec.kind {
+            MapKind::ArrayOfMaps => create_array_of_maps(spec, &maps)?,
+            _ => create_map(spec)?,
+        };
+        maps.push(map);
+    }
     let fds: Vec<i32> = maps.iter().map(Map::fd).collect();
     let mut programs = Vec::with_capacity(compiled.programs.len());
     let mut skipped = Vec::new();
@@ -109,6 +113,35 @@ pub fn create_map(spec: &dtrace_backend::program::MapSpec) -> Result<Map, String
             .map_err(|e| format!("dtrace: failed to initialise map {}: {e}\n", spec.name))?;
     }
     Ok(map)
+}
+
+/// Create an array of maps and put its members in, which `created` already holds.
+fn create_array_of_maps(
+    spec: &dtrace_backend::program::MapSpec,
+    created: &[Map],
+) -> Result<Map, String> {
+    let failed =
+        |e: dtrace_runtime::Error| format!("dtrace: failed to create map {}: {e}\n", spec.name);
+    let member = |i: usize| -> Result<&Map, String> {
+        spec.members
+            .get(i)
+            .and_then(|id| created.get(id.0))
+            .ok_or_else(|| {
+                format!(
+                    "dtrace: map {} names a map not created before it\n",
+                    spec.name
+                )
+            })
+    };
+    let array =
+        Map::create_array_of_maps(&spec.name, member(0)?, spec.max_entries).map_err(failed)?;
+    for i in 0..spec.members.len() {
+        let fd = member(i)?.fd() as u32;
+        array
+            .update(&(i as u32).to_ne_bytes(), &fd.to_ne_bytes(), Update::Any)
+            .map_err(failed)?;
+    }
+    Ok(array)
 }
 
 /// An `fbt` probe left out: the kernel cannot trace its function.

@@ -132,3 +132,30 @@ fn string_searches_past_the_verifier_limit_are_a_d_error() {
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[test]
+fn more_aggregations_than_a_program_may_name_maps_run() {
+    // A program names at most 64 maps; past 32 aggregations their maps are reached through
+    // arrays of maps (one per key and value size), and every one still counts its own.
+    let mut script = String::from("BEGIN {\n");
+    for i in 0..70 {
+        script.push_str(&format!("@s{i}[{i}] = sum({i});\n"));
+    }
+    script.push_str("@q[\"k\"] = quantize(8); @c = count(); exit(0); }");
+    let out = dtrace().args(["-q", "-n", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for i in 0..70 {
+        let row = format!("\n{i:>9}{i:>17}\n");
+        assert!(stdout.contains(&row), "no row {row:?} in:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("  k                                                 \n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\n                1\n"), "{stdout}");
+}

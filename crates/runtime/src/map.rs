@@ -16,6 +16,8 @@ pub enum MapType {
     PercpuArray,
     StackTrace,
     LruHash,
+    /// An array whose elements are other maps (their file descriptors when written).
+    ArrayOfMaps,
     RingBuf,
 }
 
@@ -30,6 +32,7 @@ impl MapType {
             MapType::PercpuArray => 6,
             MapType::StackTrace => 7,
             MapType::LruHash => 9,
+            MapType::ArrayOfMaps => 12,
             MapType::RingBuf => 27,
         }
     }
@@ -111,6 +114,35 @@ impl Map {
             spec: spec.clone(),
             ncpus,
         })
+    }
+
+    /// Creates an array of `max_entries` maps shaped like `template` (same type, key and
+    /// value sizes), empty until elements are written with their maps' descriptors.
+    pub fn create_array_of_maps(name: &str, template: &Map, max_entries: u32) -> Result<Map> {
+        rlimit::raise_memlock_once();
+        let spec = MapSpec {
+            map_type: MapType::ArrayOfMaps,
+            key_size: 4,
+            value_size: 4,
+            max_entries,
+            flags: 0,
+            name: name.to_string(),
+        };
+        let mut attr = MapCreateAttr {
+            map_type: spec.map_type.raw(),
+            key_size: spec.key_size,
+            value_size: spec.value_size,
+            max_entries,
+            inner_map_fd: template.fd() as u32,
+            map_name: sys::obj_name(name),
+            ..Default::default()
+        };
+        // SAFETY: the attr holds no pointers; the inner map's descriptor is open.
+        let fd = unsafe { sys::bpf_fd(cmd::MAP_CREATE, &mut attr) }.map_err(|errno| Error::Os {
+            what: format!("BPF_MAP_CREATE (ArrayOfMaps {name:?})"),
+            errno,
+        })?;
+        Ok(Map { fd, spec, ncpus: 0 })
     }
 
     /// The map's file descriptor, for `Insn::ld_map` and friends.

@@ -11,7 +11,7 @@ use dtrace_typing::ir::{self, AggId, ExprKind};
 use super::regs::{self, VReg};
 use super::vars::Rodata;
 use super::{Compiler, Gen};
-use crate::program::{Aggregation, DropKind, Field, MapKind, MapSpec};
+use crate::program::{Aggregation, DropKind, Field, MapId, MapKind, MapSpec};
 use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
 use crate::types::Type;
 
@@ -46,6 +46,7 @@ impl Compiler<'_> {
                     max_entries: self.opts.agg_entries,
                     initial: None,
                     entries_per_cpu: 0,
+                    members: Vec::new(),
                 });
                 crate::program::MapId(self.maps.len() - 1)
             };
@@ -57,11 +58,53 @@ impl Compiler<'_> {
                 key_size,
                 slots,
                 map,
+                shared: None,
             });
+        }
+        if self.aggregations.len() > DIRECT_AGGREGATIONS {
+            self.share_aggregation_maps();
         }
         Ok(())
     }
+
+    /// Put the aggregations' maps into arrays of maps, one array per shape (key and value
+    /// size), so that a program naming every aggregation names a few arrays instead.
+    fn share_aggregation_maps(&mut self) {
+        let mut arrays: Vec<((u32, u32), MapId)> = Vec::new();
+        for i in 0..self.aggregations.len() {
+            let map = self.aggregations[i].map;
+            let shape = (self.maps[map.0].key_size, self.maps[map.0].value_size);
+            let outer = match arrays.iter().find(|(s, _)| *s == shape) {
+                Some((_, outer)) => *outer,
+                None => {
+                    self.maps.push(MapSpec {
+                        name: format!("dt_aggs_{}", arrays.len()),
+                        kind: MapKind::ArrayOfMaps,
+                        key_size: 4,
+                        value_size: 4,
+                        max_entries: 0,
+                        initial: None,
+                        entries_per_cpu: 0,
+                        members: Vec::new(),
+                    });
+                    let outer = MapId(self.maps.len() - 1);
+                    arrays.push((shape, outer));
+                    outer
+                }
+            };
+            let spec = &mut self.maps[outer.0];
+            spec.members.push(map);
+            spec.max_entries = spec.members.len() as u32;
+            self.aggregations[i].shared = Some((outer, spec.max_entries - 1));
+        }
+    }
 }
+
+/// Aggregations a program may have before their maps are reached through arrays of maps:
+/// a program may name at most 64 maps (the verifier's `MAX_USED_MAPS`), and the ring
+/// buffer, scratch, globals, read-only data, drop counters and dynamic variables need
+/// their share.
+const DIRECT_AGGREGATIONS: usize = 32;
 
 impl Gen<'_, '_> {
     /// `@a[keys] = func(args)`: `args` are the value (and weight), already `int64_t`.
@@ -146,22 +189,45 @@ impl Gen<'_, '_> {
     /// r0 = this CPU's slots for the key at scratch `key`, creating the entry; 0 if full.
     fn entry_pointer(&mut self, agg: &Aggregation, key: u32) {
         let found = self.e.label();
-        self.e.ld_map(R1, agg.map);
+        let full = self.e.label();
+        self.agg_map_into_r1(agg, full);
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
-        self.e.ld_map(R1, agg.map);
+        self.agg_map_into_r1(agg, full);
         self.scratch_addr(R2, key);
         self.e.ld_map_value(R3, self.c.core.rodata, Rodata::ZEROS);
         self.e.emit(Insn::mov64_imm(R4, 1)); // BPF_NOEXIST
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
-        self.e.ld_map(R1, agg.map);
+        self.agg_map_into_r1(agg, full);
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
+        self.e.bind(full);
         self.count_drop(DropKind::Aggregation);
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.bind(found);
+    }
+
+    /// r1 = the map of `agg`: named directly, or looked up in its array of maps (jumping to
+    /// `missing` should the lookup fail, which it cannot once the session filled the array).
+    fn agg_map_into_r1(&mut self, agg: &Aggregation, missing: crate::emit::Label) {
+        let Some((array, index)) = agg.shared else {
+            self.e.ld_map(R1, agg.map);
+            return;
+        };
+        let at = self.scratch(8);
+        self.e.emit(Insn::st(
+            Size::W,
+            super::regs::SCRATCH,
+            self.small(at),
+            index as i32,
+        ));
+        self.e.ld_map(R1, array);
+        self.scratch_addr(R2, at);
+        self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
+        self.e.jmp_imm(BPF_JEQ, R0, 0, missing);
+        self.e.emit(Insn::mov64_reg(R1, R0));
     }
 
     /// With r0 = slots and r1 = value (and `weight` the increment), apply the function.

@@ -279,6 +279,7 @@ impl<'a> Compiler<'a> {
             max_entries: 1,
             initial: None,
             entries_per_cpu,
+            members: Vec::new(),
         };
         let core = CoreMaps {
             ringbuf: add(MapSpec {
@@ -289,6 +290,7 @@ impl<'a> Compiler<'a> {
                 max_entries: opts.bufsize,
                 initial: None,
                 entries_per_cpu: 0,
+                members: Vec::new(),
             }),
             drops: add(MapSpec {
                 kind: MapKind::PercpuArray,
@@ -382,6 +384,7 @@ impl<'a> Compiler<'a> {
             max_entries: FOLLOW_MAX,
             initial: None,
             entries_per_cpu: 0,
+            members: Vec::new(),
         });
         let finish = |e: Emitter| {
             e.finish()
@@ -425,6 +428,7 @@ impl<'a> Compiler<'a> {
             max_entries: 1,
             initial: None,
             entries_per_cpu: 0,
+            members: Vec::new(),
         });
         let code = support::sched_switch_helper(map, pid, sum)
             .map_err(|msg| CompileError::new("D_DIF_TOOBIG", msg, span))?;

@@ -56,6 +56,7 @@ impl Gen<'_, '_> {
             max_entries: self.searched().max(1),
             initial: None,
             entries_per_cpu: 0,
+            members: Vec::new(),
         });
         self.c.specs = Some(map);
         map

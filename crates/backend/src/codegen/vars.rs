@@ -129,6 +129,7 @@ impl Compiler<'_> {
             max_entries,
             initial: None,
             entries_per_cpu: 0,
+            members: Vec::new(),
         })
     }
 
