@@ -2,7 +2,8 @@
 //! aggregation keys), `func()`/`mod()`, `ufunc()`/`umod()`, and `%a`/`%A`, checked against
 //! `/proc/kallsyms` and a small C program built here with frame pointers, whose `main`
 //! calls `f1`, which calls `f2`, which makes the `getppid` system call itself (libc's
-//! wrapper is a leaf without a frame, which would hide its caller from the unwinder).
+//! wrapper is a leaf without a frame, which would hide its caller from the unwinder), then
+//! `leaf`, which keeps no frame pointer.
 
 mod common;
 
@@ -29,7 +30,13 @@ __attribute__((noinline)) long f2(void (*cb)(void)) {
     return r + (cb != 0);
 }
 
-__attribute__((noinline)) void f1(void) { f2(f1); __asm__ volatile(""); }
+/* Keeps no frame pointer: at its entry only the return address names its caller. */
+__attribute__((noinline, optimize("omit-frame-pointer"))) int leaf(int x) {
+    __asm__ volatile("");
+    return x + 1;
+}
+
+__attribute__((noinline)) void f1(void) { f2(f1); leaf(1); __asm__ volatile(""); }
 
 int main(void) {
     f1();
@@ -382,4 +389,25 @@ fn maxframes_caps_stacks_and_depths() {
         run.stdout
     );
     assert!(run.stdout.starts_with("2\n"), "{:?}", run.stdout);
+}
+
+/// At a function's entry `ucaller` is the return address on top of the stack: the function
+/// has not saved a frame pointer (and `leaf` saves none), so the frame-pointer walk would
+/// skip its caller.
+#[test]
+fn ucaller_at_pid_entry_is_the_calling_function() {
+    let exe = program("ucaller");
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "pid$target:a.out:leaf:entry { @[ufunc(ucaller)] = count(); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    assert_eq!(
+        run.stdout, "\n  stackprog`f1                                                      1\n",
+        "{}",
+        run.stdout
+    );
 }

@@ -40,8 +40,24 @@ const PROGENY_DEPTH: i32 = 64;
 
 impl Gen<'_, '_> {
     /// `caller` / `ucaller` (`user`): the second frame of the kernel or user stack, 0 when
-    /// the stack has fewer frames.
+    /// the stack has fewer frames. At a `pid` function entry `ucaller` is the return
+    /// address on top of the user stack: the function has not saved its frame pointer
+    /// yet, so a frame-pointer walk would name the caller's caller (or garbage, in code
+    /// built without frame pointers).
     pub(crate) fn caller(&mut self, user: bool, ty: &Type, span: Span) -> Result<Val> {
+        let at_entry = matches!(&self.probe.context, ProbeContext::Uprobe(u) if u.kind == UprobeKind::Entry)
+            && self.probe.name == "entry";
+        if user && at_entry {
+            self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
+            self.e.emit(Insn::ldx(Size::DW, R3, R1, PT_REGS_SP));
+            self.read_user_operand(8);
+            let v = self.push(span)?;
+            regs::write(&mut self.e, v, R0);
+            return Ok(Val {
+                reg: v,
+                ty: ty.clone(),
+            });
+        }
         let buf = self.scratch(16);
         self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::CTX_SLOT));
         self.scratch_addr(R2, buf);
