@@ -587,7 +587,25 @@ impl Cook<'_> {
     }
 
     /// The stack `stack(n)` or `ustack(n[, strsize])` records.
-    fn stack_datum(&self, name: &str, args: &[ast::Expr]) -> Result<Datum> {
+    fn stack_datum(&mut self, name: &str, args: &[ast::Expr]) -> Result<Datum> {
+        // An argument that is not an integer at all is a prototype mismatch, as DTrace
+        // words it; an integer that is not a positive constant gets the action's own error.
+        for (i, a) in args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| constant(a).is_none())
+        {
+            let ty = self.expr(a)?.ty;
+            if !ty.is_integer() {
+                return Err(super::call::prototype_arg(
+                    name,
+                    i + 1,
+                    "uint32_t",
+                    &ty,
+                    a.span,
+                ));
+            }
+        }
         if name == "stack" {
             let frames = match args.first() {
                 Some(a) => frames_arg(a, "D_STACK_SIZE", "stack( ) argument #1")?,

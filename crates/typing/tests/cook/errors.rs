@@ -304,6 +304,16 @@ const ACTIONS: Cases = &[
         "ustack( ) argument #2 must be a positive integer constant",
     ),
     (
+        "BEGIN { stack(\"x\"); }",
+        "D_PROTO_ARG",
+        "stack( ) argument #1 is incompatible with prototype:\n\tprototype: uint32_t\n\t argument: string",
+    ),
+    (
+        "BEGIN { ustack(2, execname); }",
+        "D_PROTO_ARG",
+        "ustack( ) argument #2 is incompatible with prototype:\n\tprototype: uint32_t\n\t argument: string",
+    ),
+    (
         "BEGIN { trace(func(execname)); }",
         "D_PROTO_ARG",
         "argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: string",
