@@ -482,7 +482,13 @@ impl Cook<'_> {
                     let p = self.index_place(base, args, span)?;
                     self.place_value(p, span)
                 }
-                None => Err(undefined(name, base.span)),
+                None => {
+                    // DTrace cooks the keys before the array: an undefined key is named first.
+                    for a in args {
+                        self.expr(a)?;
+                    }
+                    Err(undefined(name, base.span))
+                }
             },
             A::SelfVar(name) => match self.assoc(name, true) {
                 Some(id) => {

@@ -130,7 +130,11 @@ impl Cook<'_> {
                     Place::whole(PlaceBase::Assoc { var: id, keys }, ty)
                 }
                 A::Ident(name) if self.global(name).is_none() && !builtins::is_variable(name) => {
-                    return Err(undefined(name, base.span))
+                    // DTrace cooks the keys before the array: an undefined key is named first.
+                    for a in args {
+                        self.expr(a)?;
+                    }
+                    return Err(undefined(name, base.span));
                 }
                 A::Aggregation(_) => return Ok(None),
                 _ => self.index_place(base, args, span)?,

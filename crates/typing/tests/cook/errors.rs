@@ -304,6 +304,16 @@ const ACTIONS: Cases = &[
         "ustack( ) argument #2 must be a positive integer constant",
     ),
     (
+        "BEGIN { a[x]++; }",
+        "D_IDENT_UNDEF",
+        "failed to resolve x: Unknown variable name",
+    ),
+    (
+        "BEGIN { trace(b[y]); }",
+        "D_IDENT_UNDEF",
+        "failed to resolve y: Unknown variable name",
+    ),
+    (
         "BEGIN { stack(\"x\"); }",
         "D_PROTO_ARG",
         "stack( ) argument #1 is incompatible with prototype:\n\tprototype: uint32_t\n\t argument: string",
