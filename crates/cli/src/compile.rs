@@ -125,6 +125,8 @@ const BUILTIN_LIBRARY: &[(&str, &str)] = &[
     ("signal.d", include_str!("../lib/signal.d")),
     ("net.d", include_str!("../lib/net.d")),
     ("ip.d", include_str!("../lib/ip.d")),
+    ("tcp.d", include_str!("../lib/tcp.d")),
+    ("udp.d", include_str!("../lib/udp.d")),
 ];
 
 /// The library sources of this run, read by [`read_sources`], each with whether it is
