@@ -116,6 +116,26 @@ translator tcpinfo_t < struct tcphdr *T > {
 	tcp_hdr = (uintptr_t)T;
 };
 
+/*
+ * The probes without a packet (state-change, connect-established, accept-established,
+ * connect-refused) give the ports of the socket S, by the direction in arg7 (an inbound
+ * segment comes from the remote port); the rest of the header is not known there.
+ */
+translator tcpinfo_t < struct sock *S > {
+	tcp_sport = S == NULL ? 0 : arg7 == NET_PROBE_INBOUND ?
+	    ntohs(S->__sk_common.skc_dport) : S->__sk_common.skc_num;
+	tcp_dport = S == NULL ? 0 : arg7 == NET_PROBE_INBOUND ?
+	    S->__sk_common.skc_num : ntohs(S->__sk_common.skc_dport);
+	tcp_seq = 0;
+	tcp_ack = 0;
+	tcp_offset = 0;
+	tcp_flags = 0;
+	tcp_window = 0;
+	tcp_checksum = 0;
+	tcp_urgent = 0;
+	tcp_hdr = 0;
+};
+
 translator tcpsinfo_t < struct tcp_sock *T > {
 	tcps_addr = (uintptr_t)T;
 	tcps_local = T == NULL ? 0 :

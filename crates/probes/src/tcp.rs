@@ -17,7 +17,9 @@
 //! translators read, as in DTrace: `arg6`, the connection's state, and `arg7`, the
 //! direction (0 out, 1 in). A packet sent by a full socket has it in `tcpsinfo_t`; one
 //! received, or sent by a request or time-wait socket or the kernel's reset socket, has
-//! none, and `tcpsinfo_t` takes ports and addresses from the headers.
+//! none, and `tcpsinfo_t` takes ports and addresses from the headers. The probes without
+//! a packet give the socket's ports in `tcpinfo_t`, as the segment that made the change
+//! had them (by the direction), and zeros for the rest of its header.
 
 use crate::mapped::{Base, Def};
 use crate::net::{carries, ip_header, transport_header};
@@ -124,7 +126,7 @@ macro_rules! socket_args {
                 "tcpsinfo_t *",
                 "xlate <tcpsinfo_t *> ((struct tcp_sock *)args[0])",
             ),
-            ("tcpinfo_t *", "xlate <tcpinfo_t *> ((struct tcphdr *)NULL)"),
+            ("tcpinfo_t *", "xlate <tcpinfo_t *> (args[0])"),
             ("", "0"),
             ("", $state),
             ("", $dir),
@@ -224,7 +226,7 @@ const DEFS: &[Def] = &[
                 "tcpsinfo_t *",
                 "xlate <tcpsinfo_t *> ((struct tcp_sock *)args[0])",
             ),
-            ("tcpinfo_t *", "xlate <tcpinfo_t *> ((struct tcphdr *)NULL)"),
+            ("tcpinfo_t *", "xlate <tcpinfo_t *> (args[0])"),
             ("tcplsinfo_t *", "xlate <tcplsinfo_t *> (args[1])"),
             ("", "args[2]"),
             ("", "0"),

@@ -17,8 +17,9 @@ tcp:::state-change
 
 tcp:::connect-established, tcp:::accept-established, tcp:::connect-refused
 {
-	printf("%s %s %s:%d %s:%d\n", probename, tcp_state_string[args[3]->tcps_state],
-	    args[3]->tcps_laddr, args[3]->tcps_lport, args[3]->tcps_raddr, args[3]->tcps_rport);
+	printf("%s %s %s:%d %s:%d %d %d\n", probename, tcp_state_string[args[3]->tcps_state],
+	    args[3]->tcps_laddr, args[3]->tcps_lport, args[3]->tcps_raddr, args[3]->tcps_rport,
+	    args[4]->tcp_sport, args[4]->tcp_dport);
 }
 
 udp:::send, udp:::receive
