@@ -185,6 +185,15 @@ fn listed_with_their_argument_types() {
         "{}",
         run.stdout
     );
+    // Only the translators read the arguments beyond those.
+    let run = dtrace(&["-n", "tcp:::send { trace(args[5]); }"]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr
+            .contains("index 5 is out of range for tcp:vmlinux::send args[ ]"),
+        "{}",
+        run.stderr
+    );
     let run = dtrace(&["-l", "-P", "ip", "-P", "tcp", "-P", "udp"]);
     let names: Vec<String> = run
         .stdout
