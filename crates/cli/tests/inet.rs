@@ -1,16 +1,17 @@
-//! `inet_ntoa`, `inet_ntoa6` and `inet_ntop` on the live kernel: addresses built in
-//! `alloca` memory in `BEGIN` and printed, against the text DTrace gives (IPv6 zero-run
-//! compression, IPv4-mapped and IPv4-compatible forms, strict prefixes, `strsize`
-//! truncation), plus their errors: a null address faults, a wrong pointer type or a
-//! `strict` that is not a constant is refused. Needs root.
+//! `inet_ntoa`, `inet_ntoa6`, `inet_ntop` and `link_ntop` on the live kernel: addresses
+//! built in `alloca` memory in `BEGIN` and printed, against the text DTrace gives (IPv6
+//! zero-run compression, IPv4-mapped and IPv4-compatible forms, strict prefixes, `strsize`
+//! truncation, hardware addresses), plus their errors: a null address faults, so does an
+//! unknown link type, and a wrong pointer type or a `strict` that is not a constant is
+//! refused. Needs root.
 
 mod common;
 
 use common::dtrace;
 
-/// D statements storing `bytes` (index, value) into a zeroed 16-byte buffer `b`.
+/// D statements storing `bytes` (index, value) into a zeroed 20-byte buffer `b`.
 fn address(bytes: &[(u8, u8)]) -> String {
-    let mut s = String::from("b = (uint8_t *)alloca(16);");
+    let mut s = String::from("b = (uint8_t *)alloca(20);");
     for (i, v) in bytes {
         s += &format!("b[{i}] = {v:#x};");
     }
@@ -182,6 +183,37 @@ fn the_family_may_be_known_only_at_run_time() {
         address(&[(0, 10), (3, 7)])
     );
     assert_eq!(show(&[], &setup, "inet_ntop(af, b)"), "10.0.0.7");
+}
+
+#[test]
+fn hardware_addresses() {
+    let setup = address(&[
+        (0, 0x02),
+        (1, 0x08),
+        (2, 0x20),
+        (3, 0xac),
+        (4, 0x04),
+        (5, 0x0e),
+    ]);
+    assert_eq!(
+        show(&[], &setup, "link_ntop(ARPHRD_ETHER, b)"),
+        "02:08:20:ac:04:0e"
+    );
+    let setup = format!(
+        "{} t = timestamp > 0 ? ARPHRD_INFINIBAND : ARPHRD_ETHER;",
+        address(&[(0, 0x80), (4, 0xfe), (15, 0xc9)])
+    );
+    assert_eq!(
+        show(&[], &setup, "link_ntop(t, b)"),
+        "80:00:00:00:fe:00:00:00:00:00:00:00:00:00:00:c9:00:00:00:00"
+    );
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "BEGIN { trace(link_ntop(-1, alloca(8))); exit(0); } ERROR { exit(1); }",
+    ]);
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("illegal operation"), "{}", run.stderr);
 }
 
 #[test]

@@ -319,6 +319,8 @@ pub enum Subr {
     /// `inet_ntop(af, addr)`: `inet_ntoa6(addr, 1)` when `af` is `AF_INET6`, else
     /// `inet_ntoa(addr)`.
     InetNtop,
+    /// `link_ntop(type, addr)`: an Ethernet or InfiniBand hardware address as text.
+    LinkNtop,
 }
 
 /// Recorded data the consumer symbolizes, with its size in the record or key.

@@ -1,5 +1,7 @@
 //! Network addresses as text: `inet_ntoa` (IPv4, dotted decimal), `inet_ntoa6` (IPv6, RFC
-//! 5952 style) and `inet_ntop` (either, by address family), as DTrace formats them.
+//! 5952 style), `inet_ntop` (either, by address family) and `link_ntop` (Ethernet's 6 or
+//! InfiniBand's 20 bytes as two-digit hexadecimal joined by `:`; another link type is
+//! DTrace's illegal operation), as DTrace formats them.
 //!
 //! The address is read with `bpf_probe_read_kernel` (an unreadable one is DTrace's "invalid
 //! address" fault), then written character by character into a 64-byte scratch area and
@@ -21,10 +23,15 @@ use dtrace_typing::ir::{Expr, ExprKind, Subr};
 
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
+use crate::emit::Label;
+use crate::program::Fault;
 use crate::types::Type;
 
 /// `AF_INET6`, Linux's value.
 const AF_INET6: i32 = 10;
+
+/// `ARPHRD_ETHER` and `ARPHRD_INFINIBAND`, Linux's values, and their address lengths.
+const LINKS: [(i32, u32); 2] = [(1, 6), (32, 20)];
 
 /// Bytes of the text area; the longest text (`ffff:...:ffff`, 39 characters) and its NUL
 /// fit, and positions are masked by `TEXT - 1`.
@@ -33,7 +40,7 @@ const TEXT: u32 = 64;
 /// Scratch offsets of one conversion's work areas.
 #[derive(Clone, Copy)]
 struct Areas {
-    /// The address's bytes (16).
+    /// The address's bytes (up to 20).
     input: u32,
     /// Slots: the write position, the zero run's start and end, the current run's start
     /// and length.
@@ -47,10 +54,10 @@ struct Areas {
 }
 
 impl Gen<'_, '_> {
-    /// `inet_ntoa`, `inet_ntoa6`, `inet_ntop`.
+    /// `inet_ntoa`, `inet_ntoa6`, `inet_ntop`, `link_ntop`.
     pub(crate) fn inet(&mut self, subr: Subr, args: &[Expr], span: Span) -> Result<Val> {
         let mut vals = Vec::with_capacity(2);
-        let addr_index = usize::from(subr == Subr::InetNtop);
+        let addr_index = usize::from(matches!(subr, Subr::InetNtop | Subr::LinkNtop));
         for a in &args[..=addr_index] {
             vals.push(self.expr(a)?);
         }
@@ -62,7 +69,7 @@ impl Gen<'_, '_> {
         };
         let res = self.string_buffer(false);
         let mark = self.scratch_top;
-        let input = self.scratch(16);
+        let input = self.scratch(24);
         let slots = self.scratch(40);
         let text = self.scratch(TEXT);
         let at = Areas {
@@ -80,6 +87,7 @@ impl Gen<'_, '_> {
         match subr {
             Subr::InetNtoa => self.inet_v4(addr, at),
             Subr::InetNtoa6 => self.inet_v6(addr, at, strict),
+            Subr::LinkNtop => self.link(vals[0].reg, addr, at, done),
             _ => {
                 let v4 = self.e.label();
                 regs::read_into(&mut self.e, vals[0].reg, R0);
@@ -107,6 +115,30 @@ impl Gen<'_, '_> {
             reg: first,
             ty: Type::String,
         })
+    }
+
+    /// A hardware address of link type `ty` at `addr`; jumps to `done` when written.
+    fn link(&mut self, ty: regs::VReg, addr: regs::VReg, at: Areas, done: Label) {
+        for (link, len) in LINKS {
+            let next = self.e.label();
+            regs::read_into(&mut self.e, ty, R0);
+            self.e.jmp_imm(BPF_JNE, R0, link, next);
+            self.inet_read(addr, at, len as i32);
+            for k in 0..len {
+                if k > 0 {
+                    self.put_imm(at, b':');
+                }
+                let byte = self.small(at.input + k);
+                for shift in [4, 0] {
+                    self.e.emit(Insn::ldx(Size::B, R2, SCRATCH, byte));
+                    self.e.emit(Insn::alu64_imm(BPF_RSH, R2, shift));
+                    self.hex_digit(at);
+                }
+            }
+            self.e.goto(done);
+            self.e.bind(next);
+        }
+        self.fault(Fault::IllegalOp, None);
     }
 
     /// Read `len` bytes at the address in `addr` into the input area; fault if unreadable.
@@ -272,15 +304,20 @@ impl Gen<'_, '_> {
                 self.e.emit(Insn::alu64_imm(BPF_RSH, R1, shift));
             }
             self.e.emit(Insn::mov64_reg(R2, R1));
-            self.e.emit(Insn::alu64_imm(BPF_AND, R2, 15));
-            let digit = self.e.label();
-            self.e.jmp_imm(BPF_JLT, R2, 10, digit);
-            self.e
-                .emit(Insn::alu64_imm(BPF_ADD, R2, i32::from(b'a' - b'0' - 10)));
-            self.e.bind(digit);
-            self.put_digit(at);
+            self.hex_digit(at);
             self.e.bind(skip);
         }
+    }
+
+    /// Write the low four bits of r2 as a lowercase hexadecimal digit.
+    fn hex_digit(&mut self, at: Areas) {
+        self.e.emit(Insn::alu64_imm(BPF_AND, R2, 15));
+        let digit = self.e.label();
+        self.e.jmp_imm(BPF_JLT, R2, 10, digit);
+        self.e
+            .emit(Insn::alu64_imm(BPF_ADD, R2, i32::from(b'a' - b'0' - 10)));
+        self.e.bind(digit);
+        self.put_digit(at);
     }
 
     /// Write the digit value in r2 as its character (`'0' + r2`, r2 already offset for
