@@ -123,6 +123,10 @@ const BUILTIN_LIBRARY: &[(&str, &str)] = &[
     ("procfs.d", include_str!("../lib/procfs.d")),
     ("sched.d", include_str!("../lib/sched.d")),
     ("signal.d", include_str!("../lib/signal.d")),
+    ("net.d", include_str!("../lib/net.d")),
+    ("ip.d", include_str!("../lib/ip.d")),
+    ("tcp.d", include_str!("../lib/tcp.d")),
+    ("udp.d", include_str!("../lib/udp.d")),
 ];
 
 /// The library sources of this run, read by [`read_sources`], each with whether it is
@@ -829,6 +833,16 @@ mod tests {
                     &["curpsinfo", "curlwpsinfo", "psinfo_t", "lwpsinfo_t", "SRUN"],
                 ),
                 "sched.d" => (&["cpuinfo_t"], &["cpuinfo_t", "cpu_id", "sched"]),
+                "net.d" => (&["conninfo_t"], &["AF_INET6", "ip", "tcp", "udp"]),
+                "ip.d" => (
+                    &["ipaddr_t", "ipinfo_t", "void_ip_t"],
+                    &["IPPROTO_TCP", "ip_saddr", "ipv6info_t", "tcp"],
+                ),
+                "tcp.d" => (
+                    &["tcpsinfo_t", "tcplsinfo_t"],
+                    &["tcp_state_string", "TH_SYN", "tcps_state", "tcp"],
+                ),
+                "udp.d" => (&["udpsinfo_t"], &["udpinfo_t", "udp_dport", "udp"]),
                 _ => (&[], &["SIGKILL", "CLD_EXITED", "proc"]),
             };
             for t in typedefs {

@@ -26,6 +26,7 @@ const SNIPPETS: &[&str] = &[
     "@p = count(); printa(@p); printa(\"%@d\\n\", @p); clear(@p); trunc(@p, 3); trunc(@p); normalize(@p, 2); denormalize(@p); setopt(\"quiet\");",
     "x = 1 / (pid - pid); y = 7 % (pid - pid); trace(x + y);",
     "trace(uregs[R_PC]); trace(uregs[R_SP] + uregs[R_R15]); trace(uregs[R_DS]); trace(uregs[R_FS]); trace(uregs[R_TRAPNO]);",
+    "ia = (uint8_t *)alloca(24); ia[arg0 & 15] = arg1; trace(inet_ntoa((ipaddr_t *)ia)); trace(inet_ntoa6((struct in6_addr *)ia)); trace(inet_ntoa6((struct in6_addr *)ia, 1)); trace(inet_ntop(arg2 ? AF_INET : AF_INET6, ia)); trace(link_ntop(arg3, ia));",
     "ap = (int *)alloca(16); ap[1] = 2; aq = ap + 3; *aq = 4; trace(*aq); cb = (char *)copyin(arg0, 8); cb[7] = 0;",
     "self->ts = *curthread; tk[1] = *curthread; trace(self->ts.pid + tk[1].pid);",
     "tracemem(curthread, 64); tracemem(&curthread->comm[0], 16, arg0); tracemem(execname, 8);",

@@ -4,7 +4,8 @@
 //! description names them, as DTrace does), matches descriptions against them, and attaches
 //! a loaded program to a probe. One module per provider: `dtrace` (BEGIN/END/ERROR),
 //! `profile`, `syscall`, `sdt` (every tracepoint), `rawtp` (BTF-typed raw tracepoints),
-//! `proc` and `sched` (DTrace's probes mapped onto raw tracepoints, [`mapped`]) and `fbt`
+//! `proc`, `sched`, and the network providers `ip`, `tcp`, `udp` (DTrace's probes mapped
+//! onto raw tracepoints, [`mapped`]) and `fbt`
 //! (kernel functions from BTF);
 //! `user` holds the user-level providers, USDT and `pid` (discovered per description from
 //! the processes and binaries it names).
@@ -21,14 +22,18 @@ mod desc;
 mod dtrace;
 pub mod fbt;
 mod glob;
+pub mod ip;
 pub mod mapped;
+mod net;
 pub mod proc;
 mod profile;
 pub mod rawtp;
 pub mod sched;
 mod sdt;
 mod syscall;
+pub mod tcp;
 pub mod tracepoint;
+pub mod udp;
 pub mod usdt;
 pub mod user;
 
@@ -133,13 +138,14 @@ pub struct Catalog {
     tracepoints: bool,
     /// Whether `rawtp` has been discovered (it reads the kernel's BTF).
     raw_tracepoints: bool,
-    /// Whether `proc` and `sched` have been discovered (they read the kernel's BTF).
+    /// Whether `proc`, `sched`, `ip`, `tcp` and `udp` have been discovered (they read the
+    /// kernel's BTF).
     mapped: bool,
     /// Whether `fbt` has been discovered (it reads the kernel's BTF).
     functions: bool,
     /// Why tracefs could not be read, when the tracepoint providers were looked for.
     tracefs_error: Option<String>,
-    /// `proc` and `sched` probes whose tracepoint this kernel lacks.
+    /// Mapped probes whose tracepoint this kernel lacks.
     missing: Vec<mapped::Missing>,
     /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched)
     /// and the group probe.
@@ -156,7 +162,7 @@ impl Default for Catalog {
     }
 }
 
-/// The probe names of `proc` and `sched`, for descriptions that name no provider.
+/// The probe names of `proc`, `sched`, `ip`, `tcp` and `udp`, for descriptions that name no provider.
 const MAPPED_NAMES: &[&str] = &[
     "create",
     "exec",
@@ -180,6 +186,14 @@ const MAPPED_NAMES: &[&str] = &[
     "sleep",
     "tick",
     "wakeup",
+    "accept-established",
+    "accept-refused",
+    "connect-established",
+    "connect-refused",
+    "connect-request",
+    "receive",
+    "send",
+    "state-change",
 ];
 
 /// Providers discovered from tracefs.
@@ -283,8 +297,15 @@ impl Catalog {
         self.probes.extend(found);
         let found = sched::probes(self.next_id());
         self.probes.extend(found);
+        for found in [ip::probes, tcp::probes, udp::probes] {
+            let found = found(self.next_id());
+            self.probes.extend(found);
+        }
         self.missing = proc::missing();
         self.missing.extend(sched::missing());
+        self.missing.extend(ip::missing());
+        self.missing.extend(tcp::missing());
+        self.missing.extend(udp::missing());
     }
 
     fn discover_functions(&mut self) {
@@ -313,11 +334,17 @@ impl Catalog {
         if !desc.provider.is_empty() && glob_match(&desc.provider, "fbt") {
             self.discover_functions();
         }
-        // proc and sched: named by provider, or (`:::exec-success`) by a probe name they
+        // The mapped providers: named by provider, or (`:::exec-success`) by a probe name they
         // have, without reading BTF for other descriptions.
-        let mapped_provider = [proc::PROVIDER, sched::PROVIDER]
-            .iter()
-            .any(|p| glob_match(&desc.provider, p));
+        let mapped_provider = [
+            proc::PROVIDER,
+            sched::PROVIDER,
+            ip::PROVIDER,
+            tcp::PROVIDER,
+            udp::PROVIDER,
+        ]
+        .iter()
+        .any(|p| glob_match(&desc.provider, p));
         if (!desc.provider.is_empty() && mapped_provider)
             || (desc.provider.is_empty()
                 && !dtrace_only
@@ -632,7 +659,14 @@ pub fn arg_types(site: &ProbeSite) -> Vec<String> {
             }
             UprobeKind::Entry | UprobeKind::Return => Vec::new(),
         },
-        ProbeContext::Mapped(m) => m.args.iter().map(|a| a.ty.clone()).collect(),
+        // Arguments without a type are only for the D library's translators (`tcp`'s
+        // `arg6`, `arg7`): not listed.
+        ProbeContext::Mapped(m) => m
+            .args
+            .iter()
+            .filter(|a| !a.ty.is_empty())
+            .map(|a| a.ty.clone())
+            .collect(),
         ProbeContext::ArgArray | ProbeContext::PerfEvent | ProbeContext::SyscallGroup(_) => {
             Vec::new()
         }

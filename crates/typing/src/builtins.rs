@@ -216,13 +216,17 @@ const TABLE: &[(&str, Kind)] = &[
     ("index", subr(Subr::Index, &[CSTR, CSTR, INT], 2)),
     (
         "inet_ntoa",
-        missing(&[param(Accepts::Pointer, "ipaddr_t *")], 1),
+        subr(Subr::InetNtoa, &[param(Accepts::Pointer, "ipaddr_t *")], 1),
     ),
     (
         "inet_ntoa6",
-        missing(&[param(Accepts::Pointer, "struct in6_addr *")], 1),
+        subr(
+            Subr::InetNtoa6,
+            &[param(Accepts::Pointer, "struct in6_addr *"), INT],
+            1,
+        ),
     ),
-    ("inet_ntop", missing(&[INT, VOIDP], 2)),
+    ("inet_ntop", subr(Subr::InetNtop, &[INT, VOIDP], 2)),
     (
         "ipl",
         Kind::Variable(Variable::Unavailable(
@@ -234,7 +238,7 @@ const TABLE: &[(&str, Kind)] = &[
         "lgrp",
         Kind::Variable(Variable::Unavailable("lgrp is not available on Linux")),
     ),
-    ("link_ntop", missing(&[INT, VOIDP], 2)),
+    ("link_ntop", subr(Subr::LinkNtop, &[INT, VOIDP], 2)),
     ("llquantize", Kind::Aggregating),
     ("lltostr", subr(Subr::Lltostr, &[INT64, INT], 1)),
     ("lquantize", Kind::Aggregating),

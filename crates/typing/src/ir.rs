@@ -310,6 +310,17 @@ pub enum Subr {
     /// `getmajor(dev)`, `getminor(dev)`: the parts of a Linux `dev_t` (12 and 20 bits).
     Getmajor,
     Getminor,
+    /// `inet_ntoa(ipaddr_t *)`: an IPv4 address in dotted decimal.
+    InetNtoa,
+    /// `inet_ntoa6(struct in6_addr *[, strict])`: an IPv6 address as text; `strict` (a
+    /// constant, [`ExprKind::Int`], absent for 0) keeps the `::` and `::ffff:` prefixes of
+    /// IPv4-compatible and IPv4-mapped addresses.
+    InetNtoa6,
+    /// `inet_ntop(af, addr)`: `inet_ntoa6(addr, 1)` when `af` is `AF_INET6`, else
+    /// `inet_ntoa(addr)`.
+    InetNtop,
+    /// `link_ntop(type, addr)`: an Ethernet or InfiniBand hardware address as text.
+    LinkNtop,
 }
 
 /// Recorded data the consumer symbolizes, with its size in the record or key.

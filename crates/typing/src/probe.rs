@@ -59,7 +59,9 @@ pub struct MappedProbe {
 /// One argument of a [`MappedProbe`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MappedArg {
-    /// Its D type, as `dtrace -lv` shows it (`psinfo_t *`, `int`).
+    /// Its D type, as `dtrace -lv` shows it (`psinfo_t *`, `int`); empty for an argument
+    /// only the D library's translators read as `argN` (`tcp`'s `arg6`, `arg7`), which
+    /// `args[]` and `-lv` do not show.
     pub ty: String,
     /// The D expression giving it, over the base probe's `args[]` (for a translated
     /// argument `xlate <T *> (e)`, whose `argN` is then `e`, the native value, as DTrace's).

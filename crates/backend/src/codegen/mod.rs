@@ -31,6 +31,7 @@ mod aggregate;
 mod context;
 mod expr;
 mod fault;
+mod inet;
 mod place;
 mod regs;
 mod speculation;

@@ -68,6 +68,9 @@ impl Gen<'_, '_> {
             Subr::Progenyof => self.progenyof(&args[0], span)?,
             Subr::Alloca => self.alloca(args, span)?,
             Subr::Speculation => self.speculation(span)?,
+            Subr::InetNtoa | Subr::InetNtoa6 | Subr::InetNtop | Subr::LinkNtop => {
+                self.inet(subr, args, span)?
+            }
             Subr::Htons | Subr::Ntohs => self.byte_swap(&args[0], 16)?,
             Subr::Htonl | Subr::Ntohl => self.byte_swap(&args[0], 32)?,
             Subr::Htonll | Subr::Ntohll => self.byte_swap(&args[0], 64)?,

@@ -224,6 +224,9 @@ impl Cook<'_> {
         if subr == Subr::Strtok {
             self.prog.strtok = true;
         }
+        if subr == Subr::InetNtoa6 {
+            inet_ntoa6_args(name, args, &mut typed)?;
+        }
         if let Some(i) = constant_size_arg(subr) {
             constant_size(name, &typed[i], subr == Subr::Alloca, self.opts.scratchsize)?;
         }
@@ -242,6 +245,40 @@ impl Cook<'_> {
         };
         Ok(mk(ExprKind::Call(subr, typed), ty, span))
     }
+}
+
+/// `inet_ntoa6(addr[, strict])`: `addr` points to a `struct in6_addr` (or is a `void *`, or
+/// the null pointer, which faults at run time), and `strict` is an integer constant, left
+/// as an [`ExprKind::Int`] for code generation.
+fn inet_ntoa6_args(name: &str, args: &[ast::Expr], typed: &mut [Expr]) -> Result<()> {
+    let in6 = match &typed[0].ty {
+        Type::Ptr(inner) => match &**inner {
+            Type::Void => true,
+            Type::Struct(r) => r.name == "struct in6_addr" || r.name == "in6_addr_t",
+            _ => false,
+        },
+        _ => super::consts::is_null(&args[0]),
+    };
+    if !in6 {
+        return Err(prototype_arg(
+            name,
+            1,
+            "struct in6_addr *",
+            &typed[0].ty,
+            args[0].span,
+        ));
+    }
+    if let Some(strict) = args.get(1) {
+        let Some(n) = super::consts::constant(strict) else {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!("{name}( ) argument #2 must be an integer constant"),
+                strict.span,
+            ));
+        };
+        typed[1] = mk(ExprKind::Int(n as u64), types::INT, strict.span);
+    }
+    Ok(())
 }
 
 /// Whether `ty` is a pointer to `char`, which DTrace takes for a string.

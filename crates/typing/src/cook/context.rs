@@ -200,7 +200,12 @@ impl Cook<'_> {
             let ProbeContext::Mapped(m) = self.site().context.clone() else {
                 unreachable!("a mapped probe")
             };
-            let arg = m.args.get(i as usize).ok_or_else(out_of_range)?;
+            // An argument without a type is only for the D library's translators (`argN`).
+            let arg = m
+                .args
+                .get(i as usize)
+                .filter(|a| !a.ty.is_empty())
+                .ok_or_else(out_of_range)?;
             let what = format!("{probe} args[{i}] = {}", arg.expr);
             let e = self.mapped_expr(&arg.expr, &what, span)?;
             let v = self
