@@ -121,6 +121,7 @@ pub enum Failure {
 /// `procfs.d` comes first: the others' translations produce its types.
 const BUILTIN_LIBRARY: &[(&str, &str)] = &[
     ("procfs.d", include_str!("../lib/procfs.d")),
+    ("io.d", include_str!("../lib/io.d")),
     ("sched.d", include_str!("../lib/sched.d")),
     ("signal.d", include_str!("../lib/signal.d")),
 ];
@@ -827,6 +828,17 @@ mod tests {
                     &["curpsinfo", "curlwpsinfo", "psinfo_t", "lwpsinfo_t", "SRUN"],
                 ),
                 "sched.d" => (&["cpuinfo_t"], &["cpuinfo_t", "cpu_id", "sched"]),
+                "io.d" => (
+                    &["bufinfo_t", "devinfo_t", "fileinfo_t"],
+                    &[
+                        "fds",
+                        "B_WRITE",
+                        "O_RDONLY",
+                        "b_bcount",
+                        "fi_pathname",
+                        "io",
+                    ],
+                ),
                 _ => (&[], &["SIGKILL", "CLD_EXITED", "proc"]),
             };
             for t in typedefs {

@@ -21,6 +21,7 @@ mod desc;
 mod dtrace;
 pub mod fbt;
 mod glob;
+pub mod io;
 pub mod mapped;
 pub mod proc;
 mod profile;
@@ -133,13 +134,13 @@ pub struct Catalog {
     tracepoints: bool,
     /// Whether `rawtp` has been discovered (it reads the kernel's BTF).
     raw_tracepoints: bool,
-    /// Whether `proc` and `sched` have been discovered (they read the kernel's BTF).
+    /// Whether `proc`, `sched` and `io` have been discovered (they read the kernel's BTF).
     mapped: bool,
     /// Whether `fbt` has been discovered (it reads the kernel's BTF).
     functions: bool,
     /// Why tracefs could not be read, when the tracepoint providers were looked for.
     tracefs_error: Option<String>,
-    /// `proc` and `sched` probes whose tracepoint this kernel lacks.
+    /// `proc`, `sched` and `io` probes this kernel cannot have.
     missing: Vec<mapped::Missing>,
     /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched)
     /// and the group probe.
@@ -156,7 +157,7 @@ impl Default for Catalog {
     }
 }
 
-/// The probe names of `proc` and `sched`, for descriptions that name no provider.
+/// The probe names of `proc`, `sched` and `io`, for descriptions that name no provider.
 const MAPPED_NAMES: &[&str] = &[
     "create",
     "exec",
@@ -180,6 +181,9 @@ const MAPPED_NAMES: &[&str] = &[
     "sleep",
     "tick",
     "wakeup",
+    "done",
+    "wait-done",
+    "wait-start",
 ];
 
 /// Providers discovered from tracefs.
@@ -283,8 +287,11 @@ impl Catalog {
         self.probes.extend(found);
         let found = sched::probes(self.next_id());
         self.probes.extend(found);
+        let found = io::probes(self.next_id());
+        self.probes.extend(found);
         self.missing = proc::missing();
         self.missing.extend(sched::missing());
+        self.missing.extend(io::missing());
     }
 
     fn discover_functions(&mut self) {
@@ -313,9 +320,9 @@ impl Catalog {
         if !desc.provider.is_empty() && glob_match(&desc.provider, "fbt") {
             self.discover_functions();
         }
-        // proc and sched: named by provider, or (`:::exec-success`) by a probe name they
+        // proc, sched and io: named by provider, or (`:::exec-success`) by a probe name they
         // have, without reading BTF for other descriptions.
-        let mapped_provider = [proc::PROVIDER, sched::PROVIDER]
+        let mapped_provider = [proc::PROVIDER, sched::PROVIDER, io::PROVIDER]
             .iter()
             .any(|p| glob_match(&desc.provider, p));
         if (!desc.provider.is_empty() && mapped_provider)
