@@ -85,7 +85,7 @@ translator devinfo_t < struct bio *B > {
 typedef struct fileinfo {
 	string fi_name;		/* name (basename of fi_pathname) */
 	string fi_dirname;	/* directory (dirname of fi_pathname) */
-	string fi_pathname;	/* full pathname ("<unknown>") */
+	string fi_pathname;	/* full pathname, as seen from the process's root */
 	int64_t fi_offset;	/* offset within the file */
 	string fi_fs;		/* file system type */
 	string fi_mount;	/* mount point (not known: "<unknown>") */
@@ -120,8 +120,8 @@ inline int O_PATH = 010000000;
 /* A struct file; NULL (no file) gives "<none>" and zeros. */
 translator fileinfo_t < struct file *F > {
 	fi_name = F == NULL ? "<none>" : stringof(F->f_path.dentry->d_name.name);
-	fi_dirname = F == NULL ? "<none>" : ".";
-	fi_pathname = F == NULL ? "<none>" : "<unknown>";
+	fi_dirname = F == NULL ? "<none>" : dirname(d_path(&F->f_path));
+	fi_pathname = F == NULL ? "<none>" : d_path(&F->f_path);
 	fi_offset = F == NULL ? 0 : F->f_pos;
 	fi_fs = F == NULL ? "<none>" : stringof(F->f_path.mnt->mnt_sb->s_type->name);
 	fi_mount = F == NULL ? "<none>" : "<unknown>";

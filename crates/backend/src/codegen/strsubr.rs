@@ -149,7 +149,7 @@ impl Gen<'_, '_> {
     }
 
     /// Free the temporaries allocated since `mark`, keeping their peak in the scratch size.
-    fn release_temps(&mut self, mark: u32, span: Span) -> Result<()> {
+    pub(super) fn release_temps(&mut self, mark: u32, span: Span) -> Result<()> {
         let peak = self.scratch_top;
         if peak > i16::MAX as u32 {
             return Err(CompileError::new(
