@@ -37,7 +37,8 @@ int main(int argc, char **argv) {
 "#;
 
 /// Opens argv[1] read-write and appending, seeks to 123, and makes an `ioctl` with a
-/// request no driver knows on it, then on fd 1000 (not open); prints the fd.
+/// request no driver knows on it, then on fd 1000 (not open), then on its own
+/// `/proc/self/status` (another mount); prints the fd and its pid.
 const OPEN_FILE: &str = r#"
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,7 +51,9 @@ int main(int argc, char **argv) {
     lseek(fd, 123, SEEK_SET);
     ioctl(fd, 0x7fdead00, 0);
     ioctl(1000, 0x7fdead00, 0);
+    ioctl(open("/proc/self/status", O_RDONLY), 0x7fdead01, 0);
     printf("fd %d\n", fd);
+    printf("pid %d\n", getpid());
     return 0;
 }
 "#;
@@ -215,5 +218,35 @@ fn io_lists_its_probes_with_translated_argument_types() {
             .contains("io:::wait-start fires in submit_bio_wait(), where Linux has no tracepoint"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn fds_paths_cross_mounts_and_give_unknown_past_strsize() {
+    let dir = common::scratch("io", "fds-mounts");
+    let exe = common::build_c(&dir, "open_file", OPEN_FILE, &["-O2"]);
+    let file = dir.join("a-name-longer-than-the-strsize-of-this-test.txt");
+    let cmd = format!("{} {}", exe.display(), file.display());
+    let program = r#"syscall::ioctl:entry /pid == $target && arg1 == 0x7fdead01/ {
+               printf("proc %s|%s|%s|%s\n", fds[arg0].fi_pathname, fds[arg0].fi_dirname,
+                   fds[arg0].fi_name, fds[arg0].fi_fs); }
+           syscall::ioctl:entry /pid == $target && arg1 == 0x7fdead00 && arg0 != 1000/ {
+               printf("long %s|%s\n", fds[arg0].fi_pathname, fds[arg0].fi_name); }"#;
+    let run = dtrace(&["-q", "-x", "strsize=48", "-c", &cmd, "-n", program]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let pid = tagged(&run.stdout, "pid");
+    assert_eq!(pid.len(), 1, "{}", run.stdout);
+    assert_eq!(
+        tagged(&run.stdout, "proc"),
+        [format!("/proc/{0}/status|/proc/{0}|status|proc", pid[0])],
+        "{}",
+        run.stdout
+    );
+    // The path does not fit 48 bytes; the name does.
+    assert_eq!(
+        tagged(&run.stdout, "long"),
+        ["<unknown>|a-name-longer-than-the-strsize-of-this-test.txt"],
+        "{}",
+        run.stdout
     );
 }
