@@ -128,6 +128,51 @@ translator fileinfo_t < struct file *F > {
 	fi_oflags = F == NULL ? 0 : F->f_flags;
 };
 
+/* Linux file types (inode.i_mode). */
+inline unsigned int LINUX_S_IFMT = 0170000;
+inline unsigned int LINUX_S_IFREG = 0100000;
+
+/*
+ * The folio holding a bio's first page (NULL for a bio without pages): the page itself,
+ * or the head its compound_head points to (with bit 0 set) when it is a compound page's
+ * tail.
+ */
+inline struct folio *linux_bio_folio[struct bio *B] = (struct folio *)(B->bi_vcnt == 0 ? 0 :
+    B->bi_io_vec->bv_page->compound_head & 1 ? B->bi_io_vec->bv_page->compound_head - 1 :
+    (uintptr_t)B->bi_io_vec->bv_page);
+
+/*
+ * Whether a folio is in a file's page cache: its mapping is an address space (not
+ * anonymous memory: the low bits clear) of a regular file's inode.
+ */
+inline int linux_file_folio[struct folio *F] = F != NULL && F->mapping != NULL &&
+    ((uintptr_t)F->mapping & 3) == 0 &&
+    (F->mapping->host->i_mode & LINUX_S_IFMT) == LINUX_S_IFREG;
+
+/*
+ * The file of a bio, when its first page is in a file's page cache (buffered I/O, a
+ * program's pages): its name (the inode's first dentry), its offset and its file system;
+ * the inode does not know the mount it was reached by, so the path is "<unknown>".
+ * Other bios (O_DIRECT ones, whose pages are the program's memory; a block device's own
+ * cache of metadata) have no file: "<none>".
+ */
+translator fileinfo_t < struct bio *B > {
+	fi_name = !linux_file_folio[linux_bio_folio[B]] ? "<none>" :
+	    linux_bio_folio[B]->mapping->host->i_dentry.first == NULL ? "<unknown>" :
+	    stringof(((struct dentry *)((char *)linux_bio_folio[B]->mapping->host->i_dentry.first -
+	    offsetof(struct dentry, d_u)))->d_name.name);
+	fi_dirname = linux_file_folio[linux_bio_folio[B]] ? "<unknown>" : "<none>";
+	fi_pathname = linux_file_folio[linux_bio_folio[B]] ? "<unknown>" : "<none>";
+	fi_offset = !linux_file_folio[linux_bio_folio[B]] ? 0 :
+	    (linux_bio_folio[B]->index +
+	    ((uintptr_t)B->bi_io_vec->bv_page - (uintptr_t)linux_bio_folio[B]) /
+	    sizeof (struct page)) * 4096 + B->bi_io_vec->bv_offset;
+	fi_fs = linux_file_folio[linux_bio_folio[B]] ?
+	    stringof(linux_bio_folio[B]->mapping->host->i_sb->s_type->name) : "<none>";
+	fi_mount = linux_file_folio[linux_bio_folio[B]] ? "<unknown>" : "<none>";
+	fi_oflags = 0;
+};
+
 /* The current process's open file descriptors; one not open gives "<none>". */
 inline fileinfo_t fds[int fd] = xlate <fileinfo_t> (
     fd >= 0 && fd < curthread->files->fdt->max_fds ?

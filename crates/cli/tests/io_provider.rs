@@ -250,3 +250,50 @@ fn fds_paths_cross_mounts_and_give_unknown_past_strsize() {
         run.stdout
     );
 }
+
+/// Writes 8 KiB through the page cache at offset 64 KiB of argv[1], then `fsync`s it (so
+/// the program itself writes the pages back).
+const BUFFERED_WRITE: &str = r#"
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    static char buf[8192];
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) { perror("open"); return 1; }
+    memset(buf, 'y', sizeof buf);
+    if (pwrite(fd, buf, sizeof buf, 65536) != sizeof buf || fsync(fd) != 0) {
+        perror("write");
+        return 1;
+    }
+    return 0;
+}
+"#;
+
+#[test]
+fn start_names_the_file_of_page_cache_io() {
+    let dir = common::scratch("io", "buffered");
+    let exe = common::build_c(&dir, "buffered", BUFFERED_WRITE, &["-O2"]);
+    let file = dir.join("buffered.dat");
+    let cmd = format!("{} {}", exe.display(), file.display());
+    let run = trace(
+        &cmd,
+        r#"io:::start /args[2]->fi_name == "buffered.dat"/ {
+               printf("start %s %x %d %s|%s|%s|%d|%s|%s|%d\n", execname, args[0]->b_flags,
+                   args[0]->b_bcount, args[2]->fi_name, args[2]->fi_dirname,
+                   args[2]->fi_pathname, args[2]->fi_offset, args[2]->fi_fs,
+                   args[2]->fi_mount, args[2]->fi_oflags); }"#,
+    );
+    // B_WRITE | B_PAGEIO, synchronous (fsync's writeback asks for REQ_SYNC).
+    assert_eq!(
+        tagged(&run.stdout, "start"),
+        [format!(
+            "buffered 110 8192 buffered.dat|<unknown>|<unknown>|65536|{}|<unknown>|0",
+            fs_type(&dir)
+        )],
+        "{}",
+        run.stdout
+    );
+}

@@ -20,8 +20,10 @@
 //! request have no `done` of their own. I/O of devices that take bios without requests
 //! (device mapper, md) has `start` on each layer and `done` on the bottom one only.
 //!
-//! `args[2]` is a `fileinfo_t` of no file ("<none>"): where these tracepoints fire, the
-//! kernel no longer knows the file an I/O is for. `wait-start` and `wait-done` (at
+//! `args[2]`, a `fileinfo_t`, is translated from the bio too: the file whose page cache
+//! holds its first page (buffered I/O: name, offset and file system; the mount it was
+//! reached by is not known, so no path), or no file ("<none>": `O_DIRECT` buffers are the
+//! program's memory, metadata the block device's own cache). `wait-start` and `wait-done` (at
 //! `submit_bio_wait()` in DTrace) have no tracepoint, so no probe: the catalog says so
 //! when a description names them.
 
@@ -37,7 +39,7 @@ macro_rules! io_args {
         &[
             ("bufinfo_t *", concat!("xlate <bufinfo_t *> (", $bio, ")")),
             ("devinfo_t *", concat!("xlate <devinfo_t *> (", $bio, ")")),
-            ("fileinfo_t *", "xlate <fileinfo_t *> ((struct file *)NULL)"),
+            ("fileinfo_t *", concat!("xlate <fileinfo_t *> (", $bio, ")")),
         ]
     };
 }
