@@ -133,13 +133,21 @@ inline unsigned int LINUX_S_IFMT = 0170000;
 inline unsigned int LINUX_S_IFREG = 0100000;
 
 /*
- * The folio holding a bio's first page (NULL for a bio without pages): the page itself,
- * or the head its compound_head points to (with bit 0 set) when it is a compound page's
- * tail.
+ * The first page of a bio's data (NULL for a bio without data): in the vector entry its
+ * iterator is at (not the vector's first entry for a split or cloned bio).
  */
-inline struct folio *linux_bio_folio[struct bio *B] = (struct folio *)(B->bi_vcnt == 0 ? 0 :
-    B->bi_io_vec->bv_page->compound_head & 1 ? B->bi_io_vec->bv_page->compound_head - 1 :
-    (uintptr_t)B->bi_io_vec->bv_page);
+inline struct page *linux_bio_page[struct bio *B] =
+    B->bi_io_vec == NULL || B->bi_iter.bi_size == 0 ? (struct page *)NULL :
+    B->bi_io_vec[B->bi_iter.bi_idx].bv_page;
+
+/*
+ * The folio holding it: the page itself, or the head its compound_head points to (with
+ * bit 0 set) when it is a compound page's tail.
+ */
+inline struct folio *linux_bio_folio[struct bio *B] = (struct folio *)(
+    linux_bio_page[B] == NULL ? 0 :
+    linux_bio_page[B]->compound_head & 1 ? linux_bio_page[B]->compound_head - 1 :
+    (uintptr_t)linux_bio_page[B]);
 
 /*
  * Whether a folio is in a file's page cache: its mapping is an address space (not
@@ -165,8 +173,9 @@ translator fileinfo_t < struct bio *B > {
 	fi_pathname = linux_file_folio[linux_bio_folio[B]] ? "<unknown>" : "<none>";
 	fi_offset = !linux_file_folio[linux_bio_folio[B]] ? 0 :
 	    (linux_bio_folio[B]->index +
-	    ((uintptr_t)B->bi_io_vec->bv_page - (uintptr_t)linux_bio_folio[B]) /
-	    sizeof (struct page)) * 4096 + B->bi_io_vec->bv_offset;
+	    ((uintptr_t)linux_bio_page[B] - (uintptr_t)linux_bio_folio[B]) /
+	    sizeof (struct page)) * 4096 +
+	    B->bi_io_vec[B->bi_iter.bi_idx].bv_offset + B->bi_iter.bi_bvec_done;
 	fi_fs = linux_file_folio[linux_bio_folio[B]] ?
 	    stringof(linux_bio_folio[B]->mapping->host->i_sb->s_type->name) : "<none>";
 	fi_mount = linux_file_folio[linux_bio_folio[B]] ? "<unknown>" : "<none>";

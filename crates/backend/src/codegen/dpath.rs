@@ -12,7 +12,7 @@
 //! that cannot be read give "<unknown>".
 
 use dtrace_ebpf::*;
-use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_frontend::{Result, Span};
 use dtrace_typing::ir::Expr;
 
 use super::regs;
@@ -171,7 +171,7 @@ impl Gen<'_, '_> {
         self.read_at(w.tmp, R3, o.mount_parent, unknown);
         self.ld_slot(R1, w.mount);
         self.ld_slot(R2, w.tmp);
-        self.exit_if_equal(R1, R2, unknown);
+        self.exit_if_reg(BPF_JEQ, R1, R2, unknown);
         self.ld_slot(R3, w.mount);
         self.read_at(w.dentry, R3, o.mount_mountpoint, unknown);
         self.ld_slot(R1, w.tmp);
@@ -232,29 +232,9 @@ impl Gen<'_, '_> {
         self.exit_if(BPF_JNE, R0, 0, fail);
     }
 
-    /// To `target` when `a == b`, with the jump as the fall-through (see [`Gen::exit_if`]).
-    fn exit_if_equal(&mut self, a: Reg, b: Reg, target: Label) {
-        let stay = self.e.label();
-        self.e.jmp_reg(BPF_JNE, a, b, stay);
-        self.e.goto(target);
-        self.e.bind(stay);
-    }
-
     /// The members the walk reads, from the kernel's BTF.
     fn dpath_offsets(&self, span: Span) -> Result<Offsets> {
-        let off = |strukt: &str, path: &str| -> Result<i32> {
-            self.c
-                .kernel
-                .member_offset(strukt, path)
-                .map(|o| o as i32)
-                .ok_or_else(|| {
-                    CompileError::new(
-                        "D_UNKNOWN",
-                        format!("kernel type information lacks struct {strukt} member {path}"),
-                        span,
-                    )
-                })
-        };
+        let off = |strukt: &str, path: &str| self.member_offset(strukt, path, span);
         Ok(Offsets {
             path_dentry: off("path", "dentry")?,
             path_mnt: off("path", "mnt")?,
