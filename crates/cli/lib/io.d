@@ -4,8 +4,8 @@
  * Part of dtrace's built-in D library (see procfs.d).  The io provider's probes give
  * each I/O as a bufinfo_t (the buffer: size, block, direction), a devinfo_t (the device)
  * and a fileinfo_t (the file, when known); fds[] gives the current process's open files
- * as fileinfo_t.  Linux's unit of block I/O is the struct bio: bufinfo_t and devinfo_t
- * are translated from it.
+ * as fileinfo_t.  Linux's unit of block I/O is the struct bio: the io probes' three
+ * arguments are translated from it.
  */
 
 #pragma D depends_on provider io
