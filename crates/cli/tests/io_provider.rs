@@ -297,3 +297,19 @@ fn start_names_the_file_of_page_cache_io() {
         run.stdout
     );
 }
+
+#[test]
+fn fds_used_whole_is_an_error_where_the_script_uses_it() {
+    let dir = common::scratch("io", "whole");
+    let script = dir.join("whole.d");
+    std::fs::write(&script, "BEGIN\n{\n\tthis->f = fds[0];\n}\n").expect("write the script");
+    let run = dtrace(&["-s", &script.display().to_string()]);
+    assert_eq!(run.status, 1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "dtrace: failed to compile script {}: line 3: a translated struct fileinfo is only supported with a member (xlate <struct fileinfo> (e).member) or as a pointer\n",
+            script.display()
+        )
+    );
+}

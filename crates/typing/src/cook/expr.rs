@@ -382,7 +382,14 @@ impl Cook<'_> {
         self.scope.expanding.push(name.to_string());
         let v = self.expr(value);
         self.scope.expanding.pop();
-        let v = v?;
+        // An inline of another source (the D library's `fds`, `curpsinfo`) used in a way
+        // its value does not allow is an error where the program uses it.
+        let v = v.map_err(|err| match err.span {
+            Some(s) if s.source != span.source && value.span.source != span.source => {
+                CompileError::new(err.tag, err.message, span)
+            }
+            _ => err,
+        })?;
         if v.ty.is_string() != ty.is_string() {
             return Err(CompileError::new(
                 "D_OP_INCOMPAT",
