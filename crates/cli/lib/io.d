@@ -182,7 +182,10 @@ translator fileinfo_t < struct bio *B > {
 	fi_oflags = 0;
 };
 
-/* The current process's open file descriptors; one not open gives "<none>". */
+/*
+ * The current process's open file descriptors; one not open (or a kernel thread's, which
+ * has no file table) gives "<none>".
+ */
 inline fileinfo_t fds[int fd] = xlate <fileinfo_t> (
-    fd >= 0 && fd < curthread->files->fdt->max_fds ?
+    curthread->files != NULL && fd >= 0 && fd < curthread->files->fdt->max_fds ?
     curthread->files->fdt->fd[fd] : (struct file *)NULL);

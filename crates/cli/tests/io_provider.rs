@@ -313,3 +313,15 @@ fn fds_used_whole_is_an_error_where_the_script_uses_it() {
         )
     );
 }
+
+#[test]
+fn fds_of_a_task_without_a_file_table_is_none() {
+    // An exiting process's last switch comes after its files were closed.
+    let run = trace(
+        "/bin/true",
+        r#"sched:::off-cpu /pid == $target && curthread->files == NULL/ {
+               printf("gone %s|%s|%d\n", fds[0].fi_name, fds[0].fi_pathname,
+                   fds[0].fi_offset); exit(0); }"#,
+    );
+    assert_eq!(run.stdout, "gone <none>|<none>|0\n\n", "{}", run.stderr);
+}
