@@ -121,6 +121,7 @@ pub enum Failure {
 /// `procfs.d` comes first: the others' translations produce its types.
 const BUILTIN_LIBRARY: &[(&str, &str)] = &[
     ("procfs.d", include_str!("../lib/procfs.d")),
+    ("io.d", include_str!("../lib/io.d")),
     ("sched.d", include_str!("../lib/sched.d")),
     ("signal.d", include_str!("../lib/signal.d")),
     ("net.d", include_str!("../lib/net.d")),
@@ -843,6 +844,17 @@ mod tests {
                     &["tcp_state_string", "TH_SYN", "tcps_state", "tcp"],
                 ),
                 "udp.d" => (&["udpsinfo_t"], &["udpinfo_t", "udp_dport", "udp"]),
+                "io.d" => (
+                    &["bufinfo_t", "devinfo_t", "fileinfo_t"],
+                    &[
+                        "fds",
+                        "B_WRITE",
+                        "O_RDONLY",
+                        "b_bcount",
+                        "fi_pathname",
+                        "io",
+                    ],
+                ),
                 _ => (&[], &["SIGKILL", "CLD_EXITED", "proc"]),
             };
             for t in typedefs {

@@ -128,7 +128,7 @@ const TRACEPOINT: ProviderAttrs = [
     Attr::new(Private, Private, Isa),
     Attr::new(Private, Private, Isa),
 ];
-/// `proc` and `sched`, as DTrace gives them.
+/// `proc`, `sched` and `io`, as DTrace gives them.
 const PROC_SCHED: ProviderAttrs = [
     Attr::new(Evolving, Evolving, Isa),
     Attr::new(Private, Private, Unknown),

@@ -22,6 +22,7 @@ mod desc;
 mod dtrace;
 pub mod fbt;
 mod glob;
+pub mod io;
 pub mod ip;
 pub mod mapped;
 mod net;
@@ -138,14 +139,14 @@ pub struct Catalog {
     tracepoints: bool,
     /// Whether `rawtp` has been discovered (it reads the kernel's BTF).
     raw_tracepoints: bool,
-    /// Whether `proc`, `sched`, `ip`, `tcp` and `udp` have been discovered (they read the
-    /// kernel's BTF).
+    /// Whether `proc`, `sched`, `io`, `ip`, `tcp` and `udp` have been discovered (they read
+    /// the kernel's BTF).
     mapped: bool,
     /// Whether `fbt` has been discovered (it reads the kernel's BTF).
     functions: bool,
     /// Why tracefs could not be read, when the tracepoint providers were looked for.
     tracefs_error: Option<String>,
-    /// Mapped probes whose tracepoint this kernel lacks.
+    /// Mapped probes this kernel cannot have (their tracepoint is missing, or none exists).
     missing: Vec<mapped::Missing>,
     /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched)
     /// and the group probe.
@@ -162,7 +163,8 @@ impl Default for Catalog {
     }
 }
 
-/// The probe names of `proc`, `sched`, `ip`, `tcp` and `udp`, for descriptions that name no provider.
+/// The probe names of `proc`, `sched`, `io`, `ip`, `tcp` and `udp`, for descriptions that
+/// name no provider.
 const MAPPED_NAMES: &[&str] = &[
     "create",
     "exec",
@@ -194,6 +196,9 @@ const MAPPED_NAMES: &[&str] = &[
     "receive",
     "send",
     "state-change",
+    "done",
+    "wait-done",
+    "wait-start",
 ];
 
 /// Providers discovered from tracefs.
@@ -297,12 +302,13 @@ impl Catalog {
         self.probes.extend(found);
         let found = sched::probes(self.next_id());
         self.probes.extend(found);
-        for found in [ip::probes, tcp::probes, udp::probes] {
+        for found in [io::probes, ip::probes, tcp::probes, udp::probes] {
             let found = found(self.next_id());
             self.probes.extend(found);
         }
         self.missing = proc::missing();
         self.missing.extend(sched::missing());
+        self.missing.extend(io::missing());
         self.missing.extend(ip::missing());
         self.missing.extend(tcp::missing());
         self.missing.extend(udp::missing());
@@ -339,6 +345,7 @@ impl Catalog {
         let mapped_provider = [
             proc::PROVIDER,
             sched::PROVIDER,
+            io::PROVIDER,
             ip::PROVIDER,
             tcp::PROVIDER,
             udp::PROVIDER,

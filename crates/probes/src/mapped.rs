@@ -1,4 +1,4 @@
-//! Probes defined over other probes: the `proc` and `sched` providers.
+//! Probes defined over other probes: the `proc`, `sched` and `io` providers.
 //!
 //! Each probe is a row of a table ([`Def`]): the kernel probe it fires on (a BTF raw
 //! tracepoint, or a timer for `sched:::tick`), an optional D predicate over that probe's
@@ -6,7 +6,7 @@
 //! holds; kernels whose tracepoint lacks it have another filter), and each DTrace argument as a D expression over them (`xlate <psinfo_t *>
 //! (args[1])`). The expressions are compiled by the back end as if they were in a clause
 //! of the underlying probe ([`ProbeContext::Mapped`]); the types they produce and the
-//! translators they use come from the D library (`procfs.d`, `signal.d`, `sched.d`), so
+//! translators they use come from the D library (`procfs.d`, `signal.d`, `sched.d`, `io.d`), so
 //! what a `psinfo_t` holds is written in D, not here.
 
 use dtrace_backend::program::{
@@ -139,12 +139,14 @@ pub(crate) fn kprobe_probe(provider: &str, name: &str, function: &str, id: u32) 
     })
 }
 
-/// A probe of a mapped provider that this kernel cannot have: its raw tracepoint is missing.
+/// A probe of a mapped provider that this kernel cannot have, and why (its raw tracepoint
+/// is missing, say).
 #[derive(Clone, Debug)]
 pub struct Missing {
     pub provider: &'static str,
     pub name: &'static str,
-    pub tracepoint: &'static str,
+    /// What the probe fires on and what this kernel lacks, after "PROVIDER:::NAME ".
+    pub why: String,
 }
 
 impl Missing {
@@ -159,11 +161,7 @@ impl Missing {
 
 impl std::fmt::Display for Missing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:::{} fires on the kernel's {} tracepoint, which this kernel lacks (newer kernels, 6.18 for one, have it)",
-            self.provider, self.name, self.tracepoint
-        )
+        write!(f, "{}:::{} {}", self.provider, self.name, self.why)
     }
 }
 
@@ -175,7 +173,9 @@ pub(crate) fn missing(provider: &'static str, defs: &[Def]) -> Vec<Missing> {
             Base::Raw(tp) if btf.and_then(|b| rawtp::lookup(b, tp)).is_none() => Some(Missing {
                 provider,
                 name: def.name,
-                tracepoint: tp,
+                why: format!(
+                    "fires on the kernel's {tp} tracepoint, which this kernel lacks (newer kernels, 6.18 for one, have it)"
+                ),
             }),
             _ => None,
         })

@@ -191,7 +191,10 @@ const TABLE: &[(&str, Kind)] = &[
         "cwd",
         Kind::Variable(Variable::Unavailable("cwd is not supported yet")),
     ),
-    ("d_path", missing(&[VOIDP], 1)),
+    (
+        "d_path",
+        subr(Subr::DPath, &[param(Accepts::Pointer, "struct path *")], 1),
+    ),
     ("denormalize", Kind::Action(ActionName::Denormalize)),
     ("dirname", subr(Subr::Dirname, &[CSTR], 1)),
     ("discard", Kind::Action(ActionName::Discard)),

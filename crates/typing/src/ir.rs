@@ -305,6 +305,8 @@ pub enum Subr {
     /// `strtok(s, delim)`: `s` is the null string ([`ExprKind::Int`] 0 of type string) to go
     /// on with the string of the last call.
     Strtok,
+    /// `d_path(struct path *)`: the file's pathname, for the current process.
+    DPath,
     /// `progenyof(pid)`: 1 if the current process is `pid` or descends from it.
     Progenyof,
     /// `getmajor(dev)`, `getminor(dev)`: the parts of a Linux `dev_t` (12 and 20 bits).

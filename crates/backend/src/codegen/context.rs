@@ -234,7 +234,8 @@ impl Gen<'_, '_> {
         })
     }
 
-    fn member_offset(&self, strukt: &str, path: &str, span: Span) -> Result<i32> {
+    /// The byte offset of member `path` of kernel struct `strukt`, or an error at `span`.
+    pub(super) fn member_offset(&self, strukt: &str, path: &str, span: Span) -> Result<i32> {
         self.c
             .kernel
             .member_offset(strukt, path)

@@ -29,6 +29,7 @@
 mod actions;
 mod aggregate;
 mod context;
+mod dpath;
 mod expr;
 mod fault;
 mod inet;

@@ -208,7 +208,7 @@ impl Gen<'_, '_> {
     }
 
     /// [`Gen::exit_if`] comparing with a register.
-    fn exit_if_reg(&mut self, op: u8, dst: Reg, src: Reg, target: Label) {
+    pub(super) fn exit_if_reg(&mut self, op: u8, dst: Reg, src: Reg, target: Label) {
         let stay = self.e.label();
         self.e.jmp_reg(invert(op), dst, src, stay);
         self.e.goto(target);

@@ -1,6 +1,6 @@
 //! Subroutines called in expressions (`strlen`, `strjoin`, `copyin`, `copyinstr`,
 //! `alloca`, `copyinto`, `rand`, the byte-order swaps `htons`...`ntohll`, `getmajor`,
-//! `getminor`; the string subroutines are in `strsubr`).
+//! `getminor`; the string subroutines are in `strsubr`, `d_path` in `dpath`).
 //!
 //! `copyin(addr, size)` copies `size` bytes (a constant, at most 4096) of user memory into
 //! the clause's scratch space and returns a `void *` to them, valid until the probe's
@@ -66,6 +66,7 @@ impl Gen<'_, '_> {
             Subr::Copyinto => self.copyinto(args)?,
             Subr::Bcopy => self.bcopy(args)?,
             Subr::Progenyof => self.progenyof(&args[0], span)?,
+            Subr::DPath => self.d_path(args, span)?,
             Subr::Alloca => self.alloca(args, span)?,
             Subr::Speculation => self.speculation(span)?,
             Subr::InetNtoa | Subr::InetNtoa6 | Subr::InetNtop | Subr::LinkNtop => {

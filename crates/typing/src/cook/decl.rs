@@ -682,7 +682,7 @@ impl Cook<'_> {
     }
 
     /// Every plain identifier in an inline's value must already name something: an inline,
-    /// an enumerator, a declared variable or a built-in variable.
+    /// an enumerator, a declared variable, a built-in variable or `NULL`.
     fn check_inline_idents(&self, e: &ast::Expr, params: &[String]) -> Result<()> {
         let mut subexprs: Vec<&ast::Expr> = Vec::new();
         match &e.kind {
@@ -693,7 +693,8 @@ impl Cook<'_> {
                     || self.scope.enum_constants.contains_key(name)
                     || self.global(name).is_some()
                     || self.assoc(name, false).is_some()
-                    || builtins::is_variable(name);
+                    || builtins::is_variable(name)
+                    || name == "NULL";
                 if !known {
                     return Err(CompileError::new(
                         "D_IDENT_UNDEF",

@@ -317,6 +317,22 @@ impl Cook<'_> {
     /// its parameter's type and bound to its name for the inline's value.
     fn inline_array(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Result<Expr> {
         let array = self.scope.inline_arrays[name].clone();
+        self.with_inline_args(name, args, span, |c| {
+            c.inline(name, &array.ty, &array.value, span)
+        })
+    }
+
+    /// Type `f` (an inline with parameters' value, or a member of its translation) with
+    /// `args` bound to the parameters of inline `name`: each argument evaluated once,
+    /// converted to its parameter's type.
+    pub(crate) fn with_inline_args(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        f: impl FnOnce(&mut Self) -> Result<Expr>,
+    ) -> Result<Expr> {
+        let array = self.scope.inline_arrays[name].clone();
         if args.len() != array.keys.len() {
             return Err(CompileError::new(
                 "D_PROTO_LEN",
@@ -338,8 +354,7 @@ impl Cook<'_> {
             frame.push((key.clone(), id, v.ty.clone()));
             values.push((id, v));
         }
-        let mut body =
-            self.with_bindings(frame, |c| c.inline(name, &array.ty, &array.value, span))?;
+        let mut body = self.with_bindings(frame, f)?;
         for (id, value) in values.into_iter().rev() {
             let ty = body.ty.clone();
             body = mk(
@@ -367,7 +382,14 @@ impl Cook<'_> {
         self.scope.expanding.push(name.to_string());
         let v = self.expr(value);
         self.scope.expanding.pop();
-        let v = v?;
+        // An inline of another source (the D library's `fds`, `curpsinfo`) used in a way
+        // its value does not allow is an error where the program uses it.
+        let v = v.map_err(|err| match err.span {
+            Some(s) if s.source != span.source && value.span.source != span.source => {
+                CompileError::new(err.tag, err.message, span)
+            }
+            _ => err,
+        })?;
         if v.ty.is_string() != ty.is_string() {
             return Err(CompileError::new(
                 "D_OP_INCOMPAT",

@@ -266,9 +266,42 @@ impl Cook<'_> {
         arrow: bool,
         span: Span,
     ) -> Result<Option<Expr>> {
-        let Some((ty, operand, in_base)) = self.xlate_source(base) else {
-            return Ok(None);
-        };
+        // `fds[fd].fi_name`: the member of an inline with parameters whose value is an
+        // `xlate`, typed with its arguments bound.
+        if let A::Index { base: array, args } = &base.kind {
+            if let A::Ident(array) = &array.kind {
+                let source = self
+                    .scope
+                    .inline_arrays
+                    .get(array)
+                    .filter(|_| self.bound_input(array, span).is_none())
+                    .and_then(|a| self.xlate_source(&a.value));
+                if let Some(source) = source {
+                    return self
+                        .with_inline_args(array, args, span, |c| {
+                            c.member_of_translation(source, name, arrow, span)
+                        })
+                        .map(Some);
+                }
+            }
+        }
+        match self.xlate_source(base) {
+            Some(source) => self
+                .member_of_translation(source, name, arrow, span)
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Member `name` of the translation [`Cook::xlate_source`] found: `(type, operand,
+    /// whether the operand is in a mapped probe's base)`.
+    fn member_of_translation(
+        &mut self,
+        (ty, operand, in_base): (TypeName, ast::Expr, bool),
+        name: &str,
+        arrow: bool,
+        span: Span,
+    ) -> Result<Expr> {
         let probe = self.site().full_name();
         let (record, pointer) = self
             .xlate_target(&ty)
@@ -324,7 +357,7 @@ impl Cook<'_> {
         };
         let (id, input, body) = self.translate_member(index, name, value, &member.ty)?;
         let ty = body.ty.clone();
-        Ok(Some(mk(
+        Ok(mk(
             ExprKind::Let {
                 id,
                 value: Box::new(convert(v, &input)),
@@ -332,7 +365,7 @@ impl Cook<'_> {
             },
             ty,
             span,
-        )))
+        ))
     }
 
     /// The declared type of member `name` of the translation `base` stands for (for

@@ -537,6 +537,16 @@ fn translated_members_are_typed_lazily() {
     let inline = format!("{decls} inline struct out *cur = xlate <struct out *> (curthread);");
     assert_eq!(typed_in(&inline, "cur->pid").ty.to_string(), "int");
     assert_eq!(constant_in(&inline, "sizeof (cur->comm)"), 16);
+    // Through an inline with parameters, as `fds[fd].fi_name` is: the argument is bound.
+    let array = format!(
+        "{decls} inline struct out byid[int i] = xlate <struct out> (i == 0 ? curthread : NULL);"
+    );
+    let e = typed_in(&array, "byid[1].pid");
+    assert_eq!(e.ty.to_string(), "int");
+    assert!(matches!(e.kind, ExprKind::Let { .. }), "{e:?}");
+    // NULL is known in an inline's value.
+    let null = "inline int none[int *p] = p == NULL;";
+    assert_eq!(typed_in(null, "none[0]").ty.to_string(), "int");
 }
 
 /// The value of constant expression `e` after the declarations `decls`.
