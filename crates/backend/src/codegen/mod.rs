@@ -611,8 +611,8 @@ struct ProgState {
     strtok: Option<u32>,
     /// Where the firing's `timestamp` is kept (0 until read), when the program reads it.
     timestamp: Option<u32>,
-    /// String searches of strings that are not constants, in this program so far.
-    searches: u32,
+    /// The program's substring search area and callback, once it searches.
+    search: Option<strsubr::SearchArea>,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -688,7 +688,7 @@ impl ProgState {
             error_args: None,
             strtok,
             timestamp,
-            searches: 0,
+            search: None,
         }
     }
 
@@ -753,7 +753,7 @@ impl ProgState {
             error_args: None,
             strtok: None,
             timestamp: None,
-            searches: 0,
+            search: None,
         }
     }
 }
@@ -786,8 +786,8 @@ pub(crate) struct Gen<'c, 'a> {
     strtok: Option<u32>,
     /// Where the firing's `timestamp` is kept, when the program reads it.
     timestamp: Option<u32>,
-    /// String searches of strings that are not constants, in this program so far.
-    searches: u32,
+    /// The program's substring search area and callback, once it searches.
+    search: Option<strsubr::SearchArea>,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -809,7 +809,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             in_error_clauses: false,
             strtok: p.strtok,
             timestamp: p.timestamp,
-            searches: p.searches,
+            search: p.search,
         }
     }
 
@@ -826,7 +826,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_args: self.error_args,
             strtok: self.strtok,
             timestamp: self.timestamp,
-            searches: self.searches,
+            search: self.search,
         }
     }
 
@@ -838,6 +838,7 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.emit(Insn::exit());
         self.error_clauses()?;
+        self.search_callback();
         let top = self.scratch_top;
         if top > i16::MAX as u32 {
             return Err(CompileError::unplaced(
