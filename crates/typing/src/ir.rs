@@ -223,7 +223,7 @@ pub enum Comparison {
     Unsigned,
     /// Byte by byte, as `strcmp`.
     Strings,
-    /// A string against the null pointer constant: true (`==`) when it is empty.
+    /// A string against the null pointer constant: true (`==`) when it is NULL.
     StringNull,
 }
 

@@ -613,6 +613,8 @@ struct ProgState {
     timestamp: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
+    /// The most scratch the program's released temporaries took.
+    scratch_peak: u32,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -689,6 +691,7 @@ impl ProgState {
             strtok,
             timestamp,
             search: None,
+            scratch_peak: 0,
         }
     }
 
@@ -754,6 +757,7 @@ impl ProgState {
             strtok: None,
             timestamp: None,
             search: None,
+            scratch_peak: 0,
         }
     }
 }
@@ -788,6 +792,8 @@ pub(crate) struct Gen<'c, 'a> {
     timestamp: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
+    /// The most scratch the program's released temporaries took.
+    scratch_peak: u32,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -810,6 +816,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             strtok: p.strtok,
             timestamp: p.timestamp,
             search: p.search,
+            scratch_peak: p.scratch_peak,
         }
     }
 
@@ -827,6 +834,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             strtok: self.strtok,
             timestamp: self.timestamp,
             search: self.search,
+            scratch_peak: self.scratch_peak,
         }
     }
 
@@ -839,7 +847,7 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.emit(Insn::exit());
         self.error_clauses()?;
         self.search_callback();
-        let top = self.scratch_top;
+        let top = self.scratch_top.max(self.scratch_peak);
         if top > i16::MAX as u32 {
             return Err(CompileError::unplaced(
                 "D_DIF_TOOBIG",

@@ -22,7 +22,7 @@
 //!   simulating every position, so any number of searches fits a clause.
 
 use dtrace_ebpf::*;
-use dtrace_frontend::{CompileError, Result, Span};
+use dtrace_frontend::Result;
 use dtrace_typing::ir::{Expr, ExprKind, Subr};
 
 use super::regs::{self, KEY_SLOT, SCRATCH};
@@ -77,12 +77,7 @@ impl SearchArea {
 impl Gen<'_, '_> {
     /// Compile a call of a string subroutine (`substr index rindex strstr strchr strrchr
     /// toupper tolower lltostr basename dirname strtoll`).
-    pub(crate) fn string_subroutine(
-        &mut self,
-        subr: Subr,
-        args: &[Expr],
-        span: Span,
-    ) -> Result<Val> {
+    pub(crate) fn string_subroutine(&mut self, subr: Subr, args: &[Expr]) -> Result<Val> {
         let mut a = Vec::with_capacity(args.len());
         for arg in args {
             a.push(self.expr(arg)?);
@@ -160,29 +155,11 @@ impl Gen<'_, '_> {
                 types::INT64
             }
         };
-        self.release_temps(mark, span)?;
+        self.release_scratch(mark);
         for v in a[1..].iter().rev() {
             self.pop(v.reg);
         }
         Ok(Val { reg: a[0].reg, ty })
-    }
-
-    /// Free the temporaries allocated since `mark`, keeping their peak in the scratch size.
-    fn release_temps(&mut self, mark: u32, span: Span) -> Result<()> {
-        let peak = self.scratch_top;
-        if peak > i16::MAX as u32 {
-            return Err(CompileError::new(
-                "D_DIF_TOOBIG",
-                format!(
-                    "probe {} needs {peak} bytes of scratch space; at most 32767 fit (fewer string temporaries or a smaller strsize)",
-                    self.probe.full_name()
-                ),
-                span,
-            ));
-        }
-        self.c.scratch_size = self.c.scratch_size.max(peak);
-        self.scratch_top = mark;
-        Ok(())
     }
 
     /// `dst = *(u64 *)(scratch + off)`
@@ -249,6 +226,18 @@ impl Gen<'_, '_> {
     pub(super) fn string_result(&mut self, first: &Val, res: u32) {
         self.scratch_addr(R1, res);
         regs::write(&mut self.e, first.reg, R1);
+    }
+
+    /// Write the result string `res` into the first argument's register, or NULL when
+    /// the code jumps to `missing` (a search that found nothing).
+    pub(super) fn string_result_or_null(&mut self, first: &Val, res: u32, missing: Label) {
+        let done = self.e.label();
+        self.string_result(first, res);
+        self.e.goto(done);
+        self.e.bind(missing);
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        regs::write(&mut self.e, first.reg, R1);
+        self.e.bind(done);
     }
 
     /// `substr(s, index[, length])`, as DTrace computes it:
@@ -415,16 +404,11 @@ impl Gen<'_, '_> {
                 regs::write(&mut self.e, a[0].reg, R0);
             }
             Some(res) => {
-                let empty = self.e.label();
-                let out = self.e.label();
+                let missing = self.e.label();
                 self.ld_slot(R4, r_s);
-                self.exit_if(BPF_JGT, R4, strsize - 1, empty);
+                self.exit_if(BPF_JGT, R4, strsize - 1, missing);
                 self.copy_tail(res, h, R4);
-                self.e.goto(out);
-                self.e.bind(empty);
-                self.st_byte(res, 0);
-                self.e.bind(out);
-                self.string_result(&a[0], res);
+                self.string_result_or_null(&a[0], res, missing);
             }
         }
     }
@@ -501,7 +485,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::exit());
     }
 
-    /// `strchr(s, c)` / `strrchr(s, c)`: the rest of `s` from the first (last) `c`, or "".
+    /// `strchr(s, c)` / `strrchr(s, c)`: the rest of `s` from the first (last) `c`, or NULL.
     fn strchr(&mut self, last: bool, res: u32, a: &[Val]) {
         let strsize = self.strsize() as i32;
         let t = self.scratch(strsize as u32);
@@ -533,16 +517,11 @@ impl Gen<'_, '_> {
             self.st_slot(v, R1);
         }
         self.e.bind(done);
-        let empty = self.e.label();
-        let out = self.e.label();
+        let missing = self.e.label();
         self.ld_slot(R4, v);
-        self.exit_if(BPF_JGT, R4, strsize - 1, empty);
+        self.exit_if(BPF_JGT, R4, strsize - 1, missing);
         self.copy_tail(res, t, R4);
-        self.e.goto(out);
-        self.e.bind(empty);
-        self.st_byte(res, 0);
-        self.e.bind(out);
-        self.string_result(&a[0], res);
+        self.string_result_or_null(&a[0], res, missing);
     }
 
     /// `toupper(s)` (`lo` = 'a') / `tolower(s)` (`lo` = 'A'): flip the case of letters in

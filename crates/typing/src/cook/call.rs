@@ -245,7 +245,7 @@ impl Cook<'_> {
 }
 
 /// Whether `ty` is a pointer to `char`, which DTrace takes for a string.
-fn is_char_pointer(ty: &Type) -> bool {
+pub(crate) fn is_char_pointer(ty: &Type) -> bool {
     matches!(ty, Type::Ptr(e) if e.is_char())
 }
 
