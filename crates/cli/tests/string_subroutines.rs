@@ -1,5 +1,5 @@
-//! String subroutines on the live kernel: `substr index rindex strstr strchr strrchr toupper
-//! tolower lltostr basename dirname strtoll`, run in `BEGIN` and compared with the output
+//! String subroutines on the live kernel: `substr index rindex strstr strchr strrchr
+//! cleanpath toupper tolower lltostr basename dirname strtoll`, run in `BEGIN` and compared with the output
 //! DTrace gives (the cases and answers of Oracle's `tst.substr.d`, `tst.index.d`,
 //! `tst.lltostr.d`, `tst.basename.d`, ...; basename/dirname also against coreutils), plus
 //! their prototype errors and a check that each loads in a `profile-97` clause with
@@ -290,6 +290,24 @@ fn strchr_and_strrchr_match_dtrace() {
         ("strrchr(\"abca\", 'a')", "a"),
         ("strchr(\"a/b/c\", '/')", "/b/c"),
         ("strrchr(\"a/b/c\", '/')", "/c"),
+    ]);
+}
+
+#[test]
+fn cleanpath_matches_dtrace() {
+    common::require_root();
+    check_strings(&[
+        ("cleanpath(\"/usr//lib/./x/\")", "/usr/lib/x"),
+        ("cleanpath(\"/usr/lib/../../../bin\")", "/bin"),
+        ("cleanpath(\"/..\")", "/"),
+        ("cleanpath(\"a/b/../..\")", "."),
+        ("cleanpath(\"a/../../b\")", "../b"),
+        ("cleanpath(\"../x/../..\")", "../.."),
+        ("cleanpath(\"././/\")", "."),
+        ("cleanpath(\"\")", ""),
+        ("cleanpath(\"x\")", "x"),
+        ("cleanpath(\"/x/y/z/../../w/.\")", "/x/w"),
+        ("cleanpath(strjoin(\"/tmp/\", \"../etc\"))", "/etc"),
     ]);
 }
 

@@ -282,6 +282,7 @@ pub enum Subr {
     Lltostr,
     Basename,
     Dirname,
+    Cleanpath,
     Strtoll,
     Rand,
     /// `copyin(addr, size)`: `size` is a constant ([`Expr`] of kind `Int`).

@@ -28,6 +28,7 @@
 
 mod actions;
 mod aggregate;
+mod cleanpath;
 mod context;
 mod expr;
 mod fault;

@@ -146,6 +146,10 @@ impl Gen<'_, '_> {
                 self.path_part(true, res, &a);
                 Type::String
             }
+            Subr::Cleanpath => {
+                self.cleanpath(res, &a);
+                Type::String
+            }
             Subr::Strtok => {
                 self.strtok(res, args, &a);
                 Type::String

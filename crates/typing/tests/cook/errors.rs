@@ -682,9 +682,9 @@ const CALLS: Cases = &[
         "strtok( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
     ),
     (
-        "BEGIN { x = cleanpath(\"a\"); }",
+        "BEGIN { x = msgsize(curthread); }",
         "D_UNSUPPORTED",
-        "the cleanpath( ) subroutine is not supported yet",
+        "the msgsize( ) subroutine is not supported yet",
     ),
     (
         "BEGIN { copyin(arg0, 0); }",
