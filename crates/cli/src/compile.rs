@@ -3,7 +3,7 @@
 //!
 //! The D library comes first: the files built into the binary (`crates/cli/lib/*.d`:
 //! `procfs.d` with `psinfo_t`, `lwpsinfo_t`, their translators and `curpsinfo`; `sched.d`
-//! with `cpuinfo_t`; `signal.d` with `SIG*` and `CLD_*`), then every
+//! with `cpuinfo_t`; `signal.d` with `SIG*` and `CLD_*`; `link.d` with `ARPHRD_*`), then every
 //! `*.d` file of each `-L`/`-xlibdir` directory in command-line order (sorted by name; a
 //! file named like a built-in one replaces it); `-xnolibs` loads none. Library sources are
 //! numbered after the program's, their typedef names are known when the program is parsed,
@@ -123,6 +123,7 @@ const BUILTIN_LIBRARY: &[(&str, &str)] = &[
     ("procfs.d", include_str!("../lib/procfs.d")),
     ("sched.d", include_str!("../lib/sched.d")),
     ("signal.d", include_str!("../lib/signal.d")),
+    ("link.d", include_str!("../lib/link.d")),
 ];
 
 /// The library sources of this run, read by [`read_sources`], each with whether it is

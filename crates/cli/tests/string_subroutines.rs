@@ -1,6 +1,6 @@
 //! String subroutines on the live kernel: `substr index rindex strstr strchr strrchr
-//! cleanpath toupper tolower lltostr basename dirname strtoll`, run in `BEGIN` and compared with the output
-//! DTrace gives (the cases and answers of Oracle's `tst.substr.d`, `tst.index.d`,
+//! cleanpath link_ntop toupper tolower lltostr basename dirname strtoll`, run in `BEGIN` and
+//! compared with the output DTrace gives (the cases and answers of Oracle's `tst.substr.d`, `tst.index.d`,
 //! `tst.lltostr.d`, `tst.basename.d`, ...; basename/dirname also against coreutils), plus
 //! their prototype errors and a check that each loads in a `profile-97` clause with
 //! operands unknown at compile time (the verifier's worst case). Needs root.
@@ -309,6 +309,37 @@ fn cleanpath_matches_dtrace() {
         ("cleanpath(\"/x/y/z/../../w/.\")", "/x/w"),
         ("cleanpath(strjoin(\"/tmp/\", \"../etc\"))", "/etc"),
     ]);
+}
+
+#[test]
+fn link_ntop_formats_ethernet_and_infiniband_addresses() {
+    common::require_root();
+    let out = begin(
+        "this->m = (uint64_t *)alloca(8); *this->m = htonll(0x0a1b2c3d4e5f << 16);
+         printf(\"%s\\n\", link_ntop(ARPHRD_ETHER, this->m));
+         this->t = ARPHRD_INFINIBAND; this->b = (uint8_t *)alloca(20);
+         this->b[0] = 0xfe; this->b[19] = 0x01;
+         printf(\"%s\\n\", link_ntop(this->t, this->b));",
+    );
+    assert_eq!(
+        out,
+        "0a:1b:2c:3d:4e:5f\nfe:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:01\n"
+    );
+    // Another type is an illegal operation; an unreadable address an invalid one.
+    for (call, fault) in [
+        ("link_ntop(2, this->m)", "illegal operation"),
+        (
+            "link_ntop(ARPHRD_ETHER, (uint8_t *)8)",
+            "invalid address (0x8)",
+        ),
+    ] {
+        let program = format!(
+            "BEGIN {{ this->m = (uint64_t *)alloca(8); printf(\"%s\", {call}); }} BEGIN {{ exit(0); }}"
+        );
+        let out = dtrace(&["-q", "-n", &program]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(fault), "{call}: {stderr}");
+    }
 }
 
 #[test]

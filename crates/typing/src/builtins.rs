@@ -234,7 +234,7 @@ const TABLE: &[(&str, Kind)] = &[
         "lgrp",
         Kind::Variable(Variable::Unavailable("lgrp is not available on Linux")),
     ),
-    ("link_ntop", missing(&[INT, VOIDP], 2)),
+    ("link_ntop", subr(Subr::LinkNtop, &[INT, VOIDP], 2)),
     ("llquantize", Kind::Aggregating),
     ("lltostr", subr(Subr::Lltostr, &[INT64, INT], 1)),
     ("lquantize", Kind::Aggregating),

@@ -283,6 +283,8 @@ pub enum Subr {
     Basename,
     Dirname,
     Cleanpath,
+    /// `link_ntop(type, addr)`: a link-layer address as text.
+    LinkNtop,
     Strtoll,
     Rand,
     /// `copyin(addr, size)`: `size` is a constant ([`Expr`] of kind `Int`).

@@ -32,6 +32,7 @@ mod cleanpath;
 mod context;
 mod expr;
 mod fault;
+mod link_ntop;
 mod place;
 mod regs;
 mod speculation;

@@ -150,6 +150,10 @@ impl Gen<'_, '_> {
                 self.cleanpath(res, &a);
                 Type::String
             }
+            Subr::LinkNtop => {
+                self.link_ntop(res, &a);
+                Type::String
+            }
             Subr::Strtok => {
                 self.strtok(res, args, &a);
                 Type::String
@@ -208,7 +212,7 @@ impl Gen<'_, '_> {
     }
 
     /// [`Gen::exit_if`] comparing with a register.
-    fn exit_if_reg(&mut self, op: u8, dst: Reg, src: Reg, target: Label) {
+    pub(super) fn exit_if_reg(&mut self, op: u8, dst: Reg, src: Reg, target: Label) {
         let stay = self.e.label();
         self.e.jmp_reg(invert(op), dst, src, stay);
         self.e.goto(target);
@@ -217,7 +221,7 @@ impl Gen<'_, '_> {
 
     /// Copy the string at `scratch + base + r_idx` (NUL-terminated within scratch) into the
     /// result buffer `res`. Clobbers r0-r5.
-    fn copy_tail(&mut self, res: u32, base: u32, idx: Reg) {
+    pub(super) fn copy_tail(&mut self, res: u32, base: u32, idx: Reg) {
         self.e.emit(Insn::mov64_reg(R3, SCRATCH));
         self.e.emit(Insn::alu64_reg(BPF_ADD, R3, idx));
         self.e.emit(Insn::alu64_imm(BPF_ADD, R3, base as i32));
