@@ -479,7 +479,8 @@ impl Gen<'_, '_> {
     /// memory a pointer may write: the scratch memory `alloca` or `copyin` handed out in
     /// this firing, a `this->` array or struct, or a global array or struct; and turn it
     /// into a pointer the program may write through. Any other address faults, as DTrace
-    /// refuses stores outside its allocations and variables.
+    /// refuses stores outside its allocations and variables: an invalid size when it
+    /// starts inside an allocation but runs past its end, else an invalid address.
     pub(crate) fn scratch_pointer_of(&mut self, reg: VReg, size: u32) -> Result<()> {
         let slot = self.scratch(size.max(8));
         let at = self.small(slot);
@@ -513,8 +514,25 @@ impl Gen<'_, '_> {
             self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
             self.jump_if_within(&globals, size, in_globals);
         }
-        let addr = regs::read(&mut self.e, reg, R1);
-        self.fault(Fault::BadAddr, Some(addr));
+        // Starting inside an allocation but running past it: an invalid size, as DTrace
+        // reports it; anywhere else an invalid address.
+        let allocations = self.allocations.clone();
+        if !allocations.is_empty() {
+            let too_big = self.e.label();
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, at, SCRATCH));
+            regs::read_into(&mut self.e, reg, R1);
+            self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, at));
+            self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+            self.jump_if_within(&allocations, 1, too_big);
+            let addr = regs::read(&mut self.e, reg, R1);
+            self.fault(Fault::BadAddr, Some(addr));
+            self.e.bind(too_big);
+            self.e.mov_const(R1, u64::from(size));
+            self.fault(Fault::BadSize, Some(R1));
+        } else {
+            let addr = regs::read(&mut self.e, reg, R1);
+            self.fault(Fault::BadAddr, Some(addr));
+        }
         if !globals.is_empty() {
             self.e.bind(in_globals);
             self.e.ld_map_value(R3, self.c.core.globals, 0);
