@@ -287,7 +287,9 @@ impl Gen<'_, '_> {
                 // Stored from a copy: the string may be at any address.
                 let r = regs::read(&mut self.e, val.reg, R3);
                 self.e.jmp_imm(BPF_JEQ, r, 0, delete);
+                // (Its second byte cleared: "" must not read back as the NULL mark.)
                 let tmp = self.string_buffer(false);
+                self.e.emit(Insn::st(Size::H, SCRATCH, self.small(tmp), 0));
                 self.copy_string(tmp, val);
                 self.scratch_addr(R3, tmp);
             }
