@@ -13,7 +13,8 @@ pub struct Emitter {
     insns: Vec<Insn>,
     labels: Vec<Option<usize>>,
     fixups: Vec<(usize, Label)>,
-    /// `call` instructions to a local function (a BPF-to-BPF call) and its label.
+    /// Instructions naming a local function (a BPF-to-BPF `call`, or the load of a
+    /// callback's address) and the function's label.
     calls: Vec<(usize, Label)>,
     /// Indices of `ld_imm64` instructions whose `imm` is a [`MapId`] to be replaced by a map fd.
     map_relocs: Vec<usize>,
@@ -30,6 +31,9 @@ const NEAR_JUMP: i64 = 8191;
 pub struct Code {
     pub insns: Vec<Insn>,
     pub map_relocs: Vec<usize>,
+    /// Where the functions after the first start (ascending): the targets of local calls
+    /// and callback loads.
+    pub functions: Vec<u32>,
 }
 
 impl Emitter {
@@ -83,6 +87,12 @@ impl Emitter {
     pub fn call_label(&mut self, label: Label) {
         self.calls.push((self.insns.len(), label));
         self.emit(Insn::call_local(0));
+    }
+
+    /// `dst = &function at label` (a callback for a helper such as `bpf_loop`).
+    pub fn ld_func(&mut self, dst: Reg, label: Label) {
+        self.calls.push((self.insns.len(), label));
+        self.emit_all(Insn::ld_map(dst, BPF_PSEUDO_FUNC, 0, 0));
     }
 
     /// Load a 64-bit constant, in one instruction when it fits a sign-extended imm32.
@@ -191,13 +201,18 @@ impl Emitter {
                 insns.push(Insn::ja_long(off));
             }
         }
+        let mut functions = Vec::new();
         for (at, label) in calls {
-            let at = start[at];
-            insns[at].imm = (start[labels[label.0]] as i64 - at as i64 - 1) as i32;
+            let (at, target) = (start[at], start[labels[label.0]]);
+            insns[at].imm = (target as i64 - at as i64 - 1) as i32;
+            functions.push(target as u32);
         }
+        functions.sort_unstable();
+        functions.dedup();
         Ok(Code {
             insns,
             map_relocs: map_relocs.into_iter().map(|at| start[at]).collect(),
+            functions,
         })
     }
 }
@@ -220,6 +235,20 @@ mod tests {
         let code = e.finish().unwrap();
         assert_eq!(code.insns[0].off, 2);
         assert_eq!(code.insns[2].off, -3);
+    }
+
+    #[test]
+    fn callback_loads_name_their_function() {
+        let mut e = Emitter::new();
+        let f = e.label();
+        e.ld_func(R2, f);
+        e.emit(Insn::exit());
+        e.bind(f);
+        e.emit(Insn::exit());
+        let code = e.finish().unwrap();
+        assert_eq!(code.insns[0].regs >> 4, BPF_PSEUDO_FUNC);
+        assert_eq!(code.insns[0].imm, 2);
+        assert_eq!(code.functions, vec![3]);
     }
 
     #[test]
@@ -259,6 +288,7 @@ mod tests {
         );
         assert_eq!(i[4].imm, (end_at + 1 - 5) as i32);
         assert_eq!(code.map_relocs, vec![5]);
+        assert_eq!(code.functions, vec![end_at as u32 + 1]);
         assert_eq!(i[7].off, 0);
         assert_eq!(i.len(), end_at + 2);
     }

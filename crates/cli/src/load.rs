@@ -250,6 +250,7 @@ fn try_load(
     }
     let name = program_name(&prog.probe);
     let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, &insns);
+    spec.functions = &prog.code.functions;
     // proc and sched: the program is of the kind of the probe they fire on.
     let context = match &prog.probe.context {
         ProbeContext::Mapped(m) => &*m.base,

@@ -638,6 +638,11 @@ fn copyinto_alloca_values_and_bad_addresses() {
              printf(\"w %x s %s\\n\", *this->w, stringof(this->s));
          }
          cp$target:::data /arg0 == 8/ { copyinto(arg1, 8, (void *)16); printf(\"unreached\\n\"); }
+         cp$target:::data /arg0 == 8/ {
+             this->q = (char *)alloca(4);
+             copyinto(arg1, 8, this->q);
+             printf(\"unreached\\n\");
+         }
          cp$target:::last { printf(\"last %d\\n\", arg0); }",
         "-c",
         &cmd,
@@ -676,6 +681,8 @@ fn copyinto_alloca_values_and_bad_addresses() {
         "{}",
         run.stderr
     );
+    // More than the allocation holds is an invalid size.
+    assert!(run.stderr.contains("invalid size (0x8)"), "{}", run.stderr);
 }
 
 /// `fork N M [grand|thread]`: the parent fires `forkprov:::item(0)` and calls `work()` M

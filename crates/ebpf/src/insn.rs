@@ -95,6 +95,9 @@ pub const BPF_PSEUDO_MAP_FD: u8 = 1;
 pub const BPF_PSEUDO_MAP_VALUE: u8 = 2;
 /// `src_reg` of a call to a function inside the same program.
 pub const BPF_PSEUDO_CALL: u8 = 1;
+/// `src_reg` of a 64-bit immediate load of a function's address (a callback, e.g. of
+/// `bpf_loop`); imm = the function's first instruction relative to the next one.
+pub const BPF_PSEUDO_FUNC: u8 = 4;
 
 /// Memory access width.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

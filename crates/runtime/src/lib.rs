@@ -7,6 +7,7 @@
 
 pub mod cpus;
 mod error;
+mod funcs;
 mod guardian;
 pub mod kprobe;
 mod link;

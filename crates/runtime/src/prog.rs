@@ -77,6 +77,9 @@ pub struct ProgramSpec<'a> {
     /// Shown by `bpftool`; sanitised and cut to 15 characters.
     pub name: &'a str,
     pub insns: &'a [Insn],
+    /// Where the program's functions after the first start (instruction indices,
+    /// ascending): such a program is loaded with BTF describing each (see `funcs`).
+    pub functions: &'a [u32],
     /// Fetch the verifier log even when loading succeeds (for `-v`).
     pub always_log: bool,
 }
@@ -90,6 +93,7 @@ impl<'a> ProgramSpec<'a> {
             attach_btf_id: 0,
             name,
             insns,
+            functions: &[],
             always_log: false,
         }
     }
@@ -230,7 +234,21 @@ fn try_load(spec: &ProgramSpec<'_>, log: Option<&mut [u8]>) -> std::result::Resu
         Some(buf) => (LOG_LEVEL, buf.len() as u32, buf.as_mut_ptr() as u64),
         None => (0, 0, 0),
     };
+    let infos = crate::funcs::func_infos(spec.functions);
+    let (prog_btf_fd, func_info_rec_size, func_info, func_info_cnt) = match spec.functions {
+        [] => (0, 0, 0, 0),
+        _ => (
+            crate::funcs::btf_fd()? as u32,
+            std::mem::size_of::<sys::FuncInfo>() as u32,
+            infos.as_ptr() as u64,
+            infos.len() as u32,
+        ),
+    };
     let mut attr = ProgLoadAttr {
+        prog_btf_fd,
+        func_info_rec_size,
+        func_info,
+        func_info_cnt,
         prog_type: spec.prog_type.raw(),
         insn_cnt: spec.insns.len() as u32,
         insns: spec.insns.as_ptr() as u64,
@@ -244,7 +262,7 @@ fn try_load(spec: &ProgramSpec<'_>, log: Option<&mut [u8]>) -> std::result::Resu
         ..Default::default()
     };
     // SAFETY: insns points at insn_cnt repr(C) bpf_insns, license at a NUL-terminated
-    // string, and log_buf (if any) at log_size writable bytes; all outlive the call.
+    // string, func_info (if any) at func_info_cnt records, and log_buf (if any) at log_size writable bytes; all outlive the call.
     unsafe { sys::bpf_fd(cmd::PROG_LOAD, &mut attr) }
 }
 

@@ -21,6 +21,7 @@ pub mod cmd {
     pub const PROG_LOAD: u32 = 5;
     pub const PROG_TEST_RUN: u32 = 10;
     pub const RAW_TRACEPOINT_OPEN: u32 = 17;
+    pub const BTF_LOAD: u32 = 18;
     pub const LINK_CREATE: u32 = 28;
 }
 
@@ -85,6 +86,27 @@ pub struct ProgLoadAttr {
     pub core_relo_rec_size: u32,
     /// Set by the kernel: the log size the full verifier log needs.
     pub log_true_size: u32,
+}
+
+/// The `BPF_BTF_LOAD` part of `union bpf_attr`.
+#[repr(C)]
+#[derive(Default, Debug, Clone, Copy)]
+pub struct BtfLoadAttr {
+    pub btf: u64,
+    pub btf_log_buf: u64,
+    pub btf_size: u32,
+    pub btf_log_size: u32,
+    pub btf_log_level: u32,
+    /// Explicit tail padding: the kernel rejects non-zero bytes past the last field.
+    pub _pad: u32,
+}
+
+/// `struct bpf_func_info`: where a function starts and its BTF type.
+#[repr(C)]
+#[derive(Default, Debug, Clone, Copy)]
+pub struct FuncInfo {
+    pub insn_off: u32,
+    pub type_id: u32,
 }
 
 /// The `BPF_PROG_TEST_RUN` part of `union bpf_attr`.

@@ -165,7 +165,7 @@ const TABLE: &[(&str, Kind)] = &[
         "chip",
         Kind::Variable(Variable::Unavailable("chip is not available on Linux")),
     ),
-    ("cleanpath", missing(&[CSTR], 1)),
+    ("cleanpath", subr(Subr::Cleanpath, &[CSTR], 1)),
     ("clear", Kind::Action(ActionName::Clear)),
     ("commit", Kind::Action(ActionName::Commit)),
     ("copyin", subr(Subr::Copyin, &[ADDR, SIZE], 2)),

@@ -223,7 +223,7 @@ pub enum Comparison {
     Unsigned,
     /// Byte by byte, as `strcmp`.
     Strings,
-    /// A string against the null pointer constant: true (`==`) when it is empty.
+    /// A string against the null pointer constant: true (`==`) when it is NULL.
     StringNull,
 }
 
@@ -282,6 +282,7 @@ pub enum Subr {
     Lltostr,
     Basename,
     Dirname,
+    Cleanpath,
     Strtoll,
     Rand,
     /// `copyin(addr, size)`: `size` is a constant ([`Expr`] of kind `Int`).

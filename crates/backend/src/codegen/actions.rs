@@ -426,16 +426,19 @@ impl Gen<'_, '_> {
         let offset = self.clause_state().record_len;
         self.clause_state().record_len += size.next_multiple_of(8);
         match &v.ty {
-            Type::String | Type::Struct(_) | Type::Array(..) => {
+            Type::String => {
+                self.fault_if_null(v);
                 self.scratch_addr(R1, offset);
                 self.e.emit(Insn::mov64_imm(R2, size as i32));
                 regs::read_into(&mut self.e, v.reg, R3);
-                let helper = if v.ty.is_string() {
-                    helpers::PROBE_READ_KERNEL_STR
-                } else {
-                    helpers::PROBE_READ_KERNEL
-                };
-                self.e.emit(Insn::call(helper));
+                self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+                self.fault_if_negative(v.reg);
+            }
+            Type::Struct(_) | Type::Array(..) => {
+                self.scratch_addr(R1, offset);
+                self.e.emit(Insn::mov64_imm(R2, size as i32));
+                regs::read_into(&mut self.e, v.reg, R3);
+                self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
             }
             _ => {
                 let r = regs::read(&mut self.e, v.reg, R1);

@@ -157,6 +157,9 @@ impl Gen<'_, '_> {
                 (None, Some(v)) => match &field.ty {
                     Type::String | Type::Struct(_) | Type::Array(..) => {
                         let size = super::vars::storage_size(&field.ty, self.strsize());
+                        if field.ty.is_string() {
+                            self.fault_if_null(v);
+                        }
                         self.scratch_addr(R1, off);
                         self.e.emit(Insn::mov64_imm(R2, size as i32));
                         regs::read_into(&mut self.e, v.reg, R3);

@@ -216,16 +216,10 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// The register holding `v`'s truth (non-zero when true): a scalar as it is, a string's
-    /// first byte (non-empty).
+    /// The register holding `v`'s truth (non-zero when true): a scalar, or a string's
+    /// address (true unless NULL), as DTrace tests them.
     pub(crate) fn truth(&mut self, v: &Val, tmp: Reg) -> Reg {
-        let r = regs::read(&mut self.e, v.reg, tmp);
-        if v.ty.is_string() {
-            self.e.emit(Insn::ldx(Size::B, tmp, r, 0));
-            tmp
-        } else {
-            r
-        }
+        regs::read(&mut self.e, v.reg, tmp)
     }
 
     /// Write 1 to `dst` if `a op b` (or `a op 0` when `b` is None), else 0.
@@ -295,7 +289,6 @@ impl Gen<'_, '_> {
             Comparison::Strings => return self.string_compare(op, a, b),
             Comparison::StringNull => {
                 regs::read_into(&mut self.e, a.reg, R1);
-                self.e.emit(Insn::ldx(Size::B, R1, R1, 0));
                 let jop = if op == CmpOp::Eq { BPF_JEQ } else { BPF_JNE };
                 self.set_bool(a.reg, jop, R1, None);
                 return Ok(Val {

@@ -28,6 +28,7 @@
 
 mod actions;
 mod aggregate;
+mod cleanpath;
 mod context;
 mod dpath;
 mod expr;
@@ -620,8 +621,10 @@ struct ProgState {
     strtok: Option<u32>,
     /// Where the firing's `timestamp` is kept (0 until read), when the program reads it.
     timestamp: Option<u32>,
-    /// String searches of strings that are not constants, in this program so far.
-    searches: u32,
+    /// The program's substring search area and callback, once it searches.
+    search: Option<strsubr::SearchArea>,
+    /// The most scratch the program's released temporaries took.
+    scratch_peak: u32,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -697,7 +700,8 @@ impl ProgState {
             error_args: None,
             strtok,
             timestamp,
-            searches: 0,
+            search: None,
+            scratch_peak: 0,
         }
     }
 
@@ -762,7 +766,8 @@ impl ProgState {
             error_args: None,
             strtok: None,
             timestamp: None,
-            searches: 0,
+            search: None,
+            scratch_peak: 0,
         }
     }
 }
@@ -795,8 +800,10 @@ pub(crate) struct Gen<'c, 'a> {
     strtok: Option<u32>,
     /// Where the firing's `timestamp` is kept, when the program reads it.
     timestamp: Option<u32>,
-    /// String searches of strings that are not constants, in this program so far.
-    searches: u32,
+    /// The program's substring search area and callback, once it searches.
+    search: Option<strsubr::SearchArea>,
+    /// The most scratch the program's released temporaries took.
+    scratch_peak: u32,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -818,7 +825,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             in_error_clauses: false,
             strtok: p.strtok,
             timestamp: p.timestamp,
-            searches: p.searches,
+            search: p.search,
+            scratch_peak: p.scratch_peak,
         }
     }
 
@@ -835,7 +843,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_args: self.error_args,
             strtok: self.strtok,
             timestamp: self.timestamp,
-            searches: self.searches,
+            search: self.search,
+            scratch_peak: self.scratch_peak,
         }
     }
 
@@ -847,7 +856,8 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.emit(Insn::exit());
         self.error_clauses()?;
-        let top = self.scratch_top;
+        self.search_callback();
+        let top = self.scratch_top.max(self.scratch_peak);
         if top > i16::MAX as u32 {
             return Err(CompileError::unplaced(
                 "D_DIF_TOOBIG",

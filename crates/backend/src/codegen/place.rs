@@ -3,8 +3,9 @@
 //! D's own storage (globals, `this->` variables, and the entries of thread-local variables
 //! and associative arrays) is addressed directly: a pointer the verifier knows into a map
 //! value or the scratch area. A dynamic variable's entry may not exist: reading one gives
-//! 0 (or "", or a zeroed struct); writing part of one (a member, an element) creates it
-//! zeroed first. Kernel memory is read with `bpf_probe_read_kernel` (user memory with
+//! 0 (a NULL string, or a zeroed struct); writing part of one (a member, an element)
+//! creates it zeroed first. Storage holding a NULL string holds a mark (see
+//! `NULL_STRING_MARK`) and reads back as NULL. Kernel memory is read with `bpf_probe_read_kernel` (user memory with
 //! `bpf_probe_read_user`) into the stack, so a bad address raises DTrace's "invalid
 //! address" fault instead of a verifier rejection; writes through a pointer are allowed only
 //! into the scratch memory this firing's `alloca` and `copyin` handed out, checked at run
@@ -177,7 +178,7 @@ impl Gen<'_, '_> {
         match &p.ty {
             Type::String => {
                 if let Loc::Direct(r) = loc {
-                    self.or_zero_block(r);
+                    self.stored_string(r);
                 }
             }
             Type::Array(_, len) if out.is_string() => {
@@ -211,6 +212,19 @@ impl Gen<'_, '_> {
             reg,
             ty: out.clone(),
         })
+    }
+
+    /// The string stored at the Direct location `r`: 0 (NULL) for an absent entry or
+    /// storage holding the NULL mark, else the location.
+    fn stored_string(&mut self, r: VReg) {
+        let p = regs::read(&mut self.e, r, R1);
+        let done = self.e.label();
+        self.e.jmp_imm(BPF_JEQ, p, 0, done);
+        self.e.emit(Insn::ldx(Size::H, R2, p, 0));
+        self.e.jmp_imm(BPF_JNE, R2, NULL_STRING_MARK, done);
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        regs::write(&mut self.e, r, R1);
+        self.e.bind(done);
     }
 
     /// Replace a null Direct location by the zero block (an absent entry reads as zeros).
@@ -342,14 +356,20 @@ impl Gen<'_, '_> {
 
     /// Store `val` (of the place's type) into `p`; `val` keeps the stored value.
     pub(crate) fn store(&mut self, p: &Place, val: &Val, span: Span) -> Result<()> {
-        if whole(p) {
+        // A whole dynamic variable (not its first member, also at offset 0).
+        let declared = match &p.base {
+            PlaceBase::Thread(id) => Some(&self.c.prog.thread_vars[*id].ty),
+            PlaceBase::Assoc { var, .. } => Some(&self.c.prog.assocs[*var].value),
+            _ => None,
+        };
+        if whole(p) && declared.is_none_or(|t| *t == p.ty) {
             match &p.base {
                 PlaceBase::Thread(id) => {
                     let map = self.c.thread_map(*id);
                     self.thread_key();
                     self.e.emit(Insn::mov64_reg(R2, R10));
                     self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
-                    self.update_or_delete(map, val);
+                    self.update_or_delete(map, val, span)?;
                     return Ok(());
                 }
                 PlaceBase::Assoc { var, keys } => {
@@ -358,7 +378,7 @@ impl Gen<'_, '_> {
                     let map = self.c.assoc_map(*var);
                     let key = self.build_key(keys, &types, thread)?;
                     self.scratch_addr(R2, key);
-                    self.update_or_delete(map, val);
+                    self.update_or_delete(map, val, span)?;
                     return Ok(());
                 }
                 _ => {}
@@ -373,7 +393,25 @@ impl Gen<'_, '_> {
             }
         };
         match (&p.ty, p.bitfield) {
-            (Type::String, _) => self.copy_into(dst, val, self.strsize(), true),
+            (Type::String, _) => {
+                // NULL is stored as its mark; a string is copied (an unreadable one
+                // faults) over a cleared mark. As in DTrace, the assignment's value is
+                // the storage (NULL stored reads there as "").
+                let (null, done) = (self.e.label(), self.e.label());
+                let v = regs::read(&mut self.e, val.reg, R1);
+                self.e.jmp_imm(BPF_JEQ, v, 0, null);
+                let ptr = regs::read(&mut self.e, dst, R1);
+                self.e.emit(Insn::st(Size::H, ptr, 0, 0));
+                self.copy_into(dst, val, self.strsize(), true);
+                self.fault_if_negative(val.reg);
+                self.e.goto(done);
+                self.e.bind(null);
+                let ptr = regs::read(&mut self.e, dst, R1);
+                self.e.emit(Insn::st(Size::H, ptr, 0, NULL_STRING_MARK));
+                self.e.bind(done);
+                regs::read_into(&mut self.e, dst, R1);
+                regs::write(&mut self.e, val.reg, R1);
+            }
             (Type::Array(elem, len), _) if elem.is_char() => self.copy_into(dst, val, *len, true),
             (Type::Struct(_) | Type::Array(..), _) => {
                 self.copy_into(dst, val, p.ty.size() as u32, false)
@@ -441,7 +479,8 @@ impl Gen<'_, '_> {
     /// memory a pointer may write: the scratch memory `alloca` or `copyin` handed out in
     /// this firing, a `this->` array or struct, or a global array or struct; and turn it
     /// into a pointer the program may write through. Any other address faults, as DTrace
-    /// refuses stores outside its allocations and variables.
+    /// refuses stores outside its allocations and variables: an invalid size when it
+    /// starts inside an allocation but runs past its end, else an invalid address.
     pub(crate) fn scratch_pointer_of(&mut self, reg: VReg, size: u32) -> Result<()> {
         let slot = self.scratch(size.max(8));
         let at = self.small(slot);
@@ -475,8 +514,25 @@ impl Gen<'_, '_> {
             self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
             self.jump_if_within(&globals, size, in_globals);
         }
-        let addr = regs::read(&mut self.e, reg, R1);
-        self.fault(Fault::BadAddr, Some(addr));
+        // Starting inside an allocation but running past it: an invalid size, as DTrace
+        // reports it; anywhere else an invalid address.
+        let allocations = self.allocations.clone();
+        if !allocations.is_empty() {
+            let too_big = self.e.label();
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, at, SCRATCH));
+            regs::read_into(&mut self.e, reg, R1);
+            self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, at));
+            self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+            self.jump_if_within(&allocations, 1, too_big);
+            let addr = regs::read(&mut self.e, reg, R1);
+            self.fault(Fault::BadAddr, Some(addr));
+            self.e.bind(too_big);
+            self.e.mov_const(R1, u64::from(size));
+            self.fault(Fault::BadSize, Some(R1));
+        } else {
+            let addr = regs::read(&mut self.e, reg, R1);
+            self.fault(Fault::BadAddr, Some(addr));
+        }
         if !globals.is_empty() {
             self.e.bind(in_globals);
             self.e.ld_map_value(R3, self.c.core.globals, 0);
@@ -561,6 +617,11 @@ impl Gen<'_, '_> {
         })
     }
 }
+
+/// What D storage holds for a NULL string, as its first two bytes (little-endian): a NUL
+/// then 0x7f, so the storage reads as "" where it is read as a string, as in Oracle's
+/// DTrace (storing a string clears the mark first).
+const NULL_STRING_MARK: i32 = 0x7f00;
 
 /// The helper that reads memory of the kernel's (or the process's) address space.
 fn read_helper(user: bool) -> i32 {

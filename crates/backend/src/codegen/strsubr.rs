@@ -16,14 +16,16 @@
 //!   paths leaving a loop at different iterations join into one verifier state;
 //! - a data-dependent branch that leaves a loop is the fall-through ([`Gen::exit_if`]), so
 //!   the verifier follows the exit first and the branches it keeps pending stay few;
-//! - the substring search compares eight bytes at a time, so its nested loop costs
-//!   `strsize * strsize / 8` simulated iterations (about 8200 at the default 256).
+//! - the substring search tries its positions with `bpf_loop` calling one callback per
+//!   program (emitted after the program's functions), which compares eight bytes at a
+//!   time: the verifier checks the callback's word loop once per search instead of
+//!   simulating every position, so any number of searches fits a clause.
 
 use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_typing::ir::{Expr, ExprKind, Subr};
 
-use super::regs::{self, SCRATCH};
+use super::regs::{self, KEY_SLOT, SCRATCH};
 use super::{Gen, Val};
 use crate::emit::Label;
 use crate::types::{self, Type};
@@ -52,18 +54,30 @@ fn invert(op: u8) -> u8 {
     }
 }
 
-/// String searches of non-constant strings one program can hold (see `count_search`).
-const MAX_SEARCHES: u32 = 4;
+/// Where a program's substring searches work: copies of the haystack (with room for a
+/// word read past any position) and of the needle, then five u64 slots (lengths,
+/// position, result, step); and the label of the `bpf_loop` callback that tries one
+/// position.
+#[derive(Clone, Copy)]
+pub(crate) struct SearchArea {
+    haystack: u32,
+    needle: u32,
+    vars: u32,
+    callback: Label,
+}
+
+impl SearchArea {
+    /// Offsets of the slots: haystack length, needle length, position, result, step.
+    fn slots(&self) -> (u32, u32, u32, u32, u32) {
+        let v = self.vars;
+        (v, v + 8, v + 16, v + 24, v + 32)
+    }
+}
 
 impl Gen<'_, '_> {
     /// Compile a call of a string subroutine (`substr index rindex strstr strchr strrchr
     /// toupper tolower lltostr basename dirname strtoll`).
-    pub(crate) fn string_subroutine(
-        &mut self,
-        subr: Subr,
-        args: &[Expr],
-        span: Span,
-    ) -> Result<Val> {
+    pub(crate) fn string_subroutine(&mut self, subr: Subr, args: &[Expr]) -> Result<Val> {
         let mut a = Vec::with_capacity(args.len());
         for arg in args {
             a.push(self.expr(arg)?);
@@ -83,6 +97,9 @@ impl Gen<'_, '_> {
         } else {
             0
         };
+        if matches!(subr, Subr::Index | Subr::Rindex | Subr::Strstr) {
+            self.search_area();
+        }
         let mark = self.scratch_top;
         let ty = match subr {
             Subr::Substr => {
@@ -90,17 +107,14 @@ impl Gen<'_, '_> {
                 Type::String
             }
             Subr::Index => {
-                self.count_search(&lits, span)?;
                 self.search(Search::Index, None, &a, &lits);
                 types::INT
             }
             Subr::Rindex => {
-                self.count_search(&lits, span)?;
                 self.search(Search::Rindex, None, &a, &lits);
                 types::INT
             }
             Subr::Strstr => {
-                self.count_search(&lits, span)?;
                 self.search(Search::Strstr, Some(res), &a, &lits);
                 Type::String
             }
@@ -132,6 +146,10 @@ impl Gen<'_, '_> {
                 self.path_part(true, res, &a);
                 Type::String
             }
+            Subr::Cleanpath => {
+                self.cleanpath(res, &a);
+                Type::String
+            }
             Subr::Strtok => {
                 self.strtok(res, args, &a);
                 Type::String
@@ -141,7 +159,7 @@ impl Gen<'_, '_> {
                 types::INT64
             }
         };
-        self.release_temps(mark, span)?;
+        self.release_scratch(mark);
         for v in a[1..].iter().rev() {
             self.pop(v.reg);
         }
@@ -217,7 +235,7 @@ impl Gen<'_, '_> {
 
     /// Copy the string at `scratch + base + r_idx` (NUL-terminated within scratch) into the
     /// result buffer `res`. Clobbers r0-r5.
-    fn copy_tail(&mut self, res: u32, base: u32, idx: Reg) {
+    pub(super) fn copy_tail(&mut self, res: u32, base: u32, idx: Reg) {
         self.e.emit(Insn::mov64_reg(R3, SCRATCH));
         self.e.emit(Insn::alu64_reg(BPF_ADD, R3, idx));
         self.e.emit(Insn::alu64_imm(BPF_ADD, R3, base as i32));
@@ -230,6 +248,18 @@ impl Gen<'_, '_> {
     pub(super) fn string_result(&mut self, first: &Val, res: u32) {
         self.scratch_addr(R1, res);
         regs::write(&mut self.e, first.reg, R1);
+    }
+
+    /// Write the result string `res` into the first argument's register, or NULL when
+    /// the code jumps to `missing` (a search that found nothing).
+    pub(super) fn string_result_or_null(&mut self, first: &Val, res: u32, missing: Label) {
+        let done = self.e.label();
+        self.string_result(first, res);
+        self.e.goto(done);
+        self.e.bind(missing);
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        regs::write(&mut self.e, first.reg, R1);
+        self.e.bind(done);
     }
 
     /// `substr(s, index[, length])`, as DTrace computes it:
@@ -306,43 +336,39 @@ impl Gen<'_, '_> {
         self.string_result(&a[0], res);
     }
 
-    /// Count a search of a string that is not a constant in this program: past
-    /// [`MAX_SEARCHES`] the kernel verifier would refuse the program after long seconds
-    /// (its loops are explored position by position), so it is a D error instead.
-    fn count_search(&mut self, lits: &[Option<u32>], span: Span) -> Result<()> {
-        if lits.first().copied().flatten().is_some() {
-            return Ok(());
+    /// The program's search area (allocated on its first search, before the caller's
+    /// temporaries, and kept for the whole program) and its `bpf_loop` callback.
+    fn search_area(&mut self) -> SearchArea {
+        if let Some(area) = self.search {
+            return area;
         }
-        self.searches += 1;
-        if self.searches > MAX_SEARCHES {
-            return Err(CompileError::new(
-                "D_DIF_TOOBIG",
-                format!(
-                    "too many string searches for probe {}: at most {MAX_SEARCHES} index( ), rindex( ) and strstr( ) calls on strings that are not constants fit one probe's program (the kernel verifier's limit)",
-                    self.probe.full_name()
-                ),
-                span,
-            ));
-        }
-        Ok(())
+        let strsize = self.strsize();
+        let area = SearchArea {
+            haystack: self.scratch(2 * strsize + 16),
+            needle: self.scratch(strsize + 16),
+            vars: self.scratch(40),
+            callback: self.e.label(),
+        };
+        self.search = Some(area);
+        area
     }
 
     /// `index(s, sub[, start])`, `rindex(s, sub[, start])` and `strstr(s, sub)`, with
-    /// DTrace's (Perl's) rules for empty strings and out-of-range starts.
+    /// DTrace's (Perl's) rules for empty strings and out-of-range starts. The operands
+    /// are copied into the program's search area and the positions are tried by
+    /// `bpf_loop` calling the program's one search callback ([`Gen::search_callback`]),
+    /// so the verifier's work per search stays small whatever the number of searches.
     fn search(&mut self, kind: Search, res: Option<u32>, a: &[Val], lits: &[Option<u32>]) {
         let strsize = self.strsize() as i32;
-        let h = self.scratch(2 * strsize as u32 + 16);
-        let n = self.scratch(strsize as u32 + 16);
-        let v = self.scratch(32);
-        let (len_s, m_s, p_s, r_s) = (v, v + 8, v + 16, v + 24);
+        let area = self.search_area();
+        let (h, n) = (area.haystack, area.needle);
+        let (len_s, m_s, p_s, r_s, step_s) = area.slots();
         self.copy_string(h, &a[0]);
         self.st_slot(len_s, R0);
         self.copy_string(n, &a[1]);
         self.st_slot(m_s, R0);
         self.st_slot_imm(r_s, -1);
         let done = self.e.label();
-        let notfound = self.e.label();
-        let matched = self.e.label();
         self.ld_slot(R1, len_s);
         self.ld_slot(R2, m_s);
         // Both empty: position 0, whatever the start.
@@ -382,29 +408,61 @@ impl Gen<'_, '_> {
             _ => self.e.emit(Insn::mov64_imm(R3, 0)),
         }
         self.st_slot(p_s, R3);
-        // Outer loop: r5 counts positions tried, r3 = position.
-        self.e.emit(Insn::mov64_imm(R5, 0));
-        let outer = self.e.label();
+        let step = if kind == Search::Rindex { -1 } else { 1 };
+        self.st_slot_imm(step_s, step);
+        // Positions 0..=len(s) at most; a literal haystack bounds them tighter.
+        let positions = lits[0].map_or(strsize - 1, |l| (l as i32).min(strsize - 1)) + 1;
+        self.e.emit(Insn::stx(Size::DW, R10, KEY_SLOT, SCRATCH));
+        self.e.emit(Insn::mov64_imm(R1, positions));
+        self.e.ld_func(R2, area.callback);
+        self.e.emit(Insn::mov64_reg(R3, R10));
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R3, KEY_SLOT as i32));
+        self.e.emit(Insn::mov64_imm(R4, 0));
+        self.e.emit(Insn::call(helpers::LOOP));
+        self.e.bind(done);
+        match res {
+            None => {
+                self.ld_slot(R0, r_s);
+                regs::write(&mut self.e, a[0].reg, R0);
+            }
+            Some(res) => {
+                let missing = self.e.label();
+                self.ld_slot(R4, r_s);
+                self.exit_if(BPF_JGT, R4, strsize - 1, missing);
+                self.copy_tail(res, h, R4);
+                self.string_result_or_null(&a[0], res, missing);
+            }
+        }
+    }
+
+    /// The search callback, if the program searches: `bpf_loop` calls it with r1 = the
+    /// iteration and r2 = the caller's stack slot holding the scratch pointer. It tries
+    /// the position in the search area's `p` slot: on a match it stores it as the result
+    /// and stops the loop (returns 1); past the haystack it stops; otherwise it steps `p`
+    /// and goes on (returns 0). Emitted once, after the program's functions.
+    pub(crate) fn search_callback(&mut self) {
+        let Some(area) = self.search else {
+            return;
+        };
+        let strsize = self.strsize() as i32;
+        let (h, n) = (area.haystack, area.needle);
+        let (len_s, m_s, p_s, r_s, step_s) = area.slots();
+        let stop = self.e.label();
         let next = self.e.label();
-        self.e.bind(outer);
-        // Positions 0..=len(s) at most; a literal haystack or needle bounds the loops.
-        let max_len = |lit: Option<u32>| lit.map_or(strsize - 1, |l| (l as i32).min(strsize - 1));
-        let positions = max_len(lits[0]) + 1;
-        self.e.jmp_imm(BPF_JGE, R5, positions, notfound);
+        let matched = self.e.label();
+        self.e.bind(area.callback);
+        self.e.emit(Insn::ldx(Size::DW, SCRATCH, R2, 0));
         self.ld_slot(R3, p_s);
         self.ld_slot(R1, len_s);
-        if kind == Search::Rindex {
-            self.exit_if(BPF_JSLT, R3, 0, notfound);
-        } else {
-            self.exit_if_reg(BPF_JSGE, R3, R1, notfound);
-        }
-        self.exit_if(BPF_JGT, R3, strsize, notfound);
+        self.exit_if(BPF_JSLT, R3, 0, stop);
+        self.exit_if_reg(BPF_JSGT, R3, R1, stop);
+        self.exit_if(BPF_JGT, R3, strsize, stop);
         self.ld_slot(R2, m_s);
         self.e.emit(Insn::mov64_reg(R0, R3));
         self.e.emit(Insn::alu64_reg(BPF_ADD, R0, R2));
         self.e.jmp_reg(BPF_JSGT, R0, R1, next);
-        // Inner loop: compare 8 bytes at a time; r4 = byte offset, r2 = bytes left.
-        let words = (max_len(lits[1]) + 7) / 8;
+        // Compare 8 bytes at a time; r4 = byte offset, r2 = bytes left.
+        let words = (strsize - 1 + 7) / 8;
         self.e.emit(Insn::mov64_imm(R4, 0));
         let inner = self.e.label();
         let partial = self.e.label();
@@ -435,39 +493,21 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::alu64_imm(BPF_SUB, R1, 1));
         self.e.emit(Insn::alu64_reg(BPF_AND, R0, R1));
         self.exit_if(BPF_JNE, R0, 0, next);
-        self.e.goto(matched);
-        self.e.bind(next);
-        self.ld_slot(R3, p_s);
-        let step = if kind == Search::Rindex { -1 } else { 1 };
-        self.e.emit(Insn::alu64_imm(BPF_ADD, R3, step));
-        self.st_slot(p_s, R3);
-        self.e.emit(Insn::alu64_imm(BPF_ADD, R5, 1));
-        self.e.goto(outer);
         self.e.bind(matched);
         self.st_slot(r_s, R3);
-        self.e.bind(notfound);
-        self.e.bind(done);
-        match res {
-            None => {
-                self.ld_slot(R0, r_s);
-                regs::write(&mut self.e, a[0].reg, R0);
-            }
-            Some(res) => {
-                let empty = self.e.label();
-                let out = self.e.label();
-                self.ld_slot(R4, r_s);
-                self.exit_if(BPF_JGT, R4, strsize - 1, empty);
-                self.copy_tail(res, h, R4);
-                self.e.goto(out);
-                self.e.bind(empty);
-                self.st_byte(res, 0);
-                self.e.bind(out);
-                self.string_result(&a[0], res);
-            }
-        }
+        self.e.bind(stop);
+        self.e.emit(Insn::mov64_imm(R0, 1));
+        self.e.emit(Insn::exit());
+        self.e.bind(next);
+        self.ld_slot(R3, p_s);
+        self.ld_slot(R1, step_s);
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
+        self.st_slot(p_s, R3);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.emit(Insn::exit());
     }
 
-    /// `strchr(s, c)` / `strrchr(s, c)`: the rest of `s` from the first (last) `c`, or "".
+    /// `strchr(s, c)` / `strrchr(s, c)`: the rest of `s` from the first (last) `c`, or NULL.
     fn strchr(&mut self, last: bool, res: u32, a: &[Val]) {
         let strsize = self.strsize() as i32;
         let t = self.scratch(strsize as u32);
@@ -499,16 +539,11 @@ impl Gen<'_, '_> {
             self.st_slot(v, R1);
         }
         self.e.bind(done);
-        let empty = self.e.label();
-        let out = self.e.label();
+        let missing = self.e.label();
         self.ld_slot(R4, v);
-        self.exit_if(BPF_JGT, R4, strsize - 1, empty);
+        self.exit_if(BPF_JGT, R4, strsize - 1, missing);
         self.copy_tail(res, t, R4);
-        self.e.goto(out);
-        self.e.bind(empty);
-        self.st_byte(res, 0);
-        self.e.bind(out);
-        self.string_result(&a[0], res);
+        self.string_result_or_null(&a[0], res, missing);
     }
 
     /// `toupper(s)` (`lo` = 'a') / `tolower(s)` (`lo` = 'A'): flip the case of letters in

@@ -1,6 +1,6 @@
 //! `strtok(s, delim)`, as DTrace's: the first token of `s` (bytes up to a delimiter, after
 //! skipping delimiters), and with `s` the null string (`strtok(NULL, delim)`) the next token
-//! of the last string. No token is the empty string (the D compiler's NULL string).
+//! of the last string. No token is NULL.
 //!
 //! The state lives in the program's scratch for the probe's firing, so later clauses of
 //! the same probe go on where earlier ones stopped: `[offset i64][copy of s, strsize]`.
@@ -76,9 +76,6 @@ impl Gen<'_, '_> {
         self.e.goto(top);
 
         let out = self.e.label();
-        self.e.bind(none);
-        self.st_byte(res, 0);
-        self.e.goto(out);
 
         // Copy the token: each step first ends the result and records where the next call
         // starts, then leaves at a delimiter or the NUL.
@@ -109,7 +106,7 @@ impl Gen<'_, '_> {
         self.e.bind(full);
         self.st_byte(res + strsize as u32 - 1, 0);
         self.e.bind(out);
-        self.string_result(&a[0], res);
+        self.string_result_or_null(&a[0], res, none);
     }
 
     /// Set the bit of each byte of the string at `delims` in the table at `tab`.

@@ -88,7 +88,7 @@ impl Gen<'_, '_> {
                 regs::write(&mut self.e, v.reg, R0);
                 v
             }
-            _ => self.string_subroutine(subr, args, span)?,
+            _ => self.string_subroutine(subr, args)?,
         };
         Ok(Val {
             reg: v.reg,

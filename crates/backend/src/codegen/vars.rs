@@ -5,13 +5,13 @@
 //! entries and as "").
 //!
 //! A variable of scalar type takes 8 bytes (its 64-bit value); a string `strsize` bytes; a
-//! struct, union or array its size. As in DTrace, unset values read as 0 or "", and storing
-//! 0 (or "") into a whole dynamic variable deletes it.
+//! struct, union or array its size. As in DTrace, unset values read as 0 (a NULL string),
+//! and storing 0 (or NULL) into a whole dynamic variable deletes it.
 
 use std::collections::HashMap;
 
 use dtrace_ebpf::*;
-use dtrace_frontend::Result;
+use dtrace_frontend::{Result, Span};
 use dtrace_typing::ir::{self, VarId};
 
 use super::regs::{self, SCRATCH};
@@ -241,10 +241,12 @@ impl Gen<'_, '_> {
             let size = super::vars::storage_size(ty, self.strsize());
             match ty {
                 Type::String => {
+                    self.fault_if_null(v);
                     self.scratch_addr(R1, off);
                     self.e.emit(Insn::mov64_imm(R2, self.strsize() as i32));
                     regs::read_into(&mut self.e, v.reg, R3);
                     self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+                    self.fault_if_negative(v.reg);
                 }
                 Type::Struct(_) | Type::Array(..) => {
                     self.scratch_addr(R1, off);
@@ -266,19 +268,31 @@ impl Gen<'_, '_> {
         Ok(key)
     }
 
-    /// With the key pointer in r2: delete the entry if the value is 0 / "", else update it.
-    pub(crate) fn update_or_delete(&mut self, map: MapId, val: &super::Val) {
+    /// With the key pointer in r2: delete the entry if the value is 0 (a NULL string),
+    /// else update it.
+    pub(crate) fn update_or_delete(
+        &mut self,
+        map: MapId,
+        val: &super::Val,
+        span: Span,
+    ) -> Result<()> {
         let delete = self.e.label();
         let done = self.e.label();
-        // Zero (or an empty string) deletes the entry; a struct or array is always stored.
+        // Zero (or NULL) deletes the entry; a struct or array is always stored.
         let deletes = !matches!(val.ty, Type::Struct(_) | Type::Array(..));
-        self.e.emit(Insn::mov64_reg(R5, R2));
+        let mark = self.scratch_top;
+        let key = self.push(span)?;
+        regs::write(&mut self.e, key, R2);
         match &val.ty {
             Type::String => {
-                let p = regs::read(&mut self.e, val.reg, R3);
-                self.e.emit(Insn::ldx(Size::B, R0, p, 0));
-                self.e.jmp_imm(BPF_JEQ, R0, 0, delete);
-                regs::read_into(&mut self.e, val.reg, R3);
+                // Stored from a copy: the string may be at any address.
+                let r = regs::read(&mut self.e, val.reg, R3);
+                self.e.jmp_imm(BPF_JEQ, r, 0, delete);
+                // (Its second byte cleared: "" must not read back as the NULL mark.)
+                let tmp = self.string_buffer(false);
+                self.e.emit(Insn::st(Size::H, SCRATCH, self.small(tmp), 0));
+                self.copy_string(tmp, val);
+                self.scratch_addr(R3, tmp);
             }
             Type::Struct(_) | Type::Array(..) => {
                 regs::read_into(&mut self.e, val.reg, R3);
@@ -293,7 +307,7 @@ impl Gen<'_, '_> {
             }
         }
         self.e.ld_map(R1, map);
-        self.e.emit(Insn::mov64_reg(R2, R5));
+        regs::read_into(&mut self.e, key, R2);
         self.e.emit(Insn::mov64_imm(R4, 0));
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
@@ -302,10 +316,13 @@ impl Gen<'_, '_> {
             self.e.goto(done);
             self.e.bind(delete);
             self.e.ld_map(R1, map);
-            self.e.emit(Insn::mov64_reg(R2, R5));
+            regs::read_into(&mut self.e, key, R2);
             self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
         }
         self.e.bind(done);
+        self.pop(key);
+        self.release_scratch(mark);
+        Ok(())
     }
 
     /// Store the current thread id at `fp + KEY_SLOT`.

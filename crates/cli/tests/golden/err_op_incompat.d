@@ -1,7 +1,7 @@
 /* flags: -q -x errtags */
-/* Adding a string and an integer. */
+/* Subtracting a string from an integer. */
 
 BEGIN
 {
-	x = "a" + 1;
+	x = 1 - "a";
 }

@@ -282,7 +282,7 @@ fn inet_ntoa6_args(name: &str, args: &[ast::Expr], typed: &mut [Expr]) -> Result
 }
 
 /// Whether `ty` is a pointer to `char`, which DTrace takes for a string.
-fn is_char_pointer(ty: &Type) -> bool {
+pub(crate) fn is_char_pointer(ty: &Type) -> bool {
     matches!(ty, Type::Ptr(e) if e.is_char())
 }
 

@@ -87,6 +87,23 @@ fn arith_op(op: BinaryOp) -> Option<ArithOp> {
     })
 }
 
+/// For `s + i`, `i + s` or `s - i` (a string and an integer): the string, the integer
+/// and the step.
+fn string_offset(op: BinaryOp, a: &Expr, b: &Expr) -> Option<(Expr, Expr, ArithOp)> {
+    match op {
+        BinaryOp::Add if a.ty.is_string() && b.ty.is_integer() => {
+            Some((a.clone(), b.clone(), ArithOp::Add))
+        }
+        BinaryOp::Add if b.ty.is_string() && a.ty.is_integer() => {
+            Some((b.clone(), a.clone(), ArithOp::Add))
+        }
+        BinaryOp::Sub if a.ty.is_string() && b.ty.is_integer() => {
+            Some((a.clone(), b.clone(), ArithOp::Sub))
+        }
+        _ => None,
+    }
+}
+
 fn cmp_op(op: BinaryOp) -> Option<CmpOp> {
     Some(match op {
         BinaryOp::Lt => CmpOp::Lt,
@@ -518,6 +535,11 @@ impl Cook<'_> {
                     let ty = self.prog.assocs[id].value.clone();
                     self.place_value(Place::whole(PlaceBase::Assoc { var: id, keys }, ty), span)
                 }
+                // An element of a thread-local string, array or pointer.
+                None if self.thread_var(name).is_some() => {
+                    let p = self.index_place(base, args, span)?;
+                    self.place_value(p, span)
+                }
                 None => Err(undefined(&format!("self->{name}"), span)),
             },
             A::Aggregation(name) => {
@@ -716,9 +738,8 @@ impl Cook<'_> {
         let a = self.expr(lhs)?;
         let b = self.expr(rhs)?;
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-            // A string against the null pointer constant (0 or NULL), as DTrace allows. A
-            // string that is "not found" (strchr, strstr, ...) is empty here, so NULL is
-            // taken to mean the empty string.
+            // A string against the null pointer constant (0 or NULL), as DTrace allows:
+            // whether the string is NULL (unset, or "not found" by strchr, strstr, ...).
             let string = if a.ty.is_string() && !b.ty.is_string() && consts::is_null(rhs) {
                 Some(a.clone())
             } else if b.ty.is_string() && !a.ty.is_string() && consts::is_null(lhs) {
@@ -757,6 +778,20 @@ impl Cook<'_> {
         span: Span,
     ) -> Result<Expr> {
         let text = binary_op_text(op);
+        // `s + i`, `i + s` and `s - i`: the string at that offset (an address, as in C;
+        // NULL plus an offset is an address that faults when read).
+        if let Some(step) = string_offset(op, &a, &b) {
+            let (s, i, arith) = step;
+            let p = Expr {
+                ty: Type::Ptr(Box::new(types::CHAR)),
+                ..s
+            };
+            let stepped = self.pointer_step(arith, p, i, span)?;
+            return Ok(Expr {
+                ty: Type::String,
+                ..stepped
+            });
+        }
         if a.ty.is_string() || b.ty.is_string() {
             if let (Some(cmp), true, true) = (cmp_op(op), a.ty.is_string(), b.ty.is_string()) {
                 return Ok(mk(
@@ -1059,6 +1094,18 @@ impl Cook<'_> {
         match op {
             None => {
                 let place = self.assign_target(lhs, &value, span)?;
+                // A string variable may hold NULL; a `char *` may hold a string's address.
+                let value = if place.ty.is_string() && !value.ty.is_string() && consts::is_null(rhs)
+                {
+                    mk(ExprKind::Int(0), Type::String, value.span)
+                } else if value.ty.is_string() && super::call::is_char_pointer(&place.ty) {
+                    Expr {
+                        ty: place.ty.clone(),
+                        ..value
+                    }
+                } else {
+                    value
+                };
                 self.check_assignable(&place.ty, &value.ty, &text, span)?;
                 // As DTrace: integers and pointers do not mix without a cast (but for the
                 // null pointer constant).

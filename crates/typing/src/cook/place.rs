@@ -121,10 +121,15 @@ impl Cook<'_> {
                     let ty = self.prog.assocs[id].value.clone();
                     Place::whole(PlaceBase::Assoc { var: id, keys }, ty)
                 }
-                A::SelfVar(name) => {
-                    let Some(id) = self.assoc(name, true) else {
+                A::SelfVar(name) if self.assoc(name, true).is_none() => {
+                    if self.thread_var(name).is_none() {
                         return Err(undefined(&format!("self->{name}"), span));
-                    };
+                    }
+                    // An element of a thread-local string, array or pointer.
+                    self.index_place(base, args, span)?
+                }
+                A::SelfVar(name) => {
+                    let id = self.assoc(name, true).expect("an array");
                     let keys = self.keys(id, args, span)?;
                     let ty = self.prog.assocs[id].value.clone();
                     Place::whole(PlaceBase::Assoc { var: id, keys }, ty)

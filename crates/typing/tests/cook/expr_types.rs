@@ -168,6 +168,10 @@ fn strings_and_subroutines() {
         ("probefunc", "string"),
         ("strjoin(\"a\", execname)", "string"),
         ("substr(execname, 1)", "string"),
+        // A string plus or minus an offset is the string at that address.
+        ("execname + 1", "string"),
+        ("2 + probefunc", "string"),
+        ("execname - 1", "string"),
         ("strlen(execname)", "size_t"),
         ("index(execname, \"s\")", "int"),
         ("strtoll(\"12\")", "int64_t"),
