@@ -1146,6 +1146,15 @@ impl Cook<'_> {
 
     fn cast(&mut self, tn: &ast::TypeName, operand: &ast::Expr, span: Span) -> Result<Expr> {
         let target = self.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
+        if target != Type::Void {
+            if let Some(what) = self.translated_data(operand)? {
+                return Err(CompileError::new(
+                    "D_CAST_INVAL",
+                    format!("invalid cast expression: \"{what}\" to \"{target}\""),
+                    span,
+                ));
+            }
+        }
         let v = match self.array_address(&target, operand)? {
             Some(address) => address,
             None => self.expr(operand)?,
@@ -1157,6 +1166,16 @@ impl Cook<'_> {
                 span,
             )
         };
+        if let (Type::Struct(to), Type::Struct(from)) = (&target, &v.ty) {
+            // A struct or union cast to its own type (as C allows): the same value.
+            if to.id == from.id {
+                return Ok(Expr {
+                    ty: target,
+                    span,
+                    ..v
+                });
+            }
+        }
         if matches!(target, Type::Struct(_) | Type::Array(..) | Type::Opaque(_)) {
             return Err(invalid());
         }

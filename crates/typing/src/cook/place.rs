@@ -193,8 +193,14 @@ impl Cook<'_> {
             match self.place_of(base)? {
                 Some(p) => p,
                 None => {
+                    // A struct value that is no storage (a cast, a translator's input) is
+                    // held by reference: its members are at that address.
                     let v = self.expr(base)?;
-                    return Err(not_record(op, &v.ty, span));
+                    if !matches!(v.ty, Type::Struct(_)) {
+                        return Err(not_record(op, &v.ty, span));
+                    }
+                    let ty = v.ty.clone();
+                    Place::whole(PlaceBase::Kernel(Box::new(v)), ty)
                 }
             }
         };

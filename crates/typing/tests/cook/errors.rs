@@ -1374,8 +1374,23 @@ const XLATES: Cases = &[
     ),
     (
         "BEGIN { xlate <struct o> (1); }",
-        "D_UNSUPPORTED",
-        "a translated struct o is only supported with a member (xlate <struct o> (e).member) or as a pointer",
+        "D_CG_DYN",
+        "expression cannot evaluate to result of dynamic type",
+    ),
+    (
+        "BEGIN { x = (uintptr_t)xlate <struct o *> (1); }",
+        "D_CAST_INVAL",
+        "invalid cast expression: \"pointer to translated data\" to \"uintptr_t\"",
+    ),
+    (
+        "BEGIN { x = (struct o)xlate <struct o> (1); }",
+        "D_CAST_INVAL",
+        "invalid cast expression: \"translated data\" to \"struct o\"",
+    ),
+    (
+        "BEGIN { xlate <struct o> (\"s\")->a; }",
+        "D_XLATE_NONE",
+        "cannot translate from \"string\" to \"struct o\"",
     ),
 ];
 
