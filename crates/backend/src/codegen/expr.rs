@@ -34,7 +34,7 @@ pub fn sign_extend(e: &mut crate::emit::Emitter, r: Reg, bytes: i32) {
 }
 
 /// An internal error: the typing pass guarantees code generation never meets this.
-fn untyped(what: &str, span: Span) -> CompileError {
+pub(crate) fn untyped(what: &str, span: Span) -> CompileError {
     CompileError::new(
         "D_UNKNOWN",
         format!("internal error: {what} reached code generation"),
@@ -124,6 +124,7 @@ impl Gen<'_, '_> {
                     ty: e.ty.clone(),
                 })
             }
+            ExprKind::Delete(place) => self.delete(place, span),
             ExprKind::Update {
                 place,
                 op,

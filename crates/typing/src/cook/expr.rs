@@ -186,6 +186,18 @@ pub(crate) fn convert(e: Expr, to: &Type) -> Expr {
     mk(ExprKind::Convert(Box::new(e)), to.clone(), span)
 }
 
+/// Whether storing `value` into `place` deletes a dynamic variable that 0 is no value of
+/// (DTrace allows the integer constant 0 there for that).
+fn is_deletion(place: &Place, value: &Expr) -> bool {
+    let dynamic = matches!(place.base, PlaceBase::Thread(_) | PlaceBase::Assoc { .. })
+        && place.offset == 0
+        && place.index.is_none();
+    dynamic
+        && !place.ty.is_scalar()
+        && value.ty.is_integer()
+        && matches!(value.kind, ExprKind::Int(0))
+}
+
 /// Whether `e` is an action used as a value or an aggregation reference: DTrace types
 /// them `void`, and whatever uses them says why it cannot.
 pub(crate) fn is_void(e: &Expr) -> bool {
@@ -1031,6 +1043,9 @@ impl Cook<'_> {
         match op {
             None => {
                 let place = self.assign_target(lhs, &value, span)?;
+                if is_deletion(&place, &value) {
+                    return Ok(mk(ExprKind::Delete(Box::new(place)), types::INT, span));
+                }
                 self.check_assignable(&place.ty, &value.ty, &text, span)?;
                 // As DTrace: integers and pointers do not mix without a cast (but for the
                 // null pointer constant).

@@ -204,6 +204,17 @@ const ACTIONS: Cases = &[
         "operands have incompatible types: \"struct task_struct *\" = \"pid_t\"",
     ),
     (
+        // 0 deletes only a dynamic variable.
+        "struct s { int a; } v; BEGIN { v = 0; }",
+        "D_OP_INCOMPAT",
+        "operands have incompatible types: \"struct s\" = \"int\"",
+    ),
+    (
+        "struct s { int a; } v; BEGIN { self->t = v; self->t = 1; }",
+        "D_OP_INCOMPAT",
+        "operands have incompatible types: \"struct s\" = \"int\"",
+    ),
+    (
         "BEGIN { this->x[1, 2] = 123; }",
         "D_ARR_LOCAL",
         "local variables may not be used as associative arrays: x",
