@@ -504,6 +504,32 @@ fn typedef_names(items: &[Item]) -> Vec<String> {
         .collect()
 }
 
+/// DTrace's D_EMPTY: a script of nothing but comments and pragmas is an error (at its
+/// end), unless `-x empty`.
+pub fn check_empty(
+    items: &[Vec<Item>],
+    sources: &[Source],
+    options: &Options,
+) -> Result<(), Failure> {
+    if options.empty {
+        return Ok(());
+    }
+    for (i, (src, items)) in sources.iter().zip(items).enumerate() {
+        if items.iter().all(|item| matches!(item, Item::Pragma(_))) {
+            let end = src.text.len();
+            return Err(Failure::Compile(
+                CompileError::new(
+                    "D_EMPTY",
+                    "empty D program translation unit",
+                    dtrace_frontend::Span::new(i as u16, end, end),
+                ),
+                sources.to_vec(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Apply `#pragma D option` lines of the program.
 pub fn apply_pragmas(
     items: &[Vec<Item>],

@@ -230,7 +230,9 @@ fn front_end(
         Ok(i) => i,
         Err(f) => return fail(f, options),
     };
-    if let Err(f) = compile::apply_pragmas(&items, options, &sources) {
+    if let Err(f) = compile::apply_pragmas(&items, options, &sources)
+        .and_then(|()| compile::check_empty(&items, &sources, options))
+    {
         return fail(f, options);
     }
     let macros = macros(args, options, targets.first());

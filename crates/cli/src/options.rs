@@ -50,6 +50,8 @@ pub struct Options {
     /// Nanoseconds between drop reports while tracing (`statusrate`).
     pub statusrate_ns: u64,
     pub errtags: bool,
+    /// `empty`: a script with no clause or declaration is no error.
+    pub empty: bool,
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
@@ -93,6 +95,7 @@ impl Default for Options {
             aggrate_ns: 1_000_000_000,
             statusrate_ns: 1_000_000_000,
             errtags: false,
+            empty: false,
             defaultargs: false,
             destructive: false,
             zdefs: false,
@@ -222,6 +225,7 @@ impl Options {
             }
             "quietresize" => self.quietresize = flag(value)?,
             "errtags" => self.errtags = flag(value)?,
+            "empty" => self.empty = flag(value)?,
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
