@@ -211,7 +211,7 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
                     Failure::Message(format!("dtrace: failed to open {path}: {why}\n"))
                 })?;
                 let text = if args.cpp {
-                    preprocess(args, path, &text)?
+                    crate::preprocess::preprocess(args, path, &text)?
                 } else {
                     text
                 };
@@ -225,74 +225,6 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
         sources.push(source);
     }
     Ok(sources)
-}
-
-/// `-C`: run the C preprocessor (`cpp`, from the system) over a script, with `-D -U -I`.
-fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure> {
-    use std::io::Write as _;
-    let mut cmd = std::process::Command::new("cpp");
-    cmd.args([
-        "-E",
-        "-P",
-        "-undef",
-        "-D__linux",
-        "-D__linux__",
-        "-D__unix",
-        "-D__unix__",
-        "-D__x86_64",
-        // -undef drops the compiler's own target macros; system headers need these to
-        // pick the 64-bit definitions.
-        "-D__x86_64__",
-        "-D__LP64__",
-        "-D_LP64",
-        "-D__CHAR_BIT__=8",
-        "-D__SIZEOF_LONG__=8",
-        "-D__SIZEOF_POINTER__=8",
-        "-D__SUNW_D=1",
-        "-D__SUNW_D_VERSION=0x02000000",
-    ]);
-    for d in &args.defines {
-        cmd.arg(format!("-D{d}"));
-    }
-    for u in &args.undefines {
-        cmd.arg(format!("-U{u}"));
-    }
-    for i in &args.includes {
-        cmd.arg(format!("-I{i}"));
-    }
-    if let Some(dir) = std::path::Path::new(path).parent() {
-        if !dir.as_os_str().is_empty() {
-            cmd.arg(format!("-I{}", dir.display()));
-        }
-    }
-    cmd.arg("-");
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| {
-        Failure::Message(format!(
-            "dtrace: failed to run the C preprocessor (cpp) for -C: {}; install cpp (Debian package cpp) or drop -C\n",
-            crate::errno_text(&e)
-        ))
-    })?;
-    // A script starting with #! keeps its first line out of cpp's way.
-    let body = match text.strip_prefix("#!") {
-        Some(rest) => format!("\n{}", rest.split_once('\n').map_or("", |(_, b)| b)),
-        None => text.to_string(),
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(body.as_bytes());
-    }
-    let out = child.wait_with_output().map_err(|e| {
-        Failure::Message(format!("dtrace: cpp failed: {}\n", crate::errno_text(&e)))
-    })?;
-    if !out.status.success() {
-        return Err(Failure::Message(format!(
-            "dtrace: failed to preprocess {path}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Whether an identifier names a type outside the program: D's built-in typedefs, then the

@@ -15,6 +15,7 @@ mod large_stack;
 mod load;
 mod options;
 mod output_file;
+mod preprocess;
 mod privileges;
 mod prometheus;
 mod provider_build;
