@@ -129,7 +129,8 @@ const BUILTIN_LIBRARY: &[(&str, &str)] = &[
 /// built in (parsed only when the program needs it).
 static LIBRARY: OnceLock<Vec<(Source, bool)>> = OnceLock::new();
 
-/// The library sources: built-in files, then each library directory's `*.d` files.
+/// The library sources: built-in files, then the library directories' `*.d` files in
+/// dependency order (a file named as a built-in one replaces it).
 fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
     if args.options.iter().any(|(n, _)| n == "nolibs") {
         return Ok(Vec::new());
@@ -149,6 +150,7 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
         .iter()
         .filter(|(n, _)| n == "libdir")
         .filter_map(|(_, v)| v.as_deref());
+    let mut found = Vec::new();
     for dir in dirs {
         let entries = std::fs::read_dir(dir).map_err(|e| {
             Failure::Message(format!(
@@ -170,9 +172,14 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            files.retain(|(n, _, _)| *n != name);
-            files.push((name, Source::new(Origin::Script(shown), text), false));
+            found.push((name, Source::new(Origin::Script(shown), text)));
         }
+    }
+    let ordered = crate::libdeps::order(found)
+        .map_err(|why| Failure::Message(format!("dtrace: failed to initialize dtrace: {why}\n")))?;
+    for (name, source) in ordered {
+        files.retain(|(n, _, _)| *n != name);
+        files.push((name, source, false));
     }
     Ok(files.into_iter().map(|(_, s, b)| (s, b)).collect())
 }

@@ -12,6 +12,7 @@ mod effects;
 mod format_check;
 mod kernel_types;
 mod large_stack;
+mod libdeps;
 mod load;
 mod options;
 mod output_file;
@@ -107,7 +108,8 @@ fn run(argv: &[String]) -> i32 {
         let errtags = args.options.iter().any(|(n, _)| n == "errtags");
         return provider_build::run(&args, errtags);
     }
-    if args.sources.is_empty() && !args.list {
+    // `-e` alone loads the libraries, and only that (as DTrace).
+    if args.sources.is_empty() && !args.list && !args.compile_only {
         eprint!("{USAGE}");
         return 2;
     }
@@ -232,6 +234,7 @@ fn front_end(
         Err(f) => return fail(f, options),
     };
     if let Err(f) = compile::apply_pragmas(&items, options, &sources)
+        .and_then(|()| libdeps::check_program(&items, &sources))
         .and_then(|()| compile::check_empty(&items, &sources, options))
     {
         return fail(f, options);

@@ -2,7 +2,7 @@
 //! `curlwpsinfo` from the built-in `procfs.d` against the built-in variables, a script's
 //! own struct, typedef, translator and `xlate` (lazily per member, and materialized as a
 //! pointer, or whole as a struct value), `-L`/`-xlibdir` library directories (a user library's inline, a file
-//! replacing a built-in one), `-xnolibs`, and DTrace's translator errors. (That a script
+//! replacing a built-in one, dependencies between files), `-xnolibs`, and DTrace's translator errors. (That a script
 //! naming nothing from the library does not parse it is checked in compile.rs; its start-up
 //! cost is measured by bench/startup.py, not asserted here.)
 //!
@@ -200,6 +200,70 @@ fn library_directory_inline() {
         run.stderr
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn library_dependencies() {
+    // a.d's typedef needs b.d's: it is loaded after it, whatever their names' order.
+    let dir = temp_dir("libdeps");
+    std::fs::write(
+        dir.join("a.d"),
+        "#pragma D depends_on library b.d\ntypedef b_t a_t;\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.d"), "typedef int b_t;\n").unwrap();
+    // c.d needs a module this kernel does not have: it is left out, and d.d with it.
+    std::fs::write(
+        dir.join("c.d"),
+        "#pragma D depends_on module no_such_module_here\ninline int c = nosuch;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("d.d"),
+        "#pragma D depends_on library c.d\ninline int d = c;\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    assert_eq!(
+        begin_with(&["-L", d], "printf(\"%d\\n\", sizeof (a_t));"),
+        "4"
+    );
+    let run = dtrace(&["-L", d, "-e"]);
+    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
+    // A dependency on a file that is not there, or a cycle, is an error.
+    std::fs::write(dir.join("b.d"), "#pragma D depends_on library a.d\n").unwrap();
+    let run = dtrace(&["-L", d, "-e"]);
+    let (a, b) = (dir.join("a.d"), dir.join("b.d"));
+    assert_eq!(
+        (run.status, run.stderr),
+        (
+            1,
+            format!(
+                "dtrace: failed to initialize dtrace: Cyclic dependency detected: {} => {}\n",
+                a.display(),
+                b.display()
+            )
+        )
+    );
+    std::fs::write(dir.join("b.d"), "#pragma D depends_on library e.d\n").unwrap();
+    let run = dtrace(&["-L", d, "-e"]);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "dtrace: failed to initialize dtrace: Invalid library dependency in {}: {}\n",
+            b.display(),
+            dir.join("e.d").display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // A program may not depend on a library.
+    assert_eq!(
+        script_error(
+            "progdep",
+            "#pragma D depends_on library net.d\nBEGIN { exit(0); }\n"
+        ),
+        "dtrace: failed to compile script SCRIPT: [D_PRAGMA_DEPEND] line 1: main program may not explicitly depend on a library\n"
+    );
 }
 
 #[test]
