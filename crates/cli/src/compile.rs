@@ -469,6 +469,51 @@ pub fn check_empty(
     Ok(())
 }
 
+/// The macro arguments, checked as DTrace's lexer checks them: the first `$N` (or `$$N`)
+/// beyond the arguments given is D_MACRO_UNDEF (unless `-x defaultargs`), and the last
+/// argument given must be used (D_MACRO_UNUSED, unless `-x argref`).
+pub fn check_macro_args(
+    items: &[Vec<Item>],
+    sources: &[Source],
+    macros: &MacroArgs,
+    options: &Options,
+) -> Result<(), Failure> {
+    let mut uses: Vec<ast::MacroArgUse> = items
+        .iter()
+        .take(sources.len())
+        .flatten()
+        .flat_map(Item::macro_args)
+        .collect();
+    uses.sort_by_key(|u| (u.span.source, u.span.start));
+    let fail = |err: CompileError| Err(Failure::Compile(err, sources.to_vec()));
+    let given = macros.args.len();
+    if let Some(u) = uses
+        .iter()
+        .find(|u| !u.in_description && u.n as usize >= given && !options.defaultargs)
+    {
+        let dollars = if u.string { "$$" } else { "$" };
+        return fail(CompileError::new(
+            "D_MACRO_UNDEF",
+            format!("macro argument {dollars}{} is not defined", u.n),
+            u.span,
+        ));
+    }
+    let last = given.saturating_sub(1);
+    if last > 0 && !options.argref && !uses.iter().any(|u| u.n as usize == last) {
+        let (i, src) = (sources.len().saturating_sub(1), sources.last());
+        let end = src.map_or(0, |s| s.text.len());
+        return fail(CompileError::new(
+            "D_MACRO_UNUSED",
+            format!(
+                "extraneous argument '{}' (${last} is not referenced)",
+                macros.args[last]
+            ),
+            dtrace_frontend::Span::new(i as u16, end, end),
+        ));
+    }
+    Ok(())
+}
+
 /// Apply `#pragma D option` lines of the program.
 pub fn apply_pragmas(
     items: &[Vec<Item>],

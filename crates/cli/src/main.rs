@@ -240,6 +240,9 @@ fn front_end(
         return fail(f, options);
     }
     let macros = macros(args, options, targets.first());
+    if let Err(f) = compile::check_macro_args(&items, &sources, &macros, options) {
+        return fail(f, options);
+    }
     let mut catalog = Catalog::new();
     catalog.set_targets(
         targets

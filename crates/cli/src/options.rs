@@ -52,6 +52,8 @@ pub struct Options {
     pub errtags: bool,
     /// `empty`: a script with no clause or declaration is no error.
     pub empty: bool,
+    /// `argref`: macro arguments given need not be used.
+    pub argref: bool,
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
@@ -96,6 +98,7 @@ impl Default for Options {
             statusrate_ns: 1_000_000_000,
             errtags: false,
             empty: false,
+            argref: false,
             defaultargs: false,
             destructive: false,
             zdefs: false,
@@ -139,7 +142,6 @@ const ACCEPTED: &[&str] = &[
     "pspec",
     "disasm",
     "amin",
-    "argref",
     "debug",
     "knodefs",
     "unodefs",
@@ -226,6 +228,7 @@ impl Options {
             "quietresize" => self.quietresize = flag(value)?,
             "errtags" => self.errtags = flag(value)?,
             "empty" => self.empty = flag(value)?,
+            "argref" => self.argref = flag(value)?,
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,

@@ -118,6 +118,19 @@ fn oracle_error_tests() {
 
 const CASES: &[Case] = &[
     case(
+        "test/unittest/scripting/err.D_MACRO_UNDEF.invalidargs.d",
+        17,
+        "\nBEGIN\n{\n\tprint(\"The arguments are %d %d\\n\", $1, $2);\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/scripting/err.D_MACRO_UNDEF.invalidargs.d: [D_MACRO_UNDEF] line 20: macro argument $1 is not defined\n",
+    ),
+    Case {
+        path: "test/unittest/options/err.D_MACRO_UNUSED.no-argref.d",
+        line: 13,
+        body: "\n/* @@runtest-opts: 1234 */\n\nBEGIN\n{\n\texit(0);\n}\n\nERROR\n{\n\texit(1);\n}\n",
+        opts: &["1234"],
+        stderr: "dtrace: failed to compile script test/unittest/options/err.D_MACRO_UNUSED.no-argref.d: [D_MACRO_UNUSED] line 25: extraneous argument '1234' ($1 is not referenced)\n",
+    },
+    case(
         "test/unittest/options/err.D_EMPTY.errtags.d",
         14,
         "/* @@runtest-opts: -xerrtags */\n",
