@@ -313,7 +313,7 @@ fn translator_errors() {
         ),
         (
             "cast",
-            "BEGIN { trace((uintptr_t)curpsinfo); exit(0); }\n",
+            "BEGIN { trace((uintptr_t)xlate <psinfo_t *> (curthread)); exit(0); }\n",
             "dtrace: failed to compile script SCRIPT: [D_CAST_INVAL] line 1: invalid cast expression: \"pointer to translated data\" to \"uintptr_t\"\n",
         ),
         (

@@ -186,6 +186,26 @@ pub(crate) fn convert(e: Expr, to: &Type) -> Expr {
     mk(ExprKind::Convert(Box::new(e)), to.clone(), span)
 }
 
+/// Whether a pointer value may be an address of D's own storage (scratch: `alloca`,
+/// `copyin`, a translated struct; a variable's address), which the verifier tracks as a
+/// pointer, rather than a number read from somewhere.
+fn storage_address(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Build { .. } | ExprKind::AddrOf(_) | ExprKind::Call(..) | ExprKind::Bound(_) => {
+            true
+        }
+        ExprKind::Let { body: inner, .. }
+        | ExprKind::Convert(inner)
+        | ExprKind::Comma(_, inner)
+        | ExprKind::InBase(inner) => storage_address(inner),
+        ExprKind::Cond {
+            then, otherwise, ..
+        } => storage_address(then) || storage_address(otherwise),
+        ExprKind::Arith { lhs, rhs, .. } => storage_address(lhs) || storage_address(rhs),
+        _ => false,
+    }
+}
+
 /// Whether storing `value` into `place` deletes a dynamic variable that 0 is no value of
 /// (DTrace allows the integer constant 0 there for that).
 fn is_deletion(place: &Place, value: &Expr) -> bool {
@@ -1217,6 +1237,11 @@ impl Cook<'_> {
         }
         if !v.ty.is_scalar() {
             return Err(invalid());
+        }
+        if matches!(v.ty, Type::Ptr(_)) && target.is_integer() && storage_address(&v) {
+            // An address of D's storage made a number: converted (code generation makes
+            // it a number the verifier computes with).
+            return Ok(mk(ExprKind::Convert(Box::new(v)), target, span));
         }
         let v = convert(v, &target);
         Ok(Expr { span, ..v })

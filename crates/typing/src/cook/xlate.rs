@@ -266,14 +266,14 @@ impl Cook<'_> {
         None
     }
 
-    /// How DTrace names the type of an `xlate` written in the program (directly or through
-    /// inlines), which no cast may change: "pointer to translated data" or "translated
-    /// data". None if `e` is no such `xlate`.
+    /// How DTrace names the type of an `xlate` expression, which no cast may change:
+    /// "pointer to translated data" or "translated data". None if `e` is no `xlate` (an
+    /// inline standing for one, as `curcpu`, is a pointer like any other).
     pub(crate) fn translated_data(&mut self, e: &ast::Expr) -> Result<Option<&'static str>> {
-        let Some((ty, _, false)) = self.xlate_source(e) else {
+        let A::Xlate { ty, .. } = &e.kind else {
             return Ok(None);
         };
-        let (_, pointer) = self.xlate_target(&ty)?;
+        let (_, pointer) = self.xlate_target(ty)?;
         Ok(Some(if pointer {
             "pointer to translated data"
         } else {
