@@ -130,7 +130,11 @@ impl Cook<'_> {
                     Place::whole(PlaceBase::Assoc { var: id, keys }, ty)
                 }
                 A::Ident(name) if self.global(name).is_none() && !builtins::is_variable(name) => {
-                    return Err(undefined(name, base.span))
+                    // DTrace cooks the keys before the array: an undefined key comes first.
+                    for a in args {
+                        self.expr(a)?;
+                    }
+                    return Err(undefined(name, base.span));
                 }
                 A::Aggregation(_) => return Ok(None),
                 _ => self.index_place(base, args, span)?,
@@ -410,7 +414,7 @@ impl Cook<'_> {
         if let A::Ident(name) = &e.kind {
             if self.global(name).is_none() && self.bound_input(name, span).is_none() {
                 if builtins::is_variable(name) {
-                    return Err(read_only(op, name, span));
+                    return Err(read_only(op, span));
                 }
                 if create {
                     self.new_global(name, types::INT64);
@@ -449,7 +453,7 @@ impl Cook<'_> {
                     || self.scope.inlines.contains_key(name)
                     || self.scope.enum_constants.contains_key(name)
                 {
-                    return Err(read_only("=", name, span));
+                    return Err(read_only("=", span));
                 }
                 if self.assoc(name, false).is_some() {
                     return Err(CompileError::new(
@@ -490,7 +494,7 @@ impl Cook<'_> {
                     && (name != "args" || thread);
                 if new_assoc {
                     if !thread && builtins::is_variable(name) {
-                        return Err(read_only("=", name, span));
+                        return Err(read_only("=", span));
                     }
                     let mut keys = Vec::new();
                     for a in args {
@@ -633,11 +637,11 @@ impl Cook<'_> {
     }
 }
 
-/// `op` applied to a variable the program cannot write.
-fn read_only(op: &str, name: &str, span: Span) -> CompileError {
+/// `op` applied to a variable the program cannot write (DTrace does not name it).
+fn read_only(op: &str, span: Span) -> CompileError {
     CompileError::new(
         "D_OP_WRITE",
-        format!("operator {op} can only be applied to a writable variable: {name} is read-only"),
+        format!("operator {op} can only be applied to a writable variable"),
         span,
     )
 }

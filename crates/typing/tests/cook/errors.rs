@@ -960,6 +960,12 @@ const DECLARATIONS: Cases = &[
         "D_IDENT_UNDEF",
         "failed to resolve nosuch: Unknown variable name",
     ),
+    (
+        // The key is looked at before the array.
+        "BEGIN { a[x]++; }",
+        "D_IDENT_UNDEF",
+        "failed to resolve x: Unknown variable name",
+    ),
 ];
 
 const EXPRESSIONS: Cases = &[
@@ -1169,12 +1175,12 @@ const PLACES: Cases = &[
     (
         "BEGIN { pid = 1; }",
         "D_OP_WRITE",
-        "operator = can only be applied to a writable variable: pid is read-only",
+        "operator = can only be applied to a writable variable",
     ),
     (
         "BEGIN { timestamp++; }",
         "D_OP_WRITE",
-        "operator ++ can only be applied to a writable variable: timestamp is read-only",
+        "operator ++ can only be applied to a writable variable",
     ),
     (
         "BEGIN { *copyin(arg0, 4); }",
