@@ -206,6 +206,15 @@ fn storage_address(e: &Expr) -> bool {
     }
 }
 
+/// Whether `text` is a D identifier.
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Whether storing `value` into `place` deletes a dynamic variable that 0 is no value of
 /// (DTrace allows the integer constant 0 there for that).
 fn is_deletion(place: &Place, value: &Expr) -> bool {
@@ -460,7 +469,25 @@ impl Cook<'_> {
                         };
                         Ok(int(v, ty, span))
                     }
-                    None => Err(undefined(&text, span)),
+                    // As DTrace: an identifier names what it names; any other text is a
+                    // string (its quotes, if it has them, taken off).
+                    None if is_identifier(&text) => self.expr(&ast::Expr {
+                        kind: A::Ident(text),
+                        span,
+                    }),
+                    None => {
+                        let quoted = text.len() > 1 && text.starts_with('"') && text.ends_with('"');
+                        let body = if quoted {
+                            &text[1..text.len() - 1]
+                        } else {
+                            &text[..]
+                        };
+                        Ok(mk(
+                            ExprKind::Str(body.as_bytes().to_vec()),
+                            Type::String,
+                            span,
+                        ))
+                    }
                 }
             }
         }

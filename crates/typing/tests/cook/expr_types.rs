@@ -186,6 +186,8 @@ fn strings_and_subroutines() {
         ("progenyof(1)", "int"),
         ("$$1", "string"),
         ("$1", "int"),
+        // Neither an integer nor an identifier ("test.d"): a string, as in DTrace.
+        ("$0", "string"),
     ];
     for (text, ty) in cases {
         assert_eq!(type_of(text), ty, "{text}");
