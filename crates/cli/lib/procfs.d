@@ -11,6 +11,9 @@
  * member that needs memory that cannot be read (a kernel thread has no mm) only matters
  * to a script that asks for it.
  *
+ * As in Oracle's DTrace for Linux, members Linux keeps no value for are declared but not
+ * translated: a script using one is refused (D_XLATE_NOCONV).
+ *
  * Library files are parsed without the kernel's type names: write kernel types with
  * their struct/union/enum tags, or as D's built-in typedefs (uint64_t, pid_t, ...).
  */
@@ -63,10 +66,12 @@ typedef struct lwpsinfo {
 	char pr_stype;		/* synchronization object type (SOBJ_NONE) */
 	char pr_state;		/* SSLEEP, SRUN, SZOMB, SSTOP, SIDL, SONPROC */
 	char pr_sname;		/* the state as a letter: S R Z T I O */
-	char pr_nice;		/* nice value plus 20 (0..39) */
+	char pr_nice;		/* Solaris nice value (not translated) */
 	short pr_syscall;	/* system call number (not tracked: 0) */
-	int pr_oldpri;		/* normal priority (task_struct.normal_prio) */
+	char pr_oldpri;		/* Solaris old priority (not translated) */
+	char pr_cpu;		/* Solaris CPU usage (not translated) */
 	int pr_pri;		/* priority (task_struct.prio: lower runs first) */
+	ushort_t pr_pctcpu;	/* % of recent CPU time (not translated) */
 	uint64_t pr_start;	/* start time, ns since boot */
 	char pr_clname[8];	/* scheduling class: TS, RT, DL, IDLE */
 	char pr_name[16];	/* thread name (comm) */
@@ -86,6 +91,10 @@ typedef struct psinfo {
 	gid_t pr_gid;		/* real group id */
 	gid_t pr_egid;		/* effective group id */
 	uintptr_t pr_addr;	/* address of its task_struct */
+	size_t pr_size;		/* image size in KB (not translated) */
+	size_t pr_rssize;	/* resident set size in KB (not translated) */
+	ushort_t pr_pctcpu;	/* % of recent CPU time (not translated) */
+	ushort_t pr_pctmem;	/* % of memory (not translated) */
 	uint64_t pr_start;	/* start time, ns since boot */
 	int pr_wstat;		/* exit status (task_struct.exit_code) */
 	char pr_fname[16];	/* executable name (comm) */
@@ -119,9 +128,7 @@ translator lwpsinfo_t < struct task_struct *T > {
 	    T->__state == 0 ? 'R' :
 	    T->__state & (LINUX_TASK_STOPPED | LINUX_TASK_TRACED) ? 'T' :
 	    T->__state & LINUX_TASK_NEW ? 'I' : 'S';
-	pr_nice = T->static_prio - 100;
 	pr_syscall = 0;
-	pr_oldpri = T->normal_prio;
 	pr_pri = T->prio;
 	pr_start = T->start_time;
 	pr_clname = T->policy == LINUX_SCHED_FIFO || T->policy == LINUX_SCHED_RR ? "RT" :

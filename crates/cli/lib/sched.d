@@ -3,17 +3,21 @@
  *
  * Part of dtrace's built-in D library (see procfs.d).  The sched provider's enqueue and
  * dequeue probes give the CPU whose run queue changed as a cpuinfo_t, translated here
- * from the CPU number.  Linux has no processor sets or locality groups: those members
- * are -1 and 0.
+ * from the CPU number; curcpu is the current CPU's, and cpu_pset, chip and lgrp its
+ * members.  Linux has no processor sets or locality groups: those members are -1 and 0.
  */
 
 #pragma D depends_on provider sched
 
+typedef int psetid_t;
+typedef int chipid_t;
+typedef int lgrp_id_t;
+
 typedef struct cpuinfo {
 	processorid_t cpu_id;	/* CPU number */
-	int cpu_pset;		/* processor set (none on Linux: -1) */
-	int cpu_chip;		/* physical chip (not tracked: 0) */
-	int cpu_lgrp;		/* locality group (0) */
+	psetid_t cpu_pset;	/* processor set (none on Linux: -1) */
+	chipid_t cpu_chip;	/* physical chip (not tracked: 0) */
+	lgrp_id_t cpu_lgrp;	/* locality group (0) */
 } cpuinfo_t;
 
 translator cpuinfo_t < int C > {
@@ -22,3 +26,9 @@ translator cpuinfo_t < int C > {
 	cpu_chip = 0;
 	cpu_lgrp = 0;
 };
+
+/* The current CPU. */
+inline cpuinfo_t *curcpu = xlate <cpuinfo_t *> (cpu);
+inline psetid_t pset = curcpu->cpu_pset;
+inline chipid_t chip = curcpu->cpu_chip;
+inline lgrp_id_t lgrp = curcpu->cpu_lgrp;

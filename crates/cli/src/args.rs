@@ -134,7 +134,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 b'h' => args.header = true,
                 b'G' => args.object = true,
                 b'F' => args.options.push(("flowindent".into(), None)),
-                b'a' | b'A' | b'H' => {}
+                b'H' => args.options.push(("cpphdrs".into(), None)),
+                b'a' | b'A' => {}
                 other => return Err(format!("invalid option -- '{}'", other as char)),
             }
         }

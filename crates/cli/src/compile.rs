@@ -134,7 +134,8 @@ const BUILTIN_LIBRARY: &[(&str, &str)] = &[
 /// built in (parsed only when the program needs it).
 static LIBRARY: OnceLock<Vec<(Source, bool)>> = OnceLock::new();
 
-/// The library sources: built-in files, then each library directory's `*.d` files.
+/// The library sources: built-in files, then the library directories' `*.d` files in
+/// dependency order (a file named as a built-in one replaces it).
 fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
     if args.options.iter().any(|(n, _)| n == "nolibs") {
         return Ok(Vec::new());
@@ -154,6 +155,7 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
         .iter()
         .filter(|(n, _)| n == "libdir")
         .filter_map(|(_, v)| v.as_deref());
+    let mut found = Vec::new();
     for dir in dirs {
         let entries = std::fs::read_dir(dir).map_err(|e| {
             Failure::Message(format!(
@@ -175,9 +177,14 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            files.retain(|(n, _, _)| *n != name);
-            files.push((name, Source::new(Origin::Script(shown), text), false));
+            found.push((name, Source::new(Origin::Script(shown), text)));
         }
+    }
+    let ordered = crate::libdeps::order(found)
+        .map_err(|why| Failure::Message(format!("dtrace: failed to initialize dtrace: {why}\n")))?;
+    for (name, source) in ordered {
+        files.retain(|(n, _, _)| *n != name);
+        files.push((name, source, false));
     }
     Ok(files.into_iter().map(|(_, s, b)| (s, b)).collect())
 }
@@ -216,7 +223,7 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
                     Failure::Message(format!("dtrace: failed to open {path}: {why}\n"))
                 })?;
                 let text = if args.cpp {
-                    preprocess(args, path, &text)?
+                    crate::preprocess::preprocess(args, path, &text)?
                 } else {
                     text
                 };
@@ -230,74 +237,6 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
         sources.push(source);
     }
     Ok(sources)
-}
-
-/// `-C`: run the C preprocessor (`cpp`, from the system) over a script, with `-D -U -I`.
-fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure> {
-    use std::io::Write as _;
-    let mut cmd = std::process::Command::new("cpp");
-    cmd.args([
-        "-E",
-        "-P",
-        "-undef",
-        "-D__linux",
-        "-D__linux__",
-        "-D__unix",
-        "-D__unix__",
-        "-D__x86_64",
-        // -undef drops the compiler's own target macros; system headers need these to
-        // pick the 64-bit definitions.
-        "-D__x86_64__",
-        "-D__LP64__",
-        "-D_LP64",
-        "-D__CHAR_BIT__=8",
-        "-D__SIZEOF_LONG__=8",
-        "-D__SIZEOF_POINTER__=8",
-        "-D__SUNW_D=1",
-        "-D__SUNW_D_VERSION=0x02000000",
-    ]);
-    for d in &args.defines {
-        cmd.arg(format!("-D{d}"));
-    }
-    for u in &args.undefines {
-        cmd.arg(format!("-U{u}"));
-    }
-    for i in &args.includes {
-        cmd.arg(format!("-I{i}"));
-    }
-    if let Some(dir) = std::path::Path::new(path).parent() {
-        if !dir.as_os_str().is_empty() {
-            cmd.arg(format!("-I{}", dir.display()));
-        }
-    }
-    cmd.arg("-");
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| {
-        Failure::Message(format!(
-            "dtrace: failed to run the C preprocessor (cpp) for -C: {}; install cpp (Debian package cpp) or drop -C\n",
-            crate::errno_text(&e)
-        ))
-    })?;
-    // A script starting with #! keeps its first line out of cpp's way.
-    let body = match text.strip_prefix("#!") {
-        Some(rest) => format!("\n{}", rest.split_once('\n').map_or("", |(_, b)| b)),
-        None => text.to_string(),
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(body.as_bytes());
-    }
-    let out = child.wait_with_output().map_err(|e| {
-        Failure::Message(format!("dtrace: cpp failed: {}\n", crate::errno_text(&e)))
-    })?;
-    if !out.status.success() {
-        return Err(Failure::Message(format!(
-            "dtrace: failed to preprocess {path}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Whether an identifier names a type outside the program: D's built-in typedefs, then the
@@ -507,6 +446,77 @@ fn typedef_names(items: &[Item]) -> Vec<String> {
         })
         .flat_map(|d| d.declarators.iter().map(|x| x.name.clone()))
         .collect()
+}
+
+/// DTrace's D_EMPTY: a script of nothing but comments and pragmas is an error (at its
+/// end), unless `-x empty`.
+pub fn check_empty(
+    items: &[Vec<Item>],
+    sources: &[Source],
+    options: &Options,
+) -> Result<(), Failure> {
+    if options.empty {
+        return Ok(());
+    }
+    for (i, (src, items)) in sources.iter().zip(items).enumerate() {
+        if items.iter().all(|item| matches!(item, Item::Pragma(_))) {
+            let end = src.text.len();
+            return Err(Failure::Compile(
+                CompileError::new(
+                    "D_EMPTY",
+                    "empty D program translation unit",
+                    dtrace_frontend::Span::new(i as u16, end, end),
+                ),
+                sources.to_vec(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The macro arguments, checked as DTrace's lexer checks them: the first `$N` (or `$$N`)
+/// beyond the arguments given is D_MACRO_UNDEF (unless `-x defaultargs`), and the last
+/// argument given must be used (D_MACRO_UNUSED, unless `-x argref`).
+pub fn check_macro_args(
+    items: &[Vec<Item>],
+    sources: &[Source],
+    macros: &MacroArgs,
+    options: &Options,
+) -> Result<(), Failure> {
+    let mut uses: Vec<ast::MacroArgUse> = items
+        .iter()
+        .take(sources.len())
+        .flatten()
+        .flat_map(Item::macro_args)
+        .collect();
+    uses.sort_by_key(|u| (u.span.source, u.span.start));
+    let fail = |err: CompileError| Err(Failure::Compile(err, sources.to_vec()));
+    let given = macros.args.len();
+    if let Some(u) = uses
+        .iter()
+        .find(|u| !u.in_description && u.n as usize >= given && !options.defaultargs)
+    {
+        let dollars = if u.string { "$$" } else { "$" };
+        return fail(CompileError::new(
+            "D_MACRO_UNDEF",
+            format!("macro argument {dollars}{} is not defined", u.n),
+            u.span,
+        ));
+    }
+    let last = given.saturating_sub(1);
+    if last > 0 && !options.argref && !uses.iter().any(|u| u.n as usize == last) {
+        let (i, src) = (sources.len().saturating_sub(1), sources.last());
+        let end = src.map_or(0, |s| s.text.len());
+        return fail(CompileError::new(
+            "D_MACRO_UNUSED",
+            format!(
+                "extraneous argument '{}' (${last} is not referenced)",
+                macros.args[last]
+            ),
+            dtrace_frontend::Span::new(i as u16, end, end),
+        ));
+    }
+    Ok(())
 }
 
 /// Apply `#pragma D option` lines of the program.

@@ -12,9 +12,11 @@ mod effects;
 mod format_check;
 mod kernel_types;
 mod large_stack;
+mod libdeps;
 mod load;
 mod options;
 mod output_file;
+mod preprocess;
 mod privileges;
 mod prometheus;
 mod provider_build;
@@ -106,7 +108,8 @@ fn run(argv: &[String]) -> i32 {
         let errtags = args.options.iter().any(|(n, _)| n == "errtags");
         return provider_build::run(&args, errtags);
     }
-    if args.sources.is_empty() && !args.list {
+    // `-e` alone loads the libraries, and only that (as DTrace).
+    if args.sources.is_empty() && !args.list && !args.compile_only {
         eprint!("{USAGE}");
         return 2;
     }
@@ -230,10 +233,16 @@ fn front_end(
         Ok(i) => i,
         Err(f) => return fail(f, options),
     };
-    if let Err(f) = compile::apply_pragmas(&items, options, &sources) {
+    if let Err(f) = compile::apply_pragmas(&items, options, &sources)
+        .and_then(|()| libdeps::check_program(&items, &sources))
+        .and_then(|()| compile::check_empty(&items, &sources, options))
+    {
         return fail(f, options);
     }
     let macros = macros(args, options, targets.first());
+    if let Err(f) = compile::check_macro_args(&items, &sources, &macros, options) {
+        return fail(f, options);
+    }
     let mut catalog = Catalog::new();
     catalog.set_targets(
         targets

@@ -50,6 +50,10 @@ pub struct Options {
     /// Nanoseconds between drop reports while tracing (`statusrate`).
     pub statusrate_ns: u64,
     pub errtags: bool,
+    /// `empty`: a script with no clause or declaration is no error.
+    pub empty: bool,
+    /// `argref`: macro arguments given need not be used.
+    pub argref: bool,
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
@@ -96,6 +100,8 @@ impl Default for Options {
             aggrate_ns: 1_000_000_000,
             statusrate_ns: 1_000_000_000,
             errtags: false,
+            empty: false,
+            argref: false,
             defaultargs: false,
             destructive: false,
             zdefs: false,
@@ -140,7 +146,6 @@ const ACCEPTED: &[&str] = &[
     "pspec",
     "disasm",
     "amin",
-    "argref",
     "debug",
     "knodefs",
     "unodefs",
@@ -225,6 +230,8 @@ impl Options {
             }
             "quietresize" => self.quietresize = flag(value)?,
             "errtags" => self.errtags = flag(value)?,
+            "empty" => self.empty = flag(value)?,
+            "argref" => self.argref = flag(value)?,
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,

@@ -118,6 +118,37 @@ fn oracle_error_tests() {
 
 const CASES: &[Case] = &[
     case(
+        "test/unittest/scripting/err.D_MACRO_UNDEF.invalidargs.d",
+        17,
+        "\nBEGIN\n{\n\tprint(\"The arguments are %d %d\\n\", $1, $2);\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/scripting/err.D_MACRO_UNDEF.invalidargs.d: [D_MACRO_UNDEF] line 20: macro argument $1 is not defined\n",
+    ),
+    Case {
+        path: "test/unittest/options/err.D_MACRO_UNUSED.no-argref.d",
+        line: 13,
+        body: "\n/* @@runtest-opts: 1234 */\n\nBEGIN\n{\n\texit(0);\n}\n\nERROR\n{\n\texit(1);\n}\n",
+        opts: &["1234"],
+        stderr: "dtrace: failed to compile script test/unittest/options/err.D_MACRO_UNUSED.no-argref.d: [D_MACRO_UNUSED] line 25: extraneous argument '1234' ($1 is not referenced)\n",
+    },
+    case(
+        "test/unittest/options/err.D_EMPTY.errtags.d",
+        14,
+        "/* @@runtest-opts: -xerrtags */\n",
+        "dtrace: failed to compile script test/unittest/options/err.D_EMPTY.errtags.d: [D_EMPTY] line 15: empty D program translation unit\n",
+    ),
+    case(
+        "test/unittest/translators/err.D_XLATE_INCOMPAT.BadInputType1.d",
+        18,
+        "#pragma D option quiet\n\nstruct input_struct {\n\tint i;\n\tchar c;\n} *uvar;\n\nstruct output_struct {\n\tint myi;\n\tchar *myc;\n};\n\ntranslator struct output_struct < struct input_struct *uvar >\n{\n\tmyi = ((struct input_struct *)uvar)->i;\n\tmyc = ((struct input_struct *)uvar)->c;\n};\n\nBEGIN\n{\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/translators/err.D_XLATE_INCOMPAT.BadInputType1.d: [D_XLATE_INCOMPAT] line 34: translator member myc definition uses incompatible types: \"char *\" = \"char\"\n",
+    ),
+    case(
+        "test/unittest/translators/err.D_XLATE_NONE.BadTransDecl6.d",
+        18,
+        "#pragma D option quiet\n\nstruct myinput_struct {\n\tint i;\n};\n\nstruct myoutput_struct {\n\tint myi;\n};\n\ntranslator struct myoutput_struct < struct myinput_struct *ivar >\n{\n\tmyi = ((struct myinput_struct *)ivar)->i;\n};\n\nstruct myinput_struct f;\n\nBEGIN\n{\n\txlate < struct myoutput_struct >(f)->myi;\n}\n",
+        "dtrace: failed to compile script test/unittest/translators/err.D_XLATE_NONE.BadTransDecl6.d: [D_XLATE_NONE] line 37: cannot translate from \"struct myinput_struct\" to \"struct myoutput_struct\"\n",
+    ),
+    case(
         "test/unittest/types/err.D_UNKNOWN.dupenum.d",
         15,
         "enum foo {\n\tx = 3,\n\tx = 4\n};\n",

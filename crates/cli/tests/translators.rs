@@ -1,8 +1,8 @@
 //! D structs, translators and the D library on the live kernel: `curpsinfo` and
 //! `curlwpsinfo` from the built-in `procfs.d` against the built-in variables, a script's
 //! own struct, typedef, translator and `xlate` (lazily per member, and materialized as a
-//! pointer), `-L`/`-xlibdir` library directories (a user library's inline, a file
-//! replacing a built-in one), `-xnolibs`, and DTrace's translator errors. (That a script
+//! pointer, or whole as a struct value), `-L`/`-xlibdir` library directories (a user library's inline, a file
+//! replacing a built-in one, dependencies between files), `-xnolibs`, and DTrace's translator errors. (That a script
 //! naming nothing from the library does not parse it is checked in compile.rs; its start-up
 //! cost is measured by bench/startup.py, not asserted here.)
 //!
@@ -142,6 +142,42 @@ BEGIN
 }
 
 #[test]
+fn translated_struct_values() {
+    // A translator from a struct value (cast to its own type in the members), a
+    // translation assigned whole (members it does not define are zero), to a pointer, and
+    // a struct translated to itself.
+    let dir = temp_dir("values");
+    let path = dir.join("values.d");
+    std::fs::write(
+        &path,
+        r#"#pragma D option quiet
+struct in { int i; char c; };
+struct out { int oi; char oc; };
+translator struct out < struct in v > { oi = ((struct in)v).i; };
+translator struct in < struct in v > { i = v.i + 1; c = v.c; };
+struct in x;
+struct out o;
+struct in y;
+
+BEGIN
+{
+	x.i = 41;
+	x.c = 'z';
+	o = xlate <struct out> (x);
+	y = xlate <struct in> (x);
+	printf("%d %d %d %d %c\n", o.oi, o.oc, xlate <struct out *> (x)->oi, y.i, y.c);
+	exit(0);
+}
+"#,
+    )
+    .unwrap();
+    let run = dtrace(&["-s", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_ok(&run);
+    assert_eq!(run.stdout.trim_end(), "41 0 41 42 z");
+}
+
+#[test]
 fn library_directory_inline() {
     let dir = temp_dir("libdir");
     std::fs::write(
@@ -164,6 +200,70 @@ fn library_directory_inline() {
         run.stderr
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn library_dependencies() {
+    // a.d's typedef needs b.d's: it is loaded after it, whatever their names' order.
+    let dir = temp_dir("libdeps");
+    std::fs::write(
+        dir.join("a.d"),
+        "#pragma D depends_on library b.d\ntypedef b_t a_t;\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.d"), "typedef int b_t;\n").unwrap();
+    // c.d needs a module this kernel does not have: it is left out, and d.d with it.
+    std::fs::write(
+        dir.join("c.d"),
+        "#pragma D depends_on module no_such_module_here\ninline int c = nosuch;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("d.d"),
+        "#pragma D depends_on library c.d\ninline int d = c;\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    assert_eq!(
+        begin_with(&["-L", d], "printf(\"%d\\n\", sizeof (a_t));"),
+        "4"
+    );
+    let run = dtrace(&["-L", d, "-e"]);
+    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
+    // A dependency on a file that is not there, or a cycle, is an error.
+    std::fs::write(dir.join("b.d"), "#pragma D depends_on library a.d\n").unwrap();
+    let run = dtrace(&["-L", d, "-e"]);
+    let (a, b) = (dir.join("a.d"), dir.join("b.d"));
+    assert_eq!(
+        (run.status, run.stderr),
+        (
+            1,
+            format!(
+                "dtrace: failed to initialize dtrace: Cyclic dependency detected: {} => {}\n",
+                a.display(),
+                b.display()
+            )
+        )
+    );
+    std::fs::write(dir.join("b.d"), "#pragma D depends_on library e.d\n").unwrap();
+    let run = dtrace(&["-L", d, "-e"]);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "dtrace: failed to initialize dtrace: Invalid library dependency in {}: {}\n",
+            b.display(),
+            dir.join("e.d").display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // A program may not depend on a library.
+    assert_eq!(
+        script_error(
+            "progdep",
+            "#pragma D depends_on library net.d\nBEGIN { exit(0); }\n"
+        ),
+        "dtrace: failed to compile script SCRIPT: [D_PRAGMA_DEPEND] line 1: main program may not explicitly depend on a library\n"
+    );
 }
 
 #[test]
@@ -206,9 +306,20 @@ fn missing_library_directory() {
 fn translator_errors() {
     let cases: &[(&str, &str, &str)] = &[
         (
+            // As DTrace: at the translator's end, where it is complete.
             "memb",
-            "struct o { int a; };\ntranslator struct o < struct task_struct *t > { b = t->tgid; };\nBEGIN { exit(0); }\n",
-            "dtrace: failed to compile script SCRIPT: [D_XLATE_MEMB] line 2: translator member b is not a member of struct o\n",
+            "struct o { int a; };\ntranslator struct o < struct task_struct *t > {\n\ta = t->pid;\n\tb = t->tgid;\n};\nBEGIN { exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_MEMB] line 5: translator member b is not a member of struct o\n",
+        ),
+        (
+            "cast",
+            "BEGIN { trace((uintptr_t)xlate <psinfo_t *> (curthread)); exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_CAST_INVAL] line 1: invalid cast expression: \"pointer to translated data\" to \"uintptr_t\"\n",
+        ),
+        (
+            "library_noconv",
+            "BEGIN { trace(curlwpsinfo->pr_nice); exit(0); }\n",
+            "dtrace: failed to compile script SCRIPT: [D_XLATE_NOCONV] line 1: translator does not define conversion for member: pr_nice\n",
         ),
         (
             "none",

@@ -18,6 +18,88 @@ pub enum Item {
     Provider(Provider),
 }
 
+/// A use of a macro argument (`$N`, `$$N`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MacroArgUse {
+    pub n: u32,
+    /// `$$N`: as a string.
+    pub string: bool,
+    /// In a probe description (whose text is expanded apart); the span is then the
+    /// description's.
+    pub in_description: bool,
+    pub span: Span,
+}
+
+impl Item {
+    /// The macro arguments (`$N`, `$$N`) the item uses: in its probe descriptions,
+    /// predicate and statements, or an inline's value.
+    pub fn macro_args(&self) -> Vec<MacroArgUse> {
+        let mut found = Vec::new();
+        let mut exprs: Vec<&Expr> = Vec::new();
+        match self {
+            Item::Clause(c) => {
+                for d in &c.probes {
+                    found.extend(description_args(d));
+                }
+                exprs.extend(&c.predicate);
+                let mut stmts: Vec<&Stmt> = c.body.iter().flatten().collect();
+                while let Some(s) = stmts.pop() {
+                    match s {
+                        Stmt::Expr(e) => exprs.push(e),
+                        Stmt::If {
+                            cond,
+                            then,
+                            otherwise,
+                            ..
+                        } => {
+                            exprs.push(cond);
+                            stmts.extend(then.iter().chain(otherwise.iter().flatten()));
+                        }
+                        Stmt::Block(body, _) => stmts.extend(body),
+                        Stmt::Decl(_) => {}
+                    }
+                }
+            }
+            Item::Inline(i) => exprs.push(&i.value),
+            _ => {}
+        }
+        while let Some(e) = exprs.pop() {
+            if let ExprKind::Macro(m @ (MacroVar::Arg(n) | MacroVar::StrArg(n))) = &e.kind {
+                found.push(MacroArgUse {
+                    n: *n,
+                    string: matches!(m, MacroVar::StrArg(_)),
+                    in_description: false,
+                    span: e.span,
+                });
+            }
+            e.for_each_child(|c| exprs.push(c));
+        }
+        found
+    }
+}
+
+/// The macro arguments a probe description names (`syscall::$1:entry`, `$$2`).
+fn description_args(d: &ProbeDesc) -> Vec<MacroArgUse> {
+    let mut found = Vec::new();
+    let mut rest = d.text.as_str();
+    while let Some(i) = rest.find('$') {
+        let after = &rest[i + 1..];
+        let string = after.starts_with('$');
+        let after = after.strip_prefix('$').unwrap_or(after);
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(n) = digits.parse() {
+            found.push(MacroArgUse {
+                n,
+                string,
+                in_description: true,
+                span: d.span,
+            });
+        }
+        rest = &rest[i + 1..];
+    }
+    found
+}
+
 /// `descriptions /predicate/ { statements }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clause {

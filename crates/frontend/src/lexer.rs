@@ -240,6 +240,14 @@ impl<'a> Lexer<'a> {
                 span: self.span(word_start, self.pos),
             });
         }
+        if self.peek_byte(0).is_none() {
+            // Untagged, as DTrace's lexer reports it.
+            return Err(CompileError::new(
+                "",
+                "end-of-file encountered before end of control line",
+                self.span(start, self.pos),
+            ));
+        }
         Ok(ControlLine {
             words,
             span: self.span(start, self.pos),

@@ -161,10 +161,6 @@ const TABLE: &[(&str, Kind)] = &[
     ("breakpoint", Kind::Action(ActionName::Breakpoint)),
     ("caller", var(Builtin::Caller)),
     ("chill", Kind::Action(ActionName::Chill)),
-    (
-        "chip",
-        Kind::Variable(Variable::Unavailable("chip is not available on Linux")),
-    ),
     ("cleanpath", subr(Subr::Cleanpath, &[CSTR], 1)),
     ("clear", Kind::Action(ActionName::Clear)),
     ("commit", Kind::Action(ActionName::Commit)),
@@ -182,10 +178,6 @@ const TABLE: &[(&str, Kind)] = &[
     ("copyoutstr", Kind::Action(ActionName::Copyoutstr)),
     ("count", Kind::Aggregating),
     ("cpu", var(Builtin::Cpu)),
-    (
-        "curcpu",
-        Kind::Variable(Variable::Unavailable("curcpu is not supported yet")),
-    ),
     ("curthread", var(Builtin::Curthread)),
     (
         "cwd",
@@ -237,10 +229,6 @@ const TABLE: &[(&str, Kind)] = &[
         )),
     ),
     ("jstack", Kind::Action(ActionName::Jstack)),
-    (
-        "lgrp",
-        Kind::Variable(Variable::Unavailable("lgrp is not available on Linux")),
-    ),
     ("link_ntop", subr(Subr::LinkNtop, &[INT, VOIDP], 2)),
     ("llquantize", Kind::Aggregating),
     ("lltostr", subr(Subr::Lltostr, &[INT64, INT], 1)),
@@ -271,10 +259,6 @@ const TABLE: &[(&str, Kind)] = &[
     (
         "progenyof",
         subr(Subr::Progenyof, &[param(Accepts::Integer, "pid_t")], 1),
-    ),
-    (
-        "pset",
-        Kind::Variable(Variable::Unavailable("pset is not available on Linux")),
     ),
     ("quantize", Kind::Aggregating),
     ("raise", Kind::Action(ActionName::Raise)),

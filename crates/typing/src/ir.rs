@@ -102,6 +102,10 @@ pub enum ExprKind {
         place: Box<Place>,
         value: Box<Expr>,
     },
+    /// `place = 0` on a dynamic variable (a thread-local, an associative array element) of
+    /// a type 0 is no value of (struct, union, array, string): as DTrace, the variable
+    /// leaves storage. The expression's value is 0 (`int`).
+    Delete(Box<Place>),
     /// `place op= value`, `++`, `--`: the place's value combined with `value` (of the
     /// place's type, pointer steps already scaled) and stored back; the expression's value
     /// is the new value, or the old one when `post`.

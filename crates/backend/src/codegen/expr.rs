@@ -34,7 +34,7 @@ pub fn sign_extend(e: &mut crate::emit::Emitter, r: Reg, bytes: i32) {
 }
 
 /// An internal error: the typing pass guarantees code generation never meets this.
-fn untyped(what: &str, span: Span) -> CompileError {
+pub(crate) fn untyped(what: &str, span: Span) -> CompileError {
     CompileError::new(
         "D_UNKNOWN",
         format!("internal error: {what} reached code generation"),
@@ -124,6 +124,7 @@ impl Gen<'_, '_> {
                     ty: e.ty.clone(),
                 })
             }
+            ExprKind::Delete(place) => self.delete(place, span),
             ExprKind::Update {
                 place,
                 op,
@@ -209,11 +210,32 @@ impl Gen<'_, '_> {
 
     /// Convert the value in `v` to `to` in place (integers are re-normalized).
     pub(crate) fn convert(&mut self, v: &Val, to: &Type) {
+        if matches!(v.ty, Type::Ptr(_)) && to.is_integer() {
+            self.address_as_number(v);
+        }
         if to.is_integer() && to != &v.ty {
             let r = regs::read(&mut self.e, v.reg, R1);
             normalize(&mut self.e, r, to);
             regs::write(&mut self.e, v.reg, r);
         }
+    }
+
+    /// Make the pointer `v` a plain number: copied through scratch memory by a helper, so
+    /// the verifier no longer tracks it as a pointer (an address of D's own storage, such
+    /// as `alloca` memory or a translated struct, is one it refuses to shift or mask).
+    fn address_as_number(&mut self, v: &Val) {
+        let src = self.scratch(8);
+        let dst = self.scratch(8);
+        let r = regs::read(&mut self.e, v.reg, R1);
+        self.e
+            .emit(Insn::stx(Size::DW, SCRATCH, self.small(src), r));
+        self.scratch_addr(R1, dst);
+        self.e.emit(Insn::mov64_imm(R2, 8));
+        self.scratch_addr(R3, src);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        self.e
+            .emit(Insn::ldx(Size::DW, R1, SCRATCH, self.small(dst)));
+        regs::write(&mut self.e, v.reg, R1);
     }
 
     /// The register holding `v`'s truth (non-zero when true): a scalar, or a string's

@@ -24,7 +24,7 @@ use super::regs::{self, VReg, KEY_SLOT, SCRATCH};
 use super::vars::Rodata;
 use super::{Gen, Val};
 use crate::emit::Label;
-use crate::program::{DropKind, Fault};
+use crate::program::{DropKind, Fault, MapId};
 use crate::types::Type;
 
 /// Where a place's bytes are, once its address is computed.
@@ -355,34 +355,55 @@ impl Gen<'_, '_> {
     }
 
     /// Store `val` (of the place's type) into `p`; `val` keeps the stored value.
-    pub(crate) fn store(&mut self, p: &Place, val: &Val, span: Span) -> Result<()> {
+    /// For a whole dynamic variable (a thread-local, an associative array element): its
+    /// key built, a pointer to it in r2, and its map. None for other places.
+    fn dynamic_key(&mut self, p: &Place) -> Result<Option<MapId>> {
         // A whole dynamic variable (not its first member, also at offset 0).
         let declared = match &p.base {
             PlaceBase::Thread(id) => Some(&self.c.prog.thread_vars[*id].ty),
             PlaceBase::Assoc { var, .. } => Some(&self.c.prog.assocs[*var].value),
             _ => None,
         };
-        if whole(p) && declared.is_none_or(|t| *t == p.ty) {
-            match &p.base {
-                PlaceBase::Thread(id) => {
-                    let map = self.c.thread_map(*id);
-                    self.thread_key();
-                    self.e.emit(Insn::mov64_reg(R2, R10));
-                    self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
-                    self.update_or_delete(map, val, span)?;
-                    return Ok(());
-                }
-                PlaceBase::Assoc { var, keys } => {
-                    let a = &self.c.prog.assocs[*var];
-                    let (types, thread) = (a.keys.clone(), a.thread);
-                    let map = self.c.assoc_map(*var);
-                    let key = self.build_key(keys, &types, thread)?;
-                    self.scratch_addr(R2, key);
-                    self.update_or_delete(map, val, span)?;
-                    return Ok(());
-                }
-                _ => {}
+        if !whole(p) || declared.is_some_and(|t| *t != p.ty) {
+            return Ok(None);
+        }
+        match &p.base {
+            PlaceBase::Thread(id) => {
+                let map = self.c.thread_map(*id);
+                self.thread_key();
+                self.e.emit(Insn::mov64_reg(R2, R10));
+                self.e.emit(Insn::alu64_imm(BPF_ADD, R2, KEY_SLOT as i32));
+                Ok(Some(map))
             }
+            PlaceBase::Assoc { var, keys } => {
+                let a = &self.c.prog.assocs[*var];
+                let (types, thread) = (a.keys.clone(), a.thread);
+                let map = self.c.assoc_map(*var);
+                let key = self.build_key(keys, &types, thread)?;
+                self.scratch_addr(R2, key);
+                Ok(Some(map))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Remove the dynamic variable `p` names from storage (`x = 0` on a struct, union,
+    /// array or string dynamic variable); its value, 0.
+    pub(crate) fn delete(&mut self, p: &Place, span: Span) -> Result<Val> {
+        let Some(map) = self.dynamic_key(p)? else {
+            return Err(super::expr::untyped(
+                "deleting a non-dynamic variable",
+                span,
+            ));
+        };
+        self.e.ld_map(R1, map);
+        self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+        self.constant(0, crate::types::INT, span)
+    }
+
+    pub(crate) fn store(&mut self, p: &Place, val: &Val, span: Span) -> Result<()> {
+        if let Some(map) = self.dynamic_key(p)? {
+            return self.update_or_delete(map, val, span);
         }
         let loc = self.locate(p, true, span)?;
         let dst = match loc {

@@ -152,7 +152,7 @@ fn crlf_line_ends_are_blanks() {
 
 #[test]
 fn pragmas() {
-    let p = program("#pragma D option quiet\n#pragma D option bufsize=16m\nBEGIN { }\n  #pragma ident \"x\"\n#pragma D depends_on module vmlinux");
+    let p = program("#pragma D option quiet\n#pragma D option bufsize=16m\nBEGIN { }\n  #pragma ident \"x\"\n#pragma D depends_on module vmlinux\n");
     let words: Vec<Vec<String>> = p
         .items
         .iter()

@@ -82,6 +82,19 @@ fn nested_declarators_are_limited() {
 }
 
 #[test]
+fn a_control_line_must_end_before_the_input() {
+    assert_eq!(
+        error("BEGIN { }\n#pragma"),
+        (
+            "",
+            "end-of-file encountered before end of control line".into(),
+            2,
+            1
+        )
+    );
+}
+
+#[test]
 fn macro_and_aggregation_errors() {
     assert_eq!(error("BEGIN { x = $99999999999; }").0, "D_MACRO_UNDEF");
 }

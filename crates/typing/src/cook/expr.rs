@@ -203,6 +203,47 @@ pub(crate) fn convert(e: Expr, to: &Type) -> Expr {
     mk(ExprKind::Convert(Box::new(e)), to.clone(), span)
 }
 
+/// Whether a pointer value may be an address of D's own storage (scratch: `alloca`,
+/// `copyin`, a translated struct; a variable's address), which the verifier tracks as a
+/// pointer, rather than a number read from somewhere.
+fn storage_address(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Build { .. } | ExprKind::AddrOf(_) | ExprKind::Call(..) | ExprKind::Bound(_) => {
+            true
+        }
+        ExprKind::Let { body: inner, .. }
+        | ExprKind::Convert(inner)
+        | ExprKind::Comma(_, inner)
+        | ExprKind::InBase(inner) => storage_address(inner),
+        ExprKind::Cond {
+            then, otherwise, ..
+        } => storage_address(then) || storage_address(otherwise),
+        ExprKind::Arith { lhs, rhs, .. } => storage_address(lhs) || storage_address(rhs),
+        _ => false,
+    }
+}
+
+/// Whether `text` is a D identifier.
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether storing `value` into `place` deletes a dynamic variable that 0 is no value of
+/// (DTrace allows the integer constant 0 there for that).
+fn is_deletion(place: &Place, value: &Expr) -> bool {
+    let dynamic = matches!(place.base, PlaceBase::Thread(_) | PlaceBase::Assoc { .. })
+        && place.offset == 0
+        && place.index.is_none();
+    dynamic
+        && !place.ty.is_scalar()
+        && value.ty.is_integer()
+        && matches!(value.kind, ExprKind::Int(0))
+}
+
 /// Whether `e` is an action used as a value or an aggregation reference: DTrace types
 /// them `void`, and whatever uses them says why it cannot.
 pub(crate) fn is_void(e: &Expr) -> bool {
@@ -467,7 +508,25 @@ impl Cook<'_> {
                         };
                         Ok(int(v, ty, span))
                     }
-                    None => Err(undefined(&text, span)),
+                    // As DTrace: an identifier names what it names; any other text is a
+                    // string (its quotes, if it has them, taken off).
+                    None if is_identifier(&text) => self.expr(&ast::Expr {
+                        kind: A::Ident(text),
+                        span,
+                    }),
+                    None => {
+                        let quoted = text.len() > 1 && text.starts_with('"') && text.ends_with('"');
+                        let body = if quoted {
+                            &text[1..text.len() - 1]
+                        } else {
+                            &text[..]
+                        };
+                        Ok(mk(
+                            ExprKind::Str(body.as_bytes().to_vec()),
+                            Type::String,
+                            span,
+                        ))
+                    }
                 }
             }
         }
@@ -1094,6 +1153,9 @@ impl Cook<'_> {
         match op {
             None => {
                 let place = self.assign_target(lhs, &value, span)?;
+                if is_deletion(&place, &value) {
+                    return Ok(mk(ExprKind::Delete(Box::new(place)), types::INT, span));
+                }
                 // A string variable may hold NULL; a `char *` may hold a string's address.
                 let value = if place.ty.is_string() && !value.ty.is_string() && consts::is_null(rhs)
                 {
@@ -1221,6 +1283,15 @@ impl Cook<'_> {
 
     fn cast(&mut self, tn: &ast::TypeName, operand: &ast::Expr, span: Span) -> Result<Expr> {
         let target = self.resolve_type(&tn.spec, &tn.declarator, tn.span)?;
+        if target != Type::Void {
+            if let Some(what) = self.translated_data(operand)? {
+                return Err(CompileError::new(
+                    "D_CAST_INVAL",
+                    format!("invalid cast expression: \"{what}\" to \"{target}\""),
+                    span,
+                ));
+            }
+        }
         let v = match self.array_address(&target, operand)? {
             Some(address) => address,
             None => self.expr(operand)?,
@@ -1232,6 +1303,16 @@ impl Cook<'_> {
                 span,
             )
         };
+        if let (Type::Struct(to), Type::Struct(from)) = (&target, &v.ty) {
+            // A struct or union cast to its own type (as C allows): the same value.
+            if to.id == from.id {
+                return Ok(Expr {
+                    ty: target,
+                    span,
+                    ..v
+                });
+            }
+        }
         if matches!(target, Type::Struct(_) | Type::Array(..) | Type::Opaque(_)) {
             return Err(invalid());
         }
@@ -1258,6 +1339,11 @@ impl Cook<'_> {
         }
         if !v.ty.is_scalar() {
             return Err(invalid());
+        }
+        if matches!(v.ty, Type::Ptr(_)) && target.is_integer() && storage_address(&v) {
+            // An address of D's storage made a number: converted (code generation makes
+            // it a number the verifier computes with).
+            return Ok(mk(ExprKind::Convert(Box::new(v)), target, span));
         }
         let v = convert(v, &target);
         Ok(Expr { span, ..v })

@@ -202,8 +202,14 @@ impl Cook<'_> {
             match self.place_of(base)? {
                 Some(p) => p,
                 None => {
+                    // A struct value that is no storage (a cast, a translator's input) is
+                    // held by reference: its members are at that address.
                     let v = self.expr(base)?;
-                    return Err(not_record(op, &v.ty, span));
+                    if !matches!(v.ty, Type::Struct(_)) {
+                        return Err(not_record(op, &v.ty, span));
+                    }
+                    let ty = v.ty.clone();
+                    Place::whole(PlaceBase::Kernel(Box::new(v)), ty)
                 }
             }
         };
@@ -413,7 +419,7 @@ impl Cook<'_> {
         if let A::Ident(name) = &e.kind {
             if self.global(name).is_none() && self.bound_input(name, span).is_none() {
                 if builtins::is_variable(name) {
-                    return Err(read_only(op, name, span));
+                    return Err(read_only(op, span));
                 }
                 if create {
                     self.new_global(name, types::INT64);
@@ -452,7 +458,7 @@ impl Cook<'_> {
                     || self.scope.inlines.contains_key(name)
                     || self.scope.enum_constants.contains_key(name)
                 {
-                    return Err(read_only("=", name, span));
+                    return Err(read_only("=", span));
                 }
                 if self.assoc(name, false).is_some() {
                     return Err(CompileError::new(
@@ -493,7 +499,7 @@ impl Cook<'_> {
                     && (name != "args" || thread);
                 if new_assoc {
                     if !thread && builtins::is_variable(name) {
-                        return Err(read_only("=", name, span));
+                        return Err(read_only("=", span));
                     }
                     let mut keys = Vec::new();
                     for a in args {
@@ -636,11 +642,11 @@ impl Cook<'_> {
     }
 }
 
-/// `op` applied to a variable the program cannot write.
-fn read_only(op: &str, name: &str, span: Span) -> CompileError {
+/// `op` applied to a variable the program cannot write (DTrace does not name it).
+fn read_only(op: &str, span: Span) -> CompileError {
     CompileError::new(
         "D_OP_WRITE",
-        format!("operator {op} can only be applied to a writable variable: {name} is read-only"),
+        format!("operator {op} can only be applied to a writable variable"),
         span,
     )
 }

@@ -99,6 +99,15 @@ fn member_accepts(member: &Type, value: &Type) -> bool {
     }
 }
 
+/// Where DTrace reports what is wrong with a translator definition as a whole (its output
+/// type, a member, a redeclaration): at its end, the `};` it is complete at.
+fn closing(def: &ast::Translator) -> Span {
+    Span {
+        start: def.span.end.saturating_sub(1),
+        ..def.span
+    }
+}
+
 fn xlate_sou(ty: &Type, span: Span) -> CompileError {
     CompileError::new(
         "D_XLATE_SOU",
@@ -127,13 +136,13 @@ impl Cook<'_> {
                 Err(CompileError::new(
                     "D_XLATE_SOU",
                     format!("incomplete struct/union/enum {name}"),
-                    t.output.span,
+                    closing(t),
                 ))
             }
             _ => Err(CompileError::new(
                 "D_XLATE_SOU",
                 "translator output type must be a struct or union",
-                t.output.span,
+                closing(t),
             )),
         }
     }
@@ -178,16 +187,16 @@ impl Cook<'_> {
                         "translator from {input} to {} has already been declared",
                         out.name
                     ),
-                    def.span,
+                    closing(&def),
                 ));
             }
         }
-        for (name, value, span) in &def.members {
+        for (name, value, _) in &def.members {
             let Some(member) = self.member(&out, name) else {
                 return Err(CompileError::new(
                     "D_XLATE_MEMB",
                     format!("translator member {name} is not a member of {}", out.name),
-                    *span,
+                    closing(&def),
                 ));
             };
             let id = self.bind_id();
@@ -195,7 +204,7 @@ impl Cook<'_> {
                 .with_binding(&def.input_name, id, input.clone(), |c| c.expr(value))?
                 .ty;
             if !member_accepts(&member.ty, &ty) {
-                return Err(incompatible(name, &member.ty, &ty, value.span));
+                return Err(incompatible(name, &member.ty, &ty, closing(&def)));
             }
         }
         Ok(())
@@ -257,6 +266,21 @@ impl Cook<'_> {
         None
     }
 
+    /// How DTrace names the type of an `xlate` expression, which no cast may change:
+    /// "pointer to translated data" or "translated data". None if `e` is no `xlate` (an
+    /// inline standing for one, as `curcpu`, is a pointer like any other).
+    pub(crate) fn translated_data(&mut self, e: &ast::Expr) -> Result<Option<&'static str>> {
+        let A::Xlate { ty, .. } = &e.kind else {
+            return Ok(None);
+        };
+        let (_, pointer) = self.xlate_target(ty)?;
+        Ok(Some(if pointer {
+            "pointer to translated data"
+        } else {
+            "translated data"
+        }))
+    }
+
     /// `xlate <T *> (e)->m` and `xlate <T> (e).m` (also through inlines such as
     /// `curpsinfo->pr_pid`): only member `m`'s translation. None if `base` is no `xlate`.
     pub(crate) fn translated_member(
@@ -306,6 +330,19 @@ impl Cook<'_> {
         let (record, pointer) = self
             .xlate_target(&ty)
             .map_err(|err| mapped_error(err, &probe, span))?;
+        let v = if in_base {
+            let what = format!("{probe} args[ ]");
+            let v = self
+                .in_base(|c| c.expr(&operand))
+                .map_err(|err| mapped_error(err, &what, span))?;
+            let ty = v.ty.clone();
+            mk(ExprKind::InBase(Box::new(v)), ty, span)
+        } else {
+            self.expr(&operand)?
+        };
+        // A mapped argument's type spans are in its own text: report at the use.
+        let type_span = if in_base { span } else { ty.span };
+        let index = self.find_translator(&record, &v.ty, type_span)?;
         if arrow != pointer {
             let shown = if pointer {
                 Type::Ptr(Box::new(Type::Struct(record)))
@@ -327,19 +364,6 @@ impl Cook<'_> {
             };
             return Err(CompileError::new(tag, message, span));
         }
-        let v = if in_base {
-            let what = format!("{probe} args[ ]");
-            let v = self
-                .in_base(|c| c.expr(&operand))
-                .map_err(|err| mapped_error(err, &what, span))?;
-            let ty = v.ty.clone();
-            mk(ExprKind::InBase(Box::new(v)), ty, span)
-        } else {
-            self.expr(&operand)?
-        };
-        // A mapped argument's type spans are in its own text: report at the use.
-        let type_span = if in_base { span } else { ty.span };
-        let index = self.find_translator(&record, &v.ty, type_span)?;
         let def = self.xlators.list[index].def.clone();
         let Some(member) = self.member(&record, name) else {
             return Err(CompileError::new(
@@ -439,7 +463,8 @@ impl Cook<'_> {
         ))
     }
 
-    /// `xlate <T *> (e)` as a value: the translated struct, built in scratch memory.
+    /// `xlate <T *> (e)` and `xlate <T> (e)` as a value: the translated struct, built in
+    /// scratch memory.
     pub(crate) fn xlate_value(
         &mut self,
         ty: &TypeName,
@@ -447,16 +472,6 @@ impl Cook<'_> {
         span: Span,
     ) -> Result<Expr> {
         let (record, pointer) = self.xlate_target(ty)?;
-        if !pointer {
-            return Err(CompileError::new(
-                "D_UNSUPPORTED",
-                format!(
-                    "a translated {} is only supported with a member (xlate <{0}> (e).member) or as a pointer",
-                    record.name
-                ),
-                span,
-            ));
-        }
         let v = self.expr(operand)?;
         let index = self.find_translator(&record, &v.ty, ty.span)?;
         let def = self.xlators.list[index].def.clone();
@@ -485,13 +500,18 @@ impl Cook<'_> {
             };
             members.push((member.offset as u32, member.ty, r));
         }
-        let ptr = Type::Ptr(Box::new(Type::Struct(record.clone())));
+        // A struct value is held by reference, so the built struct's address is both.
+        let ty = if pointer {
+            Type::Ptr(Box::new(Type::Struct(record.clone())))
+        } else {
+            Type::Struct(record.clone())
+        };
         let build = mk(
             ExprKind::Build {
                 size: record.size,
                 members,
             },
-            ptr.clone(),
+            ty.clone(),
             span,
         );
         Ok(mk(
@@ -500,7 +520,7 @@ impl Cook<'_> {
                 value: Box::new(convert(v, &input)),
                 body: Box::new(build),
             },
-            ptr,
+            ty,
             span,
         ))
     }

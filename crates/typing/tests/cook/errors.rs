@@ -204,6 +204,17 @@ const ACTIONS: Cases = &[
         "operands have incompatible types: \"struct task_struct *\" = \"pid_t\"",
     ),
     (
+        // 0 deletes only a dynamic variable.
+        "struct s { int a; } v; BEGIN { v = 0; }",
+        "D_OP_INCOMPAT",
+        "operands have incompatible types: \"struct s\" = \"int\"",
+    ),
+    (
+        "struct s { int a; } v; BEGIN { self->t = v; self->t = 1; }",
+        "D_OP_INCOMPAT",
+        "operands have incompatible types: \"struct s\" = \"int\"",
+    ),
+    (
         "BEGIN { this->x[1, 2] = 123; }",
         "D_ARR_LOCAL",
         "local variables may not be used as associative arrays: x",
@@ -969,6 +980,12 @@ const DECLARATIONS: Cases = &[
         "D_IDENT_UNDEF",
         "failed to resolve nosuch: Unknown variable name",
     ),
+    (
+        // The key is looked at before the array.
+        "BEGIN { a[x]++; }",
+        "D_IDENT_UNDEF",
+        "failed to resolve x: Unknown variable name",
+    ),
 ];
 
 const EXPRESSIONS: Cases = &[
@@ -1178,12 +1195,12 @@ const PLACES: Cases = &[
     (
         "BEGIN { pid = 1; }",
         "D_OP_WRITE",
-        "operator = can only be applied to a writable variable: pid is read-only",
+        "operator = can only be applied to a writable variable",
     ),
     (
         "BEGIN { timestamp++; }",
         "D_OP_WRITE",
-        "operator ++ can only be applied to a writable variable: timestamp is read-only",
+        "operator ++ can only be applied to a writable variable",
     ),
     (
         "BEGIN { *copyin(arg0, 4); }",
@@ -1394,8 +1411,23 @@ const XLATES: Cases = &[
     ),
     (
         "BEGIN { xlate <struct o> (1); }",
-        "D_UNSUPPORTED",
-        "a translated struct o is only supported with a member (xlate <struct o> (e).member) or as a pointer",
+        "D_CG_DYN",
+        "expression cannot evaluate to result of dynamic type",
+    ),
+    (
+        "BEGIN { x = (uintptr_t)xlate <struct o *> (1); }",
+        "D_CAST_INVAL",
+        "invalid cast expression: \"pointer to translated data\" to \"uintptr_t\"",
+    ),
+    (
+        "BEGIN { x = (struct o)xlate <struct o> (1); }",
+        "D_CAST_INVAL",
+        "invalid cast expression: \"translated data\" to \"struct o\"",
+    ),
+    (
+        "BEGIN { xlate <struct o> (\"s\")->a; }",
+        "D_XLATE_NONE",
+        "cannot translate from \"string\" to \"struct o\"",
     ),
 ];
 

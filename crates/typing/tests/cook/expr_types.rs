@@ -190,6 +190,8 @@ fn strings_and_subroutines() {
         ("progenyof(1)", "int"),
         ("$$1", "string"),
         ("$1", "int"),
+        // Neither an integer nor an identifier ("test.d"): a string, as in DTrace.
+        ("$0", "string"),
     ];
     for (text, ty) in cases {
         assert_eq!(type_of(text), ty, "{text}");
@@ -213,9 +215,12 @@ fn casts_retype_or_convert() {
     }
     let e = typed_in("", "(short)arg0");
     assert!(matches!(e.kind, ExprKind::Convert(_)), "{e:?}");
-    // A pointer to and from a 64-bit integer only changes the type.
+    // A pointer to and from a 64-bit integer only changes the type...
     let e = typed_in("", "(uintptr_t)curthread");
     assert!(matches!(e.kind, ExprKind::Builtin(_)), "{e:?}");
+    // ... but for an address of D's storage, which code generation makes a number.
+    let e = typed_in("", "(uintptr_t)alloca(8)");
+    assert!(matches!(e.kind, ExprKind::Convert(_)), "{e:?}");
 }
 
 #[test]

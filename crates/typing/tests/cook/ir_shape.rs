@@ -139,6 +139,25 @@ fn associative_arrays_take_their_first_keys_and_value() {
 }
 
 #[test]
+fn storing_zero_deletes_a_struct_or_string_dynamic_variable() {
+    let p = program(
+        "struct s { int a; } v;
+         BEGIN { a[1] = v; a[1] = 0; self->t = v; self->t = 0; self->str = \"x\"; self->str = 0; }",
+    );
+    let deleted = |i: usize| match &eval(&p, i).kind {
+        ExprKind::Delete(place) => Some(place.base.clone()),
+        _ => None,
+    };
+    assert!(matches!(deleted(1), Some(PlaceBase::Assoc { var: 0, .. })));
+    assert!(matches!(deleted(3), Some(PlaceBase::Thread(0))));
+    assert!(matches!(deleted(5), Some(PlaceBase::Thread(1))));
+    assert_eq!(eval(&p, 5).ty, dtrace_typing::types::INT);
+    // Not a global, nor a member: those are stores (a global struct refuses 0).
+    let p = program("struct s { int a; } v; BEGIN { a[1] = v; a[1].a = 0; }");
+    assert!(matches!(eval(&p, 1).kind, ExprKind::Assign { .. }));
+}
+
+#[test]
 fn conversions_are_explicit() {
     let p = program("BEGIN { c = (char)1; x = c + 1; }");
     let ExprKind::Assign { value, .. } = &eval(&p, 1).kind else {
