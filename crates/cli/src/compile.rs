@@ -734,6 +734,7 @@ pub fn compile(
             cpu: options.cpu,
             nspec: options.nspec.min(u64::from(u32::MAX)) as u32,
             specsize: options.specsize,
+            scratchsize: options.scratchsize.min(u32::MAX as u64) as u32,
         },
         macros: macros.clone(),
         translators,

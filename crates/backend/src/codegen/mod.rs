@@ -78,6 +78,9 @@ pub struct CodegenOptions {
     pub nspec: u32,
     /// Bytes a speculating clause may record (`specsize`).
     pub specsize: u64,
+    /// The most bytes one `alloca` or `copyin` takes (`scratchsize`): the buffer of a
+    /// `copyin` whose size is computed at run time.
+    pub scratchsize: u32,
 }
 
 impl Default for CodegenOptions {
@@ -91,6 +94,7 @@ impl Default for CodegenOptions {
             cpu: None,
             nspec: 1,
             specsize: 4 << 20,
+            scratchsize: 256,
         }
     }
 }

@@ -722,9 +722,9 @@ const CALLS: Cases = &[
         "bcopy( ) argument #2 is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: string",
     ),
     (
-        "BEGIN { copyin(arg0, arg1); }",
+        "BEGIN { copyinto(arg0, arg1, alloca(4)); }",
         "D_UNSUPPORTED",
-        "copyin( ) with a size that is not a constant is not supported yet",
+        "copyinto( ) with a size that is not a constant is not supported yet",
     ),
 ];
 
