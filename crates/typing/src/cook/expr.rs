@@ -1031,6 +1031,15 @@ impl Cook<'_> {
         match op {
             None => {
                 let place = self.assign_target(lhs, &value, span)?;
+                // As DTrace, where a string is an array of char: the null pointer
+                // constant may be stored in a string (`self->name = 0` when done with it),
+                // which then reads as the empty string.
+                let value =
+                    if place.ty == Type::String && value.ty.is_integer() && consts::is_null(rhs) {
+                        mk(ExprKind::Str(Vec::new()), Type::String, value.span)
+                    } else {
+                        value
+                    };
                 self.check_assignable(&place.ty, &value.ty, &text, span)?;
                 // As DTrace: integers and pointers do not mix without a cast (but for the
                 // null pointer constant).
