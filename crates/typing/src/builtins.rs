@@ -317,6 +317,12 @@ const TABLE: &[(&str, Kind)] = &[
     ("usym", Kind::Action(ActionName::Symbol)),
     ("vtimestamp", var(Builtin::Vtimestamp)),
     ("walltimestamp", var(Builtin::Walltimestamp)),
+    (
+        "zonename",
+        Kind::Variable(Variable::Unavailable(
+            "zonename is not available on Linux (it has no zones)",
+        )),
+    ),
 ];
 
 /// What the predefined name `name` is, if it is one.

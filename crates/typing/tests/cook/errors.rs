@@ -765,6 +765,11 @@ const CONTEXT: Cases = &[
         "ipl (the interrupt priority level) has no meaning on Linux",
     ),
     (
+        "BEGIN { @[zonename] = count(); }",
+        "D_UNSUPPORTED",
+        "zonename is not available on Linux (it has no zones)",
+    ),
+    (
         "BEGIN { a[1] = 2; trace(sizeof (a)); }",
         "D_IDENT_BADREF",
         "associative array 'a' may not be referenced as scalar",
