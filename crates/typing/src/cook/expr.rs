@@ -393,15 +393,13 @@ impl Cook<'_> {
                 )),
             },
             MacroVar::Arg(n) | MacroVar::StrArg(n) => {
+                let strarg = matches!(m, MacroVar::StrArg(_));
                 let text = match macros.args.get(*n as usize).cloned() {
                     Some(t) => t,
-                    None if macros.defaultargs => String::new(),
+                    // As DTrace: an unset `$N` under defaultargs is 0, `$$N` "".
+                    None if macros.defaultargs => (if strarg { "" } else { "0" }).to_string(),
                     None => {
-                        let dollars = if matches!(m, MacroVar::StrArg(_)) {
-                            "$$"
-                        } else {
-                            "$"
-                        };
+                        let dollars = if strarg { "$$" } else { "$" };
                         return Err(CompileError::new(
                             "D_MACRO_UNDEF",
                             format!("macro argument {dollars}{n} is not defined"),
@@ -409,16 +407,21 @@ impl Cook<'_> {
                         ));
                     }
                 };
-                if matches!(m, MacroVar::StrArg(_)) {
-                    return Ok(mk(ExprKind::Str(text.into_bytes()), Type::String, span));
+                if strarg {
+                    let s = dtrace_frontend::unescape(text.as_bytes());
+                    return Ok(mk(ExprKind::Str(s), Type::String, span));
                 }
-                if text.is_empty() {
-                    return Ok(int(0, types::INT, span));
-                }
-                // A negative argument is the negation of its magnitude, typed as the
-                // magnitude's constant would be (`-7` is an int).
+                // As DTrace: text that is neither an integer nor an identifier is a string
+                // (in quotes or not); an identifier names what it would in the script.
                 let digits = text.strip_prefix('-').unwrap_or(&text);
-                match parse_int(digits).filter(|_| !digits.starts_with(['-', '+'])) {
+                let integer = parse_int(digits).filter(|_| !digits.starts_with(['-', '+']));
+                let identifier = !text.is_empty()
+                    && text
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'`');
+                match integer {
+                    // A negative argument is the negation of its magnitude, typed as the
+                    // magnitude's constant would be (`-7` is an int).
                     Some(v) => {
                         let ty = int_constant_type(v, false, 0, !digits.starts_with('0'));
                         let v = if digits.len() < text.len() {
@@ -428,7 +431,18 @@ impl Cook<'_> {
                         };
                         Ok(int(v, ty, span))
                     }
-                    None => Err(undefined(&text, span)),
+                    None if identifier => self.expr(&ast::Expr {
+                        kind: A::Ident(text),
+                        span,
+                    }),
+                    None => {
+                        let body = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                            Some(inner) if text.len() > 1 => inner,
+                            _ => &text,
+                        };
+                        let s = dtrace_frontend::unescape(body.as_bytes());
+                        Ok(mk(ExprKind::Str(s), Type::String, span))
+                    }
                 }
             }
         }
