@@ -3,8 +3,8 @@
  *
  * Part of dtrace's built-in D library (see procfs.d).  The sched provider's enqueue and
  * dequeue probes give the CPU whose run queue changed as a cpuinfo_t, translated here
- * from the CPU number.  Linux has no processor sets or locality groups: those members
- * are -1 and 0.
+ * from the CPU number; curcpu is the CPU a probe fires on.  Linux has no processor
+ * sets or locality groups: those members are -1 and 0.
  */
 
 #pragma D depends_on provider sched
@@ -22,3 +22,6 @@ translator cpuinfo_t < int C > {
 	cpu_chip = 0;
 	cpu_lgrp = 0;
 };
+
+/* The CPU the probe fires on. */
+inline cpuinfo_t *curcpu = xlate <cpuinfo_t *> (cpu);

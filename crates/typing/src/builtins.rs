@@ -182,10 +182,6 @@ const TABLE: &[(&str, Kind)] = &[
     ("copyoutstr", Kind::Action(ActionName::Copyoutstr)),
     ("count", Kind::Aggregating),
     ("cpu", var(Builtin::Cpu)),
-    (
-        "curcpu",
-        Kind::Variable(Variable::Unavailable("curcpu is not supported yet")),
-    ),
     ("curthread", var(Builtin::Curthread)),
     (
         "cwd",
