@@ -96,7 +96,7 @@ typedef struct psinfo {
 	uint64_t pr_start;	/* start time, ns since boot */
 	int pr_wstat;		/* exit status (task_struct.exit_code) */
 	char pr_fname[16];	/* executable name (comm) */
-	char pr_psargs[80];	/* arguments (Linux keeps them in user memory: comm) */
+	char pr_psargs[80];	/* arguments (the current process's; another's comm) */
 	char pr_dmodel;		/* PR_MODEL_LP64 (x86_64) */
 	int pr_taskid;		/* Solaris task id (0) */
 	int pr_projid;		/* Solaris project id (0) */
@@ -158,7 +158,7 @@ translator psinfo_t < struct task_struct *T > {
 	pr_start = T->group_leader->start_time;
 	pr_wstat = T->exit_code;
 	pr_fname = T->group_leader->comm;
-	pr_psargs = T->group_leader->comm;
+	pr_psargs = T == curthread ? execargs : T->group_leader->comm;
 	pr_dmodel = PR_MODEL_LP64;
 	pr_taskid = 0;
 	pr_projid = 0;

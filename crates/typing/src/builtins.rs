@@ -193,10 +193,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("discard", Kind::Action(ActionName::Discard)),
     ("epid", var(Builtin::Epid)),
     ("errno", var(Builtin::Errno)),
-    (
-        "execargs",
-        Kind::Variable(Variable::Unavailable("execargs is not supported yet")),
-    ),
+    ("execargs", var(Builtin::Execargs)),
     ("execname", var(Builtin::Execname)),
     ("exit", Kind::Action(ActionName::Exit)),
     ("freopen", Kind::Action(ActionName::Freopen)),
