@@ -39,8 +39,12 @@ inline int PR_MODEL_ILP32 = 1;
 inline int PR_MODEL_LP64 = 2;
 inline int PR_MODEL_NATIVE = 2;
 
-/* Thread flags (lwpsinfo_t.pr_flag). */
+/* Thread flags (lwpsinfo_t.pr_flag), with illumos's and Oracle's values. */
 inline int PR_STOPPED = 0x00000001;	/* the thread is stopped */
+inline int PR_ISTOP = 0x00000002;	/* stopped on an event of interest (never set) */
+inline int PR_DSTOP = 0x00000004;	/* a stop directive is in effect (never set) */
+inline int PR_ISSYS = 0x00001000;	/* a kernel thread (PF_KTHREAD) */
+inline int PR_IDLE = 0x10000000;	/* a CPU's idle thread (pid 0) */
 
 /* Synchronization object types (lwpsinfo_t.pr_stype). */
 inline char SOBJ_NONE = 0;
@@ -51,6 +55,9 @@ inline unsigned int LINUX_TASK_TRACED = 0x0008;
 inline unsigned int LINUX_TASK_NEW = 0x0800;
 inline unsigned int LINUX_EXIT_ZOMBIE = 0x0020;
 
+/* Linux task flags (task_struct.flags). */
+inline unsigned int LINUX_PF_KTHREAD = 0x00200000;
+
 /* Scheduling policies (task_struct.policy). */
 inline unsigned int LINUX_SCHED_FIFO = 1;
 inline unsigned int LINUX_SCHED_RR = 2;
@@ -59,7 +66,7 @@ inline unsigned int LINUX_SCHED_DEADLINE = 6;
 
 /* A thread (Linux task), as lwpsinfo_t. */
 typedef struct lwpsinfo {
-	int pr_flag;		/* PR_STOPPED when stopped */
+	int pr_flag;		/* PR_STOPPED, PR_ISSYS, PR_IDLE */
 	id_t pr_lwpid;		/* thread id (task pid) */
 	uintptr_t pr_addr;	/* address of its task_struct */
 	uintptr_t pr_wchan;	/* wait address (always 0 here) */
@@ -98,7 +105,7 @@ typedef struct psinfo {
 	uint64_t pr_start;	/* start time, ns since boot */
 	int pr_wstat;		/* exit status (task_struct.exit_code) */
 	char pr_fname[16];	/* executable name (comm) */
-	char pr_psargs[80];	/* arguments (Linux keeps them in user memory: comm) */
+	char pr_psargs[80];	/* arguments (the current process's; another's comm) */
 	char pr_dmodel;		/* PR_MODEL_LP64 (x86_64) */
 	int pr_taskid;		/* Solaris task id (0) */
 	int pr_projid;		/* Solaris project id (0) */
@@ -113,7 +120,9 @@ typedef struct psinfo {
 } psinfo_t;
 
 translator lwpsinfo_t < struct task_struct *T > {
-	pr_flag = (T->__state & (LINUX_TASK_STOPPED | LINUX_TASK_TRACED)) ? PR_STOPPED : 0;
+	pr_flag = ((T->__state & (LINUX_TASK_STOPPED | LINUX_TASK_TRACED)) ? PR_STOPPED : 0) |
+	    ((T->flags & LINUX_PF_KTHREAD) ? PR_ISSYS : 0) |
+	    (T->pid == 0 ? PR_IDLE : 0);
 	pr_lwpid = T->pid;
 	pr_addr = (uintptr_t)T;
 	pr_wchan = 0;
@@ -156,7 +165,7 @@ translator psinfo_t < struct task_struct *T > {
 	pr_start = T->group_leader->start_time;
 	pr_wstat = T->exit_code;
 	pr_fname = T->group_leader->comm;
-	pr_psargs = T->group_leader->comm;
+	pr_psargs = T == curthread ? execargs : T->group_leader->comm;
 	pr_dmodel = PR_MODEL_LP64;
 	pr_taskid = 0;
 	pr_projid = 0;

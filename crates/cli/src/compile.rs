@@ -751,6 +751,7 @@ pub fn compile(
             nspec: options.nspec.min(u64::from(u32::MAX)) as u32,
             specsize: options.specsize,
             max_frames: options.max_frames,
+            scratchsize: options.scratchsize.min(u32::MAX as u64) as u32,
         },
         macros: macros.clone(),
         translators,

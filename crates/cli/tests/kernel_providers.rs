@@ -294,6 +294,30 @@ fn descriptions_matching_nothing_are_errors() {
 }
 
 #[test]
+fn solaris_providers_say_why_they_match_nothing() {
+    let run = dtrace(&["-n", "sysinfo:::readch { @[execname] = sum(arg0); }"]);
+    assert_eq!(run.status, 1);
+    assert_eq!(
+        run.stderr,
+        "dtrace: invalid probe specifier sysinfo:::readch { @[execname] = sum(arg0); }: \
+         probe description sysinfo:::readch does not match any probes: sysinfo is a Solaris \
+         provider (its probes count the Solaris kernel's cpu_sysinfo statistics, which Linux \
+         does not keep); Linux has no sysinfo probes\n"
+    );
+    // Under -Z the description matches nothing and the script runs.
+    let run = dtrace(&[
+        "-Z",
+        "-q",
+        "-n",
+        "fsinfo::: { trace(1); }",
+        "-n",
+        "BEGIN { printf(\"begun\\n\"); exit(0); }",
+    ]);
+    assert_ok(&run);
+    assert_eq!(run.stdout.trim_end(), "begun");
+}
+
+#[test]
 fn args_out_of_range_is_a_compile_error() {
     let run = dtrace(&["-n", "syscall::getppid:entry { trace(args[0]); }"]);
     assert_eq!(run.status, 1);

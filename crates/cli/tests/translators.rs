@@ -60,14 +60,13 @@ fn script_error(name: &str, text: &str) -> String {
 #[test]
 fn curpsinfo_matches_builtins() {
     let out = begin(
-        r#"printf("%d %d %d %d %d %d %s %s\n", curpsinfo->pr_pid == pid, curpsinfo->pr_ppid == ppid,
+        r#"printf("%d %d %d %d %d %d %s %d\n", curpsinfo->pr_pid == pid, curpsinfo->pr_ppid == ppid,
             curpsinfo->pr_ppid, curpsinfo->pr_uid == uid, curpsinfo->pr_gid == gid,
-            curpsinfo->pr_fname == execname, curpsinfo->pr_fname, curpsinfo->pr_psargs);"#,
+            curpsinfo->pr_fname == execname, curpsinfo->pr_fname,
+            index(curpsinfo->pr_psargs, "/dtrace -") >= 0);"#,
     );
-    assert_eq!(
-        out,
-        format!("1 1 {} 1 1 1 dtrace dtrace", std::process::id())
-    );
+    // pr_psargs: the command line (dtrace's path, then its options).
+    assert_eq!(out, format!("1 1 {} 1 1 1 dtrace 1", std::process::id()));
 }
 
 #[test]

@@ -142,11 +142,6 @@ pub enum FormatError {
         conversion: usize,
         name: String,
     },
-    /// A conversion DTrace defines that this implementation does not.
-    Unsupported {
-        conversion: usize,
-        name: String,
-    },
     /// A width or precision beyond [`MAX_FIELD`].
     TooLarge {
         conversion: usize,
@@ -183,12 +178,6 @@ impl fmt::Display for FormatError {
             ),
             FormatError::Undefined { conversion, name } => {
                 write!(f, "format conversion #{conversion} is undefined: %{name}")
-            }
-            FormatError::Unsupported { conversion, name } => {
-                write!(
-                    f,
-                    "format conversion #{conversion} is not supported: %{name}"
-                )
             }
             FormatError::TooLarge {
                 conversion,
@@ -358,11 +347,7 @@ fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, For
     };
     match conv.spec {
         'd' | 'i' | 'u' | 'o' | 'x' | 'X' | 'c' | 'e' | 'E' | 'f' | 'g' | 'G' => Ok(length),
-        's' | 'p' | 'a' | 'A' | 'k' | 'T' | 'Y' if length.is_none() => Ok(None),
-        'C' | 'S' if length.is_none() => Err(FormatError::Unsupported {
-            conversion: conv.number,
-            name: name(),
-        }),
+        's' | 'p' | 'a' | 'A' | 'k' | 'T' | 'Y' | 'C' | 'S' if length.is_none() => Ok(None),
         _ => Err(FormatError::Undefined {
             conversion: conv.number,
             name: name(),
@@ -388,6 +373,39 @@ fn wall_time(ns: u64, rfc822: bool) -> String {
     t.to_zoned(zone.clone()).strftime(format).to_string()
 }
 
+/// `s` with C escapes for the characters DTrace escapes under `%S` and `%C`: NUL, the
+/// control characters that have a letter, `"` and `\`; other bytes outside `!`..`~`
+/// (but the space) as three octal digits.
+fn escaped(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    for &c in s {
+        let letter = match c {
+            0 => Some(b'0'),
+            0x07 => Some(b'a'),
+            0x08 => Some(b'b'),
+            0x0c => Some(b'f'),
+            b'\n' => Some(b'n'),
+            b'\r' => Some(b'r'),
+            b'\t' => Some(b't'),
+            0x0b => Some(b'v'),
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            _ => None,
+        };
+        match letter {
+            Some(l) => out.extend([b'\\', l]),
+            None if c == b' ' || (b'!'..=b'~').contains(&c) => out.push(c),
+            None => out.extend([
+                b'\\',
+                b'0' + (c >> 6),
+                b'0' + ((c >> 3) & 7),
+                b'0' + (c & 7),
+            ]),
+        }
+    }
+    out
+}
+
 impl Conversion {
     /// The width `hh` (8) or `h` (16) narrows an integer to before it is printed, as the C
     /// library DTrace hands its formats to does (`%hhu` of 257 prints 1).
@@ -411,9 +429,9 @@ impl Conversion {
     /// The kind of value argument this conversion expects.
     pub fn kind(&self) -> ArgKind {
         match self.spec {
-            'c' => ArgKind::Char,
+            'c' | 'C' => ArgKind::Char,
             'p' | 'a' | 'A' => ArgKind::Pointer,
-            's' => ArgKind::String,
+            's' | 'S' => ArgKind::String,
             'e' | 'E' | 'f' | 'g' | 'G' => ArgKind::Float,
             _ => ArgKind::Integer,
         }
@@ -469,6 +487,18 @@ impl Conversion {
                 let text = format!("0x{:x}", v.zero_extended());
                 cfmt::string(out, text.as_bytes(), field)
             }
+            // `%S` and `%C`: the string or character with C escapes for what is not
+            // printable (`\n`, `\"`, `\001`), as DTrace's strchr2esc writes them; the
+            // width and precision count the escaped text.
+            'S' => match v {
+                Value::Str(s) => cfmt::string(out, &escaped(s), field),
+                Value::Bytes(b) => {
+                    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                    cfmt::string(out, &escaped(&b[..end]), field)
+                }
+                _ => {}
+            },
+            'C' => cfmt::string(out, &escaped(&[v.zero_extended() as u8]), field),
             's' => match v {
                 Value::Str(s) => cfmt::string(out, s, field),
                 Value::Bytes(b) => {
@@ -841,7 +871,7 @@ mod tests {
             err("%5%"),
             "format conversion #1 cannot be combined with other format flags: %%"
         );
-        assert_eq!(err("%S"), "format conversion #1 is not supported: %S");
+        assert_eq!(err("%lS"), "format conversion #1 is undefined: %lS");
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod attrs;
 mod desc;
 mod dtrace;
 pub mod fbt;
+mod foreign;
 mod glob;
 pub mod io;
 pub mod ip;
@@ -411,6 +412,8 @@ impl Catalog {
         if found.probes.is_empty() {
             if let Some(m) = self.missing.iter().find(|m| m.named_by(desc)) {
                 found.unavailable = Some(m.to_string());
+            } else if let Some(why) = foreign::why(&desc.provider) {
+                found.unavailable = Some(why.to_string());
             }
         }
         found

@@ -192,10 +192,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("discard", Kind::Action(ActionName::Discard)),
     ("epid", var(Builtin::Epid)),
     ("errno", var(Builtin::Errno)),
-    (
-        "execargs",
-        Kind::Variable(Variable::Unavailable("execargs is not supported yet")),
-    ),
+    ("execargs", var(Builtin::Execargs)),
     ("execname", var(Builtin::Execname)),
     ("exit", Kind::Action(ActionName::Exit)),
     ("freopen", Kind::Action(ActionName::Freopen)),
@@ -308,6 +305,12 @@ const TABLE: &[(&str, Kind)] = &[
     ("usym", Kind::Action(ActionName::Symbol)),
     ("vtimestamp", var(Builtin::Vtimestamp)),
     ("walltimestamp", var(Builtin::Walltimestamp)),
+    (
+        "zonename",
+        Kind::Variable(Variable::Unavailable(
+            "zonename is not available on Linux (it has no zones)",
+        )),
+    ),
 ];
 
 /// What the predefined name `name` is, if it is one.

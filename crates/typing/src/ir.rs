@@ -250,6 +250,8 @@ pub enum Builtin {
     Uid,
     Gid,
     Execname,
+    /// The current process's arguments from its memory, blank-separated (`execargs`).
+    Execargs,
     Cpu,
     Probeprov,
     Probemod,

@@ -189,6 +189,7 @@ impl Gen<'_, '_> {
             Builtin::Epid => self.load_epid(R0),
             Builtin::Errno => return self.errno(span),
             Builtin::Execname => return self.execname(span),
+            Builtin::Execargs => return self.execargs(span),
             Builtin::Timestamp => self.timestamp(),
             Builtin::Walltimestamp => {
                 self.e.emit(Insn::call(helpers::KTIME_GET_NS));
@@ -367,6 +368,80 @@ impl Gen<'_, '_> {
         self.scratch_addr(R1, buf);
         self.e.emit(Insn::mov64_imm(R2, 16));
         self.e.emit(Insn::call(helpers::GET_CURRENT_COMM));
+        let v = self.push(span)?;
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, v, R1);
+        Ok(Val {
+            reg: v,
+            ty: Type::String,
+        })
+    }
+
+    /// `execargs`: the current process's arguments as `ps` shows them, read from its
+    /// memory (`mm->arg_start` to `arg_end`) with the NULs between them made blanks, cut
+    /// at `strsize`; "" for a kernel thread or memory that cannot be read.
+    fn execargs(&mut self, span: Span) -> Result<Val> {
+        let size = self.strsize() as i32;
+        let start_off = self.member_offset("mm_struct", "arg_start", span)?;
+        let end_off = self.member_offset("mm_struct", "arg_end", span)?;
+        let buf = self.string_buffer(false);
+        self.st_byte(buf, 0);
+        let done = self.e.label();
+        self.task_member("task_struct", "mm", 8, span)?;
+        self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+        let mm = self.push(span)?;
+        regs::write(&mut self.e, mm, R0);
+        self.read_kernel(R0, end_off, 8);
+        let len = self.push(span)?;
+        regs::write(&mut self.e, len, R0);
+        regs::read_into(&mut self.e, mm, R0);
+        self.read_kernel(R0, start_off, 8);
+        // mm = arg_start; len = arg_end - arg_start, at most strsize characters.
+        regs::write(&mut self.e, mm, R0);
+        regs::read_into(&mut self.e, len, R2);
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R2, R0));
+        let fits = self.e.label();
+        let popped = self.e.label();
+        self.e.jmp_imm(BPF_JSLE, R2, 0, popped);
+        self.e.jmp_imm(BPF_JLE, R2, size - 1, fits);
+        self.e.emit(Insn::mov64_imm(R2, size - 1));
+        self.e.bind(fits);
+        regs::write(&mut self.e, len, R2);
+        self.scratch_addr(R1, buf);
+        regs::read_into(&mut self.e, mm, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+        let read = self.e.label();
+        self.e.jmp_imm(BPF_JEQ, R0, 0, read);
+        self.st_byte(buf, 0);
+        self.e.goto(popped);
+        self.e.bind(read);
+        // r4 = len, bounded again for the verifier; the NULs before the last byte become
+        // blanks, and a NUL ends the copy.
+        regs::read_into(&mut self.e, len, R4);
+        self.e.jmp_imm(BPF_JGT, R4, size - 1, popped);
+        let off = self.small(buf);
+        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R2, R4));
+        self.e.emit(Insn::st(Size::B, R2, off, 0));
+        self.e.emit(Insn::alu64_imm(BPF_SUB, R4, 1));
+        let top = self.e.label();
+        let next = self.e.label();
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        self.e.bind(top);
+        self.e.jmp_imm(BPF_JGE, R1, size - 1, popped);
+        self.e.jmp_reg(BPF_JGE, R1, R4, popped);
+        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R2, R1));
+        self.e.emit(Insn::ldx(Size::B, R3, R2, off));
+        self.e.jmp_imm(BPF_JNE, R3, 0, next);
+        self.e.emit(Insn::st(Size::B, R2, off, b' ' as i32));
+        self.e.bind(next);
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R1, 1));
+        self.e.goto(top);
+        self.e.bind(popped);
+        self.pop(len);
+        self.pop(mm);
+        self.e.bind(done);
         let v = self.push(span)?;
         self.scratch_addr(R1, buf);
         regs::write(&mut self.e, v, R1);

@@ -83,6 +83,9 @@ pub struct CodegenOptions {
     pub specsize: u64,
     /// The most frames `stackdepth` and `ustackdepth` count (`maxframes`).
     pub max_frames: u32,
+    /// The most bytes one `alloca` or `copyin` takes (`scratchsize`): the buffer of a
+    /// `copyin` whose size is computed at run time.
+    pub scratchsize: u32,
 }
 
 impl Default for CodegenOptions {
@@ -97,6 +100,7 @@ impl Default for CodegenOptions {
             nspec: 1,
             specsize: 4 << 20,
             max_frames: MAX_STACK_FRAMES,
+            scratchsize: 256,
         }
     }
 }

@@ -2,8 +2,8 @@
 //! `alloca`, `copyinto`, `rand`, the byte-order swaps `htons`...`ntohll`, `getmajor`,
 //! `getminor`; the string subroutines are in `strsubr`, `d_path` in `dpath`).
 //!
-//! `copyin(addr, size)` copies `size` bytes (a constant, at most 4096) of user memory into
-//! the clause's scratch space and returns a `void *` to them, valid until the probe's
+//! `copyin(addr, size)` copies `size` bytes (a constant, at most 4096, or a value
+//! computed at run time, at most `scratchsize`) of user memory into the clause's scratch space and returns a `void *` to them, valid until the probe's
 //! clauses are done; `*p` reads through it with `bpf_probe_read_kernel` (D pointers are
 //! kernel addresses: a copyin buffer, not a user address), so a bad pointer fires the ERROR
 //! probe ("invalid address") like a failed copy.
@@ -14,6 +14,7 @@
 //! address", as DTrace refuses stores outside its allocations and variables).
 
 use dtrace_frontend::{Result, Span};
+use dtrace_typing::cook::COPYIN_MAX;
 use dtrace_typing::ir::{Expr, ExprKind, Subr};
 
 use dtrace_ebpf::*;
@@ -146,6 +147,9 @@ impl Gen<'_, '_> {
     /// `void *` to them. An address that cannot be read raises the "invalid address" fault
     /// and abandons the clause.
     fn copyin(&mut self, args: &[Expr]) -> Result<Val> {
+        if !matches!(args[1].kind, ExprKind::Int(_)) {
+            return self.copyin_computed(args);
+        }
         let size = constant_size(&args[1]);
         let addr = self.expr(&args[0])?;
         let buf = self.allocate(size);
@@ -154,6 +158,41 @@ impl Gen<'_, '_> {
         regs::read_into(&mut self.e, addr.reg, R3);
         self.e.emit(Insn::call(helpers::PROBE_READ_USER));
         self.fault_if_negative(addr.reg);
+        self.scratch_addr(R1, buf);
+        regs::write(&mut self.e, addr.reg, R1);
+        Ok(Val {
+            reg: addr.reg,
+            ty: Type::Ptr(Box::new(Type::Void)),
+        })
+    }
+
+    /// `copyin(addr, size)` with a size computed at run time: a zeroed buffer of
+    /// `scratchsize` bytes (at most 4096) and a NUL after it, of which the first `size`
+    /// bytes are copied, so the copy reads as a string too. A size outside 0 to
+    /// `scratchsize` raises the "invalid size" fault, as in DTrace.
+    fn copyin_computed(&mut self, args: &[Expr]) -> Result<Val> {
+        let cap = self.c.opts.scratchsize.clamp(1, COPYIN_MAX);
+        let addr = self.expr(&args[0])?;
+        let size = self.expr(&args[1])?;
+        let len = cap.next_multiple_of(8) + 8;
+        let buf = self.allocate(len);
+        for at in (buf..buf + len).step_by(8) {
+            let at = self.small(at);
+            self.e.emit(Insn::st(Size::DW, SCRATCH, at, 0));
+        }
+        let (bad_size, copied) = (self.e.label(), self.e.label());
+        regs::read_into(&mut self.e, size.reg, R2);
+        self.e.jmp_imm(BPF_JGT, R2, cap as i32, bad_size);
+        self.scratch_addr(R1, buf);
+        regs::read_into(&mut self.e, addr.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+        self.fault_if_negative(addr.reg);
+        self.e.goto(copied);
+        self.e.bind(bad_size);
+        let r = regs::read(&mut self.e, size.reg, R1);
+        self.fault(Fault::BadSize, Some(r));
+        self.e.bind(copied);
+        self.pop(size.reg);
         self.scratch_addr(R1, buf);
         regs::write(&mut self.e, addr.reg, R1);
         Ok(Val {

@@ -45,6 +45,7 @@ impl Cook<'_> {
                     Builtin::Gid => typedef("gid_t"),
                     Builtin::Cpu => typedef("processorid_t"),
                     Builtin::Execname
+                    | Builtin::Execargs
                     | Builtin::Probeprov
                     | Builtin::Probemod
                     | Builtin::Probefunc

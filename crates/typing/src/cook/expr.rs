@@ -223,13 +223,13 @@ fn storage_address(e: &Expr) -> bool {
     }
 }
 
-/// Whether `text` is a D identifier.
+/// Whether `text` is a D identifier (scoped ones, `vmlinux`max_pfn`, included).
 fn is_identifier(text: &str) -> bool {
     let mut chars = text.chars();
     chars
         .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '`')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '`')
 }
 
 /// Whether storing `value` into `place` deletes a dynamic variable that 0 is no value of
@@ -473,15 +473,13 @@ impl Cook<'_> {
                 )),
             },
             MacroVar::Arg(n) | MacroVar::StrArg(n) => {
+                let strarg = matches!(m, MacroVar::StrArg(_));
                 let text = match macros.args.get(*n as usize).cloned() {
                     Some(t) => t,
-                    None if macros.defaultargs => String::new(),
+                    // As DTrace: an unset `$N` under defaultargs is 0, `$$N` "".
+                    None if macros.defaultargs => (if strarg { "" } else { "0" }).to_string(),
                     None => {
-                        let dollars = if matches!(m, MacroVar::StrArg(_)) {
-                            "$$"
-                        } else {
-                            "$"
-                        };
+                        let dollars = if strarg { "$$" } else { "$" };
                         return Err(CompileError::new(
                             "D_MACRO_UNDEF",
                             format!("macro argument {dollars}{n} is not defined"),
@@ -489,16 +487,18 @@ impl Cook<'_> {
                         ));
                     }
                 };
-                if matches!(m, MacroVar::StrArg(_)) {
-                    return Ok(mk(ExprKind::Str(text.into_bytes()), Type::String, span));
+                if strarg {
+                    let s = dtrace_frontend::unescape(text.as_bytes());
+                    return Ok(mk(ExprKind::Str(s), Type::String, span));
                 }
-                if text.is_empty() {
-                    return Ok(int(0, types::INT, span));
-                }
-                // A negative argument is the negation of its magnitude, typed as the
-                // magnitude's constant would be (`-7` is an int).
+                // As DTrace: text that is neither an integer nor an identifier is a string
+                // (in quotes or not); an identifier names what it would in the script.
                 let digits = text.strip_prefix('-').unwrap_or(&text);
-                match parse_int(digits).filter(|_| !digits.starts_with(['-', '+'])) {
+                let integer = parse_int(digits).filter(|_| !digits.starts_with(['-', '+']));
+                let identifier = is_identifier(&text);
+                match integer {
+                    // A negative argument is the negation of its magnitude, typed as the
+                    // magnitude's constant would be (`-7` is an int).
                     Some(v) => {
                         let ty = int_constant_type(v, false, 0, !digits.starts_with('0'));
                         let v = if digits.len() < text.len() {
@@ -508,24 +508,17 @@ impl Cook<'_> {
                         };
                         Ok(int(v, ty, span))
                     }
-                    // As DTrace: an identifier names what it names; any other text is a
-                    // string (its quotes, if it has them, taken off).
-                    None if is_identifier(&text) => self.expr(&ast::Expr {
+                    None if identifier => self.expr(&ast::Expr {
                         kind: A::Ident(text),
                         span,
                     }),
                     None => {
-                        let quoted = text.len() > 1 && text.starts_with('"') && text.ends_with('"');
-                        let body = if quoted {
-                            &text[1..text.len() - 1]
-                        } else {
-                            &text[..]
+                        let body = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                            Some(inner) if text.len() > 1 => inner,
+                            _ => &text,
                         };
-                        Ok(mk(
-                            ExprKind::Str(body.as_bytes().to_vec()),
-                            Type::String,
-                            span,
-                        ))
+                        let s = dtrace_frontend::unescape(body.as_bytes());
+                        Ok(mk(ExprKind::Str(s), Type::String, span))
                     }
                 }
             }

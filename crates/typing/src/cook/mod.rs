@@ -40,6 +40,7 @@ use crate::probe::{ProbeContext, ProbeSite, SyscallGroup};
 use crate::types::translators::Provided;
 
 pub use aggfunc::MAX_SLOTS;
+pub use call::COPYIN_MAX;
 pub use consts::constant;
 
 /// Options that change typing.

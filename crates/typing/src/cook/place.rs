@@ -434,6 +434,11 @@ impl Cook<'_> {
                 A::ThisVar(name) if self.this_var(name).is_none() => {
                     self.new_this(name, types::INT64);
                 }
+                A::Index { base, args } => {
+                    if let Some(p) = self.new_assoc_place(base, args, &types::INT64, op, span)? {
+                        return Ok(p);
+                    }
+                }
                 _ => {}
             }
         }
@@ -488,36 +493,10 @@ impl Cook<'_> {
                         ));
                     }
                 }
-                let (name, thread) = match &base.kind {
-                    A::Ident(n) => (n.as_str(), false),
-                    A::SelfVar(n) => (n.as_str(), true),
-                    _ => ("", false),
-                };
-                let new_assoc = !name.is_empty()
-                    && self.assoc(name, thread).is_none()
-                    && (thread || self.global(name).is_none())
-                    && (name != "args" || thread);
-                if new_assoc {
-                    if !thread && builtins::is_variable(name) {
-                        return Err(read_only("=", span));
-                    }
-                    let mut keys = Vec::new();
-                    for a in args {
-                        let k = self.expr(a)?;
-                        if super::expr::is_void(&k) {
-                            return Err(CompileError::new(
-                                "D_KEY_TYPE",
-                                "void expression may not be used as an associative array key",
-                                a.span,
-                            ));
-                        }
-                        keys.push(k.ty);
-                    }
-                    let id = self.new_assoc(name, keys, ty.clone(), thread);
-                    let keys = self.keys(id, args, span)?;
-                    return Ok(Place::whole(PlaceBase::Assoc { var: id, keys }, ty));
+                if let Some(p) = self.new_assoc_place(base, args, &ty, "=", span)? {
+                    return Ok(p);
                 }
-                if !thread {
+                if let A::Ident(name) = &base.kind {
                     if let Some(id) = self.global(name) {
                         if !matches!(self.prog.globals[id].ty, Type::Array(..) | Type::Ptr(_)) {
                             return Err(CompileError::new(
@@ -538,6 +517,50 @@ impl Cook<'_> {
             Some(p) => Ok(p),
             None => Err(lvalue_error("=", span)),
         }
+    }
+
+    /// `name[keys]` (or `self->name[keys]`) as a new associative array of `ty` when no
+    /// variable has that name yet: DTrace creates one on its first assignment, and on
+    /// a first `++` or `--` (then of `int64_t`). `None` when the name exists.
+    fn new_assoc_place(
+        &mut self,
+        base: &ast::Expr,
+        args: &[ast::Expr],
+        ty: &Type,
+        op: &str,
+        span: Span,
+    ) -> Result<Option<Place>> {
+        let (name, thread) = match &base.kind {
+            A::Ident(n) => (n.as_str(), false),
+            A::SelfVar(n) => (n.as_str(), true),
+            _ => return Ok(None),
+        };
+        let exists = self.assoc(name, thread).is_some()
+            || (!thread && (self.global(name).is_some() || name == "args"));
+        if exists {
+            return Ok(None);
+        }
+        if !thread && builtins::is_variable(name) {
+            return Err(read_only(op, span));
+        }
+        let mut keys = Vec::new();
+        for a in args {
+            let k = self.expr(a)?;
+            if super::expr::is_void(&k) {
+                return Err(CompileError::new(
+                    "D_KEY_TYPE",
+                    "void expression may not be used as an associative array key",
+                    a.span,
+                ));
+            }
+            keys.push(k.ty);
+        }
+        let id = self.new_assoc(name, keys, ty.clone(), thread);
+        let keys = self.keys(id, args, span)?;
+        Ok(Some(Place::whole(
+            PlaceBase::Assoc { var: id, keys },
+            ty.clone(),
+        )))
     }
 
     /// `sizeof expr`: the size of the expression's type (of the storage it names:

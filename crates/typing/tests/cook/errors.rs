@@ -753,9 +753,9 @@ const CALLS: Cases = &[
         "bcopy( ) argument #2 is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: string",
     ),
     (
-        "BEGIN { copyin(arg0, arg1); }",
+        "BEGIN { copyinto(arg0, arg1, alloca(4)); }",
         "D_UNSUPPORTED",
-        "copyin( ) with a size that is not a constant is not supported yet",
+        "copyinto( ) with a size that is not a constant is not supported yet",
     ),
 ];
 
@@ -794,6 +794,11 @@ const CONTEXT: Cases = &[
         "BEGIN { trace(ipl); }",
         "D_UNSUPPORTED",
         "ipl (the interrupt priority level) has no meaning on Linux",
+    ),
+    (
+        "BEGIN { @[zonename] = count(); }",
+        "D_UNSUPPORTED",
+        "zonename is not available on Linux (it has no zones)",
     ),
     (
         "BEGIN { a[1] = 2; trace(sizeof (a)); }",
