@@ -828,6 +828,7 @@ mod tests {
                     &["curpsinfo", "curlwpsinfo", "psinfo_t", "lwpsinfo_t", "SRUN"],
                 ),
                 "sched.d" => (&["cpuinfo_t"], &["cpuinfo_t", "cpu_id", "sched"]),
+                "link.d" => (&[], &["ARPHRD_ETHER", "ARPHRD_INFINIBAND"]),
                 _ => (&[], &["SIGKILL", "CLD_EXITED", "proc"]),
             };
             for t in typedefs {
