@@ -215,8 +215,8 @@ fn compile_errors_for_unknown_members_and_types() {
             "index outside array bounds: 16, max is 16",
         ),
         (
-            "x = stringof(curthread->mm->mmap_base) + 1;",
-            "D_OP_INCOMPAT",
+            "x = stringof(curthread->mm->mmap_base) * 2;",
+            "D_OP_ARITH",
             "",
         ),
     ]

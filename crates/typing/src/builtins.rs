@@ -62,7 +62,8 @@ pub enum Accepts {
     Scalar,
     /// A pointer, a string (its bytes' address), or the null pointer constant.
     Pointer,
-    /// Where a subroutine writes: a pointer or the null pointer constant, never a string.
+    /// A pointer or the null pointer constant, never a string: where a subroutine writes,
+    /// or the kernel object it examines.
     Destination,
 }
 
@@ -73,6 +74,8 @@ const fn param(accepts: Accepts, shown: &'static str) -> Param {
 /// DTrace shows `const char *` parameters without the qualifier.
 pub(crate) const CSTR: Param = param(Accepts::String, "char *");
 pub(crate) const INT: Param = param(Accepts::Integer, "int");
+/// The kernel mutex the `mutex_*` subroutines examine.
+const MUTEXP: Param = param(Accepts::Destination, "struct mutex *");
 const CHAR: Param = param(Accepts::Integer, "char");
 const INT64: Param = param(Accepts::Integer, "int64_t");
 pub(crate) const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
@@ -235,10 +238,10 @@ const TABLE: &[(&str, Kind)] = &[
     ("mod", Kind::Action(ActionName::Symbol)),
     ("msgdsize", missing(&[VOIDP], 1)),
     ("msgsize", missing(&[VOIDP], 1)),
-    ("mutex_owned", missing(&[VOIDP], 1)),
-    ("mutex_owner", missing(&[VOIDP], 1)),
-    ("mutex_type_adaptive", missing(&[VOIDP], 1)),
-    ("mutex_type_spin", missing(&[VOIDP], 1)),
+    ("mutex_owned", missing(&[MUTEXP], 1)),
+    ("mutex_owner", missing(&[MUTEXP], 1)),
+    ("mutex_type_adaptive", missing(&[MUTEXP], 1)),
+    ("mutex_type_spin", missing(&[MUTEXP], 1)),
     ("normalize", Kind::Action(ActionName::Normalize)),
     ("ntohl", subr(Subr::Ntohl, &[U32], 1)),
     ("ntohll", subr(Subr::Ntohll, &[U64], 1)),

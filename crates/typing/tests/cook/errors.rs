@@ -713,6 +713,11 @@ const CALLS: Cases = &[
         "strtok( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
     ),
     (
+        "BEGIN { mutex_owned(\"m\"); }",
+        "D_PROTO_ARG",
+        "mutex_owned( ) argument #1 is incompatible with prototype:\n\tprototype: struct mutex *\n\t argument: string",
+    ),
+    (
         "BEGIN { x = msgsize(curthread); }",
         "D_UNSUPPORTED",
         "the msgsize( ) subroutine is not supported yet",
