@@ -28,10 +28,17 @@ fn build_load_program() -> PathBuf {
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <time.h>
 __attribute__((noinline)) long work(long i) { return syscall(SYS_getpid) + i; }
 int main(int argc, char **argv) {
     long n = atol(argv[1]), sum = 0;
-    for (long i = 0; i < n; i++) sum += work(i);
+    /* "for S" runs for S seconds instead of n calls, and says how many it made. */
+    if (argc > 2) {
+        time_t end = time(0) + atol(argv[2]);
+        for (n = 0; (n & 4095) || time(0) < end; n++) sum += work(n);
+    } else {
+        for (long i = 0; i < n; i++) sum += work(i);
+    }
     printf("done %ld\n", n);
     return sum == 0;
 }
@@ -90,7 +97,7 @@ fn records_stay_clean_beside_a_profile_probe() {
     let prog = load_program();
     let n = 300_000u64;
     let cmd = format!("{} {n}", prog.display());
-    let run = dtrace(&[
+    let args = [
         "-qn",
         "profile-4999 { @s[stack()] = count(); }
          syscall::getpid:entry /pid == $target/ { printf(\"%s %s %d\\n\", probefunc, execname, pid == $target); }
@@ -99,7 +106,12 @@ fn records_stay_clean_beside_a_profile_probe() {
         "bufsize=64m",
         "-c",
         &cmd,
-    ]);
+    ];
+    let run = common::finish_within(
+        common::spawn(&args),
+        "a minute under load",
+        std::time::Duration::from_secs(180),
+    );
     assert_eq!(run.status, 0, "stderr: {}", run.stderr);
     let records = run
         .stdout
@@ -141,5 +153,57 @@ fn uprobe_counts_stay_exact_beside_a_profile_probe() {
     assert!(
         run.stdout.contains(&format!("sum {sum}\n")),
         "sum of arg0 should be {sum}"
+    );
+}
+
+/// A minute of every kind of program at once (issue 16's load test): a perf-event program
+/// at 4999 Hz on every CPU, a raw `sys_enter` program and a uprobe program, each firing
+/// inside the others, and every count still exact. The program says how many calls it
+/// made in its minute; each made one `getpid` and one call of `work`.
+#[test]
+fn a_minute_of_profile_syscall_and_uprobe_clauses_counts_exactly() {
+    let prog = load_program();
+    let cmd = format!("{} 0 60", prog.display());
+    let start = std::time::Instant::now();
+    let args = [
+        "-qn",
+        "profile-4999 { @s[stack()] = count(); }
+         syscall::getpid:entry /pid == $target/ { @c[probefunc] = count(); }
+         pid$target:a.out:work:entry { @u[probefunc] = count(); }
+         END { printa(\"%s %@d\\n\", @c); printa(\"%s %@d\\n\", @u); exit(0); }",
+        "-c",
+        &cmd,
+    ];
+    let run = common::finish_within(
+        common::spawn(&args),
+        "a minute under load",
+        std::time::Duration::from_secs(180),
+    );
+    let seconds = start.elapsed().as_secs_f64();
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert!(!run.stderr.contains("drop"), "stderr: {}", run.stderr);
+    let n: u64 = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("done "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "no count from the program: {}",
+                &run.stdout[..run.stdout.len().min(500)]
+            )
+        });
+    assert!(n > 0);
+    assert!(
+        run.stdout.contains(&format!("\ngetpid {n}\n")),
+        "getpid should count {n}"
+    );
+    assert!(
+        run.stdout.contains(&format!("\nwork {n}\n")),
+        "work should count {n}"
+    );
+    println!(
+        "{n} calls in {seconds:.1} s: {:.0} probe firings a second beside profile-4999",
+        2.0 * n as f64 / seconds
     );
 }

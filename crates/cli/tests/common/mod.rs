@@ -53,7 +53,12 @@ pub fn spawn(args: &[&str]) -> Child {
 
 /// Wait for a started `dtrace`; kill it (and fail) after [`TIMEOUT`]. Its stdout is empty
 /// unless it was piped.
-pub fn finish(mut child: Child, what: &str) -> Run {
+pub fn finish(child: Child, what: &str) -> Run {
+    finish_within(child, what, TIMEOUT)
+}
+
+/// [`finish`], for a run meant to last longer than [`TIMEOUT`].
+pub fn finish_within(mut child: Child, what: &str, timeout: Duration) -> Run {
     let out = child.stdout.take();
     let mut err = child.stderr.take().expect("piped stderr");
     let reader = std::thread::spawn(move || {
@@ -73,10 +78,10 @@ pub fn finish(mut child: Child, what: &str) -> Run {
         if let Some(status) = child.try_wait().expect("wait for dtrace") {
             break status;
         }
-        if start.elapsed() > TIMEOUT {
+        if start.elapsed() > timeout {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("dtrace {what} did not finish within {TIMEOUT:?}");
+            panic!("dtrace {what} did not finish within {timeout:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
