@@ -298,20 +298,17 @@ fn start_names_the_file_of_page_cache_io() {
     );
 }
 
+/// A translated `fileinfo_t` copied whole keeps its string members' characters.
 #[test]
-fn fds_used_whole_is_an_error_where_the_script_uses_it() {
-    let dir = common::scratch("io", "whole");
-    let script = dir.join("whole.d");
-    std::fs::write(&script, "BEGIN\n{\n\tthis->f = fds[0];\n}\n").expect("write the script");
-    let run = dtrace(&["-s", &script.display().to_string()]);
-    assert_eq!(run.status, 1);
-    assert_eq!(
-        run.stderr,
-        format!(
-            "dtrace: failed to compile script {}: line 3: a translated struct fileinfo is only supported with a member (xlate <struct fileinfo> (e).member) or as a pointer\n",
-            script.display()
-        )
-    );
+fn fds_copied_whole_keeps_every_member() {
+    // The tests run dtrace with /dev/null as its standard input.
+    let run = dtrace(&[
+        "-qn",
+        "BEGIN { this->f = fds[0]; printf(\"%s|%s|%s|%s\\n\", this->f.fi_name,
+             this->f.fi_pathname, this->f.fi_dirname, this->f.fi_fs); exit(0); }",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "null|/dev/null|/dev|devtmpfs\n\n");
 }
 
 #[test]

@@ -437,6 +437,14 @@ impl Gen<'_, '_> {
                     regs::read_into(&mut self.e, r.reg, R3);
                     self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
                 }
+                // A string member holds its characters, as a `char` array does.
+                Type::String => {
+                    let len = super::vars::storage_size(member, self.strsize());
+                    self.scratch_addr(R1, buf + offset);
+                    self.e.emit(Insn::mov64_imm(R2, len.max(1) as i32));
+                    regs::read_into(&mut self.e, r.reg, R3);
+                    self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+                }
                 other => {
                     let x = regs::read(&mut self.e, r.reg, R1);
                     let off = self.small(buf + offset);
