@@ -24,8 +24,9 @@ pub use crate::cfmt::Flags;
 use crate::cfmt::{self, Field, FloatStyle, Radix};
 use crate::Value;
 
-/// The largest width or precision a conversion may have (1 MiB of padding).
-pub const MAX_FIELD: usize = 1 << 20;
+/// The largest width or precision a conversion may have (16 MiB of padding: DTrace's
+/// scripts ask for ten million).
+pub const MAX_FIELD: usize = 1 << 24;
 
 /// A parsed format string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -879,17 +880,17 @@ mod tests {
         let err = |f: &str| parse(f).unwrap_err().to_string();
         assert_eq!(
             err("%d %99999999999999999999d"),
-            "format conversion #2 has a width larger than 1048576"
+            "format conversion #2 has a width larger than 16777216"
         );
         assert_eq!(
             err("%4294967297d"),
-            "format conversion #1 has a width larger than 1048576"
+            "format conversion #1 has a width larger than 16777216"
         );
         assert_eq!(
-            err("%.1048577s"),
-            "format conversion #1 has a precision larger than 1048576"
+            err("%.16777217s"),
+            "format conversion #1 has a precision larger than 16777216"
         );
-        let widest = render("%1048576d", &[Value::i32(7)]);
+        let widest = render("%16777216d", &[Value::i32(7)]);
         assert_eq!(widest.len(), MAX_FIELD);
         assert!(widest.ends_with(" 7"));
         // A `*` beyond the bound gets the bound.
