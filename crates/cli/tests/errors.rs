@@ -117,6 +117,14 @@ fn oracle_error_tests() {
 }
 
 const CASES: &[Case] = &[
+    Case {
+        // Oracle's tst.D_MACRO_OFLOW.ParIntOvflow.sh, as a script.
+        path: "test/unittest/lexer/macro-oflow.d",
+        line: 1,
+        body: "BEGIN { $1; }\n",
+        opts: &["0x12345678123456781"],
+        stderr: "dtrace: failed to compile script test/unittest/lexer/macro-oflow.d: [D_MACRO_OFLOW] line 1: macro argument $1 constant 0x12345678123456781 results in integer overflow\n",
+    },
     case(
         "test/unittest/scripting/err.D_MACRO_UNDEF.invalidargs.d",
         17,

@@ -1070,19 +1070,24 @@ const EXPRESSIONS: Cases = &[
         "failed to resolve abc: Unknown variable name",
     ),
     (
+        "BEGIN { trace($3); }",
+        "D_MACRO_OFLOW",
+        "macro argument $3 constant 0x12345678123456781 results in integer overflow",
+    ),
+    (
         "BEGIN { trace($target); }",
         "D_MACRO_UNDEF",
         "macro argument $target is not defined",
     ),
     (
-        "BEGIN { trace($3); }",
+        "BEGIN { trace($4); }",
         "D_MACRO_UNDEF",
-        "macro argument $3 is not defined",
+        "macro argument $4 is not defined",
     ),
     (
-        "BEGIN { trace($$3); }",
+        "BEGIN { trace($$4); }",
         "D_MACRO_UNDEF",
-        "macro argument $$3 is not defined",
+        "macro argument $$4 is not defined",
     ),
     (
         "BEGIN { a[1] = 1; trace(a[1, 2]); }",
