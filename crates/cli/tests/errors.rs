@@ -417,7 +417,7 @@ const CASES: &[Case] = &[
     ),
     case(
         "test/unittest/predicates/err.D_PRED_SCALAR.NonScalarPred.d",
-        19,
+        16,
         "#pragma D option quiet\nint a[4];\n\nBEGIN\n/a/\n{\n\texit(0);\n}\n",
         "dtrace: failed to compile script test/unittest/predicates/err.D_PRED_SCALAR.NonScalarPred.d: [D_PRED_SCALAR] line 23: predicate result must be of scalar type\n",
     ),
