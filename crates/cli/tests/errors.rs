@@ -117,6 +117,14 @@ fn oracle_error_tests() {
 }
 
 const CASES: &[Case] = &[
+    Case {
+        // Oracle's tst.D_MACRO_OFLOW.ParIntOvflow.sh, as a script.
+        path: "test/unittest/lexer/macro-oflow.d",
+        line: 1,
+        body: "BEGIN { $1; }\n",
+        opts: &["0x12345678123456781"],
+        stderr: "dtrace: failed to compile script test/unittest/lexer/macro-oflow.d: [D_MACRO_OFLOW] line 1: macro argument $1 constant 0x12345678123456781 results in integer overflow\n",
+    },
     case(
         "test/unittest/scripting/err.D_MACRO_UNDEF.invalidargs.d",
         17,
@@ -409,7 +417,7 @@ const CASES: &[Case] = &[
     ),
     case(
         "test/unittest/predicates/err.D_PRED_SCALAR.NonScalarPred.d",
-        19,
+        16,
         "#pragma D option quiet\nint a[4];\n\nBEGIN\n/a/\n{\n\texit(0);\n}\n",
         "dtrace: failed to compile script test/unittest/predicates/err.D_PRED_SCALAR.NonScalarPred.d: [D_PRED_SCALAR] line 23: predicate result must be of scalar type\n",
     ),

@@ -394,13 +394,15 @@ fn undefined_macro_arguments_in_probe_descriptions_are_errors() {
         assert_eq!(run.stderr, undefined(desc, desc));
         assert_eq!(run.stdout, "", "nothing listed");
     }
-    // Defined, as $1 or $$1, in part of a field too.
-    for desc in [
-        "syscall::$1:entry",
-        "syscall::$$1:entry",
-        "syscall::get$2:entry",
+    // Defined, as $1 or $$1, in part of a field too (the last operand must be used).
+    for (desc, operands) in [
+        ("syscall::$1:entry", &["getpid"][..]),
+        ("syscall::$$1:entry", &["getpid"]),
+        ("syscall::get$2:entry", &["getpid", "pid"]),
     ] {
-        let run = dtrace(&["-l", "-n", desc, "getpid", "pid"]);
+        let mut args = vec!["-l", "-n", desc];
+        args.extend(operands);
+        let run = dtrace(&args);
         assert_clean_exit(&run, 0, desc);
         let lines: Vec<&str> = run.stdout.lines().collect();
         assert_eq!(lines.len(), 2, "{desc}: {}", run.stdout);

@@ -399,7 +399,17 @@ impl Parser<'_> {
     fn struct_specifier_body(&mut self) -> Result<TypeSpec> {
         let union = self.bump()?.kind == TokenKind::Keyword(Keyword::Union);
         let name = self.optional_tag()?;
-        let members = if self.eat_punct(Punct::LBrace)?.is_some() {
+        let members = if let Some(brace) = self.eat_punct(Punct::LBrace)? {
+            if let Some(tag) = &name {
+                if !self.bodies.insert((union, tag.clone())) {
+                    let word = if union { "union" } else { "struct" };
+                    return Err(CompileError::new(
+                        "D_DECL_TYPERED",
+                        format!("type redeclared: {word} {tag}"),
+                        brace.span,
+                    ));
+                }
+            }
             let mut members = vec![self.member_declaration()?];
             while self.eat_punct(Punct::RBrace)?.is_none() {
                 members.push(self.member_declaration()?);

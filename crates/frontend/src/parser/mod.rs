@@ -47,6 +47,7 @@ pub fn parse(
         pragmas: Vec::new(),
         is_type_name,
         typedefs: HashSet::new(),
+        bodies: HashSet::new(),
         parens: 0,
         brackets: 0,
         braces: 0,
@@ -71,6 +72,9 @@ struct Parser<'a> {
     pragmas: Vec<Pragma>,
     is_type_name: &'a dyn Fn(&str) -> bool,
     typedefs: HashSet<String>,
+    /// Struct and union tags the program has given a body (union?, tag): another body is
+    /// DTrace's D_DECL_TYPERED where it opens, before its members are read.
+    bodies: HashSet<(bool, String)>,
     /// Open `(`, `[` and `{` among the tokens lexed so far, as DTrace's lexer counts them.
     parens: i32,
     brackets: i32,

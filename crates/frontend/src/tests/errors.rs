@@ -82,6 +82,19 @@ fn nested_declarators_are_limited() {
 }
 
 #[test]
+fn a_second_struct_body_is_refused_where_it_opens() {
+    // As DTrace: before the members are read (here they would not parse).
+    assert_eq!(
+        error("struct s { int a; };\ntranslator struct s\n{\n\tint *x\n}\n"),
+        ("D_DECL_TYPERED", "type redeclared: struct s".into(), 3, 1)
+    );
+    assert_eq!(
+        error("union u { int a; }; union u { int b; };").0,
+        "D_DECL_TYPERED"
+    );
+}
+
+#[test]
 fn a_control_line_must_end_before_the_input() {
     assert_eq!(
         error("BEGIN { }\n#pragma"),

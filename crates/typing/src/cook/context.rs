@@ -25,8 +25,8 @@ impl Cook<'_> {
         match v {
             Variable::Arg(n) => self.arg(n, span),
             Variable::Args => Err(CompileError::new(
-                "D_ARGS_IDX",
-                "args[ ] must be indexed by one non-negative integer constant",
+                "D_IDENT_BADREF",
+                "associative array 'args' may not be referenced as scalar",
                 span,
             )),
             Variable::Uregs => Err(CompileError::new(
@@ -176,14 +176,24 @@ impl Cook<'_> {
     /// `args[i]`: argument `i` typed as the probe describes it; `index` is what is between
     /// the brackets, an integer constant.
     pub(crate) fn probe_args(&mut self, index: &[ast::Expr], span: Span) -> Result<Expr> {
-        let i = match index {
-            [e] => super::consts::constant(e),
-            _ => None,
-        };
-        let Some(i) = i.filter(|&i| (0..=255).contains(&i)) else {
+        // As DTrace: one index, an integer constant, in the probe's range.
+        let [e] = index else {
             return Err(CompileError::new(
-                "D_ARGS_IDX",
-                "args[ ] must be indexed by one non-negative integer constant",
+                "D_PROTO_LEN",
+                format!(
+                    "args[ ] prototype mismatch: {} args passed, 1 expected",
+                    index.len()
+                ),
+                span,
+            ));
+        };
+        let Some(i) = super::consts::constant(e) else {
+            let ty = self.expr(e)?.ty;
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                format!(
+                    "args[ ] argument #1 is incompatible with prototype:\n\tprototype: integer constant\n\t argument: {ty}"
+                ),
                 span,
             ));
         };
@@ -195,6 +205,9 @@ impl Cook<'_> {
                 span,
             )
         };
+        if !(0..=255).contains(&i) {
+            return Err(out_of_range());
+        }
         let n = i as u8;
         let raw = |ty: Type| mk(ExprKind::ProbeArg(n), ty, span);
         if self.in_mapped() {
@@ -278,11 +291,7 @@ impl Cook<'_> {
                 ),
                 span,
             )),
-            ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(CompileError::new(
-                "D_ARGS_TYPE",
-                format!("args[ ] is not available for probe {probe}"),
-                span,
-            )),
+            ProbeContext::ArgArray | ProbeContext::PerfEvent => Err(out_of_range()),
         }
     }
 

@@ -223,6 +223,16 @@ fn storage_address(e: &Expr) -> bool {
     }
 }
 
+/// Whether `text` is written as a D integer constant (decimal, octal or hexadecimal
+/// digits; no suffix).
+fn is_integer_syntax(text: &str) -> bool {
+    let hex = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"));
+    match hex {
+        Some(h) => !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()),
+        None => !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()),
+    }
+}
+
 /// Whether `text` is a D identifier (scoped ones, `vmlinux`max_pfn`, included).
 fn is_identifier(text: &str) -> bool {
     let mut chars = text.chars();
@@ -508,6 +518,14 @@ impl Cook<'_> {
                         };
                         Ok(int(v, ty, span))
                     }
+                    // Integer syntax, but too large for 64 bits.
+                    None if is_integer_syntax(digits) => Err(CompileError::new(
+                        "D_MACRO_OFLOW",
+                        format!("macro argument ${n} constant {text} results in integer overflow"),
+                        span,
+                    )),
+                    // As DTrace: an identifier names what it names; any other text is a
+                    // string (its quotes, if it has them, taken off).
                     None if identifier => self.expr(&ast::Expr {
                         kind: A::Ident(text),
                         span,

@@ -303,10 +303,15 @@ impl<'a> Cook<'a> {
         let v = self.expr(p)?;
         let array = matches!(&v.kind, ExprKind::AddrOf(place) if matches!(place.ty, crate::types::Type::Array(..)));
         if !v.ty.is_scalar() || array {
+            // Where DTrace checks it: at the clause's end.
+            let end = dtrace_frontend::Span {
+                start: clause.span.end.saturating_sub(1),
+                ..clause.span
+            };
             return Err(CompileError::new(
                 "D_PRED_SCALAR",
                 "predicate result must be of scalar type",
-                p.span,
+                end,
             ));
         }
         Ok(Some(v))

@@ -767,13 +767,23 @@ const CALLS: Cases = &[
 const CONTEXT: Cases = &[
     (
         "BEGIN { trace(args); }",
-        "D_ARGS_IDX",
-        "args[ ] must be indexed by one non-negative integer constant",
+        "D_IDENT_BADREF",
+        "associative array 'args' may not be referenced as scalar",
     ),
     (
         "BEGIN { trace(args[-1]); }",
         "D_ARGS_IDX",
-        "args[ ] must be indexed by one non-negative integer constant",
+        "index -1 is out of range for dtrace:::BEGIN args[ ]",
+    ),
+    (
+        "BEGIN { trace(args[\"a\"]); }",
+        "D_PROTO_ARG",
+        "args[ ] argument #1 is incompatible with prototype:\n\tprototype: integer constant\n\t argument: string",
+    ),
+    (
+        "BEGIN { trace(args[0, 1]); }",
+        "D_PROTO_LEN",
+        "args[ ] prototype mismatch: 2 args passed, 1 expected",
     ),
     (
         "rawtp:sched::sched_switch { trace(args[4]); }",
@@ -787,8 +797,8 @@ const CONTEXT: Cases = &[
     ),
     (
         "BEGIN { trace(args[0]); }",
-        "D_ARGS_TYPE",
-        "args[ ] is not available for probe dtrace:::BEGIN",
+        "D_ARGS_IDX",
+        "index 0 is out of range for dtrace:::BEGIN args[ ]",
     ),
     (
         "BEGIN { trace(cwd); }",
@@ -1100,19 +1110,24 @@ const EXPRESSIONS: Cases = &[
         "failed to resolve abc: Unknown variable name",
     ),
     (
+        "BEGIN { trace($3); }",
+        "D_MACRO_OFLOW",
+        "macro argument $3 constant 0x12345678123456781 results in integer overflow",
+    ),
+    (
         "BEGIN { trace($target); }",
         "D_MACRO_UNDEF",
         "macro argument $target is not defined",
     ),
     (
-        "BEGIN { trace($3); }",
+        "BEGIN { trace($4); }",
         "D_MACRO_UNDEF",
-        "macro argument $3 is not defined",
+        "macro argument $4 is not defined",
     ),
     (
-        "BEGIN { trace($$3); }",
+        "BEGIN { trace($$4); }",
         "D_MACRO_UNDEF",
-        "macro argument $$3 is not defined",
+        "macro argument $$4 is not defined",
     ),
     (
         "BEGIN { a[1] = 1; trace(a[1, 2]); }",

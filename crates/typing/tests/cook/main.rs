@@ -119,7 +119,8 @@ fn raw(name: &str) -> ProbeContext {
 type Failure = (String, String);
 
 /// Parse and type `text`, each clause enabled on the probes `probes` gives for it
-/// (`None`: the one its first description names); `$1` is 42 and `$2` is `abc`.
+/// (`None`: the one its first description names); `$1` is 42, `$2` is `abc` and `$3` a
+/// number too large for 64 bits.
 fn cook_with(
     text: &str,
     probes: impl Fn(usize, &str) -> Option<Vec<ProbeSite>>,
@@ -164,7 +165,12 @@ fn compile(
         }
     }
     let macros = MacroArgs {
-        args: vec!["test.d".into(), "42".into(), "abc".into()],
+        args: vec![
+            "test.d".into(),
+            "42".into(),
+            "abc".into(),
+            "0x12345678123456781".into(),
+        ],
         ..MacroArgs::default()
     };
     let statements: Vec<Vec<u32>> = sites
