@@ -259,9 +259,11 @@ pub(crate) struct Compiler<'a> {
     error_bodies: Vec<(ir::Body, u32)>,
 }
 
-/// Size of the record area at the start of scratch (scratch offsets are 16-bit).
+/// Size of the record area at the start of scratch: room for 16 strings, at most half of
+/// what 16-bit scratch offsets reach, so that a large `strsize` (2k, 4k) leaves the other
+/// half to string temporaries.
 fn record_limit(strsize: u32) -> u32 {
-    (16 * strsize).clamp(8192, i16::MAX as u32 - 7)
+    (16 * strsize).clamp(8192, 16384)
 }
 
 /// Scratch offset of the u64 holding the scratch level a firing claimed, after the record
