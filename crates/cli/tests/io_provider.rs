@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{dtrace, Run};
+use common::{dtrace, tagged, trace};
 
 /// `O_DIRECT` I/O of [`SIZE`] bytes: write, then read back, the file named by argv[1];
 /// prints the file system's device as `dev MAJOR MINOR`.
@@ -57,24 +57,6 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
-
-/// Run `dtrace -q -c cmd -n program`; must succeed.
-fn trace(cmd: &str, program: &str) -> Run {
-    let run = dtrace(&["-q", "-c", cmd, "-n", program]);
-    assert_eq!(
-        run.status, 0,
-        "stdout: {}\nstderr: {}",
-        run.stdout, run.stderr
-    );
-    run
-}
-
-/// Lines of `out` starting with `prefix ` (the prefix removed).
-fn tagged<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
-    out.lines()
-        .filter_map(|l| l.strip_prefix(prefix)?.strip_prefix(' '))
-        .collect()
-}
 
 /// The kernel's name of block device `major:minor` (`vda`, `sda1`), from sysfs.
 fn block_device_name(major: u32, minor: u32) -> String {

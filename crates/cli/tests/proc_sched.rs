@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::{dtrace, Run};
+use common::{dtrace, tagged, trace};
 
 /// A fresh directory for one test's files.
 fn temp_dir(name: &str) -> PathBuf {
@@ -30,24 +30,6 @@ fn script(name: &str, body: &str) -> String {
         .expect("chmod");
     assert!(status.success());
     path.to_string_lossy().into_owned()
-}
-
-/// Run `dtrace -q -c cmd -n program`; must succeed.
-fn trace(cmd: &str, program: &str) -> Run {
-    let run = dtrace(&["-q", "-c", cmd, "-n", program]);
-    assert_eq!(
-        run.status, 0,
-        "stdout: {}\nstderr: {}",
-        run.stdout, run.stderr
-    );
-    run
-}
-
-/// Lines of `out` starting with `prefix ` (the prefix removed).
-fn tagged<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
-    out.lines()
-        .filter_map(|l| l.strip_prefix(prefix)?.strip_prefix(' '))
-        .collect()
 }
 
 /// The one value a `prefix N` line of the traced program gives.

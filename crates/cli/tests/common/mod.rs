@@ -145,3 +145,21 @@ pub fn build_c(dir: &Path, exe: &str, source: &str, flags: &[&str]) -> PathBuf {
     );
     out_path
 }
+
+/// Run `dtrace -q -c cmd -n program`; must succeed.
+pub fn trace(cmd: &str, program: &str) -> Run {
+    let run = dtrace(&["-q", "-c", cmd, "-n", program]);
+    assert_eq!(
+        run.status, 0,
+        "stdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    run
+}
+
+/// Lines of `out` starting with `prefix ` (the prefix removed).
+pub fn tagged<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix(prefix)?.strip_prefix(' '))
+        .collect()
+}
