@@ -554,3 +554,26 @@ fn large_strsize_runs_or_is_a_d_error() {
         }
     }
 }
+
+#[test]
+fn a_clause_too_long_for_one_program_is_a_d_error() {
+    // 300,000 statements: more instructions than the kernel loads in one program. The
+    // compiler says so itself (the verifier used to refuse it with E2BIG).
+    let text: String = (0..300_000)
+        .map(|i| format!("x{} = {i};\n", i % 50))
+        .collect();
+    let path = script(
+        "toolong",
+        "long.d",
+        &format!("BEGIN\n{{\n{text}exit(0);\n}}\n"),
+    );
+    let run = dtrace(&["-e", "-s", path.to_str().unwrap()]);
+    assert_clean_exit(&run, 1, "300,000 statements");
+    assert!(
+        run.stderr.contains("needs a program of")
+            && run.stderr.contains("the kernel loads at most 1000000"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("verifier"), "{}", run.stderr);
+}

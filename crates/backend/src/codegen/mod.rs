@@ -259,6 +259,9 @@ pub(crate) struct Compiler<'a> {
     error_bodies: Vec<(ir::Body, u32)>,
 }
 
+/// The most instructions the kernel loads in one program (`BPF_COMPLEXITY_LIMIT_INSNS`).
+const MAX_PROGRAM_INSNS: usize = 1_000_000;
+
 /// Size of the record area at the start of scratch: room for 16 strings, at most half of
 /// what 16-bit scratch offsets reach, so that a large `strsize` (2k, 4k) leaves the other
 /// half to string temporaries.
@@ -874,9 +877,21 @@ impl<'c, 'a> Gen<'c, 'a> {
             ));
         }
         self.c.scratch_size = self.c.scratch_size.max(top);
-        self.e
+        let probe = self.probe.full_name();
+        let code = self
+            .e
             .finish()
-            .map_err(|msg| CompileError::unplaced("D_DIF_TOOBIG", msg))
+            .map_err(|msg| CompileError::unplaced("D_DIF_TOOBIG", msg))?;
+        if code.insns.len() > MAX_PROGRAM_INSNS {
+            return Err(CompileError::unplaced(
+                "D_DIF_TOOBIG",
+                format!(
+                    "probe {probe} needs a program of {} instructions; the kernel loads at most {MAX_PROGRAM_INSNS} (fewer or smaller clauses on it)",
+                    code.insns.len()
+                ),
+            ));
+        }
+        Ok(code)
     }
 
     /// Reserve `size` bytes of scratch, 8-aligned; returns their offset.
