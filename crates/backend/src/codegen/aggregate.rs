@@ -193,16 +193,17 @@ impl Gen<'_, '_> {
     fn entry_pointer(&mut self, agg: &Aggregation, key: u32) {
         let found = self.e.label();
         let full = self.e.label();
-        self.agg_map_into_r1(agg, full);
+        let index_at = self.array_index(agg);
+        self.agg_map_into_r1(agg, index_at, full);
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
-        self.agg_map_into_r1(agg, full);
+        self.agg_map_into_r1(agg, index_at, full);
         self.scratch_addr(R2, key);
         self.e.ld_map_value(R3, self.c.core.rodata, Rodata::ZEROS);
         self.e.emit(Insn::mov64_imm(R4, 1)); // BPF_NOEXIST
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
-        self.agg_map_into_r1(agg, full);
+        self.agg_map_into_r1(agg, index_at, full);
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
@@ -212,13 +213,10 @@ impl Gen<'_, '_> {
         self.e.bind(found);
     }
 
-    /// r1 = the map of `agg`: named directly, or looked up in its array of maps (jumping to
-    /// `missing` should the lookup fail, which it cannot once the session filled the array).
-    fn agg_map_into_r1(&mut self, agg: &Aggregation, missing: crate::emit::Label) {
-        let Some((array, index)) = agg.shared else {
-            self.e.ld_map(R1, agg.map);
-            return;
-        };
+    /// For an aggregation reached through an array of maps: the scratch offset where its
+    /// index in the array is stored (once, for every lookup of the firing's update).
+    fn array_index(&mut self, agg: &Aggregation) -> Option<u32> {
+        let (_, index) = agg.shared?;
         let at = self.scratch(8);
         self.e.emit(Insn::st(
             Size::W,
@@ -226,6 +224,22 @@ impl Gen<'_, '_> {
             self.small(at),
             index as i32,
         ));
+        Some(at)
+    }
+
+    /// r1 = the map of `agg`: named directly, or looked up in its array of maps with the
+    /// index stored at scratch `index_at` (jumping to `missing` should the lookup fail,
+    /// which it cannot once the session filled the array).
+    fn agg_map_into_r1(
+        &mut self,
+        agg: &Aggregation,
+        index_at: Option<u32>,
+        missing: crate::emit::Label,
+    ) {
+        let (Some((array, _)), Some(at)) = (agg.shared, index_at) else {
+            self.e.ld_map(R1, agg.map);
+            return;
+        };
         self.e.ld_map(R1, array);
         self.scratch_addr(R2, at);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
