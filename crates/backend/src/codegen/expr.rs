@@ -430,22 +430,20 @@ impl Gen<'_, '_> {
         self.zero_scratch(buf, size);
         for (offset, member, value) in members {
             let r = self.expr(value)?;
-            match member {
-                Type::Array(_, len) => {
-                    self.scratch_addr(R1, buf + offset);
-                    self.e.emit(Insn::mov64_imm(R2, (*len).max(1) as i32));
-                    regs::read_into(&mut self.e, r.reg, R3);
-                    self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
-                }
-                // A string member holds its characters, as a `char` array does.
-                Type::String => {
-                    let len = super::vars::storage_size(member, self.strsize());
+            // An array or string member holds its characters (a string's, its storage).
+            let chars = match member {
+                Type::Array(_, len) => Some(*len),
+                Type::String => Some(super::vars::storage_size(member, self.strsize())),
+                _ => None,
+            };
+            match (chars, member) {
+                (Some(len), _) => {
                     self.scratch_addr(R1, buf + offset);
                     self.e.emit(Insn::mov64_imm(R2, len.max(1) as i32));
                     regs::read_into(&mut self.e, r.reg, R3);
                     self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
                 }
-                other => {
+                (None, other) => {
                     let x = regs::read(&mut self.e, r.reg, R1);
                     let off = self.small(buf + offset);
                     let width = Size::from_bytes(other.scalar_size().max(1));
