@@ -108,10 +108,11 @@ macro_rules! sent_state {
 }
 
 /// `args[]` of a probe on the socket `args[0]` of `inet_sock_set_state (sk, oldstate,
-/// newstate)` or `tcp_receive_reset (sk)`, without a packet: `$state` is `arg6`,
+/// newstate)` or `tcp_receive_reset (sk)`, without a packet: `$prev` is `args[5]` (the
+/// previous state's `tcplsinfo_t *` at `state-change`, else none), `$state` is `arg6`,
 /// `$dir` `arg7`.
 macro_rules! socket_args {
-    ($state:literal, $dir:literal) => {
+    ($prev:expr, $state:literal, $dir:literal) => {
         &[
             (
                 "pktinfo_t *",
@@ -127,7 +128,7 @@ macro_rules! socket_args {
                 "xlate <tcpsinfo_t *> ((struct tcp_sock *)args[0])",
             ),
             ("tcpinfo_t *", "xlate <tcpinfo_t *> (args[0])"),
-            ("", "0"),
+            $prev,
             ("", $state),
             ("", $dir),
         ]
@@ -152,7 +153,7 @@ const DEFS: &[Def] = &[
         base: Base::Raw("inet_sock_set_state"),
         filter: Some(transition!("3", "1")),
         fewer_args: None,
-        args: socket_args!("args[2]", "1"),
+        args: socket_args!(("", "0"), "args[2]", "1"),
     },
     Def {
         name: "accept-refused",
@@ -172,14 +173,14 @@ const DEFS: &[Def] = &[
         base: Base::Raw("inet_sock_set_state"),
         filter: Some(transition!("2", "1")),
         fewer_args: None,
-        args: socket_args!("args[2]", "1"),
+        args: socket_args!(("", "0"), "args[2]", "1"),
     },
     Def {
         name: "connect-refused",
         base: Base::Raw("tcp_receive_reset"),
         filter: Some("args[0]->__sk_common.skc_state == 2"),
         fewer_args: None,
-        args: socket_args!("args[0]->__sk_common.skc_state", "1"),
+        args: socket_args!(("", "0"), "args[0]->__sk_common.skc_state", "1"),
     },
     Def {
         name: "connect-request",
@@ -212,25 +213,11 @@ const DEFS: &[Def] = &[
         base: Base::Raw("inet_sock_set_state"),
         filter: Some("args[0]->sk_protocol == 6"),
         fewer_args: None,
-        args: &[
-            (
-                "pktinfo_t *",
-                "xlate <pktinfo_t *> ((struct sk_buff *)NULL)",
-            ),
-            ("csinfo_t *", "xlate <csinfo_t *> (args[0])"),
-            (
-                "ipinfo_t *",
-                "xlate <ipinfo_t *> ((__dtrace_tcp_void_ip_t *)NULL)",
-            ),
-            (
-                "tcpsinfo_t *",
-                "xlate <tcpsinfo_t *> ((struct tcp_sock *)args[0])",
-            ),
-            ("tcpinfo_t *", "xlate <tcpinfo_t *> (args[0])"),
+        args: socket_args!(
             ("tcplsinfo_t *", "xlate <tcplsinfo_t *> (args[1])"),
-            ("", "args[2]"),
-            ("", "0"),
-        ],
+            "args[2]",
+            "0"
+        ),
     },
 ];
 
