@@ -60,6 +60,7 @@ pub struct Options {
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
+    pub jstack_frames: u32,
     /// `maxframes`: the most frames any stack records or `stackdepth` counts (1..=127);
     /// larger requests are silently reduced, as in DTrace.
     pub max_frames: u32,
@@ -107,6 +108,7 @@ impl Default for Options {
             zdefs: false,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
+            jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
             max_frames: dtrace_backend::program::MAX_STACK_FRAMES,
             followfork: false,
             cpu: None,
@@ -123,7 +125,6 @@ impl Default for Options {
 /// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
 const ACCEPTED: &[&str] = &[
     "cleanrate",
-    "jstackframes",
     "jstackstrsize",
     "aggpercpu",
     "grabanon",
@@ -287,6 +288,7 @@ impl Options {
             "statusrate" => self.statusrate_ns = rate(value)?,
             "stackframes" => self.stack_frames = frames(value)?,
             "ustackframes" => self.ustack_frames = frames(value)?,
+            "jstackframes" => self.jstack_frames = frames(value)?,
             "maxframes" => self.max_frames = frames(value)?,
             _ if ACCEPTED.contains(&name) => {}
             _ => return Err("Invalid option name".into()),

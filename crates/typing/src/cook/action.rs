@@ -269,7 +269,7 @@ impl Cook<'_> {
                     .expect("a symbol function");
                 ActionKind::Trace(d)
             }
-            ActionName::Stack | ActionName::Ustack => {
+            ActionName::Stack | ActionName::Ustack | ActionName::Jstack => {
                 ActionKind::Stack(self.stack_datum(name, args)?)
             }
             ActionName::Printf | ActionName::System | ActionName::Freopen => {
@@ -615,8 +615,11 @@ impl Cook<'_> {
                 frames: frames.min(self.opts.max_frames),
             })
         } else {
+            // jstack() is ustack() with its own default depth: Linux has no Java
+            // stack helpers to give it more.
             let frames = match args.first() {
-                Some(a) => frames_arg(a, "D_USTACK_FRAMES", "ustack( ) argument #1")?,
+                Some(a) => frames_arg(a, "D_USTACK_FRAMES", &format!("{name}( ) argument #1"))?,
+                None if name == "jstack" => self.opts.jstack_frames,
                 None => self.opts.ustack_frames,
             };
             // The string space of ustack helpers (argument #2) has no use on Linux:
@@ -667,7 +670,7 @@ impl Cook<'_> {
     /// A key of an aggregation: a stack or symbol datum, or a value.
     fn agg_key(&mut self, k: &ast::Expr, index: usize) -> Result<Expr> {
         if let A::Call { name, args, .. } = &k.kind {
-            if name == "stack" || name == "ustack" {
+            if matches!(name.as_str(), "stack" | "ustack" | "jstack") {
                 action_args(name, args, 0, if name == "stack" { 1 } else { 2 }, k.span)?;
                 let d = self.stack_datum(name, args)?;
                 return Ok(mk(ExprKind::Datum(d, None), types::UINT64, k.span));
