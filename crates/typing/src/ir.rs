@@ -526,7 +526,7 @@ pub struct Program {
     /// Whether a clause calls `strtok`: each program then keeps its state, for the
     /// firing, in scratch.
     pub strtok: bool,
-    /// Whether a clause reads `timestamp`: each program then keeps the value it read
-    /// first, so a firing sees one timestamp (as in DTrace).
+    /// Whether a clause reads `timestamp` or `vtimestamp`: each program then keeps the
+    /// values it read first, so a firing sees one of each (as in DTrace).
     pub timestamp: bool,
 }

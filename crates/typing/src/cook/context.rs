@@ -58,7 +58,7 @@ impl Cook<'_> {
                     Builtin::Curthread => kernel_struct_pointer("task_struct"),
                     Builtin::UserRegs => kernel_struct_pointer("pt_regs"),
                 };
-                if b == Builtin::Timestamp {
+                if matches!(b, Builtin::Timestamp | Builtin::Vtimestamp) {
                     self.prog.timestamp = true;
                 }
                 Ok(mk(ExprKind::Builtin(b), ty, span))
