@@ -9,6 +9,7 @@ mod buffers;
 mod compile;
 mod diagnostics;
 mod effects;
+mod evaltime;
 mod format_check;
 mod kernel_types;
 mod large_stack;
@@ -133,7 +134,7 @@ fn run(argv: &[String]) -> i32 {
     // Every -c and -p process is followed; $target is the first one's pid.
     let mut targets = Vec::new();
     for cmd in &args.commands {
-        match Target::spawn(cmd) {
+        match Target::spawn(cmd, options.evaltime) {
             Ok(t) => targets.push(t),
             Err(msg) => {
                 eprint!("{msg}");

@@ -61,6 +61,8 @@ pub struct Options {
     pub stack_frames: u32,
     pub ustack_frames: u32,
     pub jstack_frames: u32,
+    /// Where a `-c` command stands when tracing starts.
+    pub evaltime: crate::evaltime::EvalTime,
     /// `maxframes`: the most frames any stack records or `stackdepth` counts (1..=127);
     /// larger requests are silently reduced, as in DTrace.
     pub max_frames: u32,
@@ -109,6 +111,7 @@ impl Default for Options {
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
+            evaltime: crate::evaltime::EvalTime::Main,
             max_frames: dtrace_backend::program::MAX_STACK_FRAMES,
             followfork: false,
             cpu: None,
@@ -140,7 +143,6 @@ const ACCEPTED: &[&str] = &[
     "cpphdrs",
     "nolibs",
     "core",
-    "evaltime",
     "verbose",
     "tree",
     "temporal",
@@ -289,6 +291,11 @@ impl Options {
             "stackframes" => self.stack_frames = frames(value)?,
             "ustackframes" => self.ustack_frames = frames(value)?,
             "jstackframes" => self.jstack_frames = frames(value)?,
+            "evaltime" => {
+                self.evaltime = value
+                    .and_then(crate::evaltime::EvalTime::parse)
+                    .ok_or(INVALID_VALUE)?
+            }
             "maxframes" => self.max_frames = frames(value)?,
             _ if ACCEPTED.contains(&name) => {}
             _ => return Err("Invalid option name".into()),

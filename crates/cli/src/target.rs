@@ -1,10 +1,10 @@
 //! Traced processes: `-c cmd` starts a command that waits until every probe is attached,
 //! and `-p pid` follows a running process; tracing ends when they exit.
 //!
-//! The command is held as DTrace holds it: right after its exec, before its first
-//! instruction, so no event of the child before the exec (still `dtrace`, on its way to
-//! `execve`) reaches the script. The child asks to be traced (`PTRACE_TRACEME`) and execs;
-//! the kernel stops it after the exec, and the release detaches (`PTRACE_DETACH`). Where
+//! The command is held as DTrace holds it: after its exec, so no event of the child
+//! before the exec (still `dtrace`, on its way to `execve`) reaches the script. The child asks to be traced (`PTRACE_TRACEME`) and execs;
+//! the kernel stops it after the exec, it is run on to where `-x evaltime` says (its
+//! `main()` by default: `evaltime.rs`), and the release detaches (`PTRACE_DETACH`). Where
 //! `ptrace` is refused, the child says so on its error pipe and is held before the exec
 //! instead, on a pipe: it execs when it reads the release byte, and if dtrace exits (or is
 //! killed) first, the pipe reads end-of-file and the child exits without running the
@@ -19,6 +19,8 @@ use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use crate::evaltime::EvalTime;
 
 /// A held `-c` command.
 pub enum Held {
@@ -250,8 +252,9 @@ fn hold(pid: i32, error: &OwnedFd) -> Hold {
 }
 
 impl Target {
-    /// Start `command` (split on blanks, as dtrace does), held at its exec.
-    pub fn spawn(command: &str) -> Result<Target, String> {
+    /// Start `command` (split on blanks, as dtrace does), held at its exec, or where
+    /// `evaltime` says once it has run there.
+    pub fn spawn(command: &str, evaltime: EvalTime) -> Result<Target, String> {
         let words: Vec<&str> = command.split_whitespace().collect();
         let Some(&program) = words.first() else {
             return Err("dtrace: failed to execute : No such file or directory\n".to_string());
@@ -301,14 +304,20 @@ impl Target {
                 return Err(fail(&e));
             }
         };
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        // A command that dies on its way to where tracing starts is reaped already.
+        let died = match held {
+            Held::Traced => crate::evaltime::advance(pid, &path, evaltime).err(),
+            Held::Pipe(_) => None,
+        };
         Ok(Target::Child {
             pid,
             program: program.to_string(),
-            path: std::fs::canonicalize(&path).unwrap_or(path),
-            held: Some(held),
+            path,
+            held: if died.is_some() { None } else { Some(held) },
             exec_error: Some(error_read),
-            reaped: false,
-            status: None,
+            reaped: died.is_some(),
+            status: died.map(|d| d.0),
         })
     }
 
