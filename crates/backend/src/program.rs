@@ -73,6 +73,13 @@ pub enum ActionKind {
         size: u32,
         dynamic: bool,
     },
+    /// `print()`: the address at `offset`, then `size` bytes of the object, shown as
+    /// `layout` says.
+    Print {
+        offset: u32,
+        size: u32,
+        layout: dtrace_abi::datum::ValueType,
+    },
     Printf {
         format: String,
         args: Vec<Field>,

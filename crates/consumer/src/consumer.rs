@@ -321,6 +321,23 @@ impl Consumer {
                     None => self.trace(firing, &v, &field.ty),
                 }
             }
+            ActionKind::Print {
+                offset,
+                size,
+                layout,
+            } => {
+                let at = *offset as usize + 8;
+                let bytes = rec.get(at..at + *size as usize).unwrap_or_default();
+                let limit = self.settings.printsize.map_or(usize::MAX, |n| n as usize);
+                let addr = u64_at(rec, *offset as usize);
+                let text = crate::print::print(addr, layout, bytes, limit);
+                let addr = Value::Int {
+                    value: addr,
+                    size: 8,
+                    signed: false,
+                };
+                self.output.printf(firing, text.as_bytes(), &[addr]);
+            }
             ActionKind::Printf { format, args } => {
                 let values: Vec<Value> = args
                     .iter()

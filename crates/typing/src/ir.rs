@@ -368,6 +368,13 @@ pub enum ActionKind {
         size: u32,
         dynsize: Option<Expr>,
     },
+    /// `print(addr)`: the address, then the `size` bytes of kernel (or D) memory there,
+    /// shown as `layout` says.
+    Print {
+        addr: Expr,
+        size: u32,
+        layout: dtrace_abi::datum::ValueType,
+    },
     Printf {
         format: String,
         args: Vec<Expr>,

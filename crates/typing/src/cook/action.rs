@@ -393,14 +393,7 @@ impl Cook<'_> {
                 ActionKind::Setopt { option, value }
             }
             ActionName::Tracemem => self.tracemem(args)?,
-            ActionName::Print => {
-                self.print_arg(&args[0])?;
-                return Err(CompileError::new(
-                    "D_UNSUPPORTED",
-                    format!("the {name}( ) action is not supported yet"),
-                    name_span,
-                ));
-            }
+            ActionName::Print => self.print(&args[0])?,
             _ => {
                 self.check_action_prototype(action, name, args)?;
                 return Err(CompileError::new(
@@ -450,12 +443,13 @@ impl Cook<'_> {
         Ok((format, values))
     }
 
-    /// `print(p)`'s argument, checked as DTrace checks it: a pointer to an object of known,
-    /// non-zero size. (The action itself is not implemented yet.)
-    fn print_arg(&mut self, arg: &ast::Expr) -> Result<()> {
-        let v = self.expr(arg)?;
-        let Type::Ptr(target) = &v.ty else {
-            return Err(prototype_arg("print", 1, "void *", &v.ty, arg.span));
+    /// `print(p)`: the address, and the whole object it points to, laid out for the
+    /// consumer. The argument is checked as DTrace checks it: a pointer to an object of
+    /// known, non-zero size.
+    fn print(&mut self, arg: &ast::Expr) -> Result<ActionKind> {
+        let addr = self.expr(arg)?;
+        let Type::Ptr(target) = &addr.ty else {
+            return Err(prototype_arg("print", 1, "void *", &addr.ty, arg.span));
         };
         let size = match &**target {
             Type::Void | Type::Opaque(_) => 0,
@@ -470,7 +464,12 @@ impl Cook<'_> {
                 arg.span,
             ));
         }
-        Ok(())
+        let layout = self.layout(target);
+        Ok(ActionKind::Print {
+            addr,
+            size: (size as u32).min(super::layout::PRINT_MAX),
+            layout,
+        })
     }
 
     /// `tracemem(addr, size[, dynsize])`'s arguments, checked as DTrace checks them: the

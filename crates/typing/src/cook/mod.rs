@@ -26,6 +26,7 @@ mod consts;
 mod context;
 mod decl;
 mod expr;
+mod layout;
 mod place;
 mod scope;
 mod xlate;
