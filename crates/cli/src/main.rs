@@ -23,6 +23,7 @@ mod provider_build;
 mod session;
 mod signals;
 mod target;
+mod user_reads;
 mod watch;
 
 use std::io::Write;

@@ -82,6 +82,8 @@ pub struct ProgramSpec<'a> {
     pub functions: &'a [u32],
     /// Fetch the verifier log even when loading succeeds (for `-v`).
     pub always_log: bool,
+    /// Load with `BPF_F_SLEEPABLE` (uprobe programs may then fault user pages in).
+    pub sleepable: bool,
 }
 
 impl<'a> ProgramSpec<'a> {
@@ -95,6 +97,7 @@ impl<'a> ProgramSpec<'a> {
             insns,
             functions: &[],
             always_log: false,
+            sleepable: false,
         }
     }
 }
@@ -259,6 +262,11 @@ fn try_load(spec: &ProgramSpec<'_>, log: Option<&mut [u8]>) -> std::result::Resu
         prog_name: sys::obj_name(spec.name),
         expected_attach_type: spec.expected_attach_type.map_or(0, AttachType::raw),
         attach_btf_id: spec.attach_btf_id,
+        prog_flags: if spec.sleepable {
+            sys::BPF_F_SLEEPABLE
+        } else {
+            0
+        },
         ..Default::default()
     };
     // SAFETY: insns points at insn_cnt repr(C) bpf_insns, license at a NUL-terminated
