@@ -8,17 +8,21 @@
 //! `bpf_copy_from_user_str` (Linux 6.12) instead, which fault the page in. They take the
 //! same arguments and give the same results (0, or the length with the NUL; a negative
 //! errno on failure, which still raises DTrace's fault), so the rewrite is one call for
-//! another: the kfunc's fourth argument (its flags, 0) is set by [`read_user_str`], the
-//! only way code generation reads a user string.
+//! another: the kfunc's fourth argument (its flags, 0) is set, and its `int` result
+//! sign-extended, by [`read_user_str`], the only way code generation reads a user string.
 
 use dtrace_ebpf::*;
 
 use crate::emit::Emitter;
 
-/// `r0 = bpf_probe_read_user_str(r1, r2, r3)`, with r4 = 0 for the sleepable rewrite.
+/// `r0 = bpf_probe_read_user_str(r1, r2, r3)`, with r4 = 0 for the sleepable rewrite. The
+/// kfunc returns a C `int`, whose upper 32 bits in r0 are undefined, so r0 is
+/// sign-extended from its lower half (a no-op on the helper's result).
 pub(crate) fn read_user_str(e: &mut Emitter) {
     e.emit(Insn::mov64_imm(R4, 0));
     e.emit(Insn::call(helpers::PROBE_READ_USER_STR));
+    e.emit(Insn::alu64_imm(BPF_LSH, R0, 32));
+    e.emit(Insn::alu64_imm(BPF_ARSH, R0, 32));
 }
 
 /// Whether the instruction calls helper `id`.
@@ -74,6 +78,8 @@ mod tests {
                 Insn::call(helpers::COPY_FROM_USER),
                 Insn::mov64_imm(R4, 0),
                 Insn::call_kfunc(777),
+                Insn::alu64_imm(BPF_LSH, R0, 32),
+                Insn::alu64_imm(BPF_ARSH, R0, 32),
                 Insn::call(helpers::PROBE_READ_USER_STR),
                 Insn::call_local(0),
             ]
