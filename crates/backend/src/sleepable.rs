@@ -32,9 +32,9 @@ fn calls(insn: &Insn, id: i32) -> bool {
 
 /// Whether `insns` read user memory (and so would gain from being sleepable).
 pub fn reads_user_memory(insns: &[Insn]) -> bool {
-    insns.iter().any(|i| {
-        calls(i, helpers::PROBE_READ_USER) || calls(i, helpers::PROBE_READ_USER_STR)
-    })
+    insns
+        .iter()
+        .any(|i| calls(i, helpers::PROBE_READ_USER) || calls(i, helpers::PROBE_READ_USER_STR))
 }
 
 /// Rewrite the user-memory reads of `insns` into their sleepable forms, the string reads

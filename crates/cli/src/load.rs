@@ -4,8 +4,8 @@
 //! `vtimestamp`, the fork and exit programs behind follow-fork) are loaded here too, as
 //! BTF-typed raw tracepoints (`tp_btf`), as are the programs of `rawtp` probes.
 
-use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
 use crate::user_reads;
+use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
 use dtrace_runtime::{
     cpus, AttachType, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, Update,
 };
@@ -267,7 +267,7 @@ fn try_load(
         dtrace_backend::sleepable::make_sleepable(&mut sleepable, kfunc);
         match load_as(prog, &sleepable, context, attach, true, verbose) {
             Err(Failure::Message(msg)) if verbose => {
-                eprint!("{msg}dtrace: loading it without sleeping instead\n");
+                eprintln!("{msg}dtrace: loading it without sleeping instead");
             }
             // Not expected: a kernel that loaded the probe program refused this one. The
             // reads that cannot sleep still work on pages the process touched.

@@ -22,7 +22,8 @@ fn support() -> &'static Result<i32, String> {
 }
 
 fn probe() -> Result<i32, String> {
-    let lacks = "the kernel lacks bpf_copy_from_user_str for sleepable uprobe programs (Linux 6.12 has it)";
+    let lacks =
+        "the kernel lacks bpf_copy_from_user_str for sleepable uprobe programs (Linux 6.12 has it)";
     let id = dtrace_backend::types::kernel::vmlinux()
         .and_then(|btf| btf.find(dtrace_btf::Kind::Func, "bpf_copy_from_user_str"))
         .ok_or_else(|| lacks.to_string())?;

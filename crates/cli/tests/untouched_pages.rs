@@ -106,8 +106,7 @@ fn unmapped_addresses_still_fault() {
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(
-        run.stdout,
-        "alpha.h\nbeta.h\ngamma.h\nERROR 1 0x3\nERROR 1 0x3\n\n",
+        run.stdout, "alpha.h\nbeta.h\ngamma.h\nERROR 1 0x3\nERROR 1 0x3\n\n",
         "{}",
         run.stderr
     );

@@ -279,7 +279,13 @@ impl Insn {
     }
     /// Call of the kernel function (kfunc) whose vmlinux BTF id is `btf_id`.
     pub fn call_kfunc(btf_id: i32) -> Insn {
-        Insn::new(BPF_JMP | BPF_CALL, R0, Reg(BPF_PSEUDO_KFUNC_CALL), 0, btf_id)
+        Insn::new(
+            BPF_JMP | BPF_CALL,
+            R0,
+            Reg(BPF_PSEUDO_KFUNC_CALL),
+            0,
+            btf_id,
+        )
     }
     pub fn exit() -> Insn {
         Insn::new(BPF_JMP | BPF_EXIT, R0, R0, 0, 0)
