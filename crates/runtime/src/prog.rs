@@ -278,7 +278,7 @@ fn try_load(spec: &ProgramSpec<'_>, log: Option<&mut [u8]>) -> std::result::Resu
 mod tests {
     use super::*;
     use crate::testutil::{self, load};
-    use dtrace_ebpf::{helpers, Size, R0, R1, R2};
+    use dtrace_ebpf::{helpers, Size, BPF_ADD, R0, R1, R10, R2, R3};
 
     fn args(values: &[u64]) -> Vec<u8> {
         values.iter().flat_map(|v| v.to_ne_bytes()).collect()
@@ -356,6 +356,28 @@ mod tests {
         };
         assert!(log.len() > LOG_START, "{}", log.len());
         assert!(log.contains("R2 !read_ok"));
+    }
+
+    #[test]
+    fn sleepable_uprobe_programs_may_fault_user_pages_in() {
+        // bpf_copy_from_user(stack, 8, 0): only a sleepable program may call it.
+        let insns = [
+            Insn::st(Size::DW, R10, -8, 0),
+            Insn::mov64_reg(R1, R10),
+            Insn::alu64_imm(BPF_ADD, R1, -8),
+            Insn::mov64_imm(R2, 8),
+            Insn::mov64_imm(R3, 0),
+            Insn::call(helpers::COPY_FROM_USER),
+            Insn::exit(),
+        ];
+        let spec = ProgramSpec::new(ProgramType::Kprobe, "copy", &insns);
+        let err = Program::load(&spec).unwrap_err();
+        assert!(err.to_string().contains("might sleep"), "{err}");
+        Program::load(&ProgramSpec {
+            sleepable: true,
+            ..spec
+        })
+        .unwrap();
     }
 
     #[test]
