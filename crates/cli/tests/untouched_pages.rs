@@ -9,7 +9,8 @@ mod common;
 
 use std::path::PathBuf;
 
-/// Three probes passing a string each; every string in a 64 KiB-aligned section of its own,
+/// Three USDT probes passing a string each, and a function taking a fourth (for `pid`
+/// probes); every string in a 64 KiB-aligned section of its own,
 /// 64 KiB long, so that the kernel's fault-around (which maps the page-cache pages of the
 /// 64 KiB around a faulting address) never maps one while the process runs other code.
 const PROGRAM: &str = r#"
@@ -22,11 +23,16 @@ const PROGRAM: &str = r#"
 UNTOUCHED(first, "alpha.h")
 UNTOUCHED(second, "beta.h")
 UNTOUCHED(third, "gamma.h")
+UNTOUCHED(fourth, "delta.h")
+
+/* Takes a string it does not read: the pid provider's probes read it. */
+__attribute__((noinline)) void take(const char *s) { __asm__ volatile("" :: "r"(s)); }
 
 int main(void) {
     DTRACE_PROBE2(untouchedprov, file__start, 1, first);
     DTRACE_PROBE2(untouchedprov, file__start, 2, second);
     DTRACE_PROBE2(untouchedprov, file__done, 3, third);
+    take(fourth);
     return 0;
 }
 "#;
@@ -120,6 +126,28 @@ fn unmapped_addresses_still_fault() {
             run.stderr
         );
     }
+}
+
+/// A `pid` probe reads a string argument the function never touched, by `copyinstr` and
+/// by `copyinto` into `alloca`'d memory.
+#[test]
+fn pid_probes_read_untouched_arguments() {
+    let prog = program("untouchedpid");
+    let run = common::dtrace(&[
+        "-q",
+        "-n",
+        "pid$target:a.out:take:entry
+         {
+             this->p = (char *)alloca(8);
+             copyinto(arg0, 8, this->p);
+             printf(\"%s %s\\n\", copyinstr(arg0), stringof(this->p));
+         }",
+        "-c",
+        prog.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "delta.h delta.h\n\n", "{}", run.stderr);
+    assert_eq!(run.stderr, "");
 }
 
 /// A system call probe cannot sleep on this kernel (it refuses sleepable tracepoint
