@@ -255,8 +255,7 @@ fn try_load(
         other => other,
     };
     let attach = probes.get(&prog.probe.id).map(|p| &p.attach);
-    let user = matches!(attach, Some(dtrace_probes::Attach::User(_)));
-    let reads = user_reads::reads(&insns, context, user);
+    let reads = user_reads::reads(&insns, context, attach);
     if verbose {
         if let Some(line) = user_reads::describe(&prog.probe.full_name(), &reads) {
             eprint!("{line}");

@@ -1,17 +1,21 @@
 //! How a probe's program reads user memory: sleepable, faulting untouched pages in, where
 //! the kernel allows it, else with the `bpf_probe_read_user` helpers, which fail on them.
 //!
-//! Only uprobe programs (USDT and `pid` probes) may be sleepable: the kernel refuses
+//! Only uprobe programs (USDT and `pid` probes) are made sleepable: the kernel refuses
 //! `BPF_F_SLEEPABLE` for tracepoint, raw tracepoint and `tp_btf` programs, system calls'
-//! included ("Only fentry/fexit/fmod_ret, lsm, iter, uprobe, and struct_ops programs can
-//! be sleepable"), and fentry on a system call's function, which could sleep, is refused
-//! here altogether. Whether sleepable uprobe programs can read strings (the kfunc
-//! `bpf_copy_from_user_str`, Linux 6.12) is probed once, by loading a tiny one.
+//! included (6.18: "Only fentry/fexit/fmod_ret, lsm, iter, uprobe, and struct_ops programs
+//! can be sleepable"), and sleepable kprobes and perf-event programs at attach; fentry may
+//! sleep only on the functions of the kernel's error-injection list (system calls' among
+//! them), but this kernel refuses fentry altogether, so `fbt` and system calls keep the
+//! helpers. Whether sleepable uprobe programs can read strings (the kfunc
+//! `bpf_copy_from_user_str`, Linux 6.12) is probed once, by loading a tiny one, the first
+//! time a user probe's program reads user memory.
 
 use std::sync::OnceLock;
 
 use dtrace_backend::program::ProbeContext;
 use dtrace_ebpf::{helpers, Insn, Size, R0, R1, R10, R2, R3, R4};
+use dtrace_probes::Attach;
 use dtrace_runtime::{Program, ProgramSpec, ProgramType};
 
 /// The vmlinux BTF id of `bpf_copy_from_user_str` when this kernel runs sleepable uprobe
@@ -61,25 +65,28 @@ pub enum Reads {
     Helpers(String),
 }
 
-/// How the program `insns` of a probe of `context` (`user`: attached as a uprobe) reads
-/// user memory.
-pub fn reads(insns: &[Insn], context: &ProbeContext, user: bool) -> Reads {
+/// How the program `insns` of a probe of `context`, attached as `attach`, reads user
+/// memory.
+pub fn reads(insns: &[Insn], context: &ProbeContext, attach: Option<&Attach>) -> Reads {
     if !dtrace_backend::sleepable::reads_user_memory(insns) {
         return Reads::None;
     }
-    if !user {
-        let what = match context {
-            ProbeContext::PerfEvent => "perf event",
-            ProbeContext::Function { .. } => "fentry",
-            _ => "tracepoint",
-        };
-        return Reads::Helpers(format!(
+    let cannot = |what: &str| {
+        Reads::Helpers(format!(
             "{what} programs cannot sleep to fault pages in; only uprobe programs can"
-        ));
-    }
-    match support() {
-        Ok(id) => Reads::Sleepable(*id),
-        Err(why) => Reads::Helpers(why.clone()),
+        ))
+    };
+    match (attach, context) {
+        (Some(Attach::User(_)), _) => match support() {
+            Ok(id) => Reads::Sleepable(*id),
+            Err(why) => Reads::Helpers(why.clone()),
+        },
+        (Some(Attach::KernelMulti { .. }), _) => cannot("kprobe"),
+        (_, ProbeContext::PerfEvent) => cannot("perf event"),
+        (_, ProbeContext::Function { .. }) => Reads::Helpers(
+            "dtrace does not load fentry programs sleepable (the kernel allows it only on the functions of its error-injection list)".into(),
+        ),
+        _ => cannot("tracepoint"),
     }
 }
 
