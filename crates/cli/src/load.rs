@@ -249,13 +249,9 @@ fn try_load(
     for &at in &prog.code.map_relocs {
         insns[at].imm = maps[insns[at].imm as usize];
     }
-    // proc and sched: the program is of the kind of the probe they fire on.
-    let context = match &prog.probe.context {
-        ProbeContext::Mapped(m) => &*m.base,
-        other => other,
-    };
+    let context = base_context(prog);
     let attach = probes.get(&prog.probe.id).map(|p| &p.attach);
-    let reads = user_reads::reads(&insns, context, attach);
+    let reads = program_reads(prog, probes);
     if verbose {
         if let Some(line) = user_reads::describe(&prog.probe.full_name(), &reads) {
             eprint!("{line}");
@@ -275,6 +271,24 @@ fn try_load(
         }
     }
     load_as(prog, &insns, context, attach, false, verbose)
+}
+
+/// The context whose kind of program `prog` is: proc and sched probes' programs are of
+/// the kind of the probe they fire on.
+fn base_context(prog: &dtrace_backend::program::ProgramSpec) -> &ProbeContext {
+    match &prog.probe.context {
+        ProbeContext::Mapped(m) => &m.base,
+        other => other,
+    }
+}
+
+/// How `prog` reads user memory once loaded (sleepable or not, and why).
+pub fn program_reads(
+    prog: &dtrace_backend::program::ProgramSpec,
+    probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
+) -> user_reads::Reads {
+    let attach = probes.get(&prog.probe.id).map(|p| &p.attach);
+    user_reads::reads(&prog.code.insns, base_context(prog), attach)
 }
 
 /// Load `insns`, the program of `prog` with its maps patched, as a program for `context`.
