@@ -2,7 +2,9 @@
 //! each program (a verifier rejection is our bug and is reported as one) and attach them.
 //! Helper programs ([`Compiled::helpers`], e.g. the `sched_switch` program behind
 //! `vtimestamp`, the fork and exit programs behind follow-fork) are loaded here too, as
-//! BTF-typed raw tracepoints (`tp_btf`), as are the programs of `rawtp` probes.
+//! BTF-typed raw tracepoints (`tp_btf`), as are the programs of `rawtp` probes. A user
+//! probe's program that reads user memory is loaded sleepable where the kernel allows it
+//! (see `user_reads`), and as it was compiled if that fails.
 
 use crate::user_reads;
 use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
