@@ -50,7 +50,8 @@ fn probe() -> Result<i32, String> {
         ..ProgramSpec::new(ProgramType::Kprobe, "dt_sleepable", &insns)
     };
     Program::load(&spec).map(drop).map_err(|e| {
-        format!("the kernel refuses sleepable uprobe programs reading user memory ({e}; Linux 6.12 allows them)")
+        let errno = e.errno().map_or_else(String::new, |n| format!(", errno {n}"));
+        format!("the kernel refuses sleepable uprobe programs reading user memory (Linux 6.12 allows them{errno})")
     })?;
     Ok(id)
 }
