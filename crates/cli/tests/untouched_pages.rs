@@ -199,3 +199,70 @@ fn disassembly_shows_the_sleepable_reads() {
     assert!(!start.contains("probe_read_user"), "{start}");
     assert!(done.contains(":main:file-done:\n"), "{done}");
 }
+
+/// Everything else a clause does works in a sleepable program: thread-local variables,
+/// associative arrays, aggregations, string subroutines (searches by a `bpf_loop`
+/// callback, `strtok`'s state), speculations, the ring buffer.
+#[test]
+fn clauses_keep_working_in_sleepable_programs() {
+    let prog = program("untouchedall");
+    let script = prog.with_extension("d");
+    std::fs::write(
+        &script,
+        r#"int spec;
+untouchedprov$target:::file-start
+{
+  this->s = copyinstr(arg1);
+  self->n++;
+  names[this->s] = strlen(this->s);
+  @len[this->s] = sum(names[this->s]);
+  @q = quantize(arg0);
+  printf("%s %d %s %d %s\n", toupper(this->s), self->n, strstr(this->s, "h"), index(this->s, "."), strtok(this->s, "."));
+}
+untouchedprov$target:::file-start
+/arg0 == 1/
+{
+  spec = speculation();
+}
+untouchedprov$target:::file-start
+/spec/
+{
+  speculate(spec);
+  printf("speculated %s\n", copyinstr(arg1));
+}
+untouchedprov$target:::file-done
+{
+  printf("%s %d\n", copyinstr(arg1), self->n);
+}
+untouchedprov$target:::file-done { commit(spec); }
+"#,
+    )
+    .unwrap();
+    let run = common::dtrace(&[
+        "-q",
+        "-s",
+        script.to_str().unwrap(),
+        "-c",
+        prog.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        run.stdout,
+        "ALPHA.H 1 ha.h 5 alpha\n\
+         BETA.H 2 h 4 beta\n\
+         gamma.h 2\n\
+         speculated alpha.h\n\
+         speculated beta.h\n\
+         \n\
+         \x20 beta.h                                                            6\n\
+         \x20 alpha.h                                                           7\n\
+         \n\
+         \x20          value  ------------- Distribution ------------- count    \n\
+         \x20              0 |                                         0        \n\
+         \x20              1 |@@@@@@@@@@@@@@@@@@@@                     1        \n\
+         \x20              2 |@@@@@@@@@@@@@@@@@@@@                     1        \n\
+         \x20              4 |                                         0        \n\
+         \n"
+    );
+}
