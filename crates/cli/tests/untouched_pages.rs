@@ -2,8 +2,9 @@
 //! string literals that each live in a page-aligned section of their own, which the program
 //! never reads, so no page of theirs is mapped when the probe fires. Its programs are
 //! sleepable on this kernel and fault the pages in: every string is read, in every one of
-//! 200 short runs, and an address that is not mapped at all still fires ERROR. System call
-//! probes cannot sleep here, and `-v` says so.
+//! 200 short runs, and by `pid` probes too; an address that is not mapped at all still
+//! fires ERROR; the rest of a clause works as ever; `-S` shows the sleepable reads. System
+//! call probes cannot sleep here, and `-v` says so.
 
 mod common;
 
