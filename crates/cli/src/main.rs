@@ -24,6 +24,7 @@ mod provider_build;
 mod session;
 mod signals;
 mod target;
+mod user_reads;
 mod watch;
 
 use std::io::Write;
@@ -312,8 +313,15 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     }
     if args.disassemble {
         for prog in &comp.compiled.programs {
-            eprintln!("eBPF program for {}:", prog.probe.full_name());
-            eprint!("{}", dtrace_ebpf::disasm::disassemble(&prog.code.insns));
+            // As loaded: where its user-memory reads sleep, in their sleepable forms.
+            let mut insns = prog.code.insns.clone();
+            let mut sleepable = "";
+            if let user_reads::Reads::Sleepable(kfunc) = load::program_reads(prog, &comp.probes) {
+                dtrace_backend::sleepable::make_sleepable(&mut insns, kfunc);
+                sleepable = " (sleepable)";
+            }
+            eprintln!("eBPF program for {}{sleepable}:", prog.probe.full_name());
+            eprint!("{}", dtrace_ebpf::disasm::disassemble(&insns));
         }
         for helper in &comp.compiled.helpers {
             eprintln!(

@@ -136,6 +136,9 @@ pub struct TestRunAttr {
 /// `BPF_F_TEST_RUN_ON_CPU`: run the test on `TestRunAttr::cpu` rather than the current CPU.
 pub const BPF_F_TEST_RUN_ON_CPU: u32 = 1;
 
+/// `BPF_F_SLEEPABLE` (`prog_flags` of `BPF_PROG_LOAD`): the program may sleep.
+pub const BPF_F_SLEEPABLE: u32 = 1 << 4;
+
 /// The `BPF_RAW_TRACEPOINT_OPEN` part of `union bpf_attr`.
 #[repr(C)]
 #[derive(Default, Debug, Clone, Copy)]
