@@ -16,6 +16,7 @@ mod libdeps;
 mod load;
 mod options;
 mod output_file;
+mod postmortem;
 mod preprocess;
 mod privileges;
 mod prometheus;

@@ -72,6 +72,9 @@ pub struct Options {
     pub cpu: Option<u32>,
     /// `bufpolicy`: what happens as a principal buffer fills.
     pub bufpolicy: BufPolicy,
+    /// `postmortem`: where the postmortem of a traced process killed by a fatal signal is
+    /// written (`bufpolicy=ring`; by default beside its core, see `crate::postmortem`).
+    pub postmortem: Option<String>,
     /// `nspec`: speculations active at once.
     pub nspec: u64,
     /// `specsize`: bytes one speculation may hold.
@@ -111,6 +114,7 @@ impl Default for Options {
             followfork: false,
             cpu: None,
             bufpolicy: BufPolicy::Switch,
+            postmortem: None,
             nspec: 1,
             specsize: 4 << 20,
             stackformat: StackFormat::Lines,
@@ -247,6 +251,10 @@ impl Options {
                     .and_then(BufPolicy::parse)
                     .ok_or_else(|| INVALID_VALUE.to_string())?
             }
+            "postmortem" => match value {
+                Some(path) if !path.is_empty() => self.postmortem = Some(path.to_string()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
             "nspec" => self.nspec = count(value)?,
             "stackformat" => {
                 self.stackformat = match value {

@@ -12,6 +12,7 @@
 use std::time::{Duration, Instant};
 
 use dtrace_backend::program::{Compiled, ProbeContext, SpecState, TracingState, STATE_OFFSET};
+use dtrace_consumer::policy::BufPolicy;
 use dtrace_consumer::Consumer;
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
@@ -41,6 +42,10 @@ pub struct Session<'a> {
     watcher: Option<crate::watch::Watcher>,
     /// Where the consumer writes: a failed write ends the session with an error.
     output: OutputFile,
+    /// `bufpolicy=ring` with traced processes: where their postmortems go.
+    postmortem: Option<crate::postmortem::Postmortem>,
+    /// The first traced process that died of a fatal signal, and the signal's name.
+    crashed: Option<(i32, &'static str)>,
 }
 
 impl<'a> Session<'a> {
@@ -63,6 +68,8 @@ impl<'a> Session<'a> {
             consumer,
             watcher: None,
             output,
+            postmortem: None,
+            crashed: None,
         })
     }
 
@@ -120,6 +127,10 @@ impl<'a> Session<'a> {
             dtrace_runtime::cpus::pin(cpu)
                 .map_err(|e| format!("dtrace: failed to set option -x cpu: {e}\n"))?;
         }
+        if self.options.bufpolicy == BufPolicy::Ring && !targets.is_empty() {
+            let path = self.options.postmortem.as_deref();
+            self.postmortem = Some(crate::postmortem::Postmortem::new(path));
+        }
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
         self.consumer.set_target(target);
         self.consumer.prepare();
@@ -147,15 +158,35 @@ impl<'a> Session<'a> {
             return Err(failure);
         }
         self.drain();
+        if let Some((pid, signal)) = self.crashed {
+            self.output.start_copy();
+            let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
+            self.consumer.postmortem(&maps, pid, signal);
+        }
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
         let status = self.consumer.exit_status().unwrap_or(0);
         let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
         self.consumer.finish(&maps, status);
-        match self.output.failure() {
-            Some(failure) => Err(failure),
-            None => Ok(Outcome { status }),
+        if let Some(failure) = self.output.failure() {
+            return Err(failure);
         }
+        self.write_postmortem()?;
+        Ok(Outcome { status })
+    }
+
+    /// The postmortem's text (what was output since the crashed process's records) into
+    /// its file.
+    fn write_postmortem(&mut self) -> Result<(), String> {
+        let (Some((pid, _)), Some(pm)) = (self.crashed, &self.postmortem) else {
+            return Ok(());
+        };
+        let path = pm.write(pid, &self.output.take_copy())?;
+        self.consumer.warning(&format!(
+            "postmortem of pid {pid} written to {}",
+            path.display()
+        ));
+        Ok(())
     }
 
     /// Set the tracing state word at the start of the globals map's value, unless `exit()`
@@ -326,11 +357,27 @@ impl<'a> Session<'a> {
                     self.drain();
                     self.see_aggregation_processes();
                     self.consumer.flush();
+                    self.see_crash(t);
+                } else if let Some(pm) = &mut self.postmortem {
+                    pm.watch(t.pid());
                 }
             }
             if !targets.is_empty() && running.iter().all(|alive| !alive) {
                 break;
             }
+        }
+    }
+
+    /// A postmortem is due when `target`, which exited, died of a fatal signal.
+    fn see_crash(&mut self, target: &Target) {
+        if self.postmortem.is_none() || self.crashed.is_some() {
+            return;
+        }
+        let signal = target
+            .terminating_signal()
+            .and_then(crate::postmortem::fatal);
+        if let Some(signal) = signal {
+            self.crashed = Some((target.pid(), signal));
         }
     }
 

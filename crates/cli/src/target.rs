@@ -46,8 +46,13 @@ pub enum Target {
         status: Option<i32>,
     },
     /// A process we follow (`-p`); the pidfd, when the kernel has them, turns readable when
-    /// the process exits (zombie or not) and is immune to pid reuse.
-    Existing { pid: i32, pidfd: Option<OwnedFd> },
+    /// the process exits (zombie or not) and is immune to pid reuse. `status`: its wait
+    /// status, when it could be read as it exited.
+    Existing {
+        pid: i32,
+        pidfd: Option<OwnedFd>,
+        status: Option<i32>,
+    },
 }
 
 /// The processes descended from `pid` now (children, theirs, ...), from the `children`
@@ -327,6 +332,7 @@ impl Target {
             let target = Target::Existing {
                 pid,
                 pidfd: Some(pidfd),
+                status: None,
             };
             if target.existing_exited(pid) {
                 return Err(format!(
@@ -341,7 +347,11 @@ impl Target {
                 "dtrace: failed to grab pid {pid}: No such process\n"
             ));
         }
-        Ok(Target::Existing { pid, pidfd: None })
+        Ok(Target::Existing {
+            pid,
+            pidfd: None,
+            status: None,
+        })
     }
 
     /// For a command not yet released: the program file it will run.
@@ -420,9 +430,23 @@ impl Target {
             }
             Target::Existing { pid, .. } => {
                 let pid = *pid;
-                self.existing_exited(pid)
+                let exited = self.existing_exited(pid);
+                if let Target::Existing { pidfd, status, .. } = self {
+                    if exited && status.is_none() {
+                        *status = exit_status(pid, pidfd.as_ref());
+                    }
+                }
+                exited
             }
         }
+    }
+
+    /// The signal that killed the process, once it has exited (when its status is known).
+    pub fn terminating_signal(&self) -> Option<i32> {
+        let (Target::Child { status, .. } | Target::Existing { status, .. }) = self;
+        status
+            .filter(|&s| libc::WIFSIGNALED(s))
+            .map(|s| libc::WTERMSIG(s))
     }
 
     fn existing_exited(&self, pid: i32) -> bool {
@@ -475,6 +499,47 @@ impl Drop for Target {
     fn drop(&mut self) {
         self.abandon();
     }
+}
+
+/// The wait status of `pid`, a process that is not our child and has exited: from
+/// `/proc/PID/stat` while it is a zombie (`exit_code`, the 52nd field), or once its parent
+/// reaped it, from its pidfd (`PIDFD_GET_INFO`, kernel 6.15 and later).
+fn exit_status(pid: i32, pidfd: Option<&OwnedFd>) -> Option<i32> {
+    let from_stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let fields = &stat[stat.rfind(')')? + 1..];
+            let mut fields = fields.split_whitespace();
+            let zombie = fields.next() == Some("Z");
+            // The state is field 3; exit_code is field 52.
+            let code = fields.nth(48)?.parse::<i32>().ok()?;
+            zombie.then_some(code)
+        });
+    from_stat.or_else(|| pidfd.and_then(pidfd_exit_code))
+}
+
+/// The exit code (a wait status) the kernel keeps with a pidfd once its process was reaped.
+fn pidfd_exit_code(fd: &OwnedFd) -> Option<i32> {
+    /// `struct pidfd_info` as of its first version (64 bytes).
+    #[repr(C)]
+    struct PidfdInfo {
+        mask: u64,
+        cgroupid: u64,
+        ids: [u32; 11],
+        exit_code: i32,
+    }
+    const PIDFD_INFO_EXIT: u64 = 1 << 3;
+    // _IOWR(PIDFS_IOCTL_MAGIC 0xFF, 11, struct pidfd_info)
+    const PIDFD_GET_INFO: u64 = 0xC000_0000 | (64 << 16) | (0xFF << 8) | 11;
+    let mut info = PidfdInfo {
+        mask: PIDFD_INFO_EXIT,
+        cgroupid: 0,
+        ids: [0; 11],
+        exit_code: 0,
+    };
+    // SAFETY: the ioctl writes at most the 64 bytes of `info`, which we own.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), PIDFD_GET_INFO as _, &mut info) };
+    (r == 0 && info.mask & PIDFD_INFO_EXIT != 0).then_some(info.exit_code)
 }
 
 /// Whether `pid` is a live (not zombie) process, from /proc.

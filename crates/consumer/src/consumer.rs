@@ -520,6 +520,16 @@ impl Consumer {
         }
     }
 
+    /// The traced process `pid` died of `signal` (its name, `SIGSEGV`): the records the
+    /// rings kept, every CPU's in the order they were recorded, then a line saying so.
+    pub fn postmortem(&mut self, maps: &dyn AggregationMaps, pid: i32, signal: &str) {
+        for rec in self.buffers.take_rings_in_arrival_order() {
+            self.decode_record(&rec, maps, true);
+        }
+        self.output.fatal_signal(pid, signal);
+        self.output.flush();
+    }
+
     /// Tracing ended with `status`: the aggregations not printed yet, then the end.
     pub fn finish(&mut self, maps: &dyn AggregationMaps, status: i32) {
         for rec in self.buffers.take_rings() {
