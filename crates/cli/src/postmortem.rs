@@ -120,7 +120,10 @@ mod tests {
         assert_eq!(core_dir("core.%e", cwd), cwd);
         assert_eq!(core_dir("core", cwd), cwd);
         assert_eq!(core_dir("/var/cores/core.%p", cwd), Path::new("/var/cores"));
-        assert_eq!(core_dir("cores/core.%p", cwd), Path::new("/home/u/app/cores"));
+        assert_eq!(
+            core_dir("cores/core.%p", cwd),
+            Path::new("/home/u/app/cores")
+        );
         assert_eq!(core_dir("/var/%u/core", cwd), cwd);
         assert_eq!(core_dir("|/usr/lib/systemd/systemd-coredump %P", cwd), cwd);
         let chosen = Postmortem::new(Some("/tmp/pm.txt"));

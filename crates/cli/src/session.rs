@@ -46,6 +46,8 @@ pub struct Session<'a> {
     postmortem: Option<crate::postmortem::Postmortem>,
     /// The first traced process that died of a fatal signal, and the signal's name.
     crashed: Option<(i32, &'static str)>,
+    /// `-x ringpin`: the ring pinned to outlive this process (unpinned when dropped).
+    pin: Option<crate::pinned::Pin>,
 }
 
 impl<'a> Session<'a> {
@@ -70,6 +72,7 @@ impl<'a> Session<'a> {
             output,
             postmortem: None,
             crashed: None,
+            pin: None,
         })
     }
 
@@ -132,6 +135,7 @@ impl<'a> Session<'a> {
             self.postmortem = Some(crate::postmortem::Postmortem::new(path));
         }
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
+        self.pin_ring(target)?;
         self.consumer.set_target(target);
         self.consumer.prepare();
         // As in DTrace, every probe is enabled before BEGIN fires, and none runs a clause
@@ -161,7 +165,8 @@ impl<'a> Session<'a> {
         if let Some((pid, signal)) = self.crashed {
             self.output.start_copy();
             let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
-            self.consumer.postmortem(&maps, pid, signal);
+            self.consumer.kept_records(&maps);
+            self.consumer.fatal_signal(pid, signal);
         }
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
@@ -173,6 +178,28 @@ impl<'a> Session<'a> {
         }
         self.write_postmortem()?;
         Ok(Outcome { status })
+    }
+
+    /// `-x ringpin`: pin the ring buffer and what decodes it, and keep the newest records
+    /// read in it (half the buffer at most, leaving the rest to the programs).
+    fn pin_ring(&mut self, target: u32) -> Result<(), String> {
+        let Some(name) = &self.options.ringpin else {
+            return Ok(());
+        };
+        if self.options.bufpolicy != BufPolicy::Ring {
+            return Err("dtrace: -x ringpin needs -x bufpolicy=ring\n".to_string());
+        }
+        let map = &self.loaded.maps[self.comp.compiled.core.ringbuf.0];
+        let info = crate::pinned::RunInfo {
+            bufsize: self.options.bufsize,
+            quiet: self.options.output.quiet,
+            dtrace_pid: std::process::id(),
+            target_pid: target,
+        };
+        let pin = crate::pinned::Pin::create(name, map, &self.comp.compiled.desc, &info)?;
+        self.pin = Some(pin);
+        self.ring.retain(map.spec().max_entries as usize / 2);
+        Ok(())
     }
 
     /// The postmortem's text (what was output since the crashed process's records) into

@@ -520,12 +520,17 @@ impl Consumer {
         }
     }
 
-    /// The traced process `pid` died of `signal` (its name, `SIGSEGV`): the records the
-    /// rings kept, every CPU's in the order they were recorded, then a line saying so.
-    pub fn postmortem(&mut self, maps: &dyn AggregationMaps, pid: i32, signal: &str) {
+    /// The records the rings kept so far, every CPU's together in the order they were
+    /// recorded: a postmortem's, or those of a ring read back from the kernel.
+    pub fn kept_records(&mut self, maps: &dyn AggregationMaps) {
         for rec in self.buffers.take_rings_in_arrival_order() {
             self.decode_record(&rec, maps, true);
         }
+        self.output.flush();
+    }
+
+    /// The traced process `pid` died of `signal` (its name, `SIGSEGV`).
+    pub fn fatal_signal(&mut self, pid: i32, signal: &str) {
         self.output.fatal_signal(pid, signal);
         self.output.flush();
     }
