@@ -71,9 +71,17 @@ impl Pin {
         let fail = |why: String| format!("dtrace: failed to pin the ring as '{name}': {why}\n");
         let root = dtrace_runtime::pin::ensure_bpffs().map_err(|e| fail(e.to_string()))?;
         let parent = root.join("dtrace");
-        std::fs::create_dir_all(&parent).map_err(|e| fail(crate::errno_text(&e)))?;
         let dir = parent.join(name);
-        if let Err(e) = std::fs::create_dir(&dir) {
+        // Another dtrace removing the last pin may remove `parent` between the two calls.
+        let mut made = Err(std::io::ErrorKind::NotFound.into());
+        for _ in 0..3 {
+            std::fs::create_dir_all(&parent).map_err(|e| fail(crate::errno_text(&e)))?;
+            made = std::fs::create_dir(&dir);
+            if !matches!(&made, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+                break;
+            }
+        }
+        if let Err(e) = made {
             return Err(fail(if e.kind() == std::io::ErrorKind::AlreadyExists {
                 format!(
                     "a ring is pinned there already (read it with -x ringread={name}, or \
