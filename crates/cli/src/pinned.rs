@@ -58,6 +58,7 @@ fn dir_of(name: &str) -> PathBuf {
 /// A ring pinned by this run; the pin is removed when it is dropped.
 pub struct Pin {
     dir: PathBuf,
+    info: RunInfo,
 }
 
 impl Pin {
@@ -66,7 +67,7 @@ impl Pin {
         name: &str,
         ring: &Map,
         desc: &ProgramDesc,
-        info: &RunInfo,
+        info: RunInfo,
     ) -> Result<Pin, String> {
         let fail = |why: String| format!("dtrace: failed to pin the ring as '{name}': {why}\n");
         let root = dtrace_runtime::pin::ensure_bpffs().map_err(|e| fail(e.to_string()))?;
@@ -91,11 +92,20 @@ impl Pin {
                 crate::errno_text(&e)
             }));
         }
-        let pin = Pin { dir };
+        let pin = Pin { dir, info };
         ring.pin(&pin.dir.join("ring"))
-            .and_then(|()| desc_map(desc, info)?.pin(&pin.dir.join("desc")))
+            .and_then(|()| desc_map(desc, &pin.info)?.pin(&pin.dir.join("desc")))
             .map_err(|e| fail(e.to_string()))?;
         Ok(pin)
+    }
+
+    /// Pin `desc` in place of the description: probes were added while tracing.
+    pub fn update_desc(&self, desc: &ProgramDesc) -> Result<(), String> {
+        let path = self.dir.join("desc");
+        let _ = std::fs::remove_file(&path);
+        desc_map(desc, &self.info)
+            .and_then(|map| map.pin(&path))
+            .map_err(|e| format!("failed to pin the ring's new description: {e}"))
     }
 }
 

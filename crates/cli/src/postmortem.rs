@@ -12,6 +12,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use dtrace_consumer::policy::BufPolicy;
+
+use crate::options::Options;
+use crate::target::Target;
+
 /// Signals whose default action is to dump core (signal(7)).
 const FATAL: &[i32] = &[
     libc::SIGQUIT,
@@ -43,7 +48,20 @@ pub struct Postmortem {
 }
 
 impl Postmortem {
-    pub fn new(path: Option<&str>) -> Postmortem {
+    /// The postmortems of a run with `options` tracing `targets`: none without
+    /// `bufpolicy=ring` or a target; `-x postmortem` needs both.
+    pub fn for_run(options: &Options, targets: &[Target]) -> Result<Option<Postmortem>, String> {
+        let ring = options.bufpolicy == BufPolicy::Ring;
+        if options.postmortem.is_some() && !ring {
+            return Err("dtrace: -x postmortem needs -x bufpolicy=ring\n".into());
+        }
+        if options.postmortem.is_some() && targets.is_empty() {
+            return Err("dtrace: -x postmortem needs a -c or -p process\n".into());
+        }
+        Ok((ring && !targets.is_empty()).then(|| Postmortem::new(options.postmortem.as_deref())))
+    }
+
+    fn new(path: Option<&str>) -> Postmortem {
         Postmortem {
             path: path.map(PathBuf::from),
             cwds: HashMap::new(),

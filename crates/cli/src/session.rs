@@ -130,10 +130,7 @@ impl<'a> Session<'a> {
             dtrace_runtime::cpus::pin(cpu)
                 .map_err(|e| format!("dtrace: failed to set option -x cpu: {e}\n"))?;
         }
-        if self.options.bufpolicy == BufPolicy::Ring && !targets.is_empty() {
-            let path = self.options.postmortem.as_deref();
-            self.postmortem = Some(crate::postmortem::Postmortem::new(path));
-        }
+        self.postmortem = crate::postmortem::Postmortem::for_run(&self.options, &targets)?;
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
         self.pin_ring(target)?;
         self.consumer.set_target(target);
@@ -196,7 +193,7 @@ impl<'a> Session<'a> {
             dtrace_pid: std::process::id(),
             target_pid: target,
         };
-        let pin = crate::pinned::Pin::create(name, map, &self.comp.compiled.desc, &info)?;
+        let pin = crate::pinned::Pin::create(name, map, &self.comp.compiled.desc, info)?;
         self.pin = Some(pin);
         self.ring.retain(map.spec().max_entries as usize / 2);
         Ok(())
@@ -420,6 +417,11 @@ impl<'a> Session<'a> {
         // Records of probes the watcher added (their programs ran only after it published
         // their descriptions) need those descriptions.
         if let Some(desc) = self.watcher.as_mut().and_then(|w| w.news()) {
+            if let Some(pin) = &self.pin {
+                if let Err(e) = pin.update_desc(&desc) {
+                    self.consumer.warning(&e);
+                }
+            }
             self.consumer.set_desc(desc);
         }
         // Processes named by user stacks and symbols first, while they may still run:

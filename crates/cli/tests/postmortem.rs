@@ -373,3 +373,43 @@ fn an_orderly_end_removes_the_pin_and_a_pin_in_use_is_refused() {
         )
     );
 }
+
+#[test]
+fn options_that_cannot_apply_are_clear_errors() {
+    for (args, want) in [
+        (
+            &["-x", "postmortem=/tmp/pm", "-n", "BEGIN { exit(0); }"][..],
+            "dtrace: -x postmortem needs -x bufpolicy=ring\n",
+        ),
+        (
+            &[
+                "-x",
+                "bufpolicy=ring",
+                "-x",
+                "postmortem=/tmp/pm",
+                "-n",
+                "BEGIN { exit(0); }",
+            ],
+            "dtrace: -x postmortem needs a -c or -p process\n",
+        ),
+        (
+            &["-x", "ringpin", "-n", "BEGIN { exit(0); }"],
+            "dtrace: -x ringpin needs -x bufpolicy=ring\n",
+        ),
+        (
+            &["-x", "ringread", "-n", "BEGIN { exit(0); }"],
+            "dtrace: -x ringread and -x ringclear take no program, -c or -p\n",
+        ),
+        (
+            &["-x", "ringread=../etc"],
+            "dtrace: failed to set -x ringread: Invalid value for specified option\n",
+        ),
+    ] {
+        let mut full = vec!["-q"];
+        full.extend(args);
+        let run = common::dtrace(&full);
+        assert_ne!(run.status, 0, "{args:?}");
+        assert_eq!(run.stderr, want, "{args:?}");
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+}
