@@ -25,6 +25,9 @@ use crate::output_file::OutputFile;
 use crate::signals;
 use crate::target::Target;
 
+/// How often `bufpolicy=ring` reads the ring buffer (measured in docs/BENCHMARKS.md).
+const RING_POLL: Duration = Duration::from_millis(5);
+
 /// How the consumer loop ended.
 pub struct Outcome {
     pub status: i32,
@@ -131,6 +134,10 @@ impl<'a> Session<'a> {
                 .map_err(|e| format!("dtrace: failed to set option -x cpu: {e}\n"))?;
         }
         self.postmortem = crate::postmortem::Postmortem::for_run(&self.options, &targets)?;
+        if self.options.bufpolicy == BufPolicy::Ring {
+            // Records are shown at the end: read them in batches, not woken for each.
+            self.ring.poll(RING_POLL);
+        }
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
         self.pin_ring(target)?;
         self.consumer.set_target(target);
@@ -195,7 +202,8 @@ impl<'a> Session<'a> {
         };
         let pin = crate::pinned::Pin::create(name, map, &self.comp.compiled.desc, info)?;
         self.pin = Some(pin);
-        self.ring.retain(map.spec().max_entries as usize / 2);
+        self.ring
+            .retain(map.spec().max_entries as usize / 2, RING_POLL);
         Ok(())
     }
 

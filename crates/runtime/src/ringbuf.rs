@@ -80,6 +80,8 @@ pub struct RingBuf {
     retain: u64,
     /// Where each retained record starts, oldest first.
     retained: VecDeque<u64>,
+    /// Look for records this often instead of waiting for the kernel's wakeups.
+    poll: Option<Duration>,
 }
 
 // SAFETY: the mappings are plain shared memory accessed through atomics and `&mut self`;
@@ -116,6 +118,7 @@ impl RingBuf {
             read_pos: 0,
             retain: 0,
             retained: VecDeque::new(),
+            poll: None,
         };
         rb.read_pos = rb.consumer_pos().load(Ordering::Acquire);
         Ok(rb)
@@ -123,8 +126,19 @@ impl RingBuf {
 
     /// Keep the newest records read, up to `bytes` of the buffer (headers and padding
     /// included), in the map: the kernel's `consumer_pos` stays at the oldest of them.
-    pub fn retain(&mut self, bytes: usize) {
+    /// [`RingBuf::wait`] then polls every `poll`: the kernel wakes a reader only when it
+    /// has caught up, and epoll says there is data as long as any is retained.
+    pub fn retain(&mut self, bytes: usize, poll: Duration) {
         self.retain = bytes as u64;
+        self.poll = Some(poll);
+    }
+
+    /// Make [`RingBuf::wait`] look for records every `every` instead of waiting for the
+    /// kernel's wakeups, which cost the writing CPU an interrupt and a context switch for
+    /// nearly every record of a reader that keeps up: for a reader that need not see each
+    /// record at once.
+    pub fn poll(&mut self, every: Duration) {
+        self.poll = Some(every);
     }
 
     /// Records up to `read` were read: free what is not retained.
@@ -212,10 +226,8 @@ impl RingBuf {
     /// Waits until the kernel signals new data or `timeout` passes; true if woken by data.
     /// An interrupted wait (EINTR) returns false.
     pub fn wait(&self, timeout: Duration) -> Result<bool> {
-        if !self.retained.is_empty() {
-            // The map holds data we do not free, so epoll would always say there is some;
-            // and the kernel wakes a reader only once it has caught up. Just wait.
-            std::thread::sleep(timeout);
+        if let Some(every) = self.poll {
+            std::thread::sleep(timeout.min(every));
             return Ok(self.producer_pos().load(Ordering::Acquire) > self.read_pos);
         }
         let mut event = libc::epoll_event { events: 0, u64: 0 };
@@ -387,7 +399,7 @@ mod tests {
         let map = testutil::ringbuf(4096);
         let mut rb = RingBuf::new(&map).unwrap();
         // Two 408-byte records (416 with header and padding) are retained, no more.
-        rb.retain(2 * 416);
+        rb.retain(2 * 416, Duration::from_millis(1));
         let prog = record_prog(&map, 400);
         for seq in 0..5u64 {
             assert_eq!(prog.test_run(&seq.to_ne_bytes()).unwrap(), 0);
