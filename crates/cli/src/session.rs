@@ -214,10 +214,11 @@ impl<'a> Session<'a> {
             return Ok(());
         };
         let path = pm.write(pid, &self.output.take_copy())?;
-        self.consumer.warning(&format!(
-            "postmortem of pid {pid} written to {}",
+        // On stderr in every output format: a JSON output has ended with its `exit` line.
+        eprintln!(
+            "dtrace: postmortem of pid {pid} written to {}",
             path.display()
-        ));
+        );
         Ok(())
     }
 

@@ -413,3 +413,39 @@ fn options_that_cannot_apply_are_clear_errors() {
         assert_eq!(run.stdout, "", "{args:?}");
     }
 }
+
+#[test]
+fn json_output_names_the_fatal_signal_between_records_and_aggregations() {
+    let (dir, exe) = setup("json");
+    let cmd = format!("{exe} segv 50");
+    let run = common::finish(
+        ring_dtrace(&dir, &["-x", "oformat=json", "-c", &cmd])
+            .spawn()
+            .unwrap(),
+        "json",
+    );
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    let (pid, path) = written(&run.stderr);
+    let kind = |line: &str| {
+        let rest = line.strip_prefix("{\"type\":\"")?;
+        Some(rest[..rest.find('"')?].to_string())
+    };
+    let kinds: Vec<String> = run.stdout.lines().filter_map(kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "printf",
+            "printf",
+            "printf",
+            "printf",
+            "printf",
+            "fatal-signal"
+        ]
+        .into_iter()
+        .chain(["aggregation", "aggregation", "exit"])
+        .collect::<Vec<_>>()
+    );
+    let signal = format!("{{\"type\":\"fatal-signal\",\"pid\":{pid},\"signal\":\"SIGSEGV\"}}");
+    assert!(run.stdout.lines().any(|l| l == signal), "{}", run.stdout);
+    assert_eq!(std::fs::read_to_string(path).unwrap(), run.stdout);
+}
