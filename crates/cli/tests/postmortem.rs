@@ -355,6 +355,20 @@ fn an_orderly_end_removes_the_pin_and_a_pin_in_use_is_refused() {
     );
     assert!(!pin_dir(&name).exists());
 
+    // SIGTERM ends tracing in order too: the ring is shown (no crash: no signal line).
+    let hang = format!("{exe} hang 50");
+    let dtrace = ring_dtrace(&dir, &["-x", &pin, "-c", &hang])
+        .spawn()
+        .unwrap();
+    eventually("the steps were never fired", || dir.join("fired").exists());
+    assert!(pin_dir(&name).exists());
+    // SAFETY: kill on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(dtrace.id() as i32, libc::SIGTERM) }, 0);
+    let run = common::finish(dtrace, "SIGTERM");
+    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
+    assert_eq!(run.stdout, format!("{LAST_FIVE}{AGGREGATIONS}"));
+    assert!(!pin_dir(&name).exists());
+
     std::fs::create_dir_all(pin_dir(&name)).unwrap();
     let run = common::finish(
         ring_dtrace(&dir, &["-x", &pin, "-c", &cmd])
