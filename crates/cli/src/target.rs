@@ -553,3 +553,43 @@ fn process_alive(pid: i32) -> bool {
         .and_then(|i| stat[i + 1..].split_whitespace().next());
     !matches!(state, Some("Z") | Some("X") | Some("x") | None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process that dies of SIGSEGV, its pidfd, and its wait status as its parent reaps it.
+    fn crashed() -> (i32, OwnedFd, std::process::Child) {
+        let child = std::process::Command::new("sh")
+            .args(["-c", "read x; kill -SEGV $$"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        assert!(fd >= 0, "pidfd_open: {}", std::io::Error::last_os_error());
+        // SAFETY: the fd was just returned to us and is owned by nobody else.
+        (pid, unsafe { OwnedFd::from_raw_fd(fd as i32) }, child)
+    }
+
+    #[test]
+    fn the_status_of_a_process_we_did_not_start_is_read_zombie_or_reaped() {
+        let (pid, fd, mut child) = crashed();
+        drop(child.stdin.take());
+        // A zombie: from /proc/PID/stat (and the pidfd is readable).
+        let zombie = |pid: i32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.rsplit(')').next().unwrap().trim_start().starts_with('Z'))
+        };
+        while !zombie(pid) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let status = exit_status(pid, None).expect("from /proc");
+        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV);
+        // Reaped: from the pidfd alone (kernel 6.15 and later, as here).
+        child.wait().unwrap();
+        let status = exit_status(pid, Some(&fd)).expect("from the pidfd");
+        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV);
+    }
+}
