@@ -10,6 +10,8 @@
 //! not a core was written; a process ended by `SIGTERM`, `SIGINT` or `SIGKILL` has none.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use dtrace_consumer::policy::BufPolicy;
@@ -90,17 +92,24 @@ impl Postmortem {
         core_dir(pattern.trim_end(), &cwd).join(format!("dtrace-postmortem.{pid}"))
     }
 
-    /// Write `text`, the postmortem of `pid`, to its file (replaced if it exists); the path,
-    /// or DTrace's words for why not.
+    /// Write `text`, the postmortem of `pid`, to its file (replaced if it exists; created
+    /// readable by its owner only, as the kernel creates cores); the path, or why not.
     pub fn write(&self, pid: i32, text: &[u8]) -> Result<PathBuf, String> {
         let path = self.path(pid);
-        std::fs::write(&path, text).map_err(|e| {
-            format!(
-                "dtrace: failed to write postmortem file '{}': {}\n",
-                path.display(),
-                crate::errno_text(&e)
-            )
-        })?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| f.write_all(text))
+            .map_err(|e| {
+                format!(
+                    "dtrace: failed to write postmortem file '{}': {}\n",
+                    path.display(),
+                    crate::errno_text(&e)
+                )
+            })?;
         Ok(path)
     }
 }

@@ -113,6 +113,12 @@ fn a_segfault_prints_the_last_records_the_signal_and_the_aggregations_and_saves_
         assert_eq!(path, dir.join(format!("dtrace-postmortem.{pid}")));
     }
     assert_eq!(std::fs::read_to_string(&path).unwrap(), run.stdout);
+    // Readable by its owner only, as a core is.
+    let mode = std::fs::metadata(&path).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
 }
 
 #[test]
@@ -133,6 +139,20 @@ fn an_abort_goes_to_the_postmortem_file_named() {
     let want = format!("{LAST_FIVE}dtrace: pid {pid} terminated by SIGABRT\n{AGGREGATIONS}");
     assert_eq!(run.stdout, want);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
+
+    // A file that cannot be written is an error, after the postmortem was printed.
+    let run = common::finish(
+        ring_dtrace(&dir, &["-x", "postmortem=/nonexistent/pm", "-c", &cmd])
+            .spawn()
+            .unwrap(),
+        "abort, no file",
+    );
+    assert_eq!(run.status, 1);
+    assert!(run.stdout.starts_with(LAST_FIVE), "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "dtrace: failed to write postmortem file '/nonexistent/pm': No such file or directory\n"
+    );
 }
 
 #[test]
