@@ -17,6 +17,8 @@ mod libdeps;
 mod load;
 mod options;
 mod output_file;
+mod pinned;
+mod postmortem;
 mod preprocess;
 mod privileges;
 mod prometheus;
@@ -110,8 +112,12 @@ fn run(argv: &[String]) -> i32 {
         let errtags = args.options.iter().any(|(n, _)| n == "errtags");
         return provider_build::run(&args, errtags);
     }
+    let pinned_ring = args
+        .options
+        .iter()
+        .any(|(n, _)| n == "ringread" || n == "ringclear");
     // `-e` alone loads the libraries, and only that (as DTrace).
-    if args.sources.is_empty() && !args.list && !args.compile_only {
+    if args.sources.is_empty() && !args.list && !args.compile_only && !pinned_ring {
         eprint!("{USAGE}");
         return 2;
     }
@@ -131,6 +137,9 @@ fn run(argv: &[String]) -> i32 {
             eprintln!("dtrace: failed to set -x {name}: {why}");
             return 1;
         }
+    }
+    if pinned_ring {
+        return pinned_ring_request(&args, options);
     }
     // Every -c and -p process is followed; $target is the first one's pid.
     let mut targets = Vec::new();
@@ -159,6 +168,44 @@ fn run(argv: &[String]) -> i32 {
         }
     }
     status
+}
+
+/// `-x ringread` or `-x ringclear`: a ring pinned by an earlier `dtrace`, on its own.
+fn pinned_ring_request(args: &Args, options: Options) -> i32 {
+    if !args.sources.is_empty() || !args.commands.is_empty() || !args.pids.is_empty() {
+        eprintln!("dtrace: -x ringread and -x ringclear take no program, -c or -p");
+        return 2;
+    }
+    if let Some(name) = &options.ringclear {
+        return pinned::clear(name);
+    }
+    let Some(name) = &options.ringread else {
+        return 0;
+    };
+    let out = OutputFile::new(args.output.as_deref());
+    if let Err(msg) = out.open() {
+        eprint!("{msg}");
+        return 1;
+    }
+    let output = || make_output(&options, &out);
+    let status = pinned::read(name, options.output, output);
+    match out.failure() {
+        Some(failure) => {
+            eprint!("{failure}");
+            1
+        }
+        None => status,
+    }
+}
+
+/// The consumer's output, as `-x oformat` says, writing to `out`.
+fn make_output(options: &Options, out: &OutputFile) -> Box<dyn Output> {
+    match options.oformat {
+        OutputFormat::Text => {
+            Box::new(Text::new(Box::new(out.clone())).with_stacks(options.stackformat))
+        }
+        OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
+    }
 }
 
 /// The macro variables: `$0..$N` and named ones.
@@ -277,12 +324,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         ControlFlow::Break(status) => return status,
     };
     let out = OutputFile::new(args.output.as_deref());
-    let output: Box<dyn Output> = match options.oformat {
-        OutputFormat::Text => {
-            Box::new(Text::new(Box::new(out.clone())).with_stacks(options.stackformat))
-        }
-        OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
-    };
+    let output = make_output(&options, &out);
     let resized = buffers::lowered(&options);
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
     consumer.set_specsize(options.specsize);

@@ -75,6 +75,15 @@ pub struct Options {
     pub cpu: Option<u32>,
     /// `bufpolicy`: what happens as a principal buffer fills.
     pub bufpolicy: BufPolicy,
+    /// `postmortem`: where the postmortem of a traced process killed by a fatal signal is
+    /// written (`bufpolicy=ring`; by default beside its core, see `crate::postmortem`).
+    pub postmortem: Option<String>,
+    /// `ringpin[=NAME]`: also keep the ring in a map pinned under the BPF file system, to
+    /// outlive a `dtrace` that is killed (`crate::pinned`).
+    pub ringpin: Option<String>,
+    /// `ringread[=NAME]` / `ringclear[=NAME]`: print (or just remove) a pinned ring.
+    pub ringread: Option<String>,
+    pub ringclear: Option<String>,
     /// `nspec`: speculations active at once.
     pub nspec: u64,
     /// `specsize`: bytes one speculation may hold.
@@ -116,6 +125,10 @@ impl Default for Options {
             followfork: false,
             cpu: None,
             bufpolicy: BufPolicy::Switch,
+            postmortem: None,
+            ringpin: None,
+            ringread: None,
+            ringclear: None,
             nspec: 1,
             specsize: 4 << 20,
             stackformat: StackFormat::Lines,
@@ -163,6 +176,8 @@ const ACCEPTED: &[&str] = &[
 
 /// Options only the command line may set: they shape how the program is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
+    "ringread",
+    "ringclear",
     "cppargs",
     "cpphdrs",
     "cpppath",
@@ -249,6 +264,18 @@ impl Options {
                 self.bufpolicy = value
                     .and_then(BufPolicy::parse)
                     .ok_or_else(|| INVALID_VALUE.to_string())?
+            }
+            "postmortem" => match value {
+                Some(path) if !path.is_empty() => self.postmortem = Some(path.to_string()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "ringpin" | "ringread" | "ringclear" => {
+                let pin = crate::pinned::name(value).ok_or_else(|| INVALID_VALUE.to_string())?;
+                *match name {
+                    "ringpin" => &mut self.ringpin,
+                    "ringread" => &mut self.ringread,
+                    _ => &mut self.ringclear,
+                } = Some(pin);
             }
             "nspec" => self.nspec = count(value)?,
             "stackformat" => {

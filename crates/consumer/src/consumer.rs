@@ -537,6 +537,21 @@ impl Consumer {
         }
     }
 
+    /// The records the rings kept so far, every CPU's together in the order they were
+    /// recorded: a postmortem's, or those of a ring read back from the kernel.
+    pub fn kept_records(&mut self, maps: &dyn AggregationMaps) {
+        for rec in self.buffers.take_rings_in_arrival_order() {
+            self.decode_record(&rec, maps, true);
+        }
+        self.output.flush();
+    }
+
+    /// The traced process `pid` died of `signal` (its name, `SIGSEGV`).
+    pub fn fatal_signal(&mut self, pid: i32, signal: &str) {
+        self.output.fatal_signal(pid, signal);
+        self.output.flush();
+    }
+
     /// Tracing ended with `status`: the aggregations not printed yet, then the end.
     pub fn finish(&mut self, maps: &dyn AggregationMaps, status: i32) {
         for rec in self.buffers.take_rings() {
