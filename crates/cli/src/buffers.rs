@@ -35,6 +35,17 @@ pub fn ring_size(options: &Options) -> u32 {
     options.bufsize.clamp(least, MAX_RING).next_power_of_two() as u32
 }
 
+/// Unread bytes in the ring buffer past which a record wakes the consumer before its next
+/// read (`backend/src/codegen/wakeup.rs`): half of what the programs may fill. A pinned
+/// ring (`-x ringpin`) keeps half the buffer read but unfreed, so half of the other half.
+pub fn wakeup_at(options: &Options) -> u32 {
+    let size = ring_size(options);
+    match options.ringpin {
+        Some(_) => size / 2 + size / 4,
+        None => size / 2,
+    }
+}
+
 /// The entries of each aggregation's map.
 pub fn agg_entries(options: &Options) -> u32 {
     (options.aggsize / AGG_ENTRY).clamp(MIN_ENTRIES, MAX_ENTRIES) as u32
@@ -123,8 +134,12 @@ mod tests {
         assert_eq!(ring_size(&options), 1 << 30);
         options.set("bufsize", Some("64")).unwrap();
         assert_eq!(ring_size(&options), 4096);
+        assert_eq!(wakeup_at(&options), 2048);
         options.set("bufpolicy", Some("ring")).unwrap();
         assert_eq!(ring_size(&options), 1 << 20);
+        assert_eq!(wakeup_at(&options), 1 << 19);
+        options.set("ringpin", Some("pinned")).unwrap();
+        assert_eq!(wakeup_at(&options), 3 << 18);
         options.set("bufsize", Some("10g")).unwrap();
         assert_eq!(agg_entries(&options), 1 << 20);
         options.set("quietresize", None).unwrap();

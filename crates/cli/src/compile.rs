@@ -745,6 +745,7 @@ pub fn compile(
         codegen: CodegenOptions {
             strsize,
             bufsize: crate::buffers::ring_size(options),
+            wakeup_at: crate::buffers::wakeup_at(options),
             dynvar_entries: crate::buffers::dynvar_entries(options),
             agg_entries: crate::buffers::agg_entries(options),
             wall_offset: wall_offset(),

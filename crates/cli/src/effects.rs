@@ -11,7 +11,7 @@ use crate::output_file::OutputFile;
 /// The options `setopt()` may change while tracing, read by the session's loop.
 #[derive(Debug)]
 pub struct Rates {
-    pub switchrate_ns: Cell<u64>,
+    pub switchrate_ns: Cell<Option<u64>>,
     pub statusrate_ns: Cell<u64>,
     pub aggrate_ns: Cell<u64>,
 }

@@ -44,8 +44,9 @@ pub struct Options {
     pub scratchsize: u64,
     pub dynvarsize: u64,
     pub aggsize: u64,
-    /// Nanoseconds between buffer reads.
-    pub switchrate_ns: u64,
+    /// Nanoseconds between buffer reads; `None` (Oracle's default, 0) reads as records come
+    /// (`crate::session`).
+    pub switchrate_ns: Option<u64>,
     pub aggrate_ns: u64,
     /// Nanoseconds between drop reports while tracing (`statusrate`).
     pub statusrate_ns: u64,
@@ -108,7 +109,7 @@ impl Default for Options {
             scratchsize: 256,
             dynvarsize: 1 << 20,
             aggsize: 4 << 20,
-            switchrate_ns: 1_000_000_000,
+            switchrate_ns: None,
             aggrate_ns: 1_000_000_000,
             statusrate_ns: 1_000_000_000,
             errtags: false,
@@ -312,7 +313,7 @@ impl Options {
             "scratchsize" => self.scratchsize = size(value)?,
             "dynvarsize" => self.dynvarsize = size(value)?,
             "aggsize" => self.aggsize = size(value)?,
-            "switchrate" => self.switchrate_ns = rate(value)?,
+            "switchrate" => self.switchrate_ns = Some(rate(value)?),
             "aggrate" => self.aggrate_ns = rate(value)?,
             "statusrate" => self.statusrate_ns = rate(value)?,
             "stackframes" => self.stack_frames = frames(value)?,
@@ -405,7 +406,7 @@ mod tests {
         o.set("bufsize", Some("16m")).unwrap();
         assert_eq!(o.bufsize, 16 << 20);
         o.set("switchrate", Some("10hz")).unwrap();
-        assert_eq!(o.switchrate_ns, 100_000_000);
+        assert_eq!(o.switchrate_ns, Some(100_000_000));
         o.set("aggrate", Some("250ms")).unwrap();
         assert_eq!(o.aggrate_ns, 250_000_000);
         o.set("quiet", None).unwrap();

@@ -28,6 +28,17 @@ use crate::target::Target;
 /// How often `bufpolicy=ring` reads the ring buffer (measured in docs/BENCHMARKS.md).
 const RING_POLL: Duration = Duration::from_millis(5);
 
+/// How often the ring buffer is read when `switchrate` is not set. Oracle's DTrace for
+/// Linux (`switchrate` 0 by default, where illumos had 1 s) reads records as they come, the
+/// kernel waking it for each; a read every 10 ms looks the same to a person and spares the
+/// probes' CPUs that wakeup (records are written without one: `backend/src/codegen/wakeup.rs`).
+const DEFAULT_SWITCH: Duration = Duration::from_millis(10);
+/// The shortest `switchrate` honoured.
+const MIN_SWITCH: Duration = Duration::from_millis(1);
+/// Between reads, the loop looks this often at what ends tracing: a signal that went to
+/// another thread, the end of a traced process.
+const HOUSEKEEPING: Duration = Duration::from_millis(10);
+
 /// How the consumer loop ended.
 pub struct Outcome {
     pub status: i32,
@@ -365,19 +376,30 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Consume until exit(), a signal, or the end of every traced process.
+    /// Consume until exit(), a signal, or the end of every traced process. The ring buffer
+    /// is read every `switchrate` (which `setopt()` may change), and at once when a record
+    /// wakes the loop: an `exit()`, or a ring filling up (`backend/src/codegen/wakeup.rs`).
     fn consume_until_done(&mut self, targets: &mut [Target]) {
         let mut running: Vec<bool> = vec![true; targets.len()];
         let rates = self.rates.clone();
-        let period =
-            || Duration::from_nanos(rates.switchrate_ns.get().clamp(1_000_000, 100_000_000));
+        let period = || {
+            rates.switchrate_ns.get().map_or(DEFAULT_SWITCH, |ns| {
+                Duration::from_nanos(ns).max(MIN_SWITCH)
+            })
+        };
+        let mut last_read = Instant::now();
         let mut last_drop_check = Instant::now();
         while self.consumer.exit_status().is_none()
             && !signals::stop_requested()
             && self.output.failure().is_none()
         {
-            let _ = self.ring.wait(period());
-            self.drain();
+            let due = last_read + period();
+            let wait = due.saturating_duration_since(Instant::now());
+            let woken = self.ring.wait(wait.min(HOUSEKEEPING)).unwrap_or(false);
+            if woken || Instant::now() >= due {
+                self.drain();
+                last_read = Instant::now();
+            }
             // Processes in user stack and symbol keys: their mappings, while they run.
             self.see_aggregation_processes();
             if last_drop_check.elapsed() >= Duration::from_nanos(self.rates.statusrate_ns.get()) {

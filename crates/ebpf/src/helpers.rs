@@ -22,6 +22,7 @@ pub const PROBE_READ_KERNEL: i32 = 113;
 pub const PROBE_READ_USER_STR: i32 = 114;
 pub const PROBE_READ_KERNEL_STR: i32 = 115;
 pub const RINGBUF_OUTPUT: i32 = 130;
+pub const RINGBUF_QUERY: i32 = 134;
 /// `bpf_copy_from_user`: sleepable programs only (it may fault the page in).
 pub const COPY_FROM_USER: i32 = 148;
 pub const GET_CURRENT_TASK_BTF: i32 = 158;
@@ -32,6 +33,13 @@ pub const JIFFIES64: i32 = 118;
 pub const LOOP: i32 = 181;
 pub const STRNCMP: i32 = 182;
 pub const KTIME_GET_TAI_NS: i32 = 208;
+
+/// `bpf_ringbuf_output`'s flags: do not wake the reader, or wake it whatever it is doing
+/// (by default the kernel wakes a reader that has read everything before the record).
+pub const BPF_RB_NO_WAKEUP: i32 = 1;
+pub const BPF_RB_FORCE_WAKEUP: i32 = 2;
+/// `bpf_ringbuf_query`'s question: the bytes written and not yet consumed.
+pub const BPF_RB_AVAIL_DATA: i32 = 0;
 
 /// The helper's name, for the disassembler.
 pub fn name(id: i32) -> Option<&'static str> {
@@ -58,6 +66,7 @@ pub fn name(id: i32) -> Option<&'static str> {
         PROBE_READ_USER_STR => "probe_read_user_str",
         PROBE_READ_KERNEL_STR => "probe_read_kernel_str",
         RINGBUF_OUTPUT => "ringbuf_output",
+        RINGBUF_QUERY => "ringbuf_query",
         COPY_FROM_USER => "copy_from_user",
         GET_CURRENT_TASK_BTF => "get_current_task_btf",
         TASK_PT_REGS => "task_pt_regs",

@@ -87,11 +87,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
         self.e
             .emit(Insn::stx(Size::W, SCRATCH, at(record::CPU), R0));
-        self.e.ld_map(R1, self.c.core.ringbuf);
-        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
-        self.e.emit(Insn::mov64_imm(R3, layout::SIZE as i32));
-        self.e.emit(Insn::mov64_imm(R4, 0));
-        self.e.emit(Insn::call(helpers::RINGBUF_OUTPUT));
+        self.ringbuf_output(layout::SIZE as u32);
         if self.c.error_bodies.is_empty() {
             return;
         }

@@ -43,6 +43,7 @@ mod strtok;
 mod subr;
 mod support;
 mod vars;
+mod wakeup;
 
 use dtrace_abi::record;
 use std::collections::HashMap;
@@ -68,6 +69,9 @@ pub struct CodegenOptions {
     pub strsize: u32,
     /// Ring buffer size in bytes (a power of two, at least one page).
     pub bufsize: u32,
+    /// Unread bytes in the ring buffer past which a record wakes the consumer at once
+    /// (`wakeup.rs`); below it, records wait for the consumer's next read.
+    pub wakeup_at: u32,
     /// Maximum entries of each dynamic variable map.
     pub dynvar_entries: u32,
     /// Maximum keys of each aggregation.
@@ -93,6 +97,7 @@ impl Default for CodegenOptions {
         CodegenOptions {
             strsize: 257,
             bufsize: 4 << 20,
+            wakeup_at: 2 << 20,
             dynvar_entries: 16384,
             agg_entries: 16384,
             wall_offset: 0,
@@ -1063,12 +1068,13 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.bind(ok);
     }
 
-    /// `r0` = `bpf_ringbuf_output` of the first `len` bytes of scratch (the record).
+    /// `r0` = `bpf_ringbuf_output` of the first `len` bytes of scratch (the record), waking
+    /// the consumer only when `wakeup.rs` says so.
     fn ringbuf_output(&mut self, len: u32) {
+        self.output_flags();
         self.e.ld_map(R1, self.c.core.ringbuf);
         self.e.emit(Insn::mov64_reg(R2, SCRATCH));
         self.e.emit(Insn::mov64_imm(R3, len as i32));
-        self.e.emit(Insn::mov64_imm(R4, 0));
         self.e.emit(Insn::call(helpers::RINGBUF_OUTPUT));
     }
 
