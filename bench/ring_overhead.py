@@ -18,6 +18,10 @@ one record per fire:
   ring             dtrace -q -x bufpolicy=ring ...   (each CPU keeps its latest records)
   ring, pinned     ... -x bufpolicy=ring -x ringpin=bench (the ring also kept in the
                    pinned map: the consumer frees only what is past half the buffer)
+  switch, 1s       ... -x switchrate=1sec                (illumos DTrace's default rate)
+
+`--before PATH` also runs every traced configuration with another `dtrace` binary (say,
+one built before a change), rows marked "(before)", interleaved with the others.
 
 The in-kernel program is the same in all three: the policy is the consumer's. What can
 differ per fire is what the consumer costs the traced CPU (the machine has 2) and the
@@ -26,6 +30,7 @@ could not write, from dtrace's drop messages). `--gap` makes the loop sleep 1 µ
 1000 fires (a less saturated workload).
 
 Usage: python3 bench/ring_overhead.py [--fires 1000000] [--runs 5] [--dtrace PATH]
+                                      [--before PATH] [--gap]
 """
 
 import argparse
@@ -88,11 +93,13 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--gap", action="store_true")
     ap.add_argument("--dtrace", default=os.path.join(REPO, "target/release/dtrace"))
+    ap.add_argument("--before", help="another dtrace binary to run the same configurations")
     args = ap.parse_args()
     if os.geteuid() != 0:
         die("must run as root (dtrace loads BPF programs)")
-    if not os.path.exists(args.dtrace):
-        die("no dtrace at %s: run cargo build --release -p dtrace" % args.dtrace)
+    for binary in [args.dtrace] + ([args.before] if args.before else []):
+        if not os.path.exists(binary):
+            die("no dtrace at %s: run cargo build --release -p dtrace" % binary)
     work = tempfile.mkdtemp(prefix="ring-bench-")
     src = os.path.join(work, "hit.c")
     prog = os.path.join(work, "hit")
@@ -104,13 +111,18 @@ def main():
     # The workload's LOOP_NS line goes to its stdout, which is dtrace's stdout too; the
     # records go to /dev/null through -o.
     cmd = "%s %d %d" % (prog, args.fires, int(args.gap))
-    dt = [args.dtrace, "-q", "-o", "/dev/null", "-n", CLAUSE, "-c", cmd]
-    configs = [
-        ("untraced", [prog, str(args.fires), str(int(args.gap))]),
-        ("switch", dt),
-        ("ring", dt[:1] + ["-x", "bufpolicy=ring"] + dt[1:]),
-        ("ring, pinned", dt[:1] + ["-x", "bufpolicy=ring", "-x", "ringpin=bench"] + dt[1:]),
+    traced = [
+        ("switch", []),
+        ("switch, 1s", ["-x", "switchrate=1sec"]),
+        ("ring", ["-x", "bufpolicy=ring"]),
+        ("ring, pinned", ["-x", "bufpolicy=ring", "-x", "ringpin=bench"]),
     ]
+    binaries = [("", args.dtrace)] + ([(" (before)", args.before)] if args.before else [])
+    configs = [("untraced", [prog, str(args.fires), str(int(args.gap))])]
+    for mark, binary in binaries:
+        for name, options in traced:
+            argv = [binary] + options + ["-q", "-o", "/dev/null", "-n", CLAUSE, "-c", cmd]
+            configs.append((name + mark, argv))
     samples = {name: [] for name, _ in configs}
     drops = {name: [] for name, _ in configs}
     for r in range(args.runs):

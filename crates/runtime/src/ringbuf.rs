@@ -280,12 +280,17 @@ mod tests {
 
     /// `bpf_ringbuf_output(rb, r10 + off, len, 0)`, leaving the helper's result in r0.
     fn output(rb: &Map, off: i32, len: i32) -> Vec<Insn> {
+        output_flags(rb, off, len, 0)
+    }
+
+    /// `bpf_ringbuf_output(rb, r10 + off, len, flags)`.
+    fn output_flags(rb: &Map, off: i32, len: i32, flags: i32) -> Vec<Insn> {
         let mut v = Insn::ld_map(R1, BPF_PSEUDO_MAP_FD, rb.fd(), 0).to_vec();
         v.extend([
             Insn::mov64_reg(R2, R10),
             Insn::alu64_imm(BPF_ADD, R2, off),
             Insn::mov64_imm(R3, len),
-            Insn::mov64_imm(R4, 0),
+            Insn::mov64_imm(R4, flags),
             Insn::call(helpers::RINGBUF_OUTPUT),
         ]);
         v
@@ -433,6 +438,38 @@ mod tests {
             assert!(rb.wait(Duration::from_secs(10)).unwrap());
         });
         assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    /// What the session's reading on a timer rests on: a record written with
+    /// `BPF_RB_NO_WAKEUP` does not end a wait, one with `BPF_RB_FORCE_WAKEUP` does, even
+    /// with unread records before it.
+    #[test]
+    fn only_records_that_ask_wake_the_reader() {
+        let map = testutil::ringbuf(4096);
+        let mut rb = RingBuf::new(&map).unwrap();
+        let writer = |flags: i32| {
+            let mut insns = vec![Insn::st(Size::DW, R10, -8, flags)];
+            insns.extend(output_flags(&map, -8, 8, flags));
+            insns.push(Insn::exit());
+            load(ProgramType::RawTracepoint, &insns)
+        };
+        let quiet = writer(helpers::BPF_RB_NO_WAKEUP);
+        let loud = writer(helpers::BPF_RB_FORCE_WAKEUP);
+        assert_eq!(quiet.test_run(&[]).unwrap(), 0);
+        assert_eq!(quiet.test_run(&[]).unwrap(), 0);
+        assert!(!rb.wait(Duration::from_millis(50)).unwrap(), "woken");
+        assert_eq!(loud.test_run(&[]).unwrap(), 0);
+        assert!(rb.wait(Duration::from_secs(10)).unwrap(), "not woken");
+        let flags = |f: i32| (f as u64).to_ne_bytes().to_vec();
+        let quiet_record = flags(helpers::BPF_RB_NO_WAKEUP);
+        assert_eq!(
+            consume_all(&mut rb),
+            vec![
+                quiet_record.clone(),
+                quiet_record,
+                flags(helpers::BPF_RB_FORCE_WAKEUP)
+            ]
+        );
     }
 
     #[test]
