@@ -87,7 +87,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helpers::GET_SMP_PROCESSOR_ID));
         self.e
             .emit(Insn::stx(Size::W, SCRATCH, at(record::CPU), R0));
-        self.ringbuf_output(layout::SIZE as u32);
+        self.ringbuf_output(layout::SIZE);
         if self.c.error_bodies.is_empty() {
             return;
         }
