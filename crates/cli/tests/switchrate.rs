@@ -72,3 +72,22 @@ fn records_wait_for_the_next_read() {
         "the first record was shown after {first:?}, before the first read (2 s)"
     );
 }
+
+#[test]
+fn waiting_for_the_next_read_costs_no_cpu() {
+    // A deadline between two whole milliseconds must not be waited for by spinning.
+    let child = common::spawn(&["-x", "switchrate=1500us", "-qn", "tick-2s { exit(0); }"]);
+    let mut status = 0;
+    // SAFETY: rusage is plain data the kernel fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child, with valid pointers to the status and usage we own.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status:#x}"
+    );
+    let ms = |t: libc::timeval| t.tv_sec as u64 * 1000 + t.tv_usec as u64 / 1000;
+    let cpu = ms(usage.ru_utime) + ms(usage.ru_stime);
+    assert!(cpu < 200, "dtrace used {cpu} ms of CPU in 2 s of waiting");
+}

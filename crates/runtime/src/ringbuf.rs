@@ -223,15 +223,18 @@ impl RingBuf {
         }
     }
 
-    /// Waits until the kernel signals new data or `timeout` passes; true if woken by data.
-    /// An interrupted wait (EINTR) returns false.
+    /// Waits until the kernel signals new data or `timeout` passes (at a millisecond's
+    /// granularity, not less than `timeout`); true if woken by data. An interrupted wait
+    /// (EINTR) returns false.
     pub fn wait(&self, timeout: Duration) -> Result<bool> {
         if let Some(every) = self.poll {
             std::thread::sleep(timeout.min(every));
             return Ok(self.producer_pos().load(Ordering::Acquire) > self.read_pos);
         }
         let mut event = libc::epoll_event { events: 0, u64: 0 };
-        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        // Whole milliseconds, rounded up: rounded down, a wait for a deadline under a
+        // millisecond away would return at once until the deadline, a busy loop.
+        let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
         // SAFETY: we pass one writable epoll_event and say so.
         let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), &mut event, 1, ms) };
         if n < 0 {
