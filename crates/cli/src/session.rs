@@ -251,6 +251,19 @@ impl<'a> Session<'a> {
             .map_err(fail)
     }
 
+    /// Whether a program ran `exit()`: the tracing state word says so.
+    fn exit_ran(&self) -> bool {
+        let map = &self.loaded.maps[self.compiled().core.globals.0];
+        let at = STATE_OFFSET as usize;
+        let word = map
+            .lookup(&0u32.to_ne_bytes())
+            .ok()
+            .flatten()
+            .and_then(|v| v.get(at..at + 8)?.try_into().ok())
+            .map(u64::from_ne_bytes);
+        word == Some(TracingState::Exited as u64)
+    }
+
     /// Attach the helper programs (each a `tp_btf` program on its tracepoint).
     fn attach_helpers(&mut self) -> Result<(), String> {
         for (helper, prog) in self.compiled().helpers.iter().zip(&self.loaded.helpers) {
@@ -405,6 +418,12 @@ impl<'a> Session<'a> {
             if last_drop_check.elapsed() >= Duration::from_nanos(self.rates.statusrate_ns.get()) {
                 self.report_drops();
                 last_drop_check = Instant::now();
+                // exit() ran but its record has not come: a full buffer dropped it. Tracing
+                // ends all the same (Oracle's consumer looks at this word every statusrate
+                // too); a record still being written is read by the final drain.
+                if self.exit_ran() {
+                    break;
+                }
             }
             for (t, alive) in targets.iter_mut().zip(running.iter_mut()) {
                 if *alive && t.exited() {

@@ -1,6 +1,7 @@
 //! Drops, reported in DTrace's words: an aggregation that cannot take a new key counts
 //! aggregation drops on its CPU (not dynamic variable drops), and `-x droptags` puts the
-//! kind's tag in front of each message.
+//! kind's tag in front of each message. An `exit()` whose record was dropped still ends
+//! tracing.
 
 mod common;
 
@@ -44,4 +45,35 @@ fn untagged_drops_read_as_dtrace_prints_them() {
         run.stderr,
         "dtrace: 1 failed speculation (no speculative buffer available)\n"
     );
+}
+
+#[test]
+fn an_exit_whose_record_was_dropped_still_ends_tracing() {
+    // Two 2 KiB records fill the smallest buffer (4 KiB) in one firing, so the third, with
+    // exit(), is dropped: tracing ends all the same (the tracing state word says exit()
+    // ran), with status 0 as its value was lost, and the drop reported.
+    let run = common::finish_within(
+        common::spawn(&[
+            "-x",
+            "bufsize=4k",
+            "-x",
+            "strsize=2000",
+            "-qn",
+            "string s; tick-1ms { trace(s); } tick-1ms { trace(s); } tick-1ms { trace(s); exit(3); }",
+        ]),
+        "whose exit() record was dropped",
+        std::time::Duration::from_secs(20),
+    );
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, "\n"),
+        "{}",
+        run.stderr
+    );
+    let cpu = run
+        .stderr
+        .strip_prefix("dtrace: 1 drop on CPU ")
+        .and_then(|rest| rest.strip_suffix('\n'))
+        .unwrap_or_else(|| panic!("stderr: {}", run.stderr));
+    assert!(cpu.parse::<u32>().is_ok(), "{}", run.stderr);
 }
