@@ -74,6 +74,10 @@ fn records_wait_for_the_next_read() {
 }
 
 #[test]
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4, which also says what CPU time it used"
+)]
 fn waiting_for_the_next_read_costs_no_cpu() {
     // A deadline between two whole milliseconds must not be waited for by spinning.
     let child = common::spawn(&["-x", "switchrate=1500us", "-qn", "tick-2s { exit(0); }"]);
