@@ -3,7 +3,7 @@
 //! Active speculations are the entries of the [`Compiled::specs`] hash map, keyed by id
 //! (1 to `nspec`), each a [`SpecState`]. `speculation()` creates the first free id's entry
 //! (`BPF_NOEXIST`, so two CPUs never get the same id); none free counts a failed
-//! speculation, "busy" when the first id it could not take is being committed or
+//! speculation, "busy" when one of the ids it could not take is being committed or
 //! discarded. `speculate(id)` abandons the clause unless `id` is active and not draining;
 //! otherwise the clause's record carries the id in its first field, and the consumer keeps
 //! it aside. Past `specsize` bytes a speculating clause counts a speculative drop and stops.
@@ -70,13 +70,17 @@ impl Gen<'_, '_> {
     /// `speculation()`: the first free id, or 0 (counting why).
     pub(crate) fn speculation(&mut self, span: Span) -> Result<Val> {
         let map = self.specs_map();
-        // Scratch: the key (u32) at `key`, a zero state after it.
+        // Scratch: the key (u32) at `key`, whether an id was busy (u32) after it, a zero
+        // state after them.
         let key = self.scratch(8 + SpecState::SIZE);
+        let was_busy = key + 4;
         let zero = key + 8;
         for off in (0..SpecState::SIZE).step_by(8) {
             self.e
                 .emit(Insn::st(Size::DW, SCRATCH, self.small(zero + off), 0));
         }
+        self.e
+            .emit(Insn::st(Size::W, SCRATCH, self.small(was_busy), 0));
         let found = self.e.label();
         let busy = self.e.label();
         let done = self.e.label();
@@ -94,11 +98,17 @@ impl Gen<'_, '_> {
             self.scratch_addr(R2, key);
             self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
             self.e.jmp_imm(BPF_JEQ, R0, 0, next);
+            // A draining id is busy: the search goes on, as Oracle's does.
             self.e
                 .emit(Insn::ldx(Size::DW, R1, R0, SpecState::DRAINING));
-            self.e.jmp_imm(BPF_JNE, R1, 0, busy);
+            self.e.jmp_imm(BPF_JEQ, R1, 0, next);
+            self.e
+                .emit(Insn::st(Size::W, SCRATCH, self.small(was_busy), 1));
             self.e.bind(next);
         }
+        self.e
+            .emit(Insn::ldx(Size::W, R1, SCRATCH, self.small(was_busy)));
+        self.e.jmp_imm(BPF_JNE, R1, 0, busy);
         self.count_drop(DropKind::SpecUnavail);
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.goto(done);
