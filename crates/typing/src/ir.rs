@@ -536,4 +536,7 @@ pub struct Program {
     /// Whether a clause reads `timestamp` or `vtimestamp`: each program then keeps the
     /// values it read first, so a firing sees one of each (as in DTrace).
     pub timestamp: bool,
+    /// The most bytes one clause body's `alloca()` calls take (each rounded up to 8): the
+    /// size of the arena each clause allocates from, afresh.
+    pub alloca_arena: u32,
 }

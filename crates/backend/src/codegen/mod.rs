@@ -28,6 +28,7 @@
 
 mod actions;
 mod aggregate;
+mod arena;
 mod cleanpath;
 mod context;
 mod dpath;
@@ -608,6 +609,8 @@ struct ClauseState {
     /// In a clause that speculates: the record field (u64) holding the speculation id,
     /// 0 until `speculate()` ran.
     spec_field: Option<u32>,
+    /// Bytes of the arena the clause's `alloca()` calls took so far.
+    alloca_top: u32,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -631,6 +634,8 @@ struct ProgState {
     /// Where the firing's `timestamp` and then `vtimestamp` are kept (0 until read), when
     /// the program reads either.
     timestamp: Option<u32>,
+    /// Where each clause's `alloca()` memory starts, afresh (see `alloca`).
+    arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
     /// The most scratch the program's released temporaries took.
@@ -699,6 +704,11 @@ impl ProgState {
             e.emit(Insn::st(Size::DW, SCRATCH, slot as i16 + 8, 0));
             slot
         });
+        let arena = (arena::arena_size(c) > 0).then(|| {
+            let at = scratch_top;
+            scratch_top += arena::arena_size(c);
+            at
+        });
         ProgState {
             e,
             probe,
@@ -711,6 +721,7 @@ impl ProgState {
             error_args: None,
             strtok,
             timestamp,
+            arena,
             search: None,
             scratch_peak: 0,
         }
@@ -777,6 +788,7 @@ impl ProgState {
             error_args: None,
             strtok: None,
             timestamp: None,
+            arena: None,
             search: None,
             scratch_peak: 0,
         }
@@ -812,6 +824,8 @@ pub(crate) struct Gen<'c, 'a> {
     /// Where the firing's `timestamp` and `vtimestamp` are kept, when the program reads
     /// either.
     timestamp: Option<u32>,
+    /// Where each clause's `alloca()` memory starts.
+    arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
     /// The most scratch the program's released temporaries took.
@@ -837,6 +851,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             in_error_clauses: false,
             strtok: p.strtok,
             timestamp: p.timestamp,
+            arena: p.arena,
             search: p.search,
             scratch_peak: p.scratch_peak,
         }
@@ -855,6 +870,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_args: self.error_args,
             strtok: self.strtok,
             timestamp: self.timestamp,
+            arena: self.arena,
             search: self.search,
             scratch_peak: self.scratch_peak,
         }
@@ -938,6 +954,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             actions: Vec::new(),
             fault_tail: None,
             spec_field: None,
+            alloca_top: 0,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.

@@ -140,6 +140,8 @@ struct Ctx {
     in_base: usize,
     /// The actions typed so far, for DTrace's ordering rules.
     flags: clause_flags::ClauseFlags,
+    /// Bytes the body's `alloca()` calls take, each rounded up to 8.
+    alloca_bytes: u32,
 }
 
 impl<'a> Cook<'a> {
@@ -255,9 +257,12 @@ impl<'a> Cook<'a> {
             site: context.clone(),
             in_base: 0,
             flags: Default::default(),
+            alloca_bytes: 0,
         });
         let result = self.body_in_context(clause);
-        self.ctx = None;
+        if let Some(ctx) = self.ctx.take() {
+            self.prog.alloca_arena = self.prog.alloca_arena.max(ctx.alloca_bytes);
+        }
         let (filter, predicate, stmts) = result?;
         let records = action::clause_records(&stmts);
         Ok(ir::Body {
