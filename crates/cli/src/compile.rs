@@ -55,6 +55,8 @@ pub struct Inputs {
     macros: MacroArgs,
     translators: Vec<Provided>,
     sources: Vec<Source>,
+    /// The entry probes of the return probes whose clauses read `entry->`.
+    entry_sites: Vec<ProbeSite>,
 }
 
 impl Inputs {
@@ -74,6 +76,7 @@ impl Inputs {
             macros: &self.macros,
             formats: &PrintfCheck,
             translators: &self.translators,
+            entry_sites: &self.entry_sites,
         })?;
         dtrace_backend::compile(dtrace_backend::Input {
             program: &typed,
@@ -634,6 +637,7 @@ pub fn compile(
         items: library_items,
     };
     let mut clause_statements: Vec<Vec<u32>> = Vec::new();
+    let mut entry_sites: Vec<ProbeSite> = Vec::new();
     let mut next_statement = 0u32;
     for (si, src_items) in items.into_iter().enumerate() {
         let mut count = 0u32;
@@ -679,6 +683,19 @@ pub fn compile(
                         ),
                         &sources,
                     ));
+                }
+                if clause.reads_entry() {
+                    // Its return probes need their entry probes, to save what they read.
+                    let entry = Description {
+                        name: "entry".into(),
+                        ..d.clone()
+                    };
+                    for p in catalog.matches(&entry).probes {
+                        if !entry_sites.iter().any(|s: &ProbeSite| s.id == p.site.id) {
+                            entry_sites.push(p.site.clone());
+                        }
+                        probes.insert(p.site.id, p);
+                    }
                 }
                 for p in found.probes {
                     // A probe several descriptions name is enabled once for each.
@@ -756,6 +773,7 @@ pub fn compile(
         macros: macros.clone(),
         translators,
         sources: Vec::new(),
+        entry_sites,
     };
     let compiled = inputs
         .compile(

@@ -31,6 +31,7 @@ mod aggregate;
 mod cleanpath;
 mod context;
 mod dpath;
+mod entry;
 mod expr;
 mod fault;
 mod inet;
@@ -251,6 +252,8 @@ pub(crate) struct Compiler<'a> {
     follow: Option<MapId>,
     /// The speculations map ([`Compiled::specs`]), once a clause uses speculations.
     specs: Option<MapId>,
+    /// The map of saved entry states (see [`entry`]), once a clause reads or saves one.
+    entry: Option<MapId>,
     /// Whether a destructive action was compiled ([`Compiled::destructive`]).
     destructive: bool,
     /// The largest record's data ([`Compiled::max_record_data`]).
@@ -328,6 +331,7 @@ impl<'a> Compiler<'a> {
             helpers: Vec::new(),
             follow: None,
             specs: None,
+            entry: None,
             destructive: false,
             max_record_data: 0,
             error_bodies: Vec::new(),
@@ -608,6 +612,8 @@ struct ClauseState {
     /// In a clause that speculates: the record field (u64) holding the speculation id,
     /// 0 until `speculate()` ran.
     spec_field: Option<u32>,
+    /// In a clause reading `entry->`: where in scratch the entry's state was copied.
+    entry_state: Option<u32>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -935,6 +941,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             actions: Vec::new(),
             fault_tail: None,
             spec_field: None,
+            entry_state: None,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.
@@ -956,6 +963,12 @@ impl<'c, 'a> Gen<'c, 'a> {
             self.e
                 .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));
             self.clause_state().epid_slot = Some(slot);
+        }
+        let mark = self.scratch_top;
+        if let Some(frame) = &body.entry {
+            // A clause reading entry-> runs only where its entry saved its state.
+            let state = self.find_entry(frame, end)?;
+            self.clause_state().entry_state = Some(state);
         }
         // A proc/sched probe fires only where its filter holds; then the predicate.
         for test in body.filter.iter().chain(&body.predicate) {
@@ -990,6 +1003,9 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         self.fault_tail();
         self.e.bind(end);
+        if body.entry.is_some() {
+            self.release_scratch(mark);
+        }
         let state = self.clause.take().expect("inside a clause");
         for e in &state.group_epids {
             self.c.enabled[*e as usize - 1].actions = state.actions.clone();
@@ -1112,6 +1128,7 @@ impl<'c, 'a> Gen<'c, 'a> {
                 Ok(())
             }
             ir::Stmt::Action(a) => self.action(a),
+            ir::Stmt::SaveEntry { frame, values } => self.save_entry(frame, values),
         }
     }
 }
