@@ -1481,6 +1481,37 @@ fn probe_context() {
     check(CONTEXT, on_named_probes);
 }
 
+/// `entry->` (our extension): only in return probes, only the saved names.
+const ENTRY: Cases = &[
+    (
+        "BEGIN { trace(entry->arg0); }",
+        "D_ENTRY_PROBE",
+        "entry-> may only be used in the return probe of a pid function or a system call, not in dtrace:::BEGIN",
+    ),
+    (
+        "fbt::vfs_read:entry { trace(entry->timestamp); }",
+        "D_ENTRY_PROBE",
+        "entry-> may only be used in the return probe of a pid function or a system call, not in fbt:vmlinux:vfs_read:entry",
+    ),
+    (
+        "BEGIN { trace(entry->arg10); }",
+        "D_ENTRY_MEMBER",
+        "entry has no member named arg10 (entry->arg0 .. entry->arg9, entry->args[N], entry->timestamp, entry->vtimestamp)",
+    ),
+    (
+        "BEGIN { trace(entry->args); }",
+        "D_ENTRY_MEMBER",
+        "entry->args must be indexed: entry->args[N]",
+    ),
+];
+
+#[test]
+fn entry_state() {
+    check(ENTRY, on_named_probes);
+    // A variable named entry is a variable.
+    assert!(cook_d("struct s { int arg0; } *entry; BEGIN { trace(entry->arg0); }").is_ok());
+}
+
 #[test]
 fn declarations() {
     check(DECLARATIONS, on_named_probes);
@@ -1686,6 +1717,7 @@ fn every_tag_of_the_typing_pass_has_a_case() {
         AGGREGATIONS,
         CALLS,
         CONTEXT,
+        ENTRY,
         DECLARATIONS,
         EXPRESSIONS,
         PLACES,

@@ -186,6 +186,7 @@ fn compile(
         macros: &macros,
         formats: &AnyFormat,
         translators: &translators,
+        entry_sites: &[],
     })
     .map_err(fail)
 }
