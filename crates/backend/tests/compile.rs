@@ -198,6 +198,7 @@ fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String
         formats: &AnyFormat,
         translators: &[],
         entry_sites: &[],
+        binaries: &[],
     })
     .map_err(|e| (e.tag.to_string(), e.message))?;
     compile(Input {

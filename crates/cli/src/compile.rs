@@ -57,6 +57,8 @@ pub struct Inputs {
     sources: Vec<Source>,
     /// The entry probes of the return probes whose clauses read `entry->`.
     entry_sites: Vec<ProbeSite>,
+    /// The D definitions the traced binaries carry.
+    binaries: Vec<dtrace_typing::cook::BinaryDefs>,
 }
 
 impl Inputs {
@@ -77,6 +79,7 @@ impl Inputs {
             formats: &PrintfCheck,
             translators: &self.translators,
             entry_sites: &self.entry_sites,
+            binaries: &self.binaries,
         })?;
         dtrace_backend::compile(dtrace_backend::Input {
             program: &typed,
@@ -244,7 +247,7 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
 
 /// Whether an identifier names a type outside the program: D's built-in typedefs, then the
 /// kernel's typedefs from BTF (`u64`, `size_t`, `atomic_t`), read only if a script asks.
-fn is_type_name(name: &str) -> bool {
+pub(crate) fn is_type_name(name: &str) -> bool {
     dtrace_backend::types::builtin_typedef(name).is_some()
         || dtrace_backend::types::kernel::is_typedef(name)
 }
@@ -627,7 +630,7 @@ pub fn compile(
     let mut clause_probes: Vec<Vec<ProbeSite>> = Vec::new();
     let mut probes = HashMap::new();
     let user_sources = sources.len();
-    let sources = with_library(&sources);
+    let mut sources = with_library(&sources);
     let mut items = items;
     let library_items: Vec<Item> = items
         .drain(user_sources.min(items.len())..)
@@ -732,6 +735,7 @@ pub fn compile(
         matched.push((kind, name, count));
         program.items.extend(src_items);
     }
+    let binaries = crate::binary_defs::read(&probes, &mut sources)?;
     // Translators go to the typing pass aside from the items; the program's own are
     // checked where they are defined, the library's only when used.
     let translators: Vec<Provided> = program
@@ -774,6 +778,7 @@ pub fn compile(
         translators,
         sources: Vec::new(),
         entry_sites,
+        binaries,
     };
     let compiled = inputs
         .compile(

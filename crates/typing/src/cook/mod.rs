@@ -20,6 +20,7 @@
 
 mod action;
 mod aggfunc;
+mod binary;
 mod call;
 mod clause_flags;
 mod consts;
@@ -41,6 +42,7 @@ use crate::probe::{ProbeContext, ProbeSite, SyscallGroup};
 use crate::types::translators::Provided;
 
 pub use aggfunc::MAX_SLOTS;
+pub use binary::BinaryDefs;
 pub use call::COPYIN_MAX;
 pub use consts::constant;
 
@@ -87,6 +89,9 @@ pub struct Input<'a> {
     /// The entry probes of the return probes whose clauses read `entry->`: a hidden clause
     /// saves their state there (see [`entry`]).
     pub entry_sites: &'a [ProbeSite],
+    /// The D definitions the traced binaries carry, each for the clause bodies on its
+    /// probes (see [`binary`]).
+    pub binaries: &'a [BinaryDefs],
 }
 
 /// A clause enabled on more than this many system calls in one direction is typed (and
@@ -97,6 +102,7 @@ pub const SYSCALL_GROUP_MIN: usize = 8;
 /// Type `input.program`.
 pub fn cook(input: &Input<'_>) -> Result<ir::Program> {
     let mut c = Cook::new(input);
+    c.load_binaries(input.binaries)?;
     let mut clause = 0;
     for item in &input.program.items {
         match item {
@@ -137,6 +143,8 @@ pub(crate) struct Cook<'a> {
     entry_sites: &'a [ProbeSite],
     /// Whether a clause reads `entry->vtimestamp`: entries then save it.
     entry_vtimestamp: bool,
+    /// The traced binaries' own definitions.
+    layers: binary::Layers,
 }
 
 /// What a clause body is typed for.
@@ -178,6 +186,7 @@ impl<'a> Cook<'a> {
             nowhere: nowhere(),
             entry_sites: input.entry_sites,
             entry_vtimestamp: false,
+            layers: Default::default(),
         }
     }
 
@@ -233,7 +242,7 @@ impl<'a> Cook<'a> {
         context: ProbeSite,
     ) -> Result<ir::Body> {
         self.ctx = Some(Ctx::new(context.clone()));
-        let result = self.body_in_context(clause);
+        let result = self.with_binary(context.id, |c| c.body_in_context(clause));
         let entry = self.ctx.take().and_then(|c| c.entry);
         let (filter, predicate, stmts) = result?;
         let records = action::clause_records(&stmts);

@@ -187,6 +187,7 @@ fn compile(
         formats: &AnyFormat,
         translators: &translators,
         entry_sites: &[],
+        binaries: &[],
     })
     .map_err(fail)
 }
