@@ -209,6 +209,7 @@ mod tests {
         let p = defs("provider test_prov { probe go(); probe place(int, char *); };");
         let h = header(&p, Some("prov.h"));
         assert!(h.contains("#ifndef\t_PROV_H"), "{h}");
+        assert!(h.contains("#define DTRACE_D_SOURCE(name, text)"), "{h}");
         assert!(h.contains("#define\tTEST_PROV_GO() \\"), "{h}");
         let h = header(&defs("provider p { probe d__ash(); };"), None);
         assert!(h.contains("#define\tP_D_ASH() \\"), "{h}");
