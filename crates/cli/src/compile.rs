@@ -687,7 +687,7 @@ pub fn compile(
                         &sources,
                     ));
                 }
-                if clause.reads_entry() {
+                if clause.reads_entry() && d.name == "return" {
                     // Its return probes need their entry probes, to save what they read.
                     let entry = Description {
                         name: "entry".into(),

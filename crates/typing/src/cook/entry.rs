@@ -79,10 +79,40 @@ impl Cook<'_> {
                     == (&site.provider, &site.module, &site.function)
             })
             .cloned();
-        let Some(entry) = entry.filter(|_| !matches!(site.context, ProbeContext::SyscallGroup(_)))
-        else {
-            // A group of system calls has no per-call types: its `args[]` says why.
-            return self.probe_args(index, span);
+        if let ProbeContext::SyscallGroup(g) = &site.context {
+            return Err(CompileError::new(
+                "D_ARGS_TYPE",
+                format!(
+                    "entry->args[ ] needs a specific system call; use entry->argN: this clause is enabled on more than {} system calls ({} of them, one program for all), and args[ ] is typed per call",
+                    super::SYSCALL_GROUP_MIN,
+                    g.calls.len()
+                ),
+                span,
+            ));
+        }
+        let Some(entry) = entry else {
+            // No entry probe to type it by (a probe found while tracing): `entry->argN`.
+            let n = match index {
+                [i] => {
+                    super::consts::constant(i).filter(|n| (0..EntryField::ARGS as i64).contains(n))
+                }
+                _ => None,
+            };
+            let n = n.ok_or_else(|| {
+                CompileError::new(
+                    "D_ARGS_IDX",
+                    format!(
+                        "entry->args[ ] of {} takes an index from 0 to 9",
+                        site.full_name()
+                    ),
+                    span,
+                )
+            })?;
+            return Ok(mk(
+                ExprKind::Entry(EntryField::Arg(n as u8)),
+                types::INT64,
+                span,
+            ));
         };
         // Typed in the entry probe's context, then read from what the entry saved.
         let ctx = self.ctx.as_mut().expect("inside a clause");
