@@ -108,6 +108,20 @@ TESTS = [
      "cmd": "dtrace -x followfork -qn 'pid$target:a.out:work:entry { printf(\"entry %d\\n\", arg0); }'"
             " -c \"$T/tprog 2 fork\"",
      "expect": r"entry 101\n(.*\n)*entry 1\n"},
+    # entry-> (docs/ENTRY.md): a pid return and a system call's return read their entry's
+    # arguments; fbt returns refuse it on every kernel for now.
+    {"name": "pid-entry-args", "group": "entry",
+     "cmd": "dtrace -qn 'pid$target:a.out:work:return { printf(\"work(%d) = %d\\n\", entry->arg0, arg1); }'"
+            " -c \"$T/tprog 3\"",
+     "expect": r"work\(0\) = 7\n(.*\n)*work\(2\) = 7\n"},
+    {"name": "syscall-entry-args", "group": "entry",
+     "cmd": "dtrace -qn 'syscall::openat:return /pid == $target && arg1 >= 0/"
+            " { printf(\"opened %s %d\\n\", copyinstr(entry->args[1]), timestamp > entry->timestamp); }'"
+            f" -c '{CAT}'",
+     "expect": r"opened /etc/hostname 1\n"},
+    {"name": "fbt-entry-args", "group": "entry",
+     "cmd": "dtrace -qn 'fbt::vfs_read:return { trace(entry->arg0); }'",
+     "expect": r"entry-> is not available in fbt return probes yet", "rc": 1},
     {"name": "fbt-entry", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt:vmlinux:vfs_read:entry /pid == $target/ { printf(\"%s %d\\n\", probefunc, arg2 > 0); exit(0); }'"
             f" -c '{CAT}'",
