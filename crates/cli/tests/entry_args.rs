@@ -232,7 +232,7 @@ fn entry_outside_a_return_probe_is_an_error() {
     assert_eq!(
         run.stderr,
         format!(
-            "dtrace: failed to compile script {}: [D_ENTRY_PROBE] line 5: entry-> may only be used in the return probe of a pid function or a system call, not in syscall:vmlinux:read:entry\n",
+            "dtrace: failed to compile script {}: [D_ENTRY_PROBE] line 5: entry-> may only be used in the return probe of a function or a system call, not in syscall:vmlinux:read:entry\n",
             script.display()
         )
     );

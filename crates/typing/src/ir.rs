@@ -273,6 +273,9 @@ pub enum Builtin {
     /// The address of the current thread's user-mode register frame (`struct pt_regs`):
     /// what `uregs[]` reads.
     UserRegs,
+    /// The stack pointer of the probe's register context (a uprobe's or kprobe's `struct
+    /// pt_regs`): what keys the state an entry saves for `entry->` (no D name).
+    StackPointer,
 }
 
 /// A subroutine.

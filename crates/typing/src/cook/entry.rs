@@ -1,6 +1,7 @@
 //! `entry->`: what a return probe sees of its function's entry (our extension of D).
 //!
-//! In the return probe of a `pid` function or of a system call, `entry->arg0`..`arg9`,
+//! In the return probe of a `pid` function, of a system call or of kernel functions traced
+//! by kprobes, `entry->arg0`..`arg9`,
 //! `entry->args[N]` (typed as the entry probe's `args[N]`), `entry->timestamp` and
 //! `entry->vtimestamp` are the values they had when the function was entered. The entry
 //! probes of such clauses ([`Input::entry_sites`](super::Input)) get a hidden clause that
@@ -16,9 +17,8 @@ use dtrace_frontend::{CompileError, Result, Span};
 use super::expr::{int, mk};
 use super::Cook;
 use crate::builtins::Variable;
-use crate::ir::{self, ArithOp, Builtin, EntryField, Expr, ExprKind, Place, PlaceBase};
+use crate::ir::{self, ArithOp, Builtin, EntryField, Expr, ExprKind};
 use crate::probe::{ProbeContext, ProbeSite, UprobeKind};
-use crate::regs;
 use crate::types;
 
 impl Cook<'_> {
@@ -145,7 +145,7 @@ impl Cook<'_> {
         }
         let frame = match &site.context {
             ProbeContext::Uprobe(u) if u.kind == UprobeKind::Return => {
-                let sp = self.user_stack_pointer(span);
+                let sp = self.stack_pointer(span);
                 let size = int(8, types::UINT64, span);
                 mk(
                     ExprKind::Arith {
@@ -163,7 +163,7 @@ impl Cook<'_> {
                 return Err(CompileError::new(
                     "D_ENTRY_PROBE",
                     format!(
-                        "entry-> is not available in fbt return probes yet ({}): use the self-> idiom",
+                        "entry-> is not available in fbt return probes traced by fexit yet ({}): use the self-> idiom",
                         site.full_name()
                     ),
                     span,
@@ -173,7 +173,7 @@ impl Cook<'_> {
                 return Err(CompileError::new(
                     "D_ENTRY_PROBE",
                     format!(
-                        "entry-> may only be used in the return probe of a pid function or a system call, not in {}",
+                        "entry-> may only be used in the return probe of a function or a system call, not in {}",
                         site.full_name()
                     ),
                     span,
@@ -186,12 +186,13 @@ impl Cook<'_> {
         Ok(())
     }
 
-    /// The current thread's user stack pointer (`uregs[R_SP]`).
-    fn user_stack_pointer(&self, span: Span) -> Expr {
-        let frame = mk(ExprKind::Builtin(Builtin::UserRegs), types::UINT64, span);
-        let mut p = Place::whole(PlaceBase::Kernel(Box::new(frame)), types::UINT64);
-        p.offset = regs::number("R_SP").expect("a register") as u64 * 8;
-        mk(ExprKind::Load(Box::new(p)), types::UINT64, span)
+    /// The stack pointer of the probe's registers (a uprobe's or a kprobe's).
+    fn stack_pointer(&self, span: Span) -> Expr {
+        mk(
+            ExprKind::Builtin(Builtin::StackPointer),
+            types::UINT64,
+            span,
+        )
     }
 
     /// The hidden clause saving the entry state on `sites` (the entry probes of the
@@ -203,7 +204,7 @@ impl Cook<'_> {
             let span = Span::default();
             self.ctx = Some(super::Ctx::new(context.clone()));
             let frame = match &context.context {
-                ProbeContext::Uprobe(_) => self.user_stack_pointer(span),
+                ProbeContext::Uprobe(_) => self.stack_pointer(span),
                 _ => int(0, types::UINT64, span),
             };
             let mut values = vec![(

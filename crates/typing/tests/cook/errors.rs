@@ -1505,12 +1505,12 @@ const ENTRY: Cases = &[
     (
         "BEGIN { trace(entry->arg0); }",
         "D_ENTRY_PROBE",
-        "entry-> may only be used in the return probe of a pid function or a system call, not in dtrace:::BEGIN",
+        "entry-> may only be used in the return probe of a function or a system call, not in dtrace:::BEGIN",
     ),
     (
         "fbt::vfs_read:entry { trace(entry->timestamp); }",
         "D_ENTRY_PROBE",
-        "entry-> may only be used in the return probe of a pid function or a system call, not in fbt:vmlinux:vfs_read:entry",
+        "entry-> may only be used in the return probe of a function or a system call, not in fbt:vmlinux:vfs_read:entry",
     ),
     (
         "BEGIN { trace(entry->arg10); }",
