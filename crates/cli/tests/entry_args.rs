@@ -1,6 +1,7 @@
 //! `entry->` on the live kernel: a return probe reads its own entry's arguments and
-//! timestamp, at every depth of a recursion, in every thread, at a system call's return;
-//! latencies from `entry->timestamp` equal the `self->` idiom's on the same events; a
+//! timestamps, at every depth of a recursion, in every thread, at a system call's return;
+//! latencies from `entry->timestamp` (and on-CPU times from `entry->vtimestamp`) equal the
+//! `self->` idiom's on the same events; a
 //! return whose entry was not seen skips the clause; `entry->` outside a return probe is a
 //! compile error.
 
@@ -57,15 +58,25 @@ fn latency_equals_the_self_idiom_on_the_same_events() {
     let exe = build_c(&dir, "recurse", RECURSE, &["-O2"]);
     let run = trace(
         &format!("{} 3", exe.display()),
-        "pid$target::twice:entry { self->ts = timestamp; }
+        "pid$target::twice:entry { self->ts = timestamp; self->vts = vtimestamp; }
          pid$target::twice:return {
              printf(\"lat %d %d %d\\n\", entry->arg0, timestamp - self->ts, timestamp - entry->timestamp);
+             printf(\"cpu %d %d\\n\", vtimestamp - self->vts, vtimestamp - entry->vtimestamp);
              @idiom = quantize(timestamp - self->ts);
              @entry = quantize(timestamp - entry->timestamp);
              self->ts = 0;
          }
          END { printa(\"idiom%@d\\n\", @idiom); printa(\"entry%@d\\n\", @entry); }",
     );
+    // vtimestamp is read anew by each clause, so the two differ by the clauses between.
+    let cpu = tagged(&run.stdout, "cpu");
+    assert_eq!(cpu.len(), 4, "{}", run.stdout);
+    for line in cpu {
+        let v: Vec<i64> = line.split(' ').map(|w| w.parse().unwrap()).collect();
+        assert!((v[0] - v[1]).abs() < 50_000, "{line}");
+        // Sleeping is off CPU: far less than the 2x ms of wall time.
+        assert!(v[1] > 0 && v[1] < 1_000_000, "{line}");
+    }
     let lines = tagged(&run.stdout, "lat");
     assert_eq!(lines.len(), 4, "{}\n{}", run.stdout, run.stderr);
     for (x, line) in (1..=4).zip(&lines) {
