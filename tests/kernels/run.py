@@ -95,6 +95,13 @@ TESTS = [
     {"name": "usdt", "group": "pid",
      "cmd": "dtrace -qn 'demo$target:::tick { printf(\"tick %d\\n\", arg0); }' -c \"$T/tprog 3\"",
      "expect": r"tick 0\n(.*\n)*tick 2"},
+    # A string in a page the process never touched: read by a sleepable program where the
+    # kernel has bpf_copy_from_user_str (6.12 on), an invalid address before.
+    {"name": "usdt-untouched", "group": "pid",
+     "on": {"6.1": {"expect": r"lacks bpf_copy_from_user_str for sleepable uprobe programs \(Linux 6.12 has it\)\n"
+                              r"(.*\n)*dtrace: error .*invalid address"}},
+     "cmd": "dtrace -v -qn 'demo$target:::file { printf(\"file %s\\n\", copyinstr(arg0)); }' -c \"$T/tprog 1\"",
+     "expect": r"user memory read by a sleepable program \(untouched pages are faulted in\)\n(.*\n)*file untouched.h\n"},
     {"name": "usdt-glob", "group": "pid",
      "cmd": "dtrace -qn 'demo*:::tick { @[probemod] = count(); } END { printa(\"%s %@d\\n\", @); }' -c \"$T/tprog 2\"",
      "expect": r"tprog 2\n"},

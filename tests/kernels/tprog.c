@@ -4,7 +4,9 @@
  *
  * calls work(i) for i = 0..N-1, each firing the USDT probe demo:tick with i, then the ten
  * functions fn0..fn9 once each; with "fork", a child first does the same with i = 100..,
- * and the parent waits for it; with "exec", the child execs "tprog N" instead. Writes one line per call of work() so syscall probes fire. */
+ * and the parent waits for it; with "exec", the child execs "tprog N" instead. Writes one line per call of work() so syscall probes fire.
+ * First of all it fires demo:file with a string the program never touches itself, in a
+ * 64 KiB-aligned section of its own (so no page of it is mapped when the probe fires). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +34,12 @@ static void run(int first, int n)
 		fns[k](k);
 }
 
+__attribute__((section(".untouched"), aligned(65536))) static const char untouched[65536] = "untouched.h";
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3;
+	DTRACE_PROBE1(demo, file, untouched);
 	if (argc > 2) {
 		pid_t child = fork();
 		if (child == 0) {

@@ -18,6 +18,8 @@ pub const SCALAR_SLOT: u32 = 8;
 pub const STACK_FRAMES: u32 = 20;
 /// Default `ustack()` depth (DTrace's `ustackframes` option: Oracle's default is 100).
 pub const USTACK_FRAMES: u32 = 100;
+/// Frames of `jstack()` without an argument (`jstackframes`), as in DTrace.
+pub const JSTACK_FRAMES: u32 = 50;
 /// Deepest stack the kernel hands out (`kernel.perf_event_max_stack` defaults to 127);
 /// `stackdepth` and `ustackdepth` count at most this many frames.
 pub const MAX_STACK_FRAMES: u32 = 127;

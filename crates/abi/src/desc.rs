@@ -114,6 +114,13 @@ pub struct Field {
 pub enum ActionKind {
     /// `trace(e)`, `stack()`, `ustack()`, `trace(func(pc))`...: print the datum.
     Trace(Field),
+    /// `print(addr)`: the address (8 bytes at `offset`), then the object's bytes, laid
+    /// out as `layout` says (`size` of them recorded: at most the type's size).
+    Print {
+        offset: u32,
+        size: u32,
+        layout: ValueType,
+    },
     /// `printf(format, args...)`.
     Printf { format: String, args: Vec<Field> },
     /// `printa([format,] @a, ...)`: indices into [`ProgramDesc::aggregations`].

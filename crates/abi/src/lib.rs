@@ -18,6 +18,7 @@ pub mod datum;
 pub mod desc;
 pub mod record;
 pub mod slots;
+pub mod wire;
 
 /// Little-endian u32 at `off` of `bytes` (0 if out of range).
 pub fn u32_at(bytes: &[u8], off: usize) -> u32 {

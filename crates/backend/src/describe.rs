@@ -8,7 +8,6 @@
 
 use dtrace_abi::datum::{Datum, ValueType};
 use dtrace_abi::desc as abi;
-use dtrace_btf::Kind;
 
 use crate::program::{ActionKind, Aggregation, EnabledProbe, Field, ProbeSite};
 use crate::types::{self, Type};
@@ -96,6 +95,15 @@ fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::Acti
             },
         }),
         ActionKind::Datum { offset, datum } => abi::ActionKind::Trace(symbolic(*offset, *datum)),
+        ActionKind::Print {
+            offset,
+            size,
+            layout,
+        } => abi::ActionKind::Print {
+            offset: *offset,
+            size: *size,
+            layout: layout.clone(),
+        },
         ActionKind::Printf { format, args } => abi::ActionKind::Printf {
             format: format.clone(),
             args: args.iter().map(field).collect(),
@@ -148,7 +156,7 @@ fn value_type(ty: &Type, strsize: u32) -> ValueType {
                 size: *size,
                 signed: *signed,
                 name: name.to_string(),
-                constants: enum_constants(tag),
+                constants: types::kernel::enum_constants(tag),
             },
             None => ValueType::Integer {
                 size: *size,
@@ -173,24 +181,6 @@ fn value_type(ty: &Type, strsize: u32) -> ValueType {
         Type::Void | Type::Opaque(_) => ValueType::Bytes {
             size: ty.size() as u32,
         },
-    }
-}
-
-/// The constants of the kernel's `enum tag`, as BTF defines them (none if it does not).
-fn enum_constants(tag: &str) -> Vec<(String, i64)> {
-    let Some(btf) = types::kernel::vmlinux() else {
-        return Vec::new();
-    };
-    let id = btf
-        .find(Kind::Enum, tag)
-        .or_else(|| btf.find(Kind::Enum64, tag));
-    match id.and_then(|id| btf.get(id)).map(|t| &t.kind) {
-        Some(dtrace_btf::TypeKind::Enum(e) | dtrace_btf::TypeKind::Enum64(e)) => e
-            .values
-            .iter()
-            .map(|v| (btf.str(v.name).to_string(), v.value))
-            .collect(),
-        _ => Vec::new(),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod codegen;
 mod describe;
 pub mod emit;
 pub mod program;
+pub mod sleepable;
 pub use dtrace_abi::slots;
 pub use dtrace_typing::{signals, types};
 

@@ -12,7 +12,7 @@
 
 use crate::emit::Code;
 use crate::types::Type;
-pub use dtrace_abi::datum::{Datum, MAX_STACK_FRAMES, STACK_FRAMES, USTACK_FRAMES};
+pub use dtrace_abi::datum::{Datum, JSTACK_FRAMES, MAX_STACK_FRAMES, STACK_FRAMES, USTACK_FRAMES};
 pub use dtrace_abi::desc::ProgramDesc;
 pub use dtrace_abi::record::{DropKind, Fault, FAULT_EPID, SCRATCH_LEVELS};
 use dtrace_abi::slots::AggFunc;
@@ -74,6 +74,13 @@ pub enum ActionKind {
         offset: u32,
         size: u32,
         dynamic: bool,
+    },
+    /// `print()`: the address at `offset`, then `size` bytes of the object, shown as
+    /// `layout` says.
+    Print {
+        offset: u32,
+        size: u32,
+        layout: dtrace_abi::datum::ValueType,
     },
     Printf {
         format: String,

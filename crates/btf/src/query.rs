@@ -111,6 +111,19 @@ impl Btf {
         }
     }
 
+    /// The direct members of the struct/union `id` resolves to, in order, anonymous ones
+    /// included (with empty names), located from the start of `id`.
+    pub fn members(&self, id: TypeId) -> Vec<(&str, Field)> {
+        self.composite(id)
+            .map(|c| {
+                c.members
+                    .iter()
+                    .map(|m| (self.str(m.name), self.field(m, u64::from(m.bit_offset))))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Looks up member `name` of the struct/union `id` resolves to,
     /// searching anonymous struct/union members recursively (as C does).
     /// The offset is relative to the start of `id`.

@@ -111,9 +111,9 @@ typedef struct psinfo {
 	int pr_projid;		/* Solaris project id (0) */
 	int pr_zoneid;		/* Solaris zone id (0) */
 	struct tty_struct *pr_ttydev;	/* controlling tty (-1 when none) */
-	int pr_argc;		/* argument count (not tracked: 0) */
-	uintptr_t pr_argv;	/* argument vector (not tracked: 0) */
-	uintptr_t pr_envp;	/* environment vector (not tracked: 0) */
+	int pr_argc;		/* argument count (own process: 0 for others) */
+	uintptr_t pr_argv;	/* initial argument vector */
+	uintptr_t pr_envp;	/* initial environment vector (own process: 0 for others) */
 	int pr_nzomb;		/* zombie threads (Linux has none: 0) */
 	int pr_poolid;		/* Solaris pool id (0) */
 	int pr_contract;	/* Solaris process contract (0) */
@@ -171,9 +171,15 @@ translator psinfo_t < struct task_struct *T > {
 	pr_projid = 0;
 	pr_zoneid = 0;
 	pr_ttydev = T->signal->tty != NULL ? T->signal->tty : (struct tty_struct *)-1;
-	pr_argc = 0;
-	pr_argv = 0;
-	pr_envp = 0;
+	/*
+	 * The initial stack starts with argc, then the argument and environment
+	 * vectors; argc is user memory, readable only in the process itself.
+	 */
+	pr_argc = T == curthread && T->mm != NULL ?
+	    *(int *)copyin(T->mm->start_stack, sizeof (int)) : 0;
+	pr_argv = T->mm != NULL ? T->mm->start_stack + sizeof (long) : 0;
+	pr_envp = T == curthread && T->mm != NULL ? T->mm->start_stack +
+	    (*(long *)copyin(T->mm->start_stack, sizeof (long)) + 2) * sizeof (long) : 0;
 	pr_nzomb = 0;
 	pr_poolid = 0;
 	pr_contract = 0;

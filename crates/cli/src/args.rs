@@ -79,6 +79,15 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             args.operands.extend(argv[i..].iter().cloned());
             break;
         }
+        // The data model: LP64, the only one there is here.
+        if arg == "-64" {
+            continue;
+        }
+        if arg == "-32" {
+            return Err(
+                "-32: the ILP32 data model is not supported (x86-64 processes are LP64)".into(),
+            );
+        }
         let flags = arg.as_bytes();
         let mut j = 1;
         while j < flags.len() {
@@ -149,6 +158,15 @@ mod tests {
 
     fn argv(s: &[&str]) -> Vec<String> {
         s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn data_model_flags() {
+        let a = parse(&argv(&["-64", "-G", "-s", "p.d"])).unwrap();
+        assert!(a.object);
+        assert!(parse(&argv(&["-32", "-n", "BEGIN"]))
+            .unwrap_err()
+            .contains("ILP32"));
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The sizes of the kernel's buffers, from the `bufsize`, `aggsize` and `dynvarsize`
-//! options: the ring buffer (a power of two of at least a page, at most 1 GiB), the
+//! options: the ring buffer (a power of two of at least a page, 1 MiB under
+//! `bufpolicy=ring`, at most 1 GiB), the
 //! aggregation maps' entries (128 bytes each) and the dynamic variable maps' entries
 //! (64 bytes each), between 1,024 and 1,048,576 entries.
 //!
 //! A size larger than what can be made is handled as DTrace's `bufresize` option says:
 //! under `auto` (the default) it is lowered and `dtrace` says so, as DTrace does ("buffer
 //! size lowered to 1g"; `quietresize` silences it); under `manual` tracing is refused.
+
+use dtrace_consumer::policy::BufPolicy;
 
 use crate::options::{BufResize, Options};
 
@@ -18,9 +21,18 @@ const DYNVAR_ENTRY: u64 = 64;
 const MIN_ENTRIES: u64 = 1 << 10;
 const MAX_ENTRIES: u64 = 1 << 20;
 
+/// The smallest ring buffer under `bufpolicy=ring`, whose reader looks every few
+/// milliseconds instead of being woken for each record: there `bufsize` is what each CPU
+/// keeps, not what the buffer must hold between two reads.
+const MIN_RING_POLICY: u64 = 1 << 20;
+
 /// The ring buffer's size in bytes.
 pub fn ring_size(options: &Options) -> u32 {
-    options.bufsize.clamp(4096, MAX_RING).next_power_of_two() as u32
+    let least = match options.bufpolicy {
+        BufPolicy::Ring => MIN_RING_POLICY,
+        _ => 4096,
+    };
+    options.bufsize.clamp(least, MAX_RING).next_power_of_two() as u32
 }
 
 /// The entries of each aggregation's map.
@@ -109,6 +121,11 @@ mod tests {
             ])
         );
         assert_eq!(ring_size(&options), 1 << 30);
+        options.set("bufsize", Some("64")).unwrap();
+        assert_eq!(ring_size(&options), 4096);
+        options.set("bufpolicy", Some("ring")).unwrap();
+        assert_eq!(ring_size(&options), 1 << 20);
+        options.set("bufsize", Some("10g")).unwrap();
         assert_eq!(agg_entries(&options), 1 << 20);
         options.set("quietresize", None).unwrap();
         assert_eq!(lowered(&options), Ok(vec![]));

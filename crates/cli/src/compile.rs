@@ -760,6 +760,7 @@ pub fn compile(
             scratchsize: options.scratchsize.min(u32::MAX as u64) as u32,
             stack_frames: options.stack_frames,
             ustack_frames: options.ustack_frames,
+            jstack_frames: options.jstack_frames,
             max_frames: options.max_frames,
         },
         codegen: CodegenOptions {

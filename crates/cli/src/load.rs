@@ -2,8 +2,11 @@
 //! each program (a verifier rejection is our bug and is reported as one) and attach them.
 //! Helper programs ([`Compiled::helpers`], e.g. the `sched_switch` program behind
 //! `vtimestamp`, the fork and exit programs behind follow-fork) are loaded here too, as
-//! BTF-typed raw tracepoints (`tp_btf`), as are the programs of `rawtp` probes.
+//! BTF-typed raw tracepoints (`tp_btf`), as are the programs of `rawtp` probes. A user
+//! probe's program that reads user memory is loaded sleepable where the kernel allows it
+//! (see `user_reads`), and as it was compiled if that fails.
 
+use crate::user_reads;
 use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
 use dtrace_runtime::{
     cpus, AttachType, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, Update,
@@ -249,14 +252,61 @@ fn try_load(
     for &at in &prog.code.map_relocs {
         insns[at].imm = maps[insns[at].imm as usize];
     }
-    let name = program_name(&prog.probe);
-    let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, &insns);
-    spec.functions = &prog.code.functions;
-    // proc and sched: the program is of the kind of the probe they fire on.
-    let context = match &prog.probe.context {
-        ProbeContext::Mapped(m) => &*m.base,
+    let context = base_context(prog);
+    let attach = probes.get(&prog.probe.id).map(|p| &p.attach);
+    let reads = program_reads(prog, probes);
+    if verbose {
+        if let Some(line) = user_reads::describe(&prog.probe.full_name(), &reads) {
+            eprint!("{line}");
+        }
+    }
+    if let user_reads::Reads::Sleepable(kfunc) = reads {
+        let mut sleepable = insns.clone();
+        dtrace_backend::sleepable::make_sleepable(&mut sleepable, kfunc);
+        match load_as(prog, &sleepable, context, attach, true, verbose) {
+            Err(Failure::Message(msg)) if verbose => {
+                eprintln!("{msg}dtrace: loading it without sleeping instead");
+            }
+            // Not expected: a kernel that loaded the probe program refused this one. The
+            // reads that cannot sleep still work on pages the process touched.
+            Err(_) => {}
+            ok => return ok,
+        }
+    }
+    load_as(prog, &insns, context, attach, false, verbose)
+}
+
+/// The context whose kind of program `prog` is: proc and sched probes' programs are of
+/// the kind of the probe they fire on.
+fn base_context(prog: &dtrace_backend::program::ProgramSpec) -> &ProbeContext {
+    match &prog.probe.context {
+        ProbeContext::Mapped(m) => &m.base,
         other => other,
-    };
+    }
+}
+
+/// How `prog` reads user memory once loaded (sleepable or not, and why).
+pub fn program_reads(
+    prog: &dtrace_backend::program::ProgramSpec,
+    probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
+) -> user_reads::Reads {
+    let attach = probes.get(&prog.probe.id).map(|p| &p.attach);
+    user_reads::reads(&prog.code.insns, base_context(prog), attach)
+}
+
+/// Load `insns`, the program of `prog` with its maps patched, as a program for `context`.
+fn load_as(
+    prog: &dtrace_backend::program::ProgramSpec,
+    insns: &[dtrace_ebpf::Insn],
+    context: &ProbeContext,
+    attach: Option<&dtrace_probes::Attach>,
+    sleepable: bool,
+    verbose: bool,
+) -> Result<Program, Failure> {
+    let name = program_name(&prog.probe);
+    let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, insns);
+    spec.functions = &prog.code.functions;
+    spec.sleepable = sleepable;
     match *context {
         // A system call group: a raw tracepoint program on sys_enter/sys_exit.
         ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) | ProbeContext::Mapped(_) => {}
@@ -266,7 +316,7 @@ fn try_load(
         // of fbt functions: a kprobe_multi link.
         ProbeContext::Uprobe(_) => {
             spec.prog_type = ProgramType::Kprobe;
-            spec.expected_attach_type = match probes.get(&prog.probe.id).map(|p| &p.attach) {
+            spec.expected_attach_type = match attach {
                 Some(dtrace_probes::Attach::User(u)) if !u.multi() => None,
                 Some(dtrace_probes::Attach::KernelMulti {
                     multi_link: true, ..

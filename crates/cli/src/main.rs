@@ -10,6 +10,7 @@ mod buffers;
 mod compile;
 mod diagnostics;
 mod effects;
+mod evaltime;
 mod format_check;
 mod kernel_types;
 mod large_stack;
@@ -17,6 +18,8 @@ mod libdeps;
 mod load;
 mod options;
 mod output_file;
+mod pinned;
+mod postmortem;
 mod preprocess;
 mod privileges;
 mod prometheus;
@@ -24,6 +27,7 @@ mod provider_build;
 mod session;
 mod signals;
 mod target;
+mod user_reads;
 mod watch;
 
 use std::io::Write;
@@ -109,8 +113,12 @@ fn run(argv: &[String]) -> i32 {
         let errtags = args.options.iter().any(|(n, _)| n == "errtags");
         return provider_build::run(&args, errtags);
     }
+    let pinned_ring = args
+        .options
+        .iter()
+        .any(|(n, _)| n == "ringread" || n == "ringclear");
     // `-e` alone loads the libraries, and only that (as DTrace).
-    if args.sources.is_empty() && !args.list && !args.compile_only {
+    if args.sources.is_empty() && !args.list && !args.compile_only && !pinned_ring {
         eprint!("{USAGE}");
         return 2;
     }
@@ -131,10 +139,13 @@ fn run(argv: &[String]) -> i32 {
             return 1;
         }
     }
+    if pinned_ring {
+        return pinned_ring_request(&args, options);
+    }
     // Every -c and -p process is followed; $target is the first one's pid.
     let mut targets = Vec::new();
     for cmd in &args.commands {
-        match Target::spawn(cmd) {
+        match Target::spawn(cmd, options.evaltime) {
             Ok(t) => targets.push(t),
             Err(msg) => {
                 eprint!("{msg}");
@@ -158,6 +169,44 @@ fn run(argv: &[String]) -> i32 {
         }
     }
     status
+}
+
+/// `-x ringread` or `-x ringclear`: a ring pinned by an earlier `dtrace`, on its own.
+fn pinned_ring_request(args: &Args, options: Options) -> i32 {
+    if !args.sources.is_empty() || !args.commands.is_empty() || !args.pids.is_empty() {
+        eprintln!("dtrace: -x ringread and -x ringclear take no program, -c or -p");
+        return 2;
+    }
+    if let Some(name) = &options.ringclear {
+        return pinned::clear(name);
+    }
+    let Some(name) = &options.ringread else {
+        return 0;
+    };
+    let out = OutputFile::new(args.output.as_deref());
+    if let Err(msg) = out.open() {
+        eprint!("{msg}");
+        return 1;
+    }
+    let output = || make_output(&options, &out);
+    let status = pinned::read(name, options.output, output);
+    match out.failure() {
+        Some(failure) => {
+            eprint!("{failure}");
+            1
+        }
+        None => status,
+    }
+}
+
+/// The consumer's output, as `-x oformat` says, writing to `out`.
+fn make_output(options: &Options, out: &OutputFile) -> Box<dyn Output> {
+    match options.oformat {
+        OutputFormat::Text => {
+            Box::new(Text::new(Box::new(out.clone())).with_stacks(options.stackformat))
+        }
+        OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
+    }
 }
 
 /// The macro variables: `$0..$N` and named ones.
@@ -276,12 +325,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         ControlFlow::Break(status) => return status,
     };
     let out = OutputFile::new(args.output.as_deref());
-    let output: Box<dyn Output> = match options.oformat {
-        OutputFormat::Text => {
-            Box::new(Text::new(Box::new(out.clone())).with_stacks(options.stackformat))
-        }
-        OutputFormat::Json => Box::new(Json::new(Box::new(out.clone()))),
-    };
+    let output = make_output(&options, &out);
     let resized = buffers::lowered(&options);
     let mut consumer = Consumer::new(comp.compiled.desc.clone(), options.output, output);
     consumer.set_specsize(options.specsize);
@@ -312,8 +356,15 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     }
     if args.disassemble {
         for prog in &comp.compiled.programs {
-            eprintln!("eBPF program for {}:", prog.probe.full_name());
-            eprint!("{}", dtrace_ebpf::disasm::disassemble(&prog.code.insns));
+            // As loaded: where its user-memory reads sleep, in their sleepable forms.
+            let mut insns = prog.code.insns.clone();
+            let mut sleepable = "";
+            if let user_reads::Reads::Sleepable(kfunc) = load::program_reads(prog, &comp.probes) {
+                dtrace_backend::sleepable::make_sleepable(&mut insns, kfunc);
+                sleepable = " (sleepable)";
+            }
+            eprintln!("eBPF program for {}{sleepable}:", prog.probe.full_name());
+            eprint!("{}", dtrace_ebpf::disasm::disassemble(&insns));
         }
         for helper in &comp.compiled.helpers {
             eprintln!(

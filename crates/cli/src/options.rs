@@ -60,6 +60,9 @@ pub struct Options {
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
+    pub jstack_frames: u32,
+    /// Where a `-c` command stands when tracing starts.
+    pub evaltime: crate::evaltime::EvalTime,
     /// `maxframes`: the most frames any stack records or `stackdepth` counts (1..=127);
     /// larger requests are silently reduced, as in DTrace.
     pub max_frames: u32,
@@ -72,6 +75,15 @@ pub struct Options {
     pub cpu: Option<u32>,
     /// `bufpolicy`: what happens as a principal buffer fills.
     pub bufpolicy: BufPolicy,
+    /// `postmortem`: where the postmortem of a traced process killed by a fatal signal is
+    /// written (`bufpolicy=ring`; by default beside its core, see `crate::postmortem`).
+    pub postmortem: Option<String>,
+    /// `ringpin[=NAME]`: also keep the ring in a map pinned under the BPF file system, to
+    /// outlive a `dtrace` that is killed (`crate::pinned`).
+    pub ringpin: Option<String>,
+    /// `ringread[=NAME]` / `ringclear[=NAME]`: print (or just remove) a pinned ring.
+    pub ringread: Option<String>,
+    pub ringclear: Option<String>,
     /// `nspec`: speculations active at once.
     pub nspec: u64,
     /// `specsize`: bytes one speculation may hold.
@@ -107,10 +119,16 @@ impl Default for Options {
             zdefs: false,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
+            jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
+            evaltime: crate::evaltime::EvalTime::Main,
             max_frames: dtrace_backend::program::MAX_STACK_FRAMES,
             followfork: false,
             cpu: None,
             bufpolicy: BufPolicy::Switch,
+            postmortem: None,
+            ringpin: None,
+            ringread: None,
+            ringclear: None,
             nspec: 1,
             specsize: 4 << 20,
             stackformat: StackFormat::Lines,
@@ -123,7 +141,6 @@ impl Default for Options {
 /// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
 const ACCEPTED: &[&str] = &[
     "cleanrate",
-    "jstackframes",
     "jstackstrsize",
     "aggpercpu",
     "grabanon",
@@ -139,7 +156,6 @@ const ACCEPTED: &[&str] = &[
     "cpphdrs",
     "nolibs",
     "core",
-    "evaltime",
     "verbose",
     "tree",
     "temporal",
@@ -160,6 +176,8 @@ const ACCEPTED: &[&str] = &[
 
 /// Options only the command line may set: they shape how the program is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
+    "ringread",
+    "ringclear",
     "cppargs",
     "cpphdrs",
     "cpppath",
@@ -247,6 +265,18 @@ impl Options {
                     .and_then(BufPolicy::parse)
                     .ok_or_else(|| INVALID_VALUE.to_string())?
             }
+            "postmortem" => match value {
+                Some(path) if !path.is_empty() => self.postmortem = Some(path.to_string()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "ringpin" | "ringread" | "ringclear" => {
+                let pin = crate::pinned::name(value).ok_or_else(|| INVALID_VALUE.to_string())?;
+                *match name {
+                    "ringpin" => &mut self.ringpin,
+                    "ringread" => &mut self.ringread,
+                    _ => &mut self.ringclear,
+                } = Some(pin);
+            }
             "nspec" => self.nspec = count(value)?,
             "stackformat" => {
                 self.stackformat = match value {
@@ -287,6 +317,12 @@ impl Options {
             "statusrate" => self.statusrate_ns = rate(value)?,
             "stackframes" => self.stack_frames = frames(value)?,
             "ustackframes" => self.ustack_frames = frames(value)?,
+            "jstackframes" => self.jstack_frames = frames(value)?,
+            "evaltime" => {
+                self.evaltime = value
+                    .and_then(crate::evaltime::EvalTime::parse)
+                    .ok_or(INVALID_VALUE)?
+            }
             "maxframes" => self.max_frames = frames(value)?,
             _ if ACCEPTED.contains(&name) => {}
             _ => return Err("Invalid option name".into()),

@@ -10,6 +10,9 @@
 //! `freopen()` sends the output to another file until `freopen("")` ([`OutputFile::reopen`]),
 //! `ftruncate()` empties it, and `system()` commands write where it goes
 //! ([`OutputFile::command_stdout`]).
+//!
+//! A postmortem keeps a copy of what is written from [`OutputFile::start_copy`] to
+//! [`OutputFile::take_copy`], for the file it also goes to.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -36,6 +39,8 @@ struct Shared {
     state: State,
     /// The first write error's text.
     failure: Option<String>,
+    /// What was written since [`OutputFile::start_copy`].
+    copy: Option<Vec<u8>>,
 }
 
 /// A handle on the output: one is given to the consumer's output, another opens it and
@@ -56,6 +61,7 @@ impl OutputFile {
         OutputFile(Rc::new(RefCell::new(Shared {
             state,
             failure: None,
+            copy: None,
         })))
     }
 
@@ -63,6 +69,16 @@ impl OutputFile {
     pub fn failure(&self) -> Option<String> {
         let why = self.0.borrow().failure.clone()?;
         Some(format!("dtrace: failed to write output: {why}\n"))
+    }
+
+    /// Keep a copy of everything written from now on.
+    pub fn start_copy(&self) {
+        self.0.borrow_mut().copy = Some(Vec::new());
+    }
+
+    /// What was written since [`OutputFile::start_copy`]; no more is kept.
+    pub fn take_copy(&self) -> Vec<u8> {
+        self.0.borrow_mut().copy.take().unwrap_or_default()
     }
 
     /// Run `op` on the state, keeping its first error.
@@ -180,14 +196,18 @@ fn flush_state(state: &mut State) -> io::Result<()> {
 
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.with_state(|state| match state {
+        let written = self.with_state(|state| match state {
             State::Stdout(w) => w.write(buf),
             State::Pending { early, .. } => {
                 early.extend_from_slice(buf);
                 Ok(buf.len())
             }
             State::File(w) | State::Redirected { file: w, .. } => w.write(buf),
-        })
+        })?;
+        if let Some(copy) = &mut self.0.borrow_mut().copy {
+            copy.extend_from_slice(&buf[..written]);
+        }
+        Ok(written)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -219,6 +239,19 @@ mod tests {
             err.starts_with("dtrace: failed to open output file '/nonexistent/dir/file': "),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_copy_holds_what_was_written_between_start_and_take() {
+        let out = OutputFile::new(Some("/dev/null"));
+        out.open().unwrap();
+        let mut writer = out.clone();
+        writer.write_all(b"before\n").unwrap();
+        out.start_copy();
+        writer.write_all(b"during\n").unwrap();
+        assert_eq!(out.take_copy(), b"during\n");
+        writer.write_all(b"after\n").unwrap();
+        assert!(out.take_copy().is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 use std::time::{Duration, Instant};
 
 use dtrace_backend::program::{Compiled, ProbeContext, SpecState, TracingState, STATE_OFFSET};
+use dtrace_consumer::policy::BufPolicy;
 use dtrace_consumer::Consumer;
 use dtrace_probes::{Attach, DtraceProbe};
 use dtrace_runtime::RingBuf;
@@ -23,6 +24,9 @@ use crate::options::Options;
 use crate::output_file::OutputFile;
 use crate::signals;
 use crate::target::Target;
+
+/// How often `bufpolicy=ring` reads the ring buffer (measured in docs/BENCHMARKS.md).
+const RING_POLL: Duration = Duration::from_millis(5);
 
 /// How the consumer loop ended.
 pub struct Outcome {
@@ -41,6 +45,12 @@ pub struct Session<'a> {
     watcher: Option<crate::watch::Watcher>,
     /// Where the consumer writes: a failed write ends the session with an error.
     output: OutputFile,
+    /// `bufpolicy=ring` with traced processes: where their postmortems go.
+    postmortem: Option<crate::postmortem::Postmortem>,
+    /// The first traced process that died of a fatal signal, and the signal's name.
+    crashed: Option<(i32, &'static str)>,
+    /// `-x ringpin`: the ring pinned to outlive this process (unpinned when dropped).
+    pin: Option<crate::pinned::Pin>,
 }
 
 impl<'a> Session<'a> {
@@ -63,6 +73,9 @@ impl<'a> Session<'a> {
             consumer,
             watcher: None,
             output,
+            postmortem: None,
+            crashed: None,
+            pin: None,
         })
     }
 
@@ -120,7 +133,13 @@ impl<'a> Session<'a> {
             dtrace_runtime::cpus::pin(cpu)
                 .map_err(|e| format!("dtrace: failed to set option -x cpu: {e}\n"))?;
         }
+        self.postmortem = crate::postmortem::Postmortem::for_run(&self.options, &targets)?;
+        if self.options.bufpolicy == BufPolicy::Ring {
+            // Records are shown at the end: read them in batches, not woken for each.
+            self.ring.poll(RING_POLL);
+        }
         let target = targets.first().map_or(0, |t| t.pid().max(0) as u32);
+        self.pin_ring(target)?;
         self.consumer.set_target(target);
         self.consumer.prepare();
         // As in DTrace, every probe is enabled before BEGIN fires, and none runs a clause
@@ -147,15 +166,60 @@ impl<'a> Session<'a> {
             return Err(failure);
         }
         self.drain();
+        if let Some((pid, signal)) = self.crashed {
+            self.output.start_copy();
+            let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
+            self.consumer.kept_records(&maps);
+            self.consumer.fatal_signal(pid, signal);
+        }
         self.fire(DtraceProbe::End, [0; 6]);
         self.report_drops();
         let status = self.consumer.exit_status().unwrap_or(0);
         let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
         self.consumer.finish(&maps, status);
-        match self.output.failure() {
-            Some(failure) => Err(failure),
-            None => Ok(Outcome { status }),
+        if let Some(failure) = self.output.failure() {
+            return Err(failure);
         }
+        self.write_postmortem()?;
+        Ok(Outcome { status })
+    }
+
+    /// `-x ringpin`: pin the ring buffer and what decodes it, and keep the newest records
+    /// read in it (half the buffer at most, leaving the rest to the programs).
+    fn pin_ring(&mut self, target: u32) -> Result<(), String> {
+        let Some(name) = &self.options.ringpin else {
+            return Ok(());
+        };
+        if self.options.bufpolicy != BufPolicy::Ring {
+            return Err("dtrace: -x ringpin needs -x bufpolicy=ring\n".to_string());
+        }
+        let map = &self.loaded.maps[self.comp.compiled.core.ringbuf.0];
+        let info = crate::pinned::RunInfo {
+            bufsize: self.options.bufsize,
+            quiet: self.options.output.quiet,
+            dtrace_pid: std::process::id(),
+            target_pid: target,
+        };
+        let pin = crate::pinned::Pin::create(name, map, &self.comp.compiled.desc, info)?;
+        self.pin = Some(pin);
+        self.ring
+            .retain(map.spec().max_entries as usize / 2, RING_POLL);
+        Ok(())
+    }
+
+    /// The postmortem's text (what was output since the crashed process's records) into
+    /// its file.
+    fn write_postmortem(&mut self) -> Result<(), String> {
+        let (Some((pid, _)), Some(pm)) = (self.crashed, &self.postmortem) else {
+            return Ok(());
+        };
+        let path = pm.write(pid, &self.output.take_copy())?;
+        // On stderr in every output format: a JSON output has ended with its `exit` line.
+        eprintln!(
+            "dtrace: postmortem of pid {pid} written to {}",
+            path.display()
+        );
+        Ok(())
     }
 
     /// Set the tracing state word at the start of the globals map's value, unless `exit()`
@@ -326,11 +390,27 @@ impl<'a> Session<'a> {
                     self.drain();
                     self.see_aggregation_processes();
                     self.consumer.flush();
+                    self.see_crash(t);
+                } else if let Some(pm) = &mut self.postmortem {
+                    pm.watch(t.pid());
                 }
             }
             if !targets.is_empty() && running.iter().all(|alive| !alive) {
                 break;
             }
+        }
+    }
+
+    /// A postmortem is due when `target`, which exited, died of a fatal signal.
+    fn see_crash(&mut self, target: &Target) {
+        if self.postmortem.is_none() || self.crashed.is_some() {
+            return;
+        }
+        let signal = target
+            .terminating_signal()
+            .and_then(crate::postmortem::fatal);
+        if let Some(signal) = signal {
+            self.crashed = Some((target.pid(), signal));
         }
     }
 
@@ -346,6 +426,11 @@ impl<'a> Session<'a> {
         // Records of probes the watcher added (their programs ran only after it published
         // their descriptions) need those descriptions.
         if let Some(desc) = self.watcher.as_mut().and_then(|w| w.news()) {
+            if let Some(pin) = &self.pin {
+                if let Err(e) = pin.update_desc(&desc) {
+                    self.consumer.warning(&e);
+                }
+            }
             self.consumer.set_desc(desc);
         }
         // Processes named by user stacks and symbols first, while they may still run:

@@ -1,10 +1,10 @@
 //! Traced processes: `-c cmd` starts a command that waits until every probe is attached,
 //! and `-p pid` follows a running process; tracing ends when they exit.
 //!
-//! The command is held as DTrace holds it: right after its exec, before its first
-//! instruction, so no event of the child before the exec (still `dtrace`, on its way to
-//! `execve`) reaches the script. The child asks to be traced (`PTRACE_TRACEME`) and execs;
-//! the kernel stops it after the exec, and the release detaches (`PTRACE_DETACH`). Where
+//! The command is held as DTrace holds it: after its exec, so no event of the child
+//! before the exec (still `dtrace`, on its way to `execve`) reaches the script. The child asks to be traced (`PTRACE_TRACEME`) and execs;
+//! the kernel stops it after the exec, it is run on to where `-x evaltime` says (its
+//! `main()` by default: `evaltime.rs`), and the release detaches (`PTRACE_DETACH`). Where
 //! `ptrace` is refused, the child says so on its error pipe and is held before the exec
 //! instead, on a pipe: it execs when it reads the release byte, and if dtrace exits (or is
 //! killed) first, the pipe reads end-of-file and the child exits without running the
@@ -19,6 +19,8 @@ use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use crate::evaltime::EvalTime;
 
 /// A held `-c` command.
 pub enum Held {
@@ -46,8 +48,13 @@ pub enum Target {
         status: Option<i32>,
     },
     /// A process we follow (`-p`); the pidfd, when the kernel has them, turns readable when
-    /// the process exits (zombie or not) and is immune to pid reuse.
-    Existing { pid: i32, pidfd: Option<OwnedFd> },
+    /// the process exits (zombie or not) and is immune to pid reuse. `status`: its wait
+    /// status, when it could be read as it exited.
+    Existing {
+        pid: i32,
+        pidfd: Option<OwnedFd>,
+        status: Option<i32>,
+    },
 }
 
 /// The processes descended from `pid` now (children, theirs, ...), from the `children`
@@ -250,8 +257,9 @@ fn hold(pid: i32, error: &OwnedFd) -> Hold {
 }
 
 impl Target {
-    /// Start `command` (split on blanks, as dtrace does), held at its exec.
-    pub fn spawn(command: &str) -> Result<Target, String> {
+    /// Start `command` (split on blanks, as dtrace does), held at its exec, or where
+    /// `evaltime` says once it has run there.
+    pub fn spawn(command: &str, evaltime: EvalTime) -> Result<Target, String> {
         let words: Vec<&str> = command.split_whitespace().collect();
         let Some(&program) = words.first() else {
             return Err("dtrace: failed to execute : No such file or directory\n".to_string());
@@ -301,14 +309,20 @@ impl Target {
                 return Err(fail(&e));
             }
         };
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        // A command that dies on its way to where tracing starts is reaped already.
+        let died = match held {
+            Held::Traced => crate::evaltime::advance(pid, &path, evaltime).err(),
+            Held::Pipe(_) => None,
+        };
         Ok(Target::Child {
             pid,
             program: program.to_string(),
-            path: std::fs::canonicalize(&path).unwrap_or(path),
-            held: Some(held),
+            path,
+            held: if died.is_some() { None } else { Some(held) },
             exec_error: Some(error_read),
-            reaped: false,
-            status: None,
+            reaped: died.is_some(),
+            status: died.map(|d| d.0),
         })
     }
 
@@ -327,6 +341,7 @@ impl Target {
             let target = Target::Existing {
                 pid,
                 pidfd: Some(pidfd),
+                status: None,
             };
             if target.existing_exited(pid) {
                 return Err(format!(
@@ -341,7 +356,11 @@ impl Target {
                 "dtrace: failed to grab pid {pid}: No such process\n"
             ));
         }
-        Ok(Target::Existing { pid, pidfd: None })
+        Ok(Target::Existing {
+            pid,
+            pidfd: None,
+            status: None,
+        })
     }
 
     /// For a command not yet released: the program file it will run.
@@ -420,9 +439,23 @@ impl Target {
             }
             Target::Existing { pid, .. } => {
                 let pid = *pid;
-                self.existing_exited(pid)
+                let exited = self.existing_exited(pid);
+                if let Target::Existing { pidfd, status, .. } = self {
+                    if exited && status.is_none() {
+                        *status = exit_status(pid, pidfd.as_ref());
+                    }
+                }
+                exited
             }
         }
+    }
+
+    /// The signal that killed the process, once it has exited (when its status is known).
+    pub fn terminating_signal(&self) -> Option<i32> {
+        let (Target::Child { status, .. } | Target::Existing { status, .. }) = self;
+        status
+            .filter(|&s| libc::WIFSIGNALED(s))
+            .map(|s| libc::WTERMSIG(s))
     }
 
     fn existing_exited(&self, pid: i32) -> bool {
@@ -477,6 +510,47 @@ impl Drop for Target {
     }
 }
 
+/// The wait status of `pid`, a process that is not our child and has exited: from
+/// `/proc/PID/stat` while it is a zombie (`exit_code`, the 52nd field), or once its parent
+/// reaped it, from its pidfd (`PIDFD_GET_INFO`, kernel 6.15 and later).
+fn exit_status(pid: i32, pidfd: Option<&OwnedFd>) -> Option<i32> {
+    let from_stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let fields = &stat[stat.rfind(')')? + 1..];
+            let mut fields = fields.split_whitespace();
+            let zombie = fields.next() == Some("Z");
+            // The state is field 3; exit_code is field 52.
+            let code = fields.nth(48)?.parse::<i32>().ok()?;
+            zombie.then_some(code)
+        });
+    from_stat.or_else(|| pidfd.and_then(pidfd_exit_code))
+}
+
+/// The exit code (a wait status) the kernel keeps with a pidfd once its process was reaped.
+fn pidfd_exit_code(fd: &OwnedFd) -> Option<i32> {
+    /// `struct pidfd_info` as of its first version (64 bytes).
+    #[repr(C)]
+    struct PidfdInfo {
+        mask: u64,
+        cgroupid: u64,
+        ids: [u32; 11],
+        exit_code: i32,
+    }
+    const PIDFD_INFO_EXIT: u64 = 1 << 3;
+    // _IOWR(PIDFS_IOCTL_MAGIC 0xFF, 11, struct pidfd_info)
+    const PIDFD_GET_INFO: u64 = 0xC000_0000 | (64 << 16) | (0xFF << 8) | 11;
+    let mut info = PidfdInfo {
+        mask: PIDFD_INFO_EXIT,
+        cgroupid: 0,
+        ids: [0; 11],
+        exit_code: 0,
+    };
+    // SAFETY: the ioctl writes at most the 64 bytes of `info`, which we own.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), PIDFD_GET_INFO as _, &mut info) };
+    (r == 0 && info.mask & PIDFD_INFO_EXIT != 0).then_some(info.exit_code)
+}
+
 /// Whether `pid` is a live (not zombie) process, from /proc.
 fn process_alive(pid: i32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -487,4 +561,44 @@ fn process_alive(pid: i32) -> bool {
         .rfind(')')
         .and_then(|i| stat[i + 1..].split_whitespace().next());
     !matches!(state, Some("Z") | Some("X") | Some("x") | None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process that dies of SIGSEGV, its pidfd, and its wait status as its parent reaps it.
+    fn crashed() -> (i32, OwnedFd, std::process::Child) {
+        let child = std::process::Command::new("sh")
+            .args(["-c", "read x; kill -SEGV $$"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        assert!(fd >= 0, "pidfd_open: {}", std::io::Error::last_os_error());
+        // SAFETY: the fd was just returned to us and is owned by nobody else.
+        (pid, unsafe { OwnedFd::from_raw_fd(fd as i32) }, child)
+    }
+
+    #[test]
+    fn the_status_of_a_process_we_did_not_start_is_read_zombie_or_reaped() {
+        let (pid, fd, mut child) = crashed();
+        drop(child.stdin.take());
+        // A zombie: from /proc/PID/stat (and the pidfd is readable).
+        let zombie = |pid: i32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.rsplit(')').next().unwrap().trim_start().starts_with('Z'))
+        };
+        while !zombie(pid) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let status = exit_status(pid, None).expect("from /proc");
+        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV);
+        // Reaped: from the pidfd alone (kernel 6.15 and later, as here).
+        child.wait().unwrap();
+        let status = exit_status(pid, Some(&fd)).expect("from the pidfd");
+        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV);
+    }
 }

@@ -68,6 +68,9 @@ impl Watcher {
             .unwrap_or_default();
         let mut watch = ExecWatch::start(pids.is_empty())?;
         watch.watch_dlopen(if pids.is_empty() { None } else { Some(&pids) })?;
+        for pid in catalog.target_pids() {
+            watch.examine_next_change(pid);
+        }
         // Binaries examined already (those running now, and the -c commands') cost nothing.
         for path in catalog.examined_binaries() {
             watch.examined(&path);

@@ -82,6 +82,24 @@ fn curpsinfo_process_ids() {
 }
 
 #[test]
+fn curpsinfo_argument_and_environment_vectors() {
+    // BEGIN's process is dtrace, run here as `dtrace -q -n SCRIPT`: four arguments, the
+    // first its path; the environment vector follows argv's NULL, and its first entry is
+    // one of the variables dtrace was given (this test's).
+    let out = begin(
+        r#"printf("%d %s|", curpsinfo->pr_argc,
+            copyinstr(*(uint64_t *)copyin(curpsinfo->pr_argv, sizeof (uint64_t))));
+        printf("%s|", copyinstr(*(uint64_t *)copyin(curpsinfo->pr_argv + 8, 8)));
+        printf("%s", copyinstr(*(uint64_t *)copyin(curpsinfo->pr_envp, 8)));"#,
+    );
+    let dtrace_path = env!("CARGO_BIN_EXE_dtrace");
+    let (args, env0) = out.rsplit_once('|').expect("three fields");
+    assert_eq!(args, format!("4 {dtrace_path}|-q"));
+    let (name, value) = env0.split_once('=').expect("NAME=value");
+    assert_eq!(std::env::var(name).ok().as_deref(), Some(value), "{env0}");
+}
+
+#[test]
 fn curlwpsinfo_matches_builtins() {
     // BEGIN runs on a CPU: the thread is on-processor ('O'), in the time-sharing class.
     let out = begin(

@@ -321,6 +321,23 @@ impl Consumer {
                     None => self.trace(firing, &v, &field.ty),
                 }
             }
+            ActionKind::Print {
+                offset,
+                size,
+                layout,
+            } => {
+                let at = *offset as usize + 8;
+                let bytes = rec.get(at..at + *size as usize).unwrap_or_default();
+                let limit = self.settings.printsize.map_or(usize::MAX, |n| n as usize);
+                let addr = u64_at(rec, *offset as usize);
+                let text = crate::print::print(addr, layout, bytes, limit);
+                let addr = Value::Int {
+                    value: addr,
+                    size: 8,
+                    signed: false,
+                };
+                self.output.printf(firing, text.as_bytes(), &[addr]);
+            }
             ActionKind::Printf { format, args } => {
                 let values: Vec<Value> = args
                     .iter()
@@ -518,6 +535,21 @@ impl Consumer {
         for d in &reports {
             self.output.drops(d);
         }
+    }
+
+    /// The records the rings kept so far, every CPU's together in the order they were
+    /// recorded: a postmortem's, or those of a ring read back from the kernel.
+    pub fn kept_records(&mut self, maps: &dyn AggregationMaps) {
+        for rec in self.buffers.take_rings_in_arrival_order() {
+            self.decode_record(&rec, maps, true);
+        }
+        self.output.flush();
+    }
+
+    /// The traced process `pid` died of `signal` (its name, `SIGSEGV`).
+    pub fn fatal_signal(&mut self, pid: i32, signal: &str) {
+        self.output.fatal_signal(pid, signal);
+        self.output.flush();
     }
 
     /// Tracing ended with `status`: the aggregations not printed yet, then the end.

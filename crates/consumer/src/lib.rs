@@ -15,6 +15,7 @@ mod flow;
 pub mod messages;
 pub mod output;
 pub mod policy;
+pub mod print;
 pub mod printf;
 pub mod prometheus;
 pub mod settings;

@@ -4,6 +4,13 @@
 use dtrace_abi::desc::Probe;
 use dtrace_abi::record::{DropKind, Fault};
 
+/// `dtrace: pid N terminated by SIGSEGV`: DTrace's notice of a traced process killed by a
+/// signal, which a postmortem writes after the records that led up to it (on the output,
+/// where those records are).
+pub fn fatal_signal(pid: i32, signal: &str) -> String {
+    format!("dtrace: pid {pid} terminated by {signal}\n")
+}
+
 /// `dtrace: N drops on CPU C` (principal buffer drops; "drop" when N is 1).
 pub fn cpu_drops(drops: u64, cpu: u32) -> String {
     format!("dtrace: {drops} drop{} on CPU {cpu}\n", plural(drops))

@@ -7,7 +7,9 @@
 //!   is dropped and tracing stops as if `exit(0)` had been called (END still runs, and
 //!   its records are shown).
 //! - `ring`: each CPU keeps only its most recent records that fit; they are shown when
-//!   tracing ends, CPU by CPU, in the order they were recorded.
+//!   tracing ends, CPU by CPU, in the order they were recorded — or, for a postmortem (the
+//!   traced process died of a fatal signal), all CPUs together in the order they were read
+//!   from the one BPF ring buffer, which is the order they were recorded in.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -45,8 +47,8 @@ pub(crate) enum Admit {
     Full,
 }
 
-/// A record a ring keeps, with the bytes it counts.
-type Kept = (Vec<u8>, u64);
+/// A record a ring keeps, with the bytes it counts and its place in the order of arrival.
+type Kept = (Vec<u8>, u64, u64);
 
 /// Per-CPU accounting of the principal buffers.
 #[derive(Default)]
@@ -59,6 +61,8 @@ pub(crate) struct Buffers {
     rings: HashMap<u32, (VecDeque<Kept>, u64)>,
     /// `fill`: a buffer filled.
     filled: bool,
+    /// `ring`: records admitted so far (the next one's place in the order of arrival).
+    arrivals: u64,
 }
 
 /// The bytes of `rec` that count against `bufsize`.
@@ -91,10 +95,11 @@ impl Buffers {
                 if size > self.bufsize {
                     return Admit::Kept;
                 }
-                ring.push_back((rec.to_vec(), size));
+                ring.push_back((rec.to_vec(), size, self.arrivals));
+                self.arrivals += 1;
                 *bytes += size;
                 while *bytes > self.bufsize {
-                    if let Some((_, old)) = ring.pop_front() {
+                    if let Some((_, old, _)) = ring.pop_front() {
                         *bytes -= old;
                     }
                 }
@@ -109,8 +114,15 @@ impl Buffers {
         cpus.sort_unstable();
         cpus.into_iter()
             .flat_map(|cpu| self.rings.remove(&cpu).map(|(r, _)| r).unwrap_or_default())
-            .map(|(rec, _)| rec)
+            .map(|(rec, _, _)| rec)
             .collect()
+    }
+
+    /// The records the rings kept, every CPU's together in the order they arrived (emptied).
+    pub(crate) fn take_rings_in_arrival_order(&mut self) -> Vec<Vec<u8>> {
+        let mut kept: Vec<Kept> = self.rings.drain().flat_map(|(_, (r, _))| r).collect();
+        kept.sort_unstable_by_key(|&(_, _, arrival)| arrival);
+        kept.into_iter().map(|(rec, _, _)| rec).collect()
     }
 }
 
@@ -154,5 +166,23 @@ mod tests {
         assert_eq!(kept.len(), 7);
         let firsts: Vec<u8> = kept[1..].iter().map(|r| r[HEADER_SIZE as usize]).collect();
         assert_eq!(firsts, [4, 5, 6, 7, 8, 9]);
+    }
+
+    #[test]
+    fn a_postmortem_takes_every_cpu_in_arrival_order() {
+        let mut b = Buffers {
+            policy: BufPolicy::Ring,
+            bufsize: 16,
+            ..Buffers::default()
+        };
+        for (i, cpu) in [1, 0, 1, 0, 1].into_iter().enumerate() {
+            let mut r = rec(8);
+            r[HEADER_SIZE as usize] = i as u8;
+            b.admit(cpu, &r, 0, false);
+        }
+        let kept = b.take_rings_in_arrival_order();
+        let firsts: Vec<u8> = kept.iter().map(|r| r[HEADER_SIZE as usize]).collect();
+        assert_eq!(firsts, [1, 2, 3, 4]);
+        assert!(b.take_rings().is_empty());
     }
 }

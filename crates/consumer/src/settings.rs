@@ -20,6 +20,8 @@ pub struct Settings {
     pub flowindent: bool,
     /// `rawbytes`: `trace()` shows every value as a hex dump of its bytes.
     pub rawbytes: bool,
+    /// `printsize`: the most bytes of an object `print()` shows (all when unset).
+    pub printsize: Option<u32>,
 }
 
 impl Settings {
@@ -31,6 +33,11 @@ impl Settings {
             "droptags" => flag(value).map(|v| self.droptags = v),
             "flowindent" => flag(value).map(|v| self.flowindent = v),
             "rawbytes" => flag(value).map(|v| self.rawbytes = v),
+            // As in DTrace: rounded up to 8 bytes; none, 0 or past 64 KiB is 8 KiB.
+            "printsize" => number(value).map(|v| {
+                let v = if v == 0 || v > 65536 { 8192 } else { v };
+                self.printsize = Some(v.next_multiple_of(8) as u32);
+            }),
             "aggsortkey" => flag(value).map(|v| self.sort.by_key = v),
             "aggsortrev" => flag(value).map(|v| self.sort.reverse = v),
             "aggsortpos" => number(value).map(|v| self.sort.position = v as usize),

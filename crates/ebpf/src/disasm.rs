@@ -119,6 +119,7 @@ pub fn describe(insns: &[Insn], i: usize) -> (String, usize) {
                 BPF_JA if class == BPF_JMP32 => format!("gotol {:+}", insn.imm),
                 BPF_JA => format!("goto {:+}", insn.off),
                 BPF_CALL if s == BPF_PSEUDO_CALL => format!("call pc{:+}", insn.imm),
+                BPF_CALL if s == BPF_PSEUDO_KFUNC_CALL => format!("call kfunc#{}", insn.imm),
                 BPF_CALL => match helpers::name(insn.imm) {
                     Some(name) => format!("call {name}#{}", insn.imm),
                     None => format!("call #{}", insn.imm),
@@ -150,11 +151,13 @@ mod tests {
         prog.push(Insn::stx(Size::DW, R10, -8, R1));
         prog.push(Insn::jmp_imm(BPF_JGT, R1, 3, 1));
         prog.push(Insn::call(helpers::KTIME_GET_NS));
+        prog.push(Insn::call_kfunc(63622));
         prog.push(Insn::exit());
         assert_eq!(
             disassemble(&prog),
             "0000: r1 = 7\n0001: r2 = 0x100000000 ll\n0003: *(u64 *)(r10 -8) = r1\n\
-             0004: if r1 > 0x3 goto +1\n0005: call ktime_get_ns#5\n0006: exit\n"
+             0004: if r1 > 0x3 goto +1\n0005: call ktime_get_ns#5\n0006: call kfunc#63622\n\
+             0007: exit\n"
         );
     }
 }

@@ -22,6 +22,8 @@ pub const PROBE_READ_KERNEL: i32 = 113;
 pub const PROBE_READ_USER_STR: i32 = 114;
 pub const PROBE_READ_KERNEL_STR: i32 = 115;
 pub const RINGBUF_OUTPUT: i32 = 130;
+/// `bpf_copy_from_user`: sleepable programs only (it may fault the page in).
+pub const COPY_FROM_USER: i32 = 148;
 pub const GET_CURRENT_TASK_BTF: i32 = 158;
 pub const TASK_PT_REGS: i32 = 175;
 pub const KTIME_GET_BOOT_NS: i32 = 125;
@@ -56,6 +58,7 @@ pub fn name(id: i32) -> Option<&'static str> {
         PROBE_READ_USER_STR => "probe_read_user_str",
         PROBE_READ_KERNEL_STR => "probe_read_kernel_str",
         RINGBUF_OUTPUT => "ringbuf_output",
+        COPY_FROM_USER => "copy_from_user",
         GET_CURRENT_TASK_BTF => "get_current_task_btf",
         TASK_PT_REGS => "task_pt_regs",
         KTIME_GET_BOOT_NS => "ktime_get_boot_ns",

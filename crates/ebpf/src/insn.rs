@@ -95,6 +95,8 @@ pub const BPF_PSEUDO_MAP_FD: u8 = 1;
 pub const BPF_PSEUDO_MAP_VALUE: u8 = 2;
 /// `src_reg` of a call to a function inside the same program.
 pub const BPF_PSEUDO_CALL: u8 = 1;
+/// `src_reg` of a call to a kernel function (kfunc); imm = its BTF id in vmlinux.
+pub const BPF_PSEUDO_KFUNC_CALL: u8 = 2;
 /// `src_reg` of a 64-bit immediate load of a function's address (a callback, e.g. of
 /// `bpf_loop`); imm = the function's first instruction relative to the next one.
 pub const BPF_PSEUDO_FUNC: u8 = 4;
@@ -274,6 +276,16 @@ impl Insn {
     /// Call of a function in this program, `off` instructions after the next one.
     pub fn call_local(off: i32) -> Insn {
         Insn::new(BPF_JMP | BPF_CALL, R0, Reg(BPF_PSEUDO_CALL), 0, off)
+    }
+    /// Call of the kernel function (kfunc) whose vmlinux BTF id is `btf_id`.
+    pub fn call_kfunc(btf_id: i32) -> Insn {
+        Insn::new(
+            BPF_JMP | BPF_CALL,
+            R0,
+            Reg(BPF_PSEUDO_KFUNC_CALL),
+            0,
+            btf_id,
+        )
     }
     pub fn exit() -> Insn {
         Insn::new(BPF_JMP | BPF_EXIT, R0, R0, 0, 0)

@@ -467,6 +467,11 @@ impl Catalog {
         self.user.examined_binaries()
     }
 
+    /// The `-c` and `-p` processes' pids.
+    pub fn target_pids(&self) -> Vec<i32> {
+        self.user.targets.iter().map(|t| t.pid).collect()
+    }
+
     /// The probes a [`user::deferrable`] description names in the binary at `path`, which
     /// started running after tracing began (see [`user::UserProbes::discover_in`]).
     pub fn matches_in(&mut self, desc: &Description, path: &std::path::Path) -> Vec<Probe> {

@@ -274,17 +274,26 @@ fn scope(provider: &str) -> Option<Scope> {
     if provider.is_empty() || KERNEL_PROVIDERS.contains(&provider) {
         return None;
     }
-    // A glob must start with a literal character: `*:::` would scan every binary.
-    if is_glob(provider) {
-        let first = provider.chars().next()?;
-        return (first.is_ascii_alphabetic() || first == '_').then(|| Scope::Binaries {
-            pattern: provider.to_string(),
-        });
-    }
+    // A pid ends the name, glob or not (`p*d123` is the `pid` provider and any USDT
+    // provider its glob matches, in process 123), as DTrace splits it. A glob must start
+    // with a literal character: `*:::` would scan every binary.
     let digits = provider.len()
         - provider
             .trim_end_matches(|c: char| c.is_ascii_digit())
             .len();
+    let literal_start = provider.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    if is_glob(provider) && digits > 0 && literal_start {
+        let (name, pid) = provider.split_at(provider.len() - digits);
+        return Some(Scope::Pid {
+            provider: name.to_string(),
+            pid: pid.parse().ok()?,
+        });
+    }
+    if is_glob(provider) {
+        return literal_start.then(|| Scope::Binaries {
+            pattern: provider.to_string(),
+        });
+    }
     if digits == 0 || digits == provider.len() {
         return None;
     }
@@ -363,7 +372,7 @@ impl UserProbes {
                         continue;
                     }
                     let module = modules[0].clone();
-                    if provider == "pid" {
+                    if glob_match(provider, "pid") {
                         found.extend(self.pid_probes(
                             desc,
                             &path,
@@ -372,12 +381,13 @@ impl UserProbes {
                             probes,
                             refused,
                         ));
-                    } else {
+                    }
+                    if provider != "pid" {
                         found.extend(self.usdt_probes(
                             desc,
                             &path,
                             &module,
-                            &|p| p == provider,
+                            &|p| glob_match(provider, p),
                             Some(*pid),
                             probes,
                         ));
@@ -1363,8 +1373,16 @@ mod tests {
                 pattern: "myapp*".into()
             })
         );
+        assert_eq!(
+            scope("p*d123"),
+            Some(Scope::Pid {
+                provider: "p*d".into(),
+                pid: 123
+            })
+        );
         assert_eq!(scope("syscall"), None);
         assert_eq!(scope("*"), None);
+        assert_eq!(scope("*123"), None);
         assert_eq!(scope("123"), None);
         assert_eq!(scope("myapp"), None);
     }

@@ -13,6 +13,7 @@ pub mod kprobe;
 mod link;
 mod map;
 mod perf;
+pub mod pin;
 mod prog;
 mod ringbuf;
 mod rlimit;

@@ -145,6 +145,11 @@ impl Map {
         Ok(Map { fd, spec, ncpus: 0 })
     }
 
+    /// A map this process got by descriptor (a pinned one), created as `spec` says.
+    pub(crate) fn from_fd(fd: OwnedFd, spec: MapSpec) -> Map {
+        Map { fd, spec, ncpus: 0 }
+    }
+
     /// The map's file descriptor, for `Insn::ld_map` and friends.
     pub fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()

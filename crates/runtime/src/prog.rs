@@ -82,6 +82,8 @@ pub struct ProgramSpec<'a> {
     pub functions: &'a [u32],
     /// Fetch the verifier log even when loading succeeds (for `-v`).
     pub always_log: bool,
+    /// Load with `BPF_F_SLEEPABLE` (uprobe programs may then fault user pages in).
+    pub sleepable: bool,
 }
 
 impl<'a> ProgramSpec<'a> {
@@ -95,6 +97,7 @@ impl<'a> ProgramSpec<'a> {
             insns,
             functions: &[],
             always_log: false,
+            sleepable: false,
         }
     }
 }
@@ -259,6 +262,11 @@ fn try_load(spec: &ProgramSpec<'_>, log: Option<&mut [u8]>) -> std::result::Resu
         prog_name: sys::obj_name(spec.name),
         expected_attach_type: spec.expected_attach_type.map_or(0, AttachType::raw),
         attach_btf_id: spec.attach_btf_id,
+        prog_flags: if spec.sleepable {
+            sys::BPF_F_SLEEPABLE
+        } else {
+            0
+        },
         ..Default::default()
     };
     // SAFETY: insns points at insn_cnt repr(C) bpf_insns, license at a NUL-terminated
@@ -270,7 +278,7 @@ fn try_load(spec: &ProgramSpec<'_>, log: Option<&mut [u8]>) -> std::result::Resu
 mod tests {
     use super::*;
     use crate::testutil::{self, load};
-    use dtrace_ebpf::{helpers, Size, R0, R1, R2};
+    use dtrace_ebpf::{helpers, Size, BPF_ADD, R0, R1, R10, R2, R3};
 
     fn args(values: &[u64]) -> Vec<u8> {
         values.iter().flat_map(|v| v.to_ne_bytes()).collect()
@@ -348,6 +356,28 @@ mod tests {
         };
         assert!(log.len() > LOG_START, "{}", log.len());
         assert!(log.contains("R2 !read_ok"));
+    }
+
+    #[test]
+    fn sleepable_uprobe_programs_may_fault_user_pages_in() {
+        // bpf_copy_from_user(stack, 8, 0): only a sleepable program may call it.
+        let insns = [
+            Insn::st(Size::DW, R10, -8, 0),
+            Insn::mov64_reg(R1, R10),
+            Insn::alu64_imm(BPF_ADD, R1, -8),
+            Insn::mov64_imm(R2, 8),
+            Insn::mov64_imm(R3, 0),
+            Insn::call(helpers::COPY_FROM_USER),
+            Insn::exit(),
+        ];
+        let spec = ProgramSpec::new(ProgramType::Kprobe, "copy", &insns);
+        let err = Program::load(&spec).unwrap_err();
+        assert!(err.to_string().contains("might sleep"), "{err}");
+        Program::load(&ProgramSpec {
+            sleepable: true,
+            ..spec
+        })
+        .unwrap();
     }
 
     #[test]

@@ -5,7 +5,12 @@
 //! wraps around the end can still be read as one slice. Each record starts with an 8-byte
 //! header `{ u32 len; u32 pg_off }` whose `len` carries the BUSY and DISCARD bits; records
 //! are padded to 8 bytes.
+//!
+//! A reader may [`RingBuf::retain`] the newest records it read: it then moves the kernel's
+//! `consumer_pos` only to the oldest of them, so that the map itself still holds them (for a
+//! ring pinned to outlive `dtrace`) while the rest of the buffer stays free for the programs.
 
+use std::collections::VecDeque;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -69,6 +74,14 @@ pub struct RingBuf {
     /// Data area size minus one (the size is a power of two).
     mask: usize,
     page: usize,
+    /// Where the next record to read starts (`consumer_pos` unless records are retained).
+    read_pos: u64,
+    /// Bytes of the newest records read that stay in the map.
+    retain: u64,
+    /// Where each retained record starts, oldest first.
+    retained: VecDeque<u64>,
+    /// Look for records this often instead of waiting for the kernel's wakeups.
+    poll: Option<Duration>,
 }
 
 // SAFETY: the mappings are plain shared memory accessed through atomics and `&mut self`;
@@ -95,14 +108,50 @@ impl RingBuf {
         let consumer = Mapping::new(&fd, page, libc::PROT_READ | libc::PROT_WRITE, 0)?;
         let producer = Mapping::new(&fd, page + 2 * size, libc::PROT_READ, page)?;
         let epoll = epoll_on(&fd)?;
-        Ok(RingBuf {
+        let mut rb = RingBuf {
             _map_fd: fd,
             epoll,
             consumer,
             producer,
             mask: size - 1,
             page,
-        })
+            read_pos: 0,
+            retain: 0,
+            retained: VecDeque::new(),
+            poll: None,
+        };
+        rb.read_pos = rb.consumer_pos().load(Ordering::Acquire);
+        Ok(rb)
+    }
+
+    /// Keep the newest records read, up to `bytes` of the buffer (headers and padding
+    /// included), in the map: the kernel's `consumer_pos` stays at the oldest of them.
+    /// [`RingBuf::wait`] then polls every `poll`: the kernel wakes a reader only when it
+    /// has caught up, and epoll says there is data as long as any is retained.
+    pub fn retain(&mut self, bytes: usize, poll: Duration) {
+        self.retain = bytes as u64;
+        self.poll = Some(poll);
+    }
+
+    /// Make [`RingBuf::wait`] look for records every `every` instead of waiting for the
+    /// kernel's wakeups, which cost the writing CPU an interrupt and a context switch for
+    /// nearly every record of a reader that keeps up: for a reader that need not see each
+    /// record at once.
+    pub fn poll(&mut self, every: Duration) {
+        self.poll = Some(every);
+    }
+
+    /// Records up to `read` were read: free what is not retained.
+    fn release(&mut self, read: u64) {
+        self.read_pos = read;
+        while let Some(&oldest) = self.retained.front() {
+            if read - oldest <= self.retain {
+                break;
+            }
+            self.retained.pop_front();
+        }
+        let to = self.retained.front().copied().unwrap_or(read);
+        self.consumer_pos().store(to, Ordering::Release);
     }
 
     fn consumer_pos(&self) -> &AtomicU64 {
@@ -135,7 +184,7 @@ impl RingBuf {
     /// records `f` saw.
     pub fn consume(&mut self, mut f: impl FnMut(&[u8])) -> usize {
         let mut count = 0;
-        let mut cons = self.consumer_pos().load(Ordering::Acquire);
+        let mut cons = self.read_pos;
         loop {
             let prod = self.producer_pos().load(Ordering::Acquire);
             let before = cons;
@@ -161,9 +210,12 @@ impl RingBuf {
                     };
                     f(body);
                     count += 1;
+                    if self.retain > 0 {
+                        self.retained.push_back(cons);
+                    }
                 }
                 cons += (HEADER_SIZE + len).next_multiple_of(8) as u64;
-                self.consumer_pos().store(cons, Ordering::Release);
+                self.release(cons);
             }
             if cons == before {
                 return count;
@@ -174,6 +226,10 @@ impl RingBuf {
     /// Waits until the kernel signals new data or `timeout` passes; true if woken by data.
     /// An interrupted wait (EINTR) returns false.
     pub fn wait(&self, timeout: Duration) -> Result<bool> {
+        if let Some(every) = self.poll {
+            std::thread::sleep(timeout.min(every));
+            return Ok(self.producer_pos().load(Ordering::Acquire) > self.read_pos);
+        }
         let mut event = libc::epoll_event { events: 0, u64: 0 };
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         // SAFETY: we pass one writable epoll_event and say so.
@@ -336,6 +392,31 @@ mod tests {
         assert_eq!(got[9], expected_record(9, 400));
         assert_eq!(prog.test_run(&11u64.to_ne_bytes()).unwrap(), 0);
         assert_eq!(consume_all(&mut rb), vec![expected_record(11, 400)]);
+    }
+
+    #[test]
+    fn retained_records_stay_in_the_map_for_another_reader() {
+        let map = testutil::ringbuf(4096);
+        let mut rb = RingBuf::new(&map).unwrap();
+        // Two 408-byte records (416 with header and padding) are retained, no more.
+        rb.retain(2 * 416, Duration::from_millis(1));
+        let prog = record_prog(&map, 400);
+        for seq in 0..5u64 {
+            assert_eq!(prog.test_run(&seq.to_ne_bytes()).unwrap(), 0);
+        }
+        assert_eq!(consume_all(&mut rb).len(), 5);
+        assert!(consume_all(&mut rb).is_empty(), "read twice");
+        assert!(!rb.wait(Duration::from_millis(1)).unwrap());
+        // Room is left for the programs: eight more records fit beside the two retained.
+        for seq in 5..13u64 {
+            assert_eq!(prog.test_run(&seq.to_ne_bytes()).unwrap(), 0);
+        }
+        assert_eq!(consume_all(&mut rb).len(), 8);
+        let mut other = RingBuf::new(&map).unwrap();
+        assert_eq!(
+            consume_all(&mut other),
+            vec![expected_record(11, 400), expected_record(12, 400)]
+        );
     }
 
     #[test]

@@ -19,7 +19,10 @@ pub mod cmd {
     pub const MAP_DELETE_ELEM: u32 = 3;
     pub const MAP_GET_NEXT_KEY: u32 = 4;
     pub const PROG_LOAD: u32 = 5;
+    pub const OBJ_PIN: u32 = 6;
+    pub const OBJ_GET: u32 = 7;
     pub const PROG_TEST_RUN: u32 = 10;
+    pub const OBJ_GET_INFO_BY_FD: u32 = 15;
     pub const RAW_TRACEPOINT_OPEN: u32 = 17;
     pub const BTF_LOAD: u32 = 18;
     pub const LINK_CREATE: u32 = 28;
@@ -53,6 +56,39 @@ pub struct MapElemAttr {
     /// Pointer to the value (or to the next key, for `BPF_MAP_GET_NEXT_KEY`).
     pub value: u64,
     pub flags: u64,
+}
+
+/// The `BPF_OBJ_PIN` / `BPF_OBJ_GET` part of `union bpf_attr`.
+#[repr(C)]
+#[derive(Default, Debug, Clone, Copy)]
+pub struct ObjAttr {
+    /// Pointer to the NUL-terminated path under the BPF file system.
+    pub pathname: u64,
+    pub bpf_fd: u32,
+    pub file_flags: u32,
+}
+
+/// The `BPF_OBJ_GET_INFO_BY_FD` part of `union bpf_attr`.
+#[repr(C)]
+#[derive(Default, Debug, Clone, Copy)]
+pub struct InfoAttr {
+    pub bpf_fd: u32,
+    pub info_len: u32,
+    /// Pointer to the info struct (`struct bpf_map_info` for a map).
+    pub info: u64,
+}
+
+/// `struct bpf_map_info` up to its name.
+#[repr(C)]
+#[derive(Default, Debug, Clone, Copy)]
+pub struct MapInfo {
+    pub map_type: u32,
+    pub id: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub map_flags: u32,
+    pub name: [u8; OBJ_NAME_LEN],
 }
 
 /// The `BPF_PROG_LOAD` part of `union bpf_attr`, up to `log_true_size`.
@@ -135,6 +171,9 @@ pub struct TestRunAttr {
 
 /// `BPF_F_TEST_RUN_ON_CPU`: run the test on `TestRunAttr::cpu` rather than the current CPU.
 pub const BPF_F_TEST_RUN_ON_CPU: u32 = 1;
+
+/// `BPF_F_SLEEPABLE` (`prog_flags` of `BPF_PROG_LOAD`): the program may sleep.
+pub const BPF_F_SLEEPABLE: u32 = 1 << 4;
 
 /// The `BPF_RAW_TRACEPOINT_OPEN` part of `union bpf_attr`.
 #[repr(C)]
@@ -321,6 +360,9 @@ mod tests {
         assert_eq!(size_of::<MapElemAttr>(), 32);
         assert_eq!(size_of::<LinkCreateAttr>(), 24);
         assert_eq!(size_of::<RawTracepointAttr>(), 16);
+        assert_eq!(size_of::<ObjAttr>(), 16);
+        assert_eq!(size_of::<InfoAttr>(), 16);
+        assert_eq!(offset_of!(MapInfo, name), 24);
     }
 
     #[test]

@@ -38,6 +38,11 @@ pub fn ensure_mounted() -> Result<PathBuf> {
 
 /// True if `path` is a tracefs mount.
 fn is_tracefs(path: &Path) -> Result<bool> {
+    Ok(fs_type(path)? == TRACEFS_MAGIC)
+}
+
+/// The type of the file system `path` is on (statfs's `f_type`).
+pub(crate) fn fs_type(path: &Path) -> Result<i64> {
     let cpath = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| Error::Invalid(format!("{path:?} contains NUL")))?;
     // SAFETY: statfs only writes into the zeroed struct we own.
@@ -46,7 +51,7 @@ fn is_tracefs(path: &Path) -> Result<bool> {
     if unsafe { libc::statfs(cpath.as_ptr(), &mut st) } != 0 {
         return Err(Error::last_os(format!("statfs {path:?}")));
     }
-    Ok(st.f_type as i64 == TRACEFS_MAGIC)
+    Ok(st.f_type as i64)
 }
 
 /// The id of tracepoint `category:name` (from `events/CATEGORY/NAME/id`), mounting tracefs if needed.

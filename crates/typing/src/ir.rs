@@ -406,6 +406,13 @@ pub enum ActionKind {
         size: u32,
         dynsize: Option<Expr>,
     },
+    /// `print(addr)`: the address, then the `size` bytes of kernel (or D) memory there,
+    /// shown as `layout` says.
+    Print {
+        addr: Expr,
+        size: u32,
+        layout: dtrace_abi::datum::ValueType,
+    },
     Printf {
         format: String,
         args: Vec<Expr>,
@@ -568,7 +575,7 @@ pub struct Program {
     /// Whether a clause calls `strtok`: each program then keeps its state, for the
     /// firing, in scratch.
     pub strtok: bool,
-    /// Whether a clause reads `timestamp`: each program then keeps the value it read
-    /// first, so a firing sees one timestamp (as in DTrace).
+    /// Whether a clause reads `timestamp` or `vtimestamp`: each program then keeps the
+    /// values it read first, so a firing sees one of each (as in DTrace).
     pub timestamp: bool,
 }

@@ -11,6 +11,7 @@
 //! record an address (a user one with the process id) for `trace()` or an aggregation key,
 //! and the consumer prints the symbol.
 
+use dtrace_abi::datum::ValueType;
 use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_typing::ir::{self, Expr, ExprKind};
@@ -148,6 +149,7 @@ impl Gen<'_, '_> {
                 size,
                 dynsize,
             } => self.tracemem(addr, *size, dynsize.as_ref())?,
+            ir::ActionKind::Print { addr, size, layout } => self.print(addr, *size, layout)?,
             ir::ActionKind::Stack(datum) => {
                 let offset = self.clause_state().record_len;
                 self.clause_state().record_len += datum.size();
@@ -476,6 +478,27 @@ impl Gen<'_, '_> {
             offset,
             size,
             dynamic: dynsize.is_some(),
+        })
+    }
+
+    /// `print(addr)`: the address, then `size` bytes of the object it points to.
+    fn print(&mut self, addr: &Expr, size: u32, layout: &ValueType) -> Result<ActionKind> {
+        let offset = self.clause_state().record_len;
+        self.clause_state().record_len = offset + 8 + size.next_multiple_of(8);
+        let v = self.expr(addr)?;
+        let r = regs::read(&mut self.e, v.reg, R3);
+        self.e
+            .emit(Insn::stx(Size::DW, SCRATCH, self.small(offset), r));
+        self.scratch_addr(R1, offset + 8);
+        self.e.emit(Insn::mov64_imm(R2, size as i32));
+        regs::read_into(&mut self.e, v.reg, R3);
+        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        self.fault_if_negative(v.reg);
+        self.pop(v.reg);
+        Ok(ActionKind::Print {
+            offset,
+            size,
+            layout: layout.clone(),
         })
     }
 

@@ -254,6 +254,23 @@ impl Gen<'_, '_> {
             })
     }
 
+    /// `vtimestamp` into r0: the thread's on-CPU time when first read in this firing,
+    /// then the same value (DTrace does not count a probe's own time).
+    fn vtimestamp(&mut self, span: Span) -> Result<()> {
+        let slot = self.small(
+            self.timestamp
+                .expect("the prologue made the timestamp slot")
+                + 8,
+        );
+        let cached = self.e.label();
+        self.e.emit(Insn::ldx(Size::DW, R0, SCRATCH, slot));
+        self.e.jmp_imm(BPF_JNE, R0, 0, cached);
+        self.thread_vtime(span)?;
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, slot, R0));
+        self.e.bind(cached);
+        Ok(())
+    }
+
     /// r0 = the current thread's on-CPU time in nanoseconds, from this CPU's
     /// [`VtimeSlot`], which the `sched_switch` helper fills as a thread goes on CPU:
     /// `sum + (now - since)` while the slot names the current thread.
@@ -272,7 +289,7 @@ impl Gen<'_, '_> {
     /// once per thread running when tracing began. A slot naming another thread (only
     /// inside the scheduler, between the switch tracepoint and the switch) reads
     /// `se.sum_exec_runtime` as it is, without touching the slot.
-    fn vtimestamp(&mut self, span: Span) -> Result<()> {
+    fn thread_vtime(&mut self, span: Span) -> Result<()> {
         use crate::program::VtimeSlot;
         let map = self.c.vtime_map(span)?;
         let slot = self.push(span)?;

@@ -634,7 +634,8 @@ struct ProgState {
     error_args: Option<u32>,
     /// Where `strtok`'s state is in scratch, when the program calls it (see `strtok`).
     strtok: Option<u32>,
-    /// Where the firing's `timestamp` is kept (0 until read), when the program reads it.
+    /// Where the firing's `timestamp` and then `vtimestamp` are kept (0 until read), when
+    /// the program reads either.
     timestamp: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
@@ -699,8 +700,9 @@ impl ProgState {
         });
         let timestamp = c.prog.timestamp.then(|| {
             let slot = scratch_top;
-            scratch_top += 8;
+            scratch_top += 16;
             e.emit(Insn::st(Size::DW, SCRATCH, slot as i16, 0));
+            e.emit(Insn::st(Size::DW, SCRATCH, slot as i16 + 8, 0));
             slot
         });
         ProgState {
@@ -813,7 +815,8 @@ pub(crate) struct Gen<'c, 'a> {
     in_error_clauses: bool,
     /// Where `strtok`'s state is in scratch, when the program calls it.
     strtok: Option<u32>,
-    /// Where the firing's `timestamp` is kept, when the program reads it.
+    /// Where the firing's `timestamp` and `vtimestamp` are kept, when the program reads
+    /// either.
     timestamp: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,

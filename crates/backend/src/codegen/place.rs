@@ -322,12 +322,11 @@ impl Gen<'_, '_> {
         self.scratch_addr(R1, buf);
         self.e.emit(Insn::mov64_imm(R2, len.max(1) as i32));
         regs::read_into(&mut self.e, reg, R3);
-        let helper = if user {
-            helpers::PROBE_READ_USER_STR
+        if user {
+            crate::sleepable::read_user_str(&mut self.e);
         } else {
-            helpers::PROBE_READ_KERNEL_STR
-        };
-        self.e.emit(Insn::call(helper));
+            self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
+        }
         self.fault_if_negative(reg);
         self.scratch_addr(R1, buf);
         regs::write(&mut self.e, reg, R1);

@@ -133,7 +133,7 @@ impl Gen<'_, '_> {
         let buf = self.string_buffer(false);
         self.scratch_addr(R1, buf);
         regs::read_into(&mut self.e, addr.reg, R3);
-        self.e.emit(Insn::call(helpers::PROBE_READ_USER_STR));
+        crate::sleepable::read_user_str(&mut self.e);
         self.fault_if_negative(addr.reg);
         self.scratch_addr(R1, buf);
         regs::write(&mut self.e, addr.reg, R1);

@@ -253,6 +253,13 @@ impl Output for Json {
         }
     }
 
+    fn fatal_signal(&mut self, pid: i32, signal: &str) {
+        self.line("fatal-signal", |o| {
+            o.num("pid", pid);
+            o.str("signal", signal);
+        });
+    }
+
     fn exit(&mut self, status: i32) {
         self.line("exit", |o| {
             o.num("status", status);

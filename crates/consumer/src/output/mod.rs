@@ -111,6 +111,9 @@ pub trait Output {
     fn drops(&mut self, drops: &Drops);
     /// The aggregations when tracing ends (those `printa()` did not print).
     fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions);
+    /// The traced process `pid` died of the fatal signal named `signal` (`SIGSEGV`), after
+    /// the records a postmortem shows.
+    fn fatal_signal(&mut self, pid: i32, signal: &str);
     /// The end of the run, with `dtrace`'s exit status.
     fn exit(&mut self, status: i32);
     /// A message about the run (a failed `setopt()`, a probe that could not fire), without

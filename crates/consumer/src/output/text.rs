@@ -142,6 +142,12 @@ impl Output for Text {
         self.write(aggregate::render_exit(aggregations, sort, self.stacks).as_bytes());
     }
 
+    fn fatal_signal(&mut self, pid: i32, signal: &str) {
+        let _ = self
+            .out
+            .write_all(messages::fatal_signal(pid, signal).as_bytes());
+    }
+
     fn exit(&mut self, _status: i32) {
         self.flush();
     }

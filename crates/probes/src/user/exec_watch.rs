@@ -255,12 +255,21 @@ impl ExecWatch {
                 .collect::<dtrace_runtime::Result<Vec<_>>>()
                 .map_err(|e| fail(&e))?,
         };
+        self.dlopen = Some((counts, program, links));
         // Named processes are examined at their next change, whatever they mapped before.
         for &pid in pids.unwrap_or_default() {
+            self.examine_next_change(pid);
+        }
+        Ok(())
+    }
+
+    /// Examine process `pid` at its next library change, whatever it mapped before (a
+    /// process whose start-up libraries were examined already, like a `-c` command run to
+    /// its `main()` before watching began).
+    pub fn examine_next_change(&self, pid: i32) {
+        if let Some((counts, _, _)) = &self.dlopen {
             let _ = counts.update(&pid.to_ne_bytes(), &0u32.to_ne_bytes(), Update::Any);
         }
-        self.dlopen = Some((counts, program, links));
-        Ok(())
     }
 
     /// Remember the file at `path` as examined: its execs are no longer stopped.

@@ -269,7 +269,7 @@ impl Cook<'_> {
                     .expect("a symbol function");
                 ActionKind::Trace(d)
             }
-            ActionName::Stack | ActionName::Ustack => {
+            ActionName::Stack | ActionName::Ustack | ActionName::Jstack => {
                 ActionKind::Stack(self.stack_datum(name, args)?)
             }
             ActionName::Printf | ActionName::System | ActionName::Freopen => {
@@ -393,14 +393,7 @@ impl Cook<'_> {
                 ActionKind::Setopt { option, value }
             }
             ActionName::Tracemem => self.tracemem(args)?,
-            ActionName::Print => {
-                self.print_arg(&args[0])?;
-                return Err(CompileError::new(
-                    "D_UNSUPPORTED",
-                    format!("the {name}( ) action is not supported yet"),
-                    name_span,
-                ));
-            }
+            ActionName::Print => self.print(&args[0])?,
             _ => {
                 self.check_action_prototype(action, name, args)?;
                 return Err(CompileError::new(
@@ -450,12 +443,13 @@ impl Cook<'_> {
         Ok((format, values))
     }
 
-    /// `print(p)`'s argument, checked as DTrace checks it: a pointer to an object of known,
-    /// non-zero size. (The action itself is not implemented yet.)
-    fn print_arg(&mut self, arg: &ast::Expr) -> Result<()> {
-        let v = self.expr(arg)?;
-        let Type::Ptr(target) = &v.ty else {
-            return Err(prototype_arg("print", 1, "void *", &v.ty, arg.span));
+    /// `print(p)`: the address, and the whole object it points to, laid out for the
+    /// consumer. The argument is checked as DTrace checks it: a pointer to an object of
+    /// known, non-zero size.
+    fn print(&mut self, arg: &ast::Expr) -> Result<ActionKind> {
+        let addr = self.expr(arg)?;
+        let Type::Ptr(target) = &addr.ty else {
+            return Err(prototype_arg("print", 1, "void *", &addr.ty, arg.span));
         };
         let size = match &**target {
             Type::Void | Type::Opaque(_) => 0,
@@ -470,7 +464,12 @@ impl Cook<'_> {
                 arg.span,
             ));
         }
-        Ok(())
+        let layout = self.layout(target);
+        Ok(ActionKind::Print {
+            addr,
+            size: (size as u32).min(super::layout::PRINT_MAX),
+            layout,
+        })
     }
 
     /// `tracemem(addr, size[, dynsize])`'s arguments, checked as DTrace checks them: the
@@ -615,8 +614,11 @@ impl Cook<'_> {
                 frames: frames.min(self.opts.max_frames),
             })
         } else {
+            // jstack() is ustack() with its own default depth: Linux has no Java
+            // stack helpers to give it more.
             let frames = match args.first() {
-                Some(a) => frames_arg(a, "D_USTACK_FRAMES", "ustack( ) argument #1")?,
+                Some(a) => frames_arg(a, "D_USTACK_FRAMES", &format!("{name}( ) argument #1"))?,
+                None if name == "jstack" => self.opts.jstack_frames,
                 None => self.opts.ustack_frames,
             };
             // The string space of ustack helpers (argument #2) has no use on Linux:
@@ -667,7 +669,7 @@ impl Cook<'_> {
     /// A key of an aggregation: a stack or symbol datum, or a value.
     fn agg_key(&mut self, k: &ast::Expr, index: usize) -> Result<Expr> {
         if let A::Call { name, args, .. } = &k.kind {
-            if name == "stack" || name == "ustack" {
+            if matches!(name.as_str(), "stack" | "ustack" | "jstack") {
                 action_args(name, args, 0, if name == "stack" { 1 } else { 2 }, k.span)?;
                 let d = self.stack_datum(name, args)?;
                 return Ok(mk(ExprKind::Datum(d, None), types::UINT64, k.span));

@@ -59,7 +59,7 @@ impl Cook<'_> {
                     Builtin::UserRegs => kernel_struct_pointer("pt_regs"),
                     Builtin::StackPointer => types::UINT64,
                 };
-                if b == Builtin::Timestamp {
+                if matches!(b, Builtin::Timestamp | Builtin::Vtimestamp) {
                     self.prog.timestamp = true;
                 }
                 Ok(mk(ExprKind::Builtin(b), ty, span))

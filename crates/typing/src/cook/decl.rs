@@ -89,7 +89,15 @@ impl Cook<'_> {
                     kernel::vmlinux().and_then(|btf| kernel::named(btf, Tag::Typedef, name))
                 })
             }
-            // An enum the program defines is an int; a kernel enum has its own width.
+            // An enum the program defines is an int by its name; a kernel enum has its own
+            // width.
+            TypeSpec::Enum {
+                name: Some(name), ..
+            } if self.scope.enums.contains_key(name) => Some(Type::Int {
+                size: 4,
+                signed: true,
+                name: kernel::intern(&format!("enum {name}")),
+            }),
             TypeSpec::Enum {
                 name: Some(name),
                 variants: None,
@@ -406,12 +414,14 @@ impl Cook<'_> {
     /// Record the constants of an enum definition (`enum e { A, B = 5, C };`).
     fn define_enum(&mut self, spec: &TypeSpec) -> Result<()> {
         let TypeSpec::Enum {
+            name: tag,
             variants: Some(variants),
             ..
         } = spec
         else {
             return Ok(());
         };
+        let mut constants = Vec::new();
         let mut next = 0i64;
         let mut defined: Vec<&str> = Vec::new();
         for (name, value, span) in variants {
@@ -458,8 +468,12 @@ impl Cook<'_> {
                 ));
             }
             self.scope.enum_constants.insert(name.clone(), next);
+            constants.push((name.clone(), next));
             defined.push(name);
             next = next.wrapping_add(1);
+        }
+        if let Some(tag) = tag {
+            self.scope.enums.insert(tag.clone(), constants);
         }
         Ok(())
     }

@@ -28,6 +28,7 @@ mod context;
 mod decl;
 mod entry;
 mod expr;
+mod layout;
 mod place;
 mod scope;
 mod xlate;
@@ -53,10 +54,11 @@ pub struct Options {
     pub strsize: u32,
     /// The most bytes one `alloca` or `copyin` takes (`scratchsize`).
     pub scratchsize: u32,
-    /// Frames of `stack()` and `ustack()` without an argument (`stackframes`,
-    /// `ustackframes`).
+    /// Frames of `stack()`, `ustack()` and `jstack()` without an argument
+    /// (`stackframes`, `ustackframes`, `jstackframes`).
     pub stack_frames: u32,
     pub ustack_frames: u32,
+    pub jstack_frames: u32,
     /// The most frames a stack records (`maxframes`): more are silently reduced to it.
     pub max_frames: u32,
 }
@@ -68,6 +70,7 @@ impl Default for Options {
             scratchsize: 256,
             stack_frames: dtrace_abi::datum::STACK_FRAMES,
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
+            jstack_frames: dtrace_abi::datum::JSTACK_FRAMES,
             max_frames: dtrace_abi::datum::MAX_STACK_FRAMES,
         }
     }

@@ -37,6 +37,8 @@ pub(crate) struct Scope {
     pub expanding: Vec<String>,
     /// Constants of enums the program defines.
     pub enum_constants: HashMap<String, i64>,
+    /// The constants of each named enum the program defines, by tag, in order.
+    pub enums: HashMap<String, Vec<(String, i64)>>,
 }
 
 /// The key of a thread-local associative array `self->name[...]` among the arrays.

@@ -156,6 +156,33 @@ fn convert(btf: &Btf, id: TypeId, depth: usize) -> Type {
     }
 }
 
+/// The constants of the kernel's `enum tag`, as BTF defines them (none if it does not).
+pub fn enum_constants(tag: &str) -> Vec<(String, i64)> {
+    let Some(btf) = vmlinux() else {
+        return Vec::new();
+    };
+    let id = btf
+        .find(Kind::Enum, tag)
+        .or_else(|| btf.find(Kind::Enum64, tag));
+    match id.and_then(|id| btf.get(id)).map(|t| &t.kind) {
+        Some(TypeKind::Enum(e) | TypeKind::Enum64(e)) => e
+            .values
+            .iter()
+            .map(|v| (btf.str(v.name).to_string(), v.value))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The members of the kernel struct or union `record`, in order (anonymous ones with
+/// empty names), located as [`member`] locates one.
+pub fn members(btf: &Btf, record: &Record) -> Vec<(String, MemberInfo)> {
+    btf.members(record.id)
+        .into_iter()
+        .map(|(name, f)| (name.to_string(), located(btf, &f)))
+        .collect()
+}
+
 /// A member of a kernel struct or union, located: its type, its byte offset from the start
 /// of the struct, and, for a bitfield, its first bit (from that byte) and width.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,15 +195,18 @@ pub struct MemberInfo {
 /// Member `name` of the struct or union `record` (through anonymous members, as C finds
 /// them).
 pub fn member(btf: &Btf, record: &Record, name: &str) -> Option<MemberInfo> {
-    let f = btf.member(record.id, name)?;
+    Some(located(btf, &btf.member(record.id, name)?))
+}
+
+fn located(btf: &Btf, f: &dtrace_btf::Field) -> MemberInfo {
     let bitfield = f
         .is_bitfield()
         .then(|| ((f.bit_offset % 8) as u8, f.bitfield_size.min(64) as u8));
-    Some(MemberInfo {
+    MemberInfo {
         ty: from_btf(btf, f.ty),
         offset: (f.bit_offset / 8) as u32,
         bitfield,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -93,11 +93,6 @@ const ACTIONS: Cases = &[
         "print( ) argument #1 reference has type 'void' with size 0; cannot print( ) it.",
     ),
     (
-        "BEGIN { print(curthread); }",
-        "D_UNSUPPORTED",
-        "the print( ) action is not supported yet",
-    ),
-    (
         "BEGIN { tracemem(123, \"s\"); }",
         "D_PROTO_ARG",
         "tracemem( ) argument #2 is incompatible with prototype:\n\tprototype: size_t\n\t argument: string",
