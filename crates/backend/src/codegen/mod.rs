@@ -32,6 +32,7 @@ mod arena;
 mod cleanpath;
 mod context;
 mod dpath;
+mod entry;
 mod expr;
 mod fault;
 mod inet;
@@ -252,6 +253,8 @@ pub(crate) struct Compiler<'a> {
     follow: Option<MapId>,
     /// The speculations map ([`Compiled::specs`]), once a clause uses speculations.
     specs: Option<MapId>,
+    /// The map of saved entry states (see [`entry`]), once a clause reads or saves one.
+    entry: Option<MapId>,
     /// Whether a destructive action was compiled ([`Compiled::destructive`]).
     destructive: bool,
     /// The largest record's data ([`Compiled::max_record_data`]).
@@ -329,6 +332,7 @@ impl<'a> Compiler<'a> {
             helpers: Vec::new(),
             follow: None,
             specs: None,
+            entry: None,
             destructive: false,
             max_record_data: 0,
             error_bodies: Vec::new(),
@@ -611,6 +615,8 @@ struct ClauseState {
     spec_field: Option<u32>,
     /// Bytes of the arena the clause's `alloca()` calls took so far.
     alloca_top: u32,
+    /// In a clause reading `entry->`: where in scratch the entry's state was copied.
+    entry_state: Option<u32>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -955,6 +961,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             fault_tail: None,
             spec_field: None,
             alloca_top: 0,
+            entry_state: None,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.
@@ -976,6 +983,12 @@ impl<'c, 'a> Gen<'c, 'a> {
             self.e
                 .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));
             self.clause_state().epid_slot = Some(slot);
+        }
+        let mark = self.scratch_top;
+        if let Some(frame) = &body.entry {
+            // A clause reading entry-> runs only where its entry saved its state.
+            let state = self.find_entry(frame, end)?;
+            self.clause_state().entry_state = Some(state);
         }
         // A proc/sched probe fires only where its filter holds; then the predicate.
         for test in body.filter.iter().chain(&body.predicate) {
@@ -1010,6 +1023,9 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         self.fault_tail();
         self.e.bind(end);
+        if body.entry.is_some() {
+            self.release_scratch(mark);
+        }
         let state = self.clause.take().expect("inside a clause");
         for e in &state.group_epids {
             self.c.enabled[*e as usize - 1].actions = state.actions.clone();
@@ -1132,6 +1148,7 @@ impl<'c, 'a> Gen<'c, 'a> {
                 Ok(())
             }
             ir::Stmt::Action(a) => self.action(a),
+            ir::Stmt::SaveEntry { frame, values } => self.save_entry(frame, values),
         }
     }
 }

@@ -27,7 +27,7 @@ pub(crate) fn clause_records(stmts: &[ir::Stmt]) -> bool {
                 then, otherwise, ..
             } => acts(then) || acts(otherwise),
             ir::Stmt::Block(b) => acts(b),
-            ir::Stmt::Eval(_) => false,
+            ir::Stmt::Eval(_) | ir::Stmt::SaveEntry { .. } => false,
         })
     }
     stmts.is_empty() || acts(stmts)
