@@ -385,6 +385,7 @@ impl Cook<'_> {
                 }
             }
             ActionName::Setopt => {
+                self.check_action_prototype(action, name, args)?;
                 let option = string_constant(&args[0], "setopt( ) option")?;
                 let value = match args.get(1) {
                     Some(v) => Some(string_constant(v, "setopt( ) value")?),

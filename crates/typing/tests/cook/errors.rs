@@ -83,6 +83,11 @@ const STATEMENTS: Cases = &[
 
 const ACTIONS: Cases = &[
     (
+        "BEGIN { setopt(1); }",
+        "D_PROTO_ARG",
+        "setopt( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
+    ),
+    (
         "BEGIN { print(1); }",
         "D_PROTO_ARG",
         "print( ) argument #1 is incompatible with prototype:\n\tprototype: void *\n\t argument: int",
