@@ -679,6 +679,16 @@ impl Cook<'_> {
         if let Some(d) = self.symbol_datum(k)? {
             return Ok(d);
         }
+        if self.is_translation(k) {
+            return Err(CompileError::new(
+                "D_KEY_TYPE",
+                format!(
+                    "pointer to translated data expression may not be used as aggregation index: key #{}",
+                    index + 1
+                ),
+                k.span,
+            ));
+        }
         let v = self.expr(k)?;
         if is_void(&v) || v.ty == Type::Void {
             return Err(CompileError::new(

@@ -83,6 +83,11 @@ const STATEMENTS: Cases = &[
 
 const ACTIONS: Cases = &[
     (
+        "BEGIN { @a[curpsinfo] = count(); }",
+        "D_KEY_TYPE",
+        "pointer to translated data expression may not be used as aggregation index: key #1",
+    ),
+    (
         "BEGIN { setopt(1); }",
         "D_PROTO_ARG",
         "setopt( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
