@@ -83,7 +83,7 @@ const STATEMENTS: Cases = &[
 
 const ACTIONS: Cases = &[
     (
-        "BEGIN { @a[curpsinfo] = count(); }",
+        "struct t { int a; }; translator struct t < int x > { a = x; }; BEGIN { @a[xlate < struct t * > (1)] = count(); }",
         "D_KEY_TYPE",
         "pointer to translated data expression may not be used as aggregation index: key #1",
     ),
