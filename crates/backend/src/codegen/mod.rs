@@ -613,7 +613,7 @@ struct ClauseState {
     /// In a clause that speculates: the record field (u64) holding the speculation id,
     /// 0 until `speculate()` ran.
     spec_field: Option<u32>,
-    /// Bytes of the arena the clause's `alloca()` calls took so far.
+    /// Where in the arena the clause's last `alloca()` ends (0 before the first).
     alloca_top: u32,
     /// In a clause reading `entry->`: where in scratch the entry's state was copied.
     entry_state: Option<u32>,
