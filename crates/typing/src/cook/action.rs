@@ -246,14 +246,35 @@ impl Cook<'_> {
                         }
                         _ => {}
                     }
-                    if !v.ty.is_scalar() && !v.ty.is_string() && !matches!(v.ty, Type::Struct(_)) {
+                    // (`stringof()` or a cast makes a string of a char array.)
+                    let converted = matches!(&args[0].kind, A::Stringof(_) | A::Cast { .. });
+                    let array = match &v.kind {
+                        _ if converted => None,
+                        ExprKind::Load(p) | ExprKind::AddrOf(p) => {
+                            matches!(p.ty, Type::Array(..)).then(|| p.ty.size() as u32)
+                        }
+                        _ => None,
+                    };
+                    if let Some(size) = array {
+                        // An array (`char comm[16]` too: a D string is no array) is shown
+                        // as its bytes, as DTrace's trace() shows data by reference.
+                        ActionKind::Tracemem {
+                            addr: v,
+                            size,
+                            dynsize: None,
+                        }
+                    } else if !v.ty.is_scalar()
+                        && !v.ty.is_string()
+                        && !matches!(v.ty, Type::Struct(_))
+                    {
                         return Err(CompileError::new(
                             "D_UNSUPPORTED",
                             format!("trace( ) of a value of type {} is not supported yet", v.ty),
                             span,
                         ));
+                    } else {
+                        ActionKind::Trace(v)
                     }
-                    ActionKind::Trace(v)
                 }
             }
             ActionName::Symbol => {
