@@ -36,6 +36,7 @@ mod entry;
 mod expr;
 mod fault;
 mod inet;
+mod keys;
 mod place;
 mod regs;
 mod speculation;

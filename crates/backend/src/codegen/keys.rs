@@ -1,0 +1,86 @@
+//! How each key of an aggregation's or associative array's tuple is stored in the map's
+//! key ([`KeyStore`]), from what the typing pass noted of its uses: a string in a slot as
+//! long as the longest string any use stores (so lookups hash and compare only that), a
+//! probe name (`probefunc`, ...) as its number in a table of names (in a system call group
+//! program, the system call's number itself), which the consumer prints as the name.
+//!
+//! Only the storage changes: a string is cut where it was (no use stores a longer one),
+//! and keys that print alike are one row, as before.
+
+use dtrace_ebpf::*;
+use dtrace_frontend::Result;
+use dtrace_typing::ir::{self, Builtin, ExprKind, KeyUses};
+
+use super::regs;
+use super::{Gen, Val};
+use crate::program::{Datum, KeyStore, ProbeContext};
+use crate::types::{self, Type};
+
+impl KeyStore {
+    /// How a key of type `ty` (a stack or symbol when `datum`) is kept, its uses storing
+    /// `uses`.
+    pub(crate) fn of(
+        ty: &Type,
+        datum: Option<Datum>,
+        uses: Option<&KeyUses>,
+        strsize: u32,
+    ) -> KeyStore {
+        if let Some(d) = datum {
+            return KeyStore::Datum(d);
+        }
+        if !ty.is_string() {
+            return KeyStore::Value;
+        }
+        match uses {
+            Some(KeyUses {
+                names: Some(names), ..
+            }) => KeyStore::Name(names.table()),
+            Some(u) if u.bound > 0 => KeyStore::String(u.bound.min(strsize)),
+            _ => KeyStore::String(strsize),
+        }
+    }
+
+    /// The bytes the key takes in the tuple (a multiple of 8).
+    pub(crate) fn size(&self, ty: &Type, strsize: u32) -> u32 {
+        match self {
+            KeyStore::Value => super::vars::storage_size(ty, strsize).next_multiple_of(8),
+            KeyStore::String(bound) => bound.next_multiple_of(8),
+            KeyStore::Name(_) => 8,
+            KeyStore::Datum(d) => d.size(),
+        }
+    }
+}
+
+impl Gen<'_, '_> {
+    /// The value key `k` stores in a slot kept as `store`: for a probe name, its number
+    /// (a `uint64_t`); otherwise the key's value.
+    pub(crate) fn key_value(&mut self, k: &ir::Expr, store: &KeyStore) -> Result<Val> {
+        let KeyStore::Name(names) = store else {
+            return self.expr(k);
+        };
+        let name = match (&k.kind, &self.probe.context) {
+            (ExprKind::Builtin(Builtin::Probefunc), ProbeContext::SyscallGroup(_)) => {
+                // The table has each system call's name at its number.
+                let slot = self.nr_slot.expect("a group program");
+                let v = self.push(k.span)?;
+                let off = self.small(slot);
+                self.e.emit(Insn::ldx(Size::DW, R1, super::regs::SCRATCH, off));
+                regs::write(&mut self.e, v, R1);
+                return Ok(Val {
+                    reg: v,
+                    ty: types::UINT64,
+                });
+            }
+            (ExprKind::Builtin(Builtin::Probefunc), _) => &self.probe.function,
+            (ExprKind::Builtin(Builtin::Probename), _) => &self.probe.name,
+            (ExprKind::Builtin(Builtin::Probemod), _) => &self.probe.module,
+            (ExprKind::Builtin(Builtin::Probeprov), _) => &self.probe.provider,
+            _ => unreachable!("only probe names are kept as names"),
+        };
+        let index = names
+            .iter()
+            .position(|n| n == name)
+            .expect("the typing pass noted every name");
+        self.constant(index as u64, types::UINT64, k.span)
+    }
+}
