@@ -137,12 +137,13 @@ impl Gen<'_, '_> {
 
     /// Evaluate `keys` into the key of `agg`; returns its scratch offset. Values are
     /// evaluated first, in order; then the key is filled, stacks straight from
-    /// `bpf_get_stack`.
+    /// `bpf_get_stack` and `execname` from `bpf_get_current_comm`.
     fn agg_key(&mut self, keys: &[ir::Expr], agg: &Aggregation) -> Result<u32> {
         let mut vals = Vec::new();
         for (k, store) in keys.iter().zip(&agg.stores) {
             vals.push(match &k.kind {
                 ExprKind::Datum(_, None) => None,
+                _ if super::keys::written_in_place(k, store) => None,
                 ExprKind::Datum(_, Some(pc)) => Some(self.expr(pc)?),
                 _ => Some(self.key_value(k, store)?),
             });
@@ -171,6 +172,7 @@ impl Gen<'_, '_> {
                         r,
                     ));
                 }
+                (KeyStore::String(_), None) => self.write_in_place(off),
                 (_, None) => {}
             }
         }

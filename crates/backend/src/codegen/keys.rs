@@ -51,7 +51,25 @@ impl KeyStore {
     }
 }
 
+/// Whether key `k`, kept as `store`, is written straight into its slot when the key is
+/// filled, rather than evaluated first: `execname`, which `bpf_get_current_comm` writes
+/// there (no copy of a copy).
+pub(crate) fn written_in_place(k: &ir::Expr, store: &KeyStore) -> bool {
+    matches!(k.kind, ExprKind::Builtin(Builtin::Execname))
+        && matches!(store, KeyStore::String(bound) if *bound >= COMM_SIZE)
+}
+
+/// `execname`'s bytes: the kernel's `comm` and its NUL.
+const COMM_SIZE: u32 = 16;
+
 impl Gen<'_, '_> {
+    /// Write key `k` (one [`written_in_place`]) into its slot at scratch `off`.
+    pub(crate) fn write_in_place(&mut self, off: u32) {
+        self.scratch_addr(R1, off);
+        self.e.emit(Insn::mov64_imm(R2, COMM_SIZE as i32));
+        self.e.emit(Insn::call(helpers::GET_CURRENT_COMM));
+    }
+
     /// The value key `k` stores in a slot kept as `store`: for a probe name, its number
     /// (a `uint64_t`); otherwise the key's value.
     pub(crate) fn key_value(&mut self, k: &ir::Expr, store: &KeyStore) -> Result<Val> {
