@@ -24,7 +24,11 @@ fn same_output(args: &[&str], script: &str, widen: &str) -> String {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["-n", text]);
         let r = dtrace(&all);
-        assert_eq!(r.status, 0, "{text}\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
+        assert_eq!(
+            r.status, 0,
+            "{text}\nstdout: {}\nstderr: {}",
+            r.stdout, r.stderr
+        );
         without_cpu(&r.stdout)
     };
     let sized = run(&format!("{WIDE}{script}"));
@@ -89,7 +93,15 @@ abcdefgh   8 xy 5
 ";
     assert_eq!(out, expected);
     let sorted = same_output(
-        &["-q", "-x", "strsize=16", "-x", "aggsortkey", "-x", "aggsortrev"],
+        &[
+            "-q",
+            "-x",
+            "strsize=16",
+            "-x",
+            "aggsortkey",
+            "-x",
+            "aggsortrev",
+        ],
         LITERALS,
         LITERALS_WIDE,
     );

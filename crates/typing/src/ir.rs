@@ -540,7 +540,11 @@ impl ProbeNames {
     /// The names as the key numbers them: each system call's name at its number (the
     /// numbers between them unnamed), then the fixed names not among them.
     pub fn table(&self) -> Vec<String> {
-        let len = self.by_nr.keys().next_back().map_or(0, |nr| *nr as usize + 1);
+        let len = self
+            .by_nr
+            .keys()
+            .next_back()
+            .map_or(0, |nr| *nr as usize + 1);
         let mut table = vec![String::new(); len];
         for (nr, name) in &self.by_nr {
             table[*nr as usize] = name.clone();

@@ -159,7 +159,9 @@ impl Gen<'_, '_> {
                     self.fault_if_null(v);
                     self.copy_key_bytes(off, *bound, v, helpers::PROBE_READ_KERNEL_STR);
                 }
-                (KeyStore::Value, Some(v)) if matches!(field.ty, Type::Struct(_) | Type::Array(..)) => {
+                (KeyStore::Value, Some(v))
+                    if matches!(field.ty, Type::Struct(_) | Type::Array(..)) =>
+                {
                     let size = super::vars::storage_size(&field.ty, self.strsize());
                     self.copy_key_bytes(off, size, v, helpers::PROBE_READ_KERNEL);
                 }

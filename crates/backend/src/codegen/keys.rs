@@ -82,7 +82,8 @@ impl Gen<'_, '_> {
                 let slot = self.nr_slot.expect("a group program");
                 let v = self.push(k.span)?;
                 let off = self.small(slot);
-                self.e.emit(Insn::ldx(Size::DW, R1, super::regs::SCRATCH, off));
+                self.e
+                    .emit(Insn::ldx(Size::DW, R1, super::regs::SCRATCH, off));
                 regs::write(&mut self.e, v, R1);
                 return Ok(Val {
                     reg: v,

@@ -224,7 +224,10 @@ impl Gen<'_, '_> {
     /// Evaluate `keys` into a key tuple of associative array `id` in scratch; returns its
     /// offset. A thread-local array's key starts with the current thread's id.
     pub(crate) fn build_key(&mut self, keys: &[ir::Expr], id: VarId) -> Result<u32> {
-        let (types, thread) = (self.c.prog.assocs[id].keys.clone(), self.c.prog.assocs[id].thread);
+        let (types, thread) = (
+            self.c.prog.assocs[id].keys.clone(),
+            self.c.prog.assocs[id].thread,
+        );
         let (stores, size) = self.c.assoc_key(id);
         let mut vals = Vec::new();
         for (k, store) in keys.iter().zip(&stores) {
