@@ -52,8 +52,8 @@ impl KeyStore {
 }
 
 /// Whether key `k`, kept as `store`, is written straight into its slot when the key is
-/// filled, rather than evaluated first: `execname`, which `bpf_get_current_comm` writes
-/// there (no copy of a copy).
+/// filled, rather than evaluated first: `execname`, the task's `comm` copied there as two
+/// words (no copy of a copy).
 pub(crate) fn written_in_place(k: &ir::Expr, store: &KeyStore) -> bool {
     matches!(k.kind, ExprKind::Builtin(Builtin::Execname))
         && matches!(store, KeyStore::String(bound) if *bound >= COMM_SIZE)
@@ -63,11 +63,25 @@ pub(crate) fn written_in_place(k: &ir::Expr, store: &KeyStore) -> bool {
 const COMM_SIZE: u32 = 16;
 
 impl Gen<'_, '_> {
-    /// Write key `k` (one [`written_in_place`]) into its slot at scratch `off`.
+    /// Write key `k` (one [`written_in_place`]: `execname`) into its slot at scratch
+    /// `off`: the 16 bytes of the current task's `comm`, which the kernel keeps padded
+    /// with NULs, loaded through the task's BTF pointer (no helper copying it); by
+    /// `bpf_get_current_comm` when the kernel's layout is not known.
     pub(crate) fn write_in_place(&mut self, off: u32) {
-        self.scratch_addr(R1, off);
-        self.e.emit(Insn::mov64_imm(R2, COMM_SIZE as i32));
-        self.e.emit(Insn::call(helpers::GET_CURRENT_COMM));
+        let Some(comm) = self.c.kernel.member_offset("task_struct", "comm") else {
+            self.scratch_addr(R1, off);
+            self.e.emit(Insn::mov64_imm(R2, COMM_SIZE as i32));
+            self.e.emit(Insn::call(helpers::GET_CURRENT_COMM));
+            return;
+        };
+        self.e.emit(Insn::call(helpers::GET_CURRENT_TASK_BTF));
+        for word in [0, 8] {
+            self.e
+                .emit(Insn::ldx(Size::DW, R1, R0, (comm + word) as i16));
+            let at = self.small(off + word);
+            self.e
+                .emit(Insn::stx(Size::DW, super::regs::SCRATCH, at, R1));
+        }
     }
 
     /// The value key `k` stores in a slot kept as `store`: for a probe name, its number
