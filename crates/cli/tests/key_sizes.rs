@@ -232,6 +232,22 @@ getppid:entry 6
     );
 }
 
+/// An associative array keyed by `probefunc` only: in the group program the key is the
+/// call's number, in the single probe the number of the name "getppid" in the same table;
+/// both must name one element.
+#[test]
+fn associative_arrays_keyed_by_probe_names() {
+    let cmd = program("assoc-names");
+    let script = r#"
+syscall:::entry /pid == $target/ { calls[probefunc]++; }
+syscall::getppid:return /pid == $target/ { printf("%s %d\n", probefunc, calls[probefunc]); }
+syscall::getsid:return /pid == $target/ { printf("%s %d\n", probefunc, calls[probefunc]); }
+"#;
+    let widen = "END /0/ { calls[wide_] = 0; }";
+    let out = same_output(&["-q", "-c", &cmd], script, widen);
+    assert_eq!(out, "getppid 1\ngetppid 2\ngetppid 3\ngetsid 1\n\n");
+}
+
 #[test]
 fn associative_arrays_meet_keys_of_other_bounds() {
     let script = r#"
