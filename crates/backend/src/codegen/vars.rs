@@ -222,7 +222,8 @@ impl Gen<'_, '_> {
     }
 
     /// Evaluate `keys` into a key tuple of associative array `id` in scratch; returns its
-    /// offset. A thread-local array's key starts with the current thread's id.
+    /// offset. A thread-local array's key starts with the current thread's id; `execname`
+    /// is written straight into its slot.
     pub(crate) fn build_key(&mut self, keys: &[ir::Expr], id: VarId) -> Result<u32> {
         let (types, thread) = (
             self.c.prog.assocs[id].keys.clone(),
@@ -231,7 +232,10 @@ impl Gen<'_, '_> {
         let (stores, size) = self.c.assoc_key(id);
         let mut vals = Vec::new();
         for (k, store) in keys.iter().zip(&stores) {
-            vals.push(self.key_value(k, store)?);
+            vals.push(match super::keys::written_in_place(k, store) {
+                true => None,
+                false => Some(self.key_value(k, store)?),
+            });
         }
         let key = self.scratch(size);
         self.zero_scratch(key, size.next_multiple_of(8));
@@ -243,8 +247,9 @@ impl Gen<'_, '_> {
             off += 8;
         }
         for ((v, ty), store) in vals.iter().zip(&types).zip(&stores) {
-            match (store, ty) {
-                (KeyStore::String(bound), _) => {
+            match (v, store, ty) {
+                (None, _, _) => self.write_in_place(off),
+                (Some(v), KeyStore::String(bound), _) => {
                     self.fault_if_null(v);
                     self.scratch_addr(R1, off);
                     self.e.emit(Insn::mov64_imm(R2, *bound as i32));
@@ -252,13 +257,13 @@ impl Gen<'_, '_> {
                     self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
                     self.fault_if_negative(v.reg);
                 }
-                (KeyStore::Value, Type::Struct(_) | Type::Array(..)) => {
+                (Some(v), KeyStore::Value, Type::Struct(_) | Type::Array(..)) => {
                     self.scratch_addr(R1, off);
                     self.e.emit(Insn::mov64_imm(R2, ty.size() as i32));
                     regs::read_into(&mut self.e, v.reg, R3);
                     self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
                 }
-                _ => {
+                (Some(v), _, _) => {
                     let r = regs::read(&mut self.e, v.reg, R1);
                     self.e
                         .emit(Insn::stx(Size::DW, SCRATCH, self.small(off), r));
@@ -266,7 +271,7 @@ impl Gen<'_, '_> {
             }
             off += store.size(ty, self.strsize());
         }
-        for v in vals.iter().rev() {
+        for v in vals.iter().rev().flatten() {
             self.pop(v.reg);
         }
         Ok(key)
