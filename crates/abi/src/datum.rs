@@ -116,6 +116,9 @@ pub enum ValueType {
     },
     /// A D string in a buffer of `size` bytes.
     String { size: u32 },
+    /// A D string kept as a number (a `u64` slot): its index in `names` (an index past
+    /// them is ""). Aggregation keys holding probe names (`probefunc`...) are kept so.
+    Name { names: Vec<String> },
     /// A struct or union of `size` bytes; `members` as far as known (a kernel type may be
     /// described by name and size alone).
     Record {
@@ -151,7 +154,7 @@ impl ValueType {
     pub fn size(&self) -> u32 {
         match self {
             ValueType::Integer { size, .. } | ValueType::Enum { size, .. } => u32::from(*size),
-            ValueType::Pointer { .. } => 8,
+            ValueType::Pointer { .. } | ValueType::Name { .. } => 8,
             ValueType::String { size } | ValueType::Record { size, .. } => *size,
             ValueType::Bytes { size } => *size,
             ValueType::Memory { size, dynamic } => size + if *dynamic { 8 } else { 0 },
@@ -180,7 +183,7 @@ impl ValueType {
             | ValueType::Pointer { name }
             | ValueType::Enum { name, .. }
             | ValueType::Record { name, .. } => name.clone(),
-            ValueType::String { .. } => "string".to_string(),
+            ValueType::String { .. } | ValueType::Name { .. } => "string".to_string(),
             ValueType::Array { element, len } => format!("{} [{len}]", element.name()),
             ValueType::Bytes { size } | ValueType::Memory { size, .. } => {
                 format!("uint8_t [{size}]")

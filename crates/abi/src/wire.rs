@@ -302,6 +302,7 @@ impl Wire for ValueType {
             Bytes { size } => put!(out, 6u8, size),
             Memory { size, dynamic } => put!(out, 7u8, size, dynamic),
             Symbolic(d) => put!(out, 8u8, d),
+            Name { names } => put!(out, 9u8, names),
         }
     }
     fn take(r: &mut Reader<'_>) -> Option<Self> {
@@ -350,6 +351,9 @@ impl Wire for ValueType {
                 Memory { size, dynamic }
             }
             8 => Symbolic(Wire::take(r)?),
+            9 => Name {
+                names: Wire::take(r)?,
+            },
             _ => return None,
         })
     }
@@ -482,6 +486,9 @@ mod tests {
             },
             ValueType::Symbolic(Datum::UStack { frames: 7 }),
             ValueType::Symbolic(Datum::UAddr),
+            ValueType::Name {
+                names: vec!["read".into(), String::new()],
+            },
         ];
         let f = |i: u32| field(16 + i, int.clone());
         let kinds = vec![

@@ -160,9 +160,8 @@ pub struct Aggregation {
     pub kind: AggFunc,
     /// Key tuple fields, offsets within the map key.
     pub keys: Vec<Field>,
-    /// Per key: the [`Datum`] it holds when it is a stack or a symbol (its field's type is
-    /// then meaningless); `None` for plain values.
-    pub datums: Vec<Option<Datum>>,
+    /// Per key: how it is stored there.
+    pub stores: Vec<KeyStore>,
     pub key_size: u32,
     pub slots: usize,
     pub map: MapId,
@@ -171,6 +170,20 @@ pub struct Aggregation {
     /// through the array, so each program names one map per array instead of one per
     /// aggregation.
     pub shared: Option<(MapId, u32)>,
+}
+
+/// How one key of an aggregation or associative array is stored in the map's key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeyStore {
+    /// As its type says: a scalar in a u64 slot, a struct or array its bytes.
+    Value,
+    /// A string in a slot of this many bytes (NUL included): the longest string any use of
+    /// the key stores.
+    String(u32),
+    /// A probe name (`probefunc`...) as its index in these names, in a u64 slot.
+    Name(Vec<String>),
+    /// A stack or symbol (the field's type is then meaningless).
+    Datum(Datum),
 }
 
 /// The maps' fixed roles.

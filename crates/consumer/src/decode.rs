@@ -93,6 +93,10 @@ pub fn inner(bytes: &[u8], off: usize, ty: &ValueType, bitfield: Option<(u8, u8)
     }
     match ty {
         ValueType::String { size } => Value::str(slice(*size as usize)),
+        ValueType::Name { names } => {
+            let index = usize::try_from(u64_at(bytes, off)).unwrap_or(usize::MAX);
+            Value::str(names.get(index).map_or(&b""[..], |n| n.as_bytes()))
+        }
         ValueType::Memory {
             size,
             dynamic: true,

@@ -36,6 +36,7 @@ mod entry;
 mod expr;
 mod fault;
 mod inet;
+mod keys;
 mod place;
 mod regs;
 mod speculation;
@@ -757,10 +758,9 @@ impl ProgState {
             ));
         };
         if let Some(off) = c.kernel.member_offset("task_struct", "thread_info.status") {
-            e.emit(Insn::call(helpers::GET_CURRENT_TASK));
-            e.emit(Insn::mov64_reg(R3, R0));
-            e.emit(Insn::alu64_imm(BPF_ADD, R3, off as i32));
-            read_kernel(e, 4);
+            // Loaded through the task's BTF pointer: no helper copying it.
+            e.emit(Insn::call(helpers::GET_CURRENT_TASK_BTF));
+            e.emit(Insn::ldx(Size::W, R0, R0, off as i16));
             e.emit(Insn::alu64_imm(BPF_AND, R0, TS_COMPAT));
             e.jmp_imm(BPF_JNE, R0, 0, exit);
         }

@@ -774,6 +774,7 @@ impl Cook<'_> {
             })
             .collect();
         let id = self.aggregation_for(name, func_kind, signature, &typed_keys, span)?;
+        self.note_keys(super::keys::KeyOwner::Aggregation(id), &typed_keys);
         let mut values = Vec::new();
         for (i, a) in args.iter().take(value_args).enumerate() {
             // lquantize/llquantize's increment is their last argument.
@@ -817,6 +818,7 @@ impl Cook<'_> {
                     name: name.to_string(),
                     func,
                     keys,
+                    uses: Vec::new(),
                 },
                 span,
             ));
