@@ -20,6 +20,12 @@ pub const STACK_FRAMES: u32 = 20;
 pub const USTACK_FRAMES: u32 = 100;
 /// Frames of `jstack()` without an argument (`jstackframes`), as in DTrace.
 pub const JSTACK_FRAMES: u32 = 50;
+/// Bytes of the user stack, from the stack pointer up, that a recorded `ustack()` copies for
+/// the consumer to unwind by call frame information (see [`Datum::UStack`]).
+pub const USTACK_WINDOW: u32 = 4096;
+/// Bytes of the unwinding registers before the window: `rip`, `rsp`, `rbp` and the number
+/// of window bytes copied, each a u64.
+pub const USTACK_REGS: u32 = 32;
 /// Deepest stack the kernel hands out (`kernel.perf_event_max_stack` defaults to 127);
 /// `stackdepth` and `ustackdepth` count at most this many frames.
 pub const MAX_STACK_FRAMES: u32 = 127;
@@ -29,14 +35,18 @@ pub const MAX_STACK_FRAMES: u32 = 127;
 ///
 /// Layouts: a kernel stack is `frames` u64 program counters (zero after the last frame,
 /// as `bpf_get_stack` leaves them); a user stack is the process id (u64) then `frames`
-/// user program counters; kernel symbols (`func sym mod`) are one u64 address; user
+/// user program counters (what the kernel's frame-pointer unwinder finds), and with `cfi`
+/// then the user registers at the probe ([`USTACK_REGS`]: `rip`, `rsp`, `rbp`, the bytes
+/// copied) and [`USTACK_WINDOW`] bytes of the user stack from `rsp` up, from which the
+/// consumer unwinds by the objects' call frame information; kernel symbols (`func sym mod`) are one u64 address; user
 /// symbols (`ufunc usym umod uaddr`) are the process id then the address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Datum {
     /// `stack(frames)`
     Stack { frames: u32 },
-    /// `ustack(frames)`
-    UStack { frames: u32 },
+    /// `ustack(frames)`; `cfi`: the registers and stack window follow (records only: an
+    /// aggregation key holds the frame-pointer stack alone).
+    UStack { frames: u32, cfi: bool },
     /// `func(pc)` / `sym(pc)`: `module`symbol`.
     Sym,
     /// `mod(pc)`: the kernel module.
@@ -54,7 +64,9 @@ impl Datum {
     pub fn size(&self) -> u32 {
         match self {
             Datum::Stack { frames } => frames * 8,
-            Datum::UStack { frames } => 8 + frames * 8,
+            Datum::UStack { frames, cfi } => {
+                8 + frames * 8 + if *cfi { USTACK_REGS + USTACK_WINDOW } else { 0 }
+            }
             Datum::Sym | Datum::Mod => 8,
             Datum::USym | Datum::UMod | Datum::UAddr => 16,
         }
@@ -217,7 +229,14 @@ mod tests {
         };
         assert_eq!(arr.size(), 12);
         assert_eq!(arr.name(), "int [3]");
-        assert_eq!(ValueType::Symbolic(Datum::UStack { frames: 2 }).size(), 24);
+        assert_eq!(
+            ValueType::Symbolic(Datum::UStack {
+                frames: 2,
+                cfi: false
+            })
+            .size(),
+            24
+        );
         assert_eq!(
             ValueType::Pointer {
                 name: "void *".into()

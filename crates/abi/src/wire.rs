@@ -359,7 +359,7 @@ impl Wire for Datum {
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             Datum::Stack { frames } => put!(out, 0u8, frames),
-            Datum::UStack { frames } => put!(out, 1u8, frames),
+            Datum::UStack { frames, cfi } => put!(out, 1u8, frames, cfi),
             Datum::Sym => 2u8.put(out),
             Datum::Mod => 3u8.put(out),
             Datum::USym => 4u8.put(out),
@@ -374,6 +374,7 @@ impl Wire for Datum {
             },
             1 => Datum::UStack {
                 frames: Wire::take(r)?,
+                cfi: Wire::take(r)?,
             },
             2 => Datum::Sym,
             3 => Datum::Mod,
@@ -480,7 +481,10 @@ mod tests {
                 size: 9,
                 dynamic: true,
             },
-            ValueType::Symbolic(Datum::UStack { frames: 7 }),
+            ValueType::Symbolic(Datum::UStack {
+                frames: 7,
+                cfi: true,
+            }),
             ValueType::Symbolic(Datum::UAddr),
         ];
         let f = |i: u32| field(16 + i, int.clone());

@@ -1,12 +1,13 @@
 //! Decoding kernel bytes — records, fault records, aggregation keys and values, drop
 //! counters — into consumer values, by the record ABI's layouts and descriptions alone.
 
-use dtrace_abi::datum::{Datum, ValueType};
+use dtrace_abi::datum::{Datum, ValueType, USTACK_REGS, USTACK_WINDOW};
 use dtrace_abi::desc::Field;
 use dtrace_abi::record::{self, fault, DropKind};
 use dtrace_abi::{u32_at, u64_at};
 
 use crate::symbolize::Symbolizer;
+use crate::unwind;
 use crate::Value;
 
 /// A record's header.
@@ -127,8 +128,24 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
     let words =
         |n: u32| -> Vec<u64> { (0..n as usize).map(|i| u64_at(bytes, at + i * 8)).collect() };
     match datum {
-        Datum::Stack { frames } | Datum::UStack { frames } => {
-            let pcs = words(frames);
+        Datum::Stack { frames } | Datum::UStack { frames, .. } => {
+            let mut pcs = words(frames);
+            if let Datum::UStack { cfi: true, .. } = datum {
+                let fp: Vec<u64> = pcs.iter().copied().take_while(|&pc| pc != 0).collect();
+                // No frame-pointer stack: no user context (a kernel thread).
+                if !fp.is_empty() {
+                    let at = at + frames as usize * 8;
+                    let copied = (u64_at(bytes, at + 24) as usize).min(USTACK_WINDOW as usize);
+                    let start = at + USTACK_REGS as usize;
+                    let window = unwind::Window {
+                        ip: u64_at(bytes, at),
+                        sp: u64_at(bytes, at + 8),
+                        bp: u64_at(bytes, at + 16),
+                        bytes: bytes.get(start..start + copied).unwrap_or(&[]),
+                    };
+                    pcs = unwind::user_stack(symbols, pid, &window, &fp, frames as usize);
+                }
+            }
             let shown = pcs.iter().take_while(|&&pc| pc != 0);
             let frames = if datum.user() {
                 shown.map(|&pc| symbols.user_frame(pid, pc)).collect()

@@ -6,12 +6,18 @@
 //! a fixed `frames × 8` bytes, zero past the last frame; a user stack is preceded by the
 //! process id, which the consumer needs to symbolize it. (`bpf_get_stackid` and a stack
 //! map would make keys smaller, but its hash buckets are shared: colliding stacks are
-//! dropped or overwrite each other.) User stacks are what the kernel's frame-pointer
-//! unwinder finds. `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
+//! dropped or overwrite each other.) A user stack is what the kernel's frame-pointer
+//! unwinder finds, and in a record (not a key) also the user registers and a window of the
+//! user stack ([`Datum::UStack`]'s `cfi`), from which the consumer unwinds code built
+//! without frame pointers by its call frame information: `ustack()` copies the window
+//! unless its record would then leave less than [`CFI_HEADROOM`] bytes of the record limit
+//! (a second `ustack()` in one clause), when it keeps the frame-pointer stack alone. The
+//! window is read whole, or, when that faults (the stack ends closer to `rsp`), in halves
+//! down to [`WINDOW_SMALLEST`] bytes. `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
 //! record an address (a user one with the process id) for `trace()` or an aggregation key,
 //! and the consumer prints the symbol.
 
-use dtrace_abi::datum::ValueType;
+use dtrace_abi::datum::{ValueType, USTACK_REGS, USTACK_WINDOW};
 use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
 use dtrace_typing::ir::{self, Expr, ExprKind};
@@ -37,13 +43,19 @@ const SIGSTOP: i32 = 19;
 /// `BPF_F_USER_STACK`: `bpf_get_stack` walks the user stack.
 pub(super) const BPF_F_USER_STACK: i32 = 1 << 8;
 
+/// Record bytes a `ustack()` with its stack window must leave for the clause's other data.
+const CFI_HEADROOM: u32 = 1024;
+
+/// The smallest part of the stack window read when the whole faults.
+const WINDOW_SMALLEST: u32 = 256;
+
 impl Gen<'_, '_> {
     /// Take the stack `datum` (a [`Datum::Stack`] or [`Datum::UStack`]) into scratch at
     /// `offset`: for a user stack the process id, then the frames.
     pub(crate) fn emit_stack(&mut self, offset: u32, datum: Datum) {
         let (frames, user) = match datum {
             Datum::Stack { frames } => (frames, false),
-            Datum::UStack { frames } => (frames, true),
+            Datum::UStack { frames, .. } => (frames, true),
             _ => return,
         };
         let mut pcs = offset;
@@ -62,6 +74,50 @@ impl Gen<'_, '_> {
             .emit(Insn::mov64_imm(R4, if user { BPF_F_USER_STACK } else { 0 }));
         // On failure the helper zeroes the buffer: an empty stack.
         self.e.emit(Insn::call(helpers::GET_STACK));
+        if let Datum::UStack { cfi: true, .. } = datum {
+            self.emit_stack_window(pcs + frames * 8);
+        }
+    }
+
+    /// The user stack `datum` as a record holds it: with its stack window when the record
+    /// at `offset` has room for it (see the module documentation).
+    fn recorded_stack(&self, datum: Datum, offset: u32) -> Datum {
+        let Datum::UStack { frames, .. } = datum else {
+            return datum;
+        };
+        let with = Datum::UStack { frames, cfi: true };
+        let fits = offset + with.size() + CFI_HEADROOM <= super::record_limit(self.strsize());
+        Datum::UStack { frames, cfi: fits }
+    }
+
+    /// Record at scratch `at` the user `rip`, `rsp` and `rbp`, then the length and bytes
+    /// of the stack window from `rsp` (the layout of [`Datum::UStack`]).
+    fn emit_stack_window(&mut self, at: u32) {
+        use super::context::{PT_REGS_BP, PT_REGS_IP, PT_REGS_SP};
+        self.e.emit(Insn::call(helpers::GET_CURRENT_TASK_BTF));
+        self.e.emit(Insn::mov64_reg(R1, R0));
+        self.e.emit(Insn::call(helpers::TASK_PT_REGS));
+        for (i, reg) in [PT_REGS_IP, PT_REGS_SP, PT_REGS_BP].into_iter().enumerate() {
+            self.e.emit(Insn::ldx(Size::DW, R1, R0, reg));
+            let slot = self.small(at + 8 * i as u32);
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, slot, R1));
+        }
+        let sp = self.small(at + 8);
+        let done = self.e.label();
+        let mut len = USTACK_WINDOW;
+        while len >= WINDOW_SMALLEST {
+            self.scratch_addr(R1, at + USTACK_REGS);
+            self.e.emit(Insn::mov64_imm(R2, len as i32));
+            self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, sp));
+            self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+            self.e.emit(Insn::mov64_imm(R1, len as i32));
+            self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+            len /= 2;
+        }
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        self.e.bind(done);
+        let copied = self.small(at + 24);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, copied, R1));
     }
 
     /// Whether the probe fires with a kernel stack of its own: not `dtrace:::BEGIN`, `END`
@@ -152,12 +208,10 @@ impl Gen<'_, '_> {
             ir::ActionKind::Print { addr, size, layout } => self.print(addr, *size, layout)?,
             ir::ActionKind::Stack(datum) => {
                 let offset = self.clause_state().record_len;
+                let datum = self.recorded_stack(*datum, offset);
                 self.clause_state().record_len += datum.size();
-                self.emit_stack(offset, *datum);
-                ActionKind::Datum {
-                    offset,
-                    datum: *datum,
-                }
+                self.emit_stack(offset, datum);
+                ActionKind::Datum { offset, datum }
             }
             ir::ActionKind::Printf { format, args } => ActionKind::Printf {
                 format: format.clone(),
