@@ -1,0 +1,195 @@
+//! `ustack()` of code built without frame pointers, unwound by its call frame information
+//! on the live kernel: a C program built here with `-O2 -fomit-frame-pointer`, whose
+//! `main` calls a chain of functions down to `leaf`, then sorts with libc's `qsort` (Debian's
+//! libc keeps no frame pointers either) through a comparator. The expected return offsets
+//! are read from the program's own disassembly (`objdump`), so the stacks are checked line
+//! by line.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::Run;
+
+const PROGRAM: &str = r#"
+#include <stdlib.h>
+#include <time.h>
+
+volatile int sink;
+
+__attribute__((noinline)) int leaf(int x) { sink += x; return sink * 3; }
+__attribute__((noinline)) int f4(int x) {
+    char buf[64];
+    buf[x & 63] = x;
+    sink += buf[(x + 1) & 63];
+    return leaf(x + 1) + 1;
+}
+__attribute__((noinline)) int f3(int x) { return f4(x * 2) + 2; }
+/* A frame of 3000 bytes: the stack window holds more than return addresses. */
+__attribute__((noinline)) int f2(int x) {
+    volatile char big[3000];
+    big[x % 3000] = 1;
+    return f3(x + big[7]) + 3;
+}
+__attribute__((noinline)) int f1(int x) { return f2(x - 1) * 5; }
+
+static int cmp(const void *a, const void *b) {
+    return *(const int *)a - *(const int *)b;
+}
+
+int main(int argc, char **argv) {
+    int v[8] = {5, 3, 8, 1, 9, 2, 7, 4};
+    sink += f1(argc);
+    qsort(v, 8, sizeof v[0], cmp);
+    /* Stay a while: long enough for dtrace to read the process's mappings. */
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, 0);
+    return v[0];
+}
+"#;
+
+/// Build the test program into a directory of its own.
+fn program(name: &str) -> std::path::PathBuf {
+    common::build_c(
+        &common::scratch("cfi", name),
+        "cfiprog",
+        PROGRAM,
+        &["-O2", "-fomit-frame-pointer"],
+    )
+}
+
+/// For each `(caller, callee)` call in `exe`'s disassembly, the return address as an offset
+/// in the caller (`callee` as objdump names it: `leaf`, `qsort@plt`).
+fn return_offsets(exe: &Path) -> HashMap<(String, String), u64> {
+    let out = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(exe)
+        .output()
+        .expect("run objdump");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut offsets = HashMap::new();
+    let mut func: Option<(String, u64)> = None;
+    let mut pending: Option<(String, String)> = None;
+    for line in text.lines() {
+        if let Some(head) = line.strip_suffix(">:") {
+            let (addr, name) = head.split_once(" <").expect("a function header");
+            func = Some((name.to_string(), u64::from_str_radix(addr, 16).unwrap()));
+            continue;
+        }
+        let Some((addr, insn)) = line.trim_start().split_once(":\t") else {
+            continue;
+        };
+        let (Ok(addr), Some((name, start))) = (u64::from_str_radix(addr, 16), &func) else {
+            continue;
+        };
+        if let Some(key) = pending.take() {
+            offsets.insert(key, addr - start);
+        }
+        if insn.starts_with("call") {
+            if let Some(callee) = insn.split_once('<').and_then(|(_, c)| c.strip_suffix('>')) {
+                pending = Some((name.clone(), callee.to_string()));
+            }
+        }
+    }
+    offsets
+}
+
+/// The frames of stack output: lines indented by exactly 14 spaces.
+fn frames(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.starts_with("              ") && !l[14..].starts_with(' '))
+        .map(|l| &l[14..])
+        .collect()
+}
+
+fn run(exe: &Path, script: &str) -> Run {
+    common::trace(exe.to_str().unwrap(), script)
+}
+
+/// Below `main`: libc's start-up frames, ending in the program's `_start`.
+fn assert_start_up(below_main: &[&str], out: &str) {
+    assert!(
+        below_main
+            .first()
+            .is_some_and(|f| f.starts_with("libc.so.6`__libc_start_call_main+0x")),
+        "{out}"
+    );
+    assert!(
+        below_main
+            .last()
+            .is_some_and(|f| f.starts_with("cfiprog`_start+0x")),
+        "{out}"
+    );
+    assert!(below_main.len() <= 3, "{out}");
+}
+
+/// A pid probe in the innermost function: every function of the chain with the offset of
+/// its call, in order, then `main` and libc's start; `ustack(3)` and `jstack()` in other
+/// clauses are the same stack (first three frames, and all of it).
+#[test]
+fn ustack_of_a_chain_without_frame_pointers() {
+    let exe = program("chain");
+    let ret = return_offsets(&exe);
+    let at = |caller: &str, callee: &str| {
+        let off = ret[&(caller.to_string(), callee.to_string())];
+        format!("cfiprog`{caller}+{off:#x}")
+    };
+    let chain = [
+        "cfiprog`leaf".to_string(),
+        at("f4", "leaf"),
+        at("f3", "f4"),
+        at("f2", "f3"),
+        at("f1", "f2"),
+        at("main", "f1"),
+    ];
+    let run = run(
+        &exe,
+        "pid$target:a.out:leaf:entry { ustack(); } \
+         pid$target:a.out:leaf:entry { ustack(3); } \
+         pid$target:a.out:leaf:entry { jstack(); }",
+    );
+    let shown = frames(&run.stdout);
+    assert_eq!(shown[..6], chain, "{}", run.stdout);
+    let whole = shown.len() - 3;
+    assert_eq!(whole % 2, 0, "{}", run.stdout);
+    let depth = whole / 2;
+    assert_start_up(&shown[6..depth], &run.stdout);
+    assert_eq!(shown[depth..depth + 3], chain[..3], "{}", run.stdout);
+    assert_eq!(shown[depth + 3..], shown[..depth], "{}", run.stdout);
+    // DTrace's layout: a blank line, then each frame on a line of its own.
+    let text: String = shown[..depth]
+        .iter()
+        .map(|f| format!("              {f}\n"))
+        .collect();
+    assert!(run.stdout.starts_with(&format!("\n{text}\n")), "{}", run.stdout);
+}
+
+/// A probe in a callback that libc calls: `qsort`'s frames (libc keeps no frame pointers)
+/// between the comparator and `main`.
+#[test]
+fn ustack_through_libc_without_frame_pointers() {
+    let exe = program("qsort");
+    let ret = return_offsets(&exe);
+    let main = format!("cfiprog`main+{:#x}", ret[&("main".into(), "qsort@plt".into())]);
+    let run = run(&exe, "pid$target:a.out:cmp:entry /n++ == 0/ { ustack(); }");
+    let shown = frames(&run.stdout);
+    assert_eq!(shown.first(), Some(&"cfiprog`cmp"), "{}", run.stdout);
+    let m = shown
+        .iter()
+        .position(|f| *f == main)
+        .unwrap_or_else(|| panic!("no {main} frame:\n{}", run.stdout));
+    let libc = &shown[1..m];
+    assert!(
+        !libc.is_empty() && libc.iter().all(|f| f.starts_with("libc.so.6`")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        libc.last().is_some_and(|f| f.starts_with("libc.so.6`qsort")),
+        "{}",
+        run.stdout
+    );
+    assert_start_up(&shown[m + 1..], &run.stdout);
+}
