@@ -127,7 +127,8 @@ fn assert_start_up(below_main: &[&str], out: &str) {
 
 /// A pid probe in the innermost function: every function of the chain with the offset of
 /// its call, in order, then `main` and libc's start; `ustack(3)` and `jstack()` in other
-/// clauses are the same stack (first three frames, and all of it).
+/// clauses are the same stack (first three frames, and all of it), and `ustackdepth`
+/// counts its frames (the frame-pointer walk finds one).
 #[test]
 fn ustack_of_a_chain_without_frame_pointers() {
     let exe = program("chain");
@@ -148,7 +149,8 @@ fn ustack_of_a_chain_without_frame_pointers() {
         &exe,
         "pid$target:a.out:leaf:entry { ustack(); } \
          pid$target:a.out:leaf:entry { ustack(3); } \
-         pid$target:a.out:leaf:entry { jstack(); }",
+         pid$target:a.out:leaf:entry { jstack(); } \
+         pid$target:a.out:leaf:entry { printf(\"depth %d %d\\n\", ustackdepth, ustackdepth + 0); }",
     );
     let shown = frames(&run.stdout);
     assert_eq!(shown[..6], chain, "{}", run.stdout);
@@ -163,7 +165,16 @@ fn ustack_of_a_chain_without_frame_pointers() {
         .iter()
         .map(|f| format!("              {f}\n"))
         .collect();
-    assert!(run.stdout.starts_with(&format!("\n{text}\n")), "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with(&format!("\n{text}\n")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("\ndepth {depth} 1\n")),
+        "{}",
+        run.stdout
+    );
 }
 
 /// A probe in a callback that libc calls: `qsort`'s frames (libc keeps no frame pointers)
@@ -172,7 +183,10 @@ fn ustack_of_a_chain_without_frame_pointers() {
 fn ustack_through_libc_without_frame_pointers() {
     let exe = program("qsort");
     let ret = return_offsets(&exe);
-    let main = format!("cfiprog`main+{:#x}", ret[&("main".into(), "qsort@plt".into())]);
+    let main = format!(
+        "cfiprog`main+{:#x}",
+        ret[&("main".into(), "qsort@plt".into())]
+    );
     let run = run(&exe, "pid$target:a.out:cmp:entry /n++ == 0/ { ustack(); }");
     let shown = frames(&run.stdout);
     assert_eq!(shown.first(), Some(&"cfiprog`cmp"), "{}", run.stdout);
@@ -187,7 +201,8 @@ fn ustack_through_libc_without_frame_pointers() {
         run.stdout
     );
     assert!(
-        libc.last().is_some_and(|f| f.starts_with("libc.so.6`qsort")),
+        libc.last()
+            .is_some_and(|f| f.starts_with("libc.so.6`qsort")),
         "{}",
         run.stdout
     );

@@ -7,20 +7,24 @@
 //! process id, which the consumer needs to symbolize it. (`bpf_get_stackid` and a stack
 //! map would make keys smaller, but its hash buckets are shared: colliding stacks are
 //! dropped or overwrite each other.) A user stack is what the kernel's frame-pointer
-//! unwinder finds, and in a record (not a key) also the user registers and a window of the
-//! user stack ([`Datum::UStack`]'s `cfi`), from which the consumer unwinds code built
-//! without frame pointers by its call frame information: `ustack()` copies the window
-//! unless its record would then leave less than [`CFI_HEADROOM`] bytes of the record limit
-//! (a second `ustack()` in one clause), when it keeps the frame-pointer stack alone. The
+//! unwinder finds, and in a record (not a key) the record also holds, once per clause, the
+//! user registers and a window of the user stack ([`Datum::UStack`]'s `window`), from which
+//! the consumer unwinds code built without frame pointers by its call frame information.
+//! Each user stack datum copies the window again (an `if` may have skipped an earlier
+//! copy); a clause whose record would then leave less than [`CFI_HEADROOM`] bytes of the
+//! record limit has no window, its user stacks being frame-pointer stacks alone. The
 //! window is read whole, or, when that faults (the stack ends closer to `rsp`), in halves
-//! down to [`WINDOW_SMALLEST`] bytes. `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
+//! down to [`WINDOW_SMALLEST`] bytes. `ustackdepth` recorded whole by `trace()` or
+//! `printf()` is such a stack too ([`Datum::UStackDepth`]), whose frames the consumer
+//! counts as `ustack()` shows them; in any other expression it is the frame-pointer depth.
+//! `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
 //! record an address (a user one with the process id) for `trace()` or an aggregation key,
 //! and the consumer prints the symbol.
 
 use dtrace_abi::datum::{ValueType, USTACK_REGS, USTACK_WINDOW};
 use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
-use dtrace_typing::ir::{self, Expr, ExprKind};
+use dtrace_typing::ir::{self, Builtin, Expr, ExprKind};
 
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
@@ -50,12 +54,13 @@ const CFI_HEADROOM: u32 = 1024;
 const WINDOW_SMALLEST: u32 = 256;
 
 impl Gen<'_, '_> {
-    /// Take the stack `datum` (a [`Datum::Stack`] or [`Datum::UStack`]) into scratch at
-    /// `offset`: for a user stack the process id, then the frames.
+    /// Take the stack `datum` (a [`Datum::Stack`], [`Datum::UStack`] or
+    /// [`Datum::UStackDepth`]) into scratch at `offset`: for a user stack the process id,
+    /// then the frames.
     pub(crate) fn emit_stack(&mut self, offset: u32, datum: Datum) {
         let (frames, user) = match datum {
             Datum::Stack { frames } => (frames, false),
-            Datum::UStack { frames, .. } => (frames, true),
+            Datum::UStack { frames, .. } | Datum::UStackDepth { frames, .. } => (frames, true),
             _ => return,
         };
         let mut pcs = offset;
@@ -74,20 +79,58 @@ impl Gen<'_, '_> {
             .emit(Insn::mov64_imm(R4, if user { BPF_F_USER_STACK } else { 0 }));
         // On failure the helper zeroes the buffer: an empty stack.
         self.e.emit(Insn::call(helpers::GET_STACK));
-        if let Datum::UStack { cfi: true, .. } = datum {
-            self.emit_stack_window(pcs + frames * 8);
+    }
+
+    /// `ustack()` as a record holds it: with the clause's stack window.
+    fn recorded_stack(&mut self, datum: Datum) -> Datum {
+        match datum {
+            Datum::UStack { frames, .. } => Datum::UStack {
+                frames,
+                window: self.stack_window(),
+            },
+            _ => datum,
         }
     }
 
-    /// The user stack `datum` as a record holds it: with its stack window when the record
-    /// at `offset` has room for it (see the module documentation).
-    fn recorded_stack(&self, datum: Datum, offset: u32) -> Datum {
-        let Datum::UStack { frames, .. } = datum else {
-            return datum;
+    /// `ustackdepth` recorded whole (`trace()`, `printf()`): the user stack of `maxframes`
+    /// with the clause's stack window, the consumer counting its frames.
+    fn record_ustackdepth(&mut self) -> Field {
+        let datum = Datum::UStackDepth {
+            frames: self.c.opts.max_frames.clamp(1, MAX_STACK_FRAMES),
+            window: self.stack_window(),
         };
-        let with = Datum::UStack { frames, cfi: true };
-        let fits = offset + with.size() + CFI_HEADROOM <= super::record_limit(self.strsize());
-        Datum::UStack { frames, cfi: fits }
+        let offset = self.clause_state().record_len;
+        self.clause_state().record_len += datum.size();
+        self.emit_stack(offset, datum);
+        Field {
+            offset,
+            ty: types::UINT32,
+            datum: Some(datum),
+        }
+    }
+
+    /// Copy the clause's stack window into its record, placing it on first use: its record
+    /// offset, or 0 when the record has no room for it (see the module documentation).
+    fn stack_window(&mut self) -> u32 {
+        let at = match self.clause_state().stack_window {
+            Some(at) => at,
+            None => {
+                let at = self.clause_state().record_len;
+                let end = at + USTACK_REGS + USTACK_WINDOW;
+                let at = if end + CFI_HEADROOM <= super::record_limit(self.strsize()) {
+                    self.clause_state().record_len = end;
+                    at
+                } else {
+                    0
+                };
+                self.clause_state().stack_window = Some(at);
+                at
+            }
+        };
+        if at != 0 {
+            self.emit_stack_window(at);
+        }
+        at
     }
 
     /// Record at scratch `at` the user `rip`, `rsp` and `rbp`, then the length and bytes
@@ -193,6 +236,9 @@ impl Gen<'_, '_> {
                         datum: *datum,
                     }
                 }
+                ExprKind::Builtin(Builtin::Ustackdepth) => {
+                    ActionKind::Trace(self.record_ustackdepth())
+                }
                 _ => {
                     let v = self.expr(e)?;
                     let field = self.record_value(&v);
@@ -207,8 +253,8 @@ impl Gen<'_, '_> {
             } => self.tracemem(addr, *size, dynsize.as_ref())?,
             ir::ActionKind::Print { addr, size, layout } => self.print(addr, *size, layout)?,
             ir::ActionKind::Stack(datum) => {
+                let datum = self.recorded_stack(*datum);
                 let offset = self.clause_state().record_len;
-                let datum = self.recorded_stack(*datum, offset);
                 self.clause_state().record_len += datum.size();
                 self.emit_stack(offset, datum);
                 ActionKind::Datum { offset, datum }
@@ -325,6 +371,7 @@ impl Gen<'_, '_> {
                 ActionKind::Speculate(Field {
                     offset,
                     ty: types::INT64,
+                    datum: None,
                 })
             }
             ir::ActionKind::Commit(id) | ir::ActionKind::Discard(id) => {
@@ -334,6 +381,7 @@ impl Gen<'_, '_> {
                 let field = Field {
                     offset,
                     ty: types::INT64,
+                    datum: None,
                 };
                 match a.kind {
                     ir::ActionKind::Commit(_) => ActionKind::Commit(field),
@@ -357,6 +405,10 @@ impl Gen<'_, '_> {
     fn record_values(&mut self, args: &[ir::Expr]) -> Result<Vec<Field>> {
         let mut fields = Vec::new();
         for a in args {
+            if let ExprKind::Builtin(Builtin::Ustackdepth) = a.kind {
+                fields.push(self.record_ustackdepth());
+                continue;
+            }
             let v = self.expr(a)?;
             fields.push(self.record_value(&v));
             self.pop(v.reg);
@@ -505,6 +557,7 @@ impl Gen<'_, '_> {
         Field {
             offset,
             ty: v.ty.clone(),
+            datum: None,
         }
     }
 

@@ -29,6 +29,7 @@ impl Compiler<'_> {
                 fields.push(Field {
                     offset,
                     ty: t.clone(),
+                    datum: None,
                 });
                 offset += match d {
                     Some(d) => d.size(),

@@ -608,6 +608,9 @@ struct ClauseState {
     /// In a clause that speculates: the record field (u64) holding the speculation id,
     /// 0 until `speculate()` ran.
     spec_field: Option<u32>,
+    /// The record offset of the user stack window, once a user stack placed it (0: no
+    /// room for it).
+    stack_window: Option<u32>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -938,6 +941,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             actions: Vec::new(),
             fault_tail: None,
             spec_field: None,
+            stack_window: None,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.

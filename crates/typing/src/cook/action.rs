@@ -634,7 +634,7 @@ impl Cook<'_> {
             }
             Ok(Datum::UStack {
                 frames: frames.min(self.opts.max_frames),
-                cfi: false,
+                window: 0,
             })
         }
     }
