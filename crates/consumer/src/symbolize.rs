@@ -13,7 +13,8 @@
 //! A process whose maps were never read while it ran (it exited before its first record
 //! or aggregation key was seen) prints raw addresses. Mappings are read again (at most
 //! every 10 ms) when an address of a live process falls outside all of them (after
-//! `exec` or `dlopen`).
+//! `exec` or `dlopen`). The call frame information of the mapped files, which unwinding a
+//! recorded stack window needs (`crate::unwind`), is cached beside their symbols, by path.
 //!
 //! Names are demangled ([`demangle`]): Rust's legacy mangling (`_ZN...17h<hash>E`, hash
 //! dropped) and the common part of C++'s Itanium mangling (nested names, and parameter
