@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(
             ValueType::Symbolic(Datum::UStack {
                 frames: 2,
-                cfi: false
+                window: 0
             })
             .size(),
             24
