@@ -16,7 +16,8 @@
 //! window is read whole, or, when that faults (the stack ends closer to `rsp`), in halves
 //! down to [`WINDOW_SMALLEST`] bytes. `ustackdepth` recorded whole by `trace()` or
 //! `printf()` is such a stack too ([`Datum::UStackDepth`]), whose frames the consumer
-//! counts as `ustack()` shows them; in any other expression it is the frame-pointer depth.
+//! counts as `ustack()` shows them, where the record has room for it; in any other
+//! expression it is the frame-pointer depth.
 //! `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
 //! record an address (a user one with the process id) for `trace()` or an aggregation key,
 //! and the consumer prints the symbol.
@@ -92,21 +93,60 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Evaluate `e` into the record: `ustackdepth` as a stack whose frames the consumer
+    /// counts when the record has room for it, anything else as its value.
+    fn record_expr(&mut self, e: &Expr) -> Result<Field> {
+        if let ExprKind::Builtin(Builtin::Ustackdepth) = e.kind {
+            if let Some(field) = self.record_ustackdepth() {
+                return Ok(field);
+            }
+        }
+        let v = self.expr(e)?;
+        let field = self.record_value(&v);
+        self.pop(v.reg);
+        Ok(field)
+    }
+
     /// `ustackdepth` recorded whole (`trace()`, `printf()`): the user stack of `maxframes`
-    /// with the clause's stack window, the consumer counting its frames.
-    fn record_ustackdepth(&mut self) -> Field {
+    /// with the clause's stack window, the consumer counting its frames, one for the
+    /// clause; none when the record would then leave less than [`CFI_HEADROOM`] bytes (the
+    /// frame-pointer depth is recorded instead).
+    fn record_ustackdepth(&mut self) -> Option<Field> {
+        let frames = self.c.opts.max_frames.clamp(1, MAX_STACK_FRAMES);
+        if let Some(field) = self.clause_state().ustackdepth.clone() {
+            // Taken again (an `if` may have skipped the first), in the same place.
+            if let Some(datum) = field.datum {
+                self.stack_window();
+                self.emit_stack(field.offset, datum);
+            }
+            return Some(field);
+        }
+        let size = Datum::UStackDepth { frames, window: 0 }.size();
+        let window = match self.clause_state().stack_window {
+            Some(_) => 0,
+            None => USTACK_REGS + USTACK_WINDOW,
+        };
+        let end = self.clause_state().record_len + window + size;
+        if end + CFI_HEADROOM > super::record_limit(self.strsize()) {
+            return None;
+        }
         let datum = Datum::UStackDepth {
-            frames: self.c.opts.max_frames.clamp(1, MAX_STACK_FRAMES),
+            frames,
             window: self.stack_window(),
         };
+        if let Datum::UStackDepth { window: 0, .. } = datum {
+            return None;
+        }
         let offset = self.clause_state().record_len;
-        self.clause_state().record_len += datum.size();
+        self.clause_state().record_len += size;
         self.emit_stack(offset, datum);
-        Field {
+        let field = Field {
             offset,
             ty: types::UINT32,
             datum: Some(datum),
-        }
+        };
+        self.clause_state().ustackdepth = Some(field.clone());
+        Some(field)
     }
 
     /// Copy the clause's stack window into its record, placing it on first use: its record
@@ -236,15 +276,7 @@ impl Gen<'_, '_> {
                         datum: *datum,
                     }
                 }
-                ExprKind::Builtin(Builtin::Ustackdepth) => {
-                    ActionKind::Trace(self.record_ustackdepth())
-                }
-                _ => {
-                    let v = self.expr(e)?;
-                    let field = self.record_value(&v);
-                    self.pop(v.reg);
-                    ActionKind::Trace(field)
-                }
+                _ => ActionKind::Trace(self.record_expr(e)?),
             },
             ir::ActionKind::Tracemem {
                 addr,
@@ -405,13 +437,7 @@ impl Gen<'_, '_> {
     fn record_values(&mut self, args: &[ir::Expr]) -> Result<Vec<Field>> {
         let mut fields = Vec::new();
         for a in args {
-            if let ExprKind::Builtin(Builtin::Ustackdepth) = a.kind {
-                fields.push(self.record_ustackdepth());
-                continue;
-            }
-            let v = self.expr(a)?;
-            fields.push(self.record_value(&v));
-            self.pop(v.reg);
+            fields.push(self.record_expr(a)?);
         }
         Ok(fields)
     }

@@ -611,6 +611,8 @@ struct ClauseState {
     /// The record offset of the user stack window, once a user stack placed it (0: no
     /// room for it).
     stack_window: Option<u32>,
+    /// The clause's recorded `ustackdepth`, once one placed it.
+    ustackdepth: Option<Field>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -942,6 +944,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             fault_tail: None,
             spec_field: None,
             stack_window: None,
+            ustackdepth: None,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.
