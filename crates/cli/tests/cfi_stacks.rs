@@ -1,7 +1,9 @@
 //! `ustack()` of code built without frame pointers, unwound by its call frame information
 //! on the live kernel: a C program built here with `-O2 -fomit-frame-pointer`, whose
 //! `main` calls a chain of functions down to `leaf`, then sorts with libc's `qsort` (Debian's
-//! libc keeps no frame pointers either) through a comparator. The expected return offsets
+//! libc keeps no frame pointers either) through a comparator, recurses deeper than the
+//! stack window, and sleeps (a system call, whose user registers are the task's, not a
+//! uprobe's). The expected return offsets
 //! are read from the program's own disassembly (`objdump`), so the stacks are checked line
 //! by line.
 
@@ -35,6 +37,13 @@ __attribute__((noinline)) int f2(int x) {
 }
 __attribute__((noinline)) int f1(int x) { return f2(x - 1) * 5; }
 
+/* Recursion 24 deep in frames of 512 bytes: deeper than the stack window. */
+__attribute__((noinline)) int deep(int n) {
+    volatile char pad[500];
+    pad[n] = n;
+    return (n == 0 ? leaf(pad[0]) : deep(n - 1)) + pad[n];
+}
+
 static int cmp(const void *a, const void *b) {
     return *(const int *)a - *(const int *)b;
 }
@@ -43,6 +52,7 @@ int main(int argc, char **argv) {
     int v[8] = {5, 3, 8, 1, 9, 2, 7, 4};
     sink += f1(argc);
     qsort(v, 8, sizeof v[0], cmp);
+    sink += deep(24);
     /* Stay a while: long enough for dtrace to read the process's mappings. */
     struct timespec ts = {0, 300 * 1000 * 1000};
     nanosleep(&ts, 0);
@@ -147,10 +157,10 @@ fn ustack_of_a_chain_without_frame_pointers() {
     ];
     let run = run(
         &exe,
-        "pid$target:a.out:leaf:entry { ustack(); } \
-         pid$target:a.out:leaf:entry { ustack(3); } \
-         pid$target:a.out:leaf:entry { jstack(); } \
-         pid$target:a.out:leaf:entry { printf(\"depth %d %d\\n\", ustackdepth, ustackdepth + 0); }",
+        "pid$target:a.out:leaf:entry /n++ == 0/ { ustack(); } \
+         pid$target:a.out:leaf:entry /n == 1/ { ustack(3); } \
+         pid$target:a.out:leaf:entry /n == 1/ { jstack(); } \
+         pid$target:a.out:leaf:entry /n == 1/ { printf(\"depth %d %d\\n\", ustackdepth, ustackdepth + 0); }",
     );
     let shown = frames(&run.stdout);
     assert_eq!(shown[..6], chain, "{}", run.stdout);
@@ -203,6 +213,54 @@ fn ustack_through_libc_without_frame_pointers() {
     assert!(
         libc.last()
             .is_some_and(|f| f.starts_with("libc.so.6`qsort")),
+        "{}",
+        run.stdout
+    );
+    assert_start_up(&shown[m + 1..], &run.stdout);
+}
+
+/// A stack deeper than the window: the walk shows the frames the window holds, all of them
+/// real (`deep` calling itself), and stops there (the frame-pointer stack has nothing to
+/// add in code without frame pointers).
+#[test]
+fn ustack_deeper_than_the_window_stops_cleanly() {
+    let exe = program("deep");
+    let ret = return_offsets(&exe);
+    let deep = format!("cfiprog`deep+{:#x}", ret[&("deep".into(), "deep".into())]);
+    let into_leaf = format!("cfiprog`deep+{:#x}", ret[&("deep".into(), "leaf".into())]);
+    let run = run(&exe, "pid$target:a.out:leaf:entry /++n == 2/ { ustack(); }");
+    let shown = frames(&run.stdout);
+    assert_eq!(shown.first(), Some(&"cfiprog`leaf"), "{}", run.stdout);
+    assert_eq!(shown.get(1), Some(&into_leaf.as_str()), "{}", run.stdout);
+    let rest = &shown[2..];
+    assert!(
+        rest.len() >= 4 && rest.len() < 24 && rest.iter().all(|f| *f == deep),
+        "{}",
+        run.stdout
+    );
+}
+
+/// A system call's probe: the user registers are those the task entered the kernel with
+/// (libc's `clock_nanosleep`, called by `nanosleep`, called by `main`).
+#[test]
+fn ustack_in_a_system_call_probe() {
+    let exe = program("syscall");
+    let ret = return_offsets(&exe);
+    let main = format!(
+        "cfiprog`main+{:#x}",
+        ret[&("main".into(), "nanosleep@plt".into())]
+    );
+    let run = run(
+        &exe,
+        "syscall::clock_nanosleep:entry /pid == $target/ { ustack(); }",
+    );
+    let shown = frames(&run.stdout);
+    let m = shown
+        .iter()
+        .position(|f| *f == main)
+        .unwrap_or_else(|| panic!("no {main} frame:\n{}", run.stdout));
+    assert!(
+        m >= 1 && shown[..m].iter().all(|f| f.starts_with("libc.so.6`")),
         "{}",
         run.stdout
     );
