@@ -25,6 +25,8 @@ pub struct MapId(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapKind {
     Hash,
+    /// A hash that evicts its least recently used entries when full.
+    LruHash,
     Array,
     PercpuHash,
     PercpuArray,

@@ -197,6 +197,8 @@ fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String
         macros: &macros,
         formats: &AnyFormat,
         translators: &[],
+        entry_sites: &[],
+        binaries: &[],
     })
     .map_err(|e| (e.tag.to_string(), e.message))?;
     compile(Input {

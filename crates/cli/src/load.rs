@@ -31,6 +31,7 @@ pub struct Loaded {
 fn map_type(kind: MapKind) -> MapType {
     match kind {
         MapKind::Hash => MapType::Hash,
+        MapKind::LruHash => MapType::LruHash,
         MapKind::Array => MapType::Array,
         MapKind::PercpuHash => MapType::PercpuHash,
         MapKind::PercpuArray => MapType::PercpuArray,

@@ -5,6 +5,7 @@
 
 mod agg_maps;
 mod args;
+mod binary_defs;
 mod buffers;
 mod compile;
 mod diagnostics;

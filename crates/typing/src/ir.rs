@@ -57,6 +57,9 @@ pub enum ExprKind {
     /// `args[N]` of a probe whose context types it (tracepoint fields, BTF prototypes, USDT
     /// operands); code generation reads it as the context says.
     ProbeArg(u8),
+    /// `entry->timestamp`, `entry->arg0`...: a value the function's entry saved, read from
+    /// what the clause looked up before its predicate ([`Body::entry`]).
+    Entry(EntryField),
     /// An expression of a `proc`/`sched` probe's definition, evaluated in the context of
     /// the probe it fires on (its `args[]` and `argN` are that probe's).
     InBase(Box<Expr>),
@@ -270,6 +273,9 @@ pub enum Builtin {
     /// The address of the current thread's user-mode register frame (`struct pt_regs`):
     /// what `uregs[]` reads.
     UserRegs,
+    /// The stack pointer of the probe's register context (a uprobe's or kprobe's `struct
+    /// pt_regs`): what keys the state an entry saves for `entry->` (no D name).
+    StackPointer,
 }
 
 /// A subroutine.
@@ -349,6 +355,38 @@ pub enum Stmt {
     Action(Action),
     /// `{ ... }`
     Block(Vec<Stmt>),
+    /// Save what a return clause reads of this entry (`entry->...`), keyed by the thread
+    /// and `frame`, the stack pointer at entry (0 for a system call: a thread is in one at
+    /// a time); each value goes to its field's slot.
+    SaveEntry {
+        frame: Expr,
+        values: Vec<(EntryField, Expr)>,
+    },
+}
+
+/// A value a function's entry saves for its return (`entry->NAME`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryField {
+    Timestamp,
+    Vtimestamp,
+    /// `entry->argN` (`entry->args[N]` is its typed form).
+    Arg(u8),
+}
+
+impl EntryField {
+    /// How many arguments an entry saves: `arg0`..`arg9`.
+    pub const ARGS: u8 = 10;
+    /// Fields in the saved state.
+    pub const COUNT: u32 = 2 + Self::ARGS as u32;
+
+    /// The field's u64 slot in the saved state.
+    pub fn slot(self) -> u32 {
+        match self {
+            EntryField::Timestamp => 0,
+            EntryField::Vtimestamp => 1,
+            EntryField::Arg(n) => 2 + u32::from(n),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -488,6 +526,10 @@ pub struct Body {
     pub stmts: Vec<Stmt>,
     /// Whether the clause writes a record (clauses of only aggregations write none).
     pub records: bool,
+    /// The clause reads `entry->`: the stack pointer its function had at entry (0 at a
+    /// system call's return), which with the thread finds what the entry saved
+    /// ([`Stmt::SaveEntry`]). A firing whose entry saved nothing skips the clause.
+    pub entry: Option<Expr>,
 }
 
 /// One clause of the program, typed once per context it runs in.
@@ -536,4 +578,7 @@ pub struct Program {
     /// Whether a clause reads `timestamp` or `vtimestamp`: each program then keeps the
     /// values it read first, so a firing sees one of each (as in DTrace).
     pub timestamp: bool,
+    /// The most bytes one clause body's `alloca()` calls take (each rounded up to 8): the
+    /// size of the arena each clause allocates from, afresh.
+    pub alloca_arena: u32,
 }

@@ -329,6 +329,58 @@ macro_rules! __usdt_site {
     }};
 }
 
+/// `d_source!("D text")`: ship the D types and translators of this program's probe
+/// arguments in it, in a `.note.dtrace` note (owner `dtrace`, type 2, the text and a NUL)
+/// that `dtrace` loads for the clauses on this binary's probes (docs/TRANSLATORS.md), as
+/// `DTRACE_D_SOURCE` of a `dtrace -h` header does for C. The text must be a constant.
+///
+/// ```
+/// dtrace_usdt::d_source!("struct job { int id; };
+/// translator struct job < int64_t x > { id = x; };");
+/// ```
+#[macro_export]
+macro_rules! d_source {
+    ($text:expr) => {
+        const _: () = {
+            #[link_section = ".note.dtrace"]
+            #[used]
+            static NOTE: $crate::DSourceNote<{ $text.len() + 1 }> = $crate::DSourceNote::new($text);
+        };
+    };
+}
+
+/// The note [`d_source!`] puts in the binary: an ELF note header, the owner `dtrace` padded
+/// to 8 bytes, and the text with its NUL (the struct's alignment pads it to 4 bytes).
+#[doc(hidden)]
+#[repr(C, align(4))]
+pub struct DSourceNote<const N: usize> {
+    namesz: u32,
+    descsz: u32,
+    kind: u32,
+    owner: [u8; 8],
+    desc: [u8; N],
+}
+
+impl<const N: usize> DSourceNote<N> {
+    /// The note of `text` (`N` is its length and 1).
+    pub const fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut desc = [0u8; N];
+        let mut i = 0;
+        while i < bytes.len() {
+            desc[i] = bytes[i];
+            i += 1;
+        }
+        DSourceNote {
+            namesz: 7,
+            descsz: N as u32,
+            kind: 2,
+            owner: *b"dtrace\0\0",
+            desc,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Arg;

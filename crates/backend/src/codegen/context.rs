@@ -228,6 +228,10 @@ impl Gen<'_, '_> {
                 self.e.emit(Insn::mov64_reg(R1, R0));
                 self.e.emit(Insn::call(helpers::TASK_PT_REGS));
             }
+            Builtin::StackPointer => {
+                self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+                self.e.emit(Insn::ldx(Size::DW, R0, R1, PT_REGS_SP));
+            }
         }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);

@@ -28,9 +28,11 @@
 
 mod actions;
 mod aggregate;
+mod arena;
 mod cleanpath;
 mod context;
 mod dpath;
+mod entry;
 mod expr;
 mod fault;
 mod inet;
@@ -251,6 +253,8 @@ pub(crate) struct Compiler<'a> {
     follow: Option<MapId>,
     /// The speculations map ([`Compiled::specs`]), once a clause uses speculations.
     specs: Option<MapId>,
+    /// The map of saved entry states (see [`entry`]), once a clause reads or saves one.
+    entry: Option<MapId>,
     /// Whether a destructive action was compiled ([`Compiled::destructive`]).
     destructive: bool,
     /// The largest record's data ([`Compiled::max_record_data`]).
@@ -328,6 +332,7 @@ impl<'a> Compiler<'a> {
             helpers: Vec::new(),
             follow: None,
             specs: None,
+            entry: None,
             destructive: false,
             max_record_data: 0,
             error_bodies: Vec::new(),
@@ -608,6 +613,10 @@ struct ClauseState {
     /// In a clause that speculates: the record field (u64) holding the speculation id,
     /// 0 until `speculate()` ran.
     spec_field: Option<u32>,
+    /// Where in the arena the clause's last `alloca()` ends (0 before the first).
+    alloca_top: u32,
+    /// In a clause reading `entry->`: where in scratch the entry's state was copied.
+    entry_state: Option<u32>,
     /// The record offset of the user stack window, once a user stack placed it (0: no
     /// room for it).
     stack_window: Option<u32>,
@@ -636,6 +645,8 @@ struct ProgState {
     /// Where the firing's `timestamp` and then `vtimestamp` are kept (0 until read), when
     /// the program reads either.
     timestamp: Option<u32>,
+    /// Where each clause's `alloca()` memory starts, afresh (see `alloca`).
+    arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
     /// The most scratch the program's released temporaries took.
@@ -704,6 +715,11 @@ impl ProgState {
             e.emit(Insn::st(Size::DW, SCRATCH, slot as i16 + 8, 0));
             slot
         });
+        let arena = (arena::arena_size(c) > 0).then(|| {
+            let at = scratch_top;
+            scratch_top += arena::arena_size(c);
+            at
+        });
         ProgState {
             e,
             probe,
@@ -716,6 +732,7 @@ impl ProgState {
             error_args: None,
             strtok,
             timestamp,
+            arena,
             search: None,
             scratch_peak: 0,
         }
@@ -782,6 +799,7 @@ impl ProgState {
             error_args: None,
             strtok: None,
             timestamp: None,
+            arena: None,
             search: None,
             scratch_peak: 0,
         }
@@ -817,6 +835,8 @@ pub(crate) struct Gen<'c, 'a> {
     /// Where the firing's `timestamp` and `vtimestamp` are kept, when the program reads
     /// either.
     timestamp: Option<u32>,
+    /// Where each clause's `alloca()` memory starts.
+    arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
     /// The most scratch the program's released temporaries took.
@@ -842,6 +862,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             in_error_clauses: false,
             strtok: p.strtok,
             timestamp: p.timestamp,
+            arena: p.arena,
             search: p.search,
             scratch_peak: p.scratch_peak,
         }
@@ -860,6 +881,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_args: self.error_args,
             strtok: self.strtok,
             timestamp: self.timestamp,
+            arena: self.arena,
             search: self.search,
             scratch_peak: self.scratch_peak,
         }
@@ -943,6 +965,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             actions: Vec::new(),
             fault_tail: None,
             spec_field: None,
+            alloca_top: 0,
+            entry_state: None,
             stack_window: None,
             ustackdepth: None,
         });
@@ -966,6 +990,12 @@ impl<'c, 'a> Gen<'c, 'a> {
             self.e
                 .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));
             self.clause_state().epid_slot = Some(slot);
+        }
+        let mark = self.scratch_top;
+        if let Some(frame) = &body.entry {
+            // A clause reading entry-> runs only where its entry saved its state.
+            let state = self.find_entry(frame, end)?;
+            self.clause_state().entry_state = Some(state);
         }
         // A proc/sched probe fires only where its filter holds; then the predicate.
         for test in body.filter.iter().chain(&body.predicate) {
@@ -1000,6 +1030,9 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         self.fault_tail();
         self.e.bind(end);
+        if body.entry.is_some() {
+            self.release_scratch(mark);
+        }
         let state = self.clause.take().expect("inside a clause");
         for e in &state.group_epids {
             self.c.enabled[*e as usize - 1].actions = state.actions.clone();
@@ -1122,6 +1155,7 @@ impl<'c, 'a> Gen<'c, 'a> {
                 Ok(())
             }
             ir::Stmt::Action(a) => self.action(a),
+            ir::Stmt::SaveEntry { frame, values } => self.save_entry(frame, values),
         }
     }
 }

@@ -322,6 +322,7 @@ impl Cook<'_> {
             }
             A::SizeofExpr(inner) => self.sizeof_expr(inner, span),
             A::Stringof(inner) => self.stringof(inner, span),
+            A::Member { name, .. } if self.is_entry_ref(e) => self.entry_member(name, span),
             A::Member { base, name, arrow } => {
                 match self.translated_member(base, name, *arrow, span)? {
                     Some(v) => Ok(v),
@@ -570,6 +571,9 @@ impl Cook<'_> {
             }
             A::Ident(name) if name == "uregs" && self.bound_input(name, span).is_none() => {
                 self.uregs(args, span)
+            }
+            A::Member { name, .. } if name == "args" && self.is_entry_ref(base) => {
+                self.entry_args(args, span)
             }
             A::Ident(name)
                 if self.bound_input(name, span).is_none()
