@@ -137,7 +137,8 @@ fn assert_start_up(below_main: &[&str], out: &str) {
 
 /// A pid probe in the innermost function: every function of the chain with the offset of
 /// its call, in order, then `main` and libc's start; `ustack(3)` and `jstack()` in other
-/// clauses are the same stack (first three frames, and all of it), and `ustackdepth`
+/// clauses are the same stack (first three frames, and all of it; the `ustack(3)` after an
+/// `if` that skipped the clause's first copy of the stack window), and `ustackdepth`
 /// counts its frames (the frame-pointer walk finds one).
 #[test]
 fn ustack_of_a_chain_without_frame_pointers() {
@@ -158,7 +159,7 @@ fn ustack_of_a_chain_without_frame_pointers() {
     let run = run(
         &exe,
         "pid$target:a.out:leaf:entry /n++ == 0/ { ustack(); } \
-         pid$target:a.out:leaf:entry /n == 1/ { ustack(3); } \
+         pid$target:a.out:leaf:entry /n == 1/ { if (n == 5) { ustack(); } ustack(3); } \
          pid$target:a.out:leaf:entry /n == 1/ { jstack(); } \
          pid$target:a.out:leaf:entry /n == 1/ { printf(\"depth %d %d\\n\", ustackdepth, ustackdepth + 0); }",
     );
