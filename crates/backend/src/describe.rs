@@ -18,9 +18,12 @@ pub(crate) fn describe(
     aggregations: &[Aggregation],
     strsize: u32,
 ) -> abi::ProgramDesc {
-    let field = |f: &Field| abi::Field {
-        offset: f.offset,
-        ty: value_type(&f.ty, strsize),
+    let field = |f: &Field| match f.datum {
+        Some(d) => symbolic(f.offset, d),
+        None => abi::Field {
+            offset: f.offset,
+            ty: value_type(&f.ty, strsize),
+        },
     };
     let probes = enabled
         .iter()

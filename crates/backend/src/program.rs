@@ -63,6 +63,9 @@ pub struct ProgramSpec {
 pub struct Field {
     pub offset: u32,
     pub ty: Type,
+    /// What the consumer decodes instead of a value of `ty`: a recorded `ustackdepth`
+    /// ([`Datum::UStackDepth`]), whose frames it counts.
+    pub datum: Option<Datum>,
 }
 
 /// An action the consumer carries out when it reads a record.

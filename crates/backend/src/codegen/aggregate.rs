@@ -30,6 +30,7 @@ impl Compiler<'_> {
                 fields.push(Field {
                     offset,
                     ty: t.clone(),
+                    datum: None,
                 });
                 let store = KeyStore::of(t, *d, a.uses.get(i), self.opts.strsize);
                 offset += store.size(t, self.opts.strsize);

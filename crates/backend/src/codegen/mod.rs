@@ -618,6 +618,11 @@ struct ClauseState {
     alloca_top: u32,
     /// In a clause reading `entry->`: where in scratch the entry's state was copied.
     entry_state: Option<u32>,
+    /// The record offset of the user stack window, once a user stack placed it (0: no
+    /// room for it).
+    stack_window: Option<u32>,
+    /// The clause's recorded `ustackdepth`, once one placed it.
+    ustackdepth: Option<Field>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -962,6 +967,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             spec_field: None,
             alloca_top: 0,
             entry_state: None,
+            stack_window: None,
+            ustackdepth: None,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.

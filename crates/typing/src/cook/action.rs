@@ -656,6 +656,7 @@ impl Cook<'_> {
             }
             Ok(Datum::UStack {
                 frames: frames.min(self.opts.max_frames),
+                window: 0,
             })
         }
     }
