@@ -494,14 +494,9 @@ fn list(
             }
         }
     } else if descs.is_empty() {
-        let all = if verbose {
-            catalog.all_resolved()
-        } else {
-            catalog.all()
-        };
-        for p in all {
+        catalog.for_each(verbose, |p| {
             let _ = out.write_all(line(&p.site).as_bytes());
-        }
+        });
     }
     for d in descs {
         let found = catalog.matching(&d);
