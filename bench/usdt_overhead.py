@@ -175,10 +175,10 @@ def build_header_site(work, dtrace):
 def build_crate_site(work):
     """The loop on a dtrace-usdt site, built with rustc against crates/usdt. Linked without
     RELRO: in this binary's default layout the semaphore's file page is also the last page
-    of the RELRO segment, and a process held right after exec (as `-c` holds it) has that
-    page mapped writable twice; the kernel bumps the semaphore through the first mapping
-    (`find_ref_ctr_vma`), the wrong address, so `probe!` never reaches its site, under
-    bpftrace as under dtrace (docs/BENCHMARKS.md)."""
+    of the RELRO segment, and a process held right after exec (as bpftrace's `-c` holds
+    it, and dtrace's with `-x evaltime=exec`) has that page mapped writable twice; the
+    kernel bumps the semaphore through the first mapping (`find_ref_ctr_vma`), the wrong
+    address, so `probe!` never reaches its site (docs/BENCHMARKS.md)."""
     rlib = os.path.join(work, "libdtrace_usdt.rlib")
     run(["rustc", "--edition", "2021", "-O", "--crate-type", "rlib", "--crate-name",
          "dtrace_usdt", "-o", rlib, os.path.join(REPO, "crates/usdt/src/lib.rs")],
