@@ -133,11 +133,6 @@ impl Cook<'_> {
                     otherwise,
                 })
             }
-            Stmt::Decl(d) => Err(CompileError::new(
-                "D_DECL_LOCASC",
-                "declarations are not permitted in a clause body",
-                d.span,
-            )),
         }
     }
 
