@@ -384,6 +384,15 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     // As DTrace: the trace buffer must hold the largest record's data (what bufsize
     // counts, as the buffer policies do).
     let largest = u64::from(comp.compiled.max_record_data);
+    // A buffer that fills up keeps room for END's records: one END could not fill.
+    let end = u64::from(comp.compiled.max_end_record_data);
+    if options.bufpolicy == dtrace_consumer::policy::BufPolicy::Fill && options.bufsize < end {
+        consumer.flush();
+        eprintln!(
+            "dtrace: could not enable tracing: END enablings exceed size of principal buffer"
+        );
+        return 1;
+    }
     if options.bufsize == 0 || options.bufsize < largest {
         consumer.flush();
         eprintln!("dtrace: could not enable tracing: Enabling exceeds size of buffer");

@@ -258,8 +258,9 @@ pub(crate) struct Compiler<'a> {
     entry: Option<MapId>,
     /// Whether a destructive action was compiled ([`Compiled::destructive`]).
     destructive: bool,
-    /// The largest record's data ([`Compiled::max_record_data`]).
+    /// The largest record's data ([`Compiled::max_record_data`]), and an END clause's.
     max_record_data: u32,
+    max_end_record_data: u32,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
 }
@@ -336,6 +337,7 @@ impl<'a> Compiler<'a> {
             entry: None,
             destructive: false,
             max_record_data: 0,
+            max_end_record_data: 0,
             error_bodies: Vec::new(),
         }
     }
@@ -486,6 +488,7 @@ impl<'a> Compiler<'a> {
             specs: self.specs,
             destructive: self.destructive,
             max_record_data: self.max_record_data,
+            max_end_record_data: self.max_end_record_data,
         }
     }
 }
@@ -1087,6 +1090,9 @@ impl<'c, 'a> Gen<'c, 'a> {
             ));
         }
         self.c.max_record_data = self.c.max_record_data.max(len - RECORD_HEADER);
+        if self.probe.provider == "dtrace" && self.probe.name == "END" {
+            self.c.max_end_record_data = self.c.max_end_record_data.max(len - RECORD_HEADER);
+        }
         match self.clause_state().spec_field {
             Some(field) => self.output_speculative(len, field),
             None => self.output_counted(len),
