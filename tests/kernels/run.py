@@ -47,6 +47,8 @@ NO_REMAIN_CPU = {"expect": r"sched:::remain-cpu fires on the kernel's sched_exit
                  "rc": 1}
 SKIPS = {"expect": r"dtrace: \d+ fbt probes skipped, the kernel cannot trace their functions \(.*\)\n(.*\n)*vfs_read [1-9]"}
 NO_FBT = {"expect": r"this kernel refuses the fentry/fexit BPF programs", "rc": 1}
+# Without kprobes every fbt probe is an fentry/fexit one, whose returns refuse entry->.
+NO_FEXIT_ENTRY = {"expect": r"entry-> is not available in fbt return probes traced by fexit yet", "rc": 1}
 TESTS = [
     {"name": "begin", "group": "core",
      "cmd": "dtrace -qn 'BEGIN { printf(\"hello %d\\n\", 6 * 7); exit(0); }'",
@@ -59,6 +61,11 @@ TESTS = [
      "cmd": "dtrace -qn 'syscall::openat:entry /pid == $target/ { printf(\"open %s\\n\", copyinstr(arg1)); }'"
             f" -c '{CAT}'",
      "expect": r"open /etc/hostname"},
+    {"name": "keys", "group": "core",
+     "cmd": "dtrace -qn 'syscall:::entry /pid == $target && probefunc == \"write\"/"
+            " { @[probefunc, execname] = count(); } profile-97 { @e[execname] = count(); }"
+            " END { printa(\"%s %s %@d\\n\", @); }' -c \"$T/tprog 3\"",
+     "expect": r"write tprog [3-9]"},
     {"name": "profile", "group": "core",
      "cmd": "dtrace -qn 'profile-97 { @n = count(); } tick-1s { exit(0); }"
             " END { printa(\"samples %@d\\n\", @n); }'",
@@ -115,6 +122,26 @@ TESTS = [
      "cmd": "dtrace -x followfork -qn 'pid$target:a.out:work:entry { printf(\"entry %d\\n\", arg0); }'"
             " -c \"$T/tprog 2 fork\"",
      "expect": r"entry 101\n(.*\n)*entry 1\n"},
+    # entry-> (docs/ENTRY.md): a pid return and a system call's return read their entry's
+    # arguments; fbt returns refuse it on every kernel for now.
+    {"name": "pid-entry-args", "group": "entry",
+     "cmd": "dtrace -qn 'pid$target:a.out:work:return { printf(\"work(%d) = %d\\n\", entry->arg0, arg1); }'"
+            " -c \"$T/tprog 3\"",
+     "expect": r"work\(0\) = 7\n(.*\n)*work\(2\) = 7\n"},
+    {"name": "syscall-entry-args", "group": "entry",
+     "cmd": "dtrace -qn 'syscall::openat:return /pid == $target && arg1 >= 0/"
+            " { printf(\"opened %s %d\\n\", copyinstr(entry->args[1]), timestamp > entry->timestamp); }'"
+            f" -c '{CAT}'",
+     "expect": r"opened /etc/hostname 1\n"},
+    {"name": "fbt-entry-args", "group": "entry",
+     "cmd": "dtrace -qn 'fbt::vfs_read:return { trace(entry->arg0); }'",
+     **NO_FEXIT_ENTRY},
+    # A glob of more than 8 functions: kprobes and kretprobes, keyed by the kernel stack.
+    {"name": "fbt-glob-entry-args", "group": "entry", "on": {"host": NO_FEXIT_ENTRY},
+     "cmd": "dtrace -qn 'fbt:vmlinux:vfs_*:return /pid == $target && probefunc == \"vfs_read\" && arg1 > 0/"
+            " { printf(\"%s read %d of %d\\n\", probefunc, arg1, entry->arg2); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"vfs_read read 13 of [1-9]\d+\n"},
     {"name": "fbt-entry", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt:vmlinux:vfs_read:entry /pid == $target/ { printf(\"%s %d\\n\", probefunc, arg2 > 0); exit(0); }'"
             f" -c '{CAT}'",

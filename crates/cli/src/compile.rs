@@ -55,6 +55,10 @@ pub struct Inputs {
     macros: MacroArgs,
     translators: Vec<Provided>,
     sources: Vec<Source>,
+    /// The entry probes of the return probes whose clauses read `entry->`.
+    entry_sites: Vec<ProbeSite>,
+    /// The D definitions the traced binaries carry.
+    binaries: Vec<dtrace_typing::cook::BinaryDefs>,
 }
 
 impl Inputs {
@@ -74,6 +78,8 @@ impl Inputs {
             macros: &self.macros,
             formats: &PrintfCheck,
             translators: &self.translators,
+            entry_sites: &self.entry_sites,
+            binaries: &self.binaries,
         })?;
         dtrace_backend::compile(dtrace_backend::Input {
             program: &typed,
@@ -241,7 +247,7 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
 
 /// Whether an identifier names a type outside the program: D's built-in typedefs, then the
 /// kernel's typedefs from BTF (`u64`, `size_t`, `atomic_t`), read only if a script asks.
-fn is_type_name(name: &str) -> bool {
+pub(crate) fn is_type_name(name: &str) -> bool {
     dtrace_backend::types::builtin_typedef(name).is_some()
         || dtrace_backend::types::kernel::is_typedef(name)
 }
@@ -624,7 +630,7 @@ pub fn compile(
     let mut clause_probes: Vec<Vec<ProbeSite>> = Vec::new();
     let mut probes = HashMap::new();
     let user_sources = sources.len();
-    let sources = with_library(&sources);
+    let mut sources = with_library(&sources);
     let mut items = items;
     let library_items: Vec<Item> = items
         .drain(user_sources.min(items.len())..)
@@ -634,6 +640,7 @@ pub fn compile(
         items: library_items,
     };
     let mut clause_statements: Vec<Vec<u32>> = Vec::new();
+    let mut entry_sites: Vec<ProbeSite> = Vec::new();
     let mut next_statement = 0u32;
     for (si, src_items) in items.into_iter().enumerate() {
         let mut count = 0u32;
@@ -680,6 +687,19 @@ pub fn compile(
                         &sources,
                     ));
                 }
+                if clause.reads_entry() && d.name == "return" {
+                    // Its return probes need their entry probes, to save what they read.
+                    let entry = Description {
+                        name: "entry".into(),
+                        ..d.clone()
+                    };
+                    for p in catalog.matches(&entry).probes {
+                        if !entry_sites.iter().any(|s: &ProbeSite| s.id == p.site.id) {
+                            entry_sites.push(p.site.clone());
+                        }
+                        probes.insert(p.site.id, p);
+                    }
+                }
                 for p in found.probes {
                     // A probe several descriptions name is enabled once for each.
                     if !sites
@@ -715,6 +735,7 @@ pub fn compile(
         matched.push((kind, name, count));
         program.items.extend(src_items);
     }
+    let binaries = crate::binary_defs::read(&probes, &mut sources)?;
     // Translators go to the typing pass aside from the items; the program's own are
     // checked where they are defined, the library's only when used.
     let translators: Vec<Provided> = program
@@ -758,6 +779,8 @@ pub fn compile(
         macros: macros.clone(),
         translators,
         sources: Vec::new(),
+        entry_sites,
+        binaries,
     };
     let compiled = inputs
         .compile(

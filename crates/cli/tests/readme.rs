@@ -11,6 +11,11 @@
 //!   shows no output.
 //! - A block whose first line is `/* NAME.d */` is a script file named `NAME.d`, there for
 //!   a later `dtrace -s NAME.d`.
+//! - A block whose first line is `/* NAME.c */` is a C program, built into `NAME` before
+//!   any command runs, the DTrace way when a `/* NAME_provider.d */` block gives its
+//!   provider file (`dtrace -h -s NAME_provider.d`, `gcc -c NAME.c`, `dtrace -G -s
+//!   NAME_provider.d NAME.o`, `gcc -o NAME NAME.o NAME_provider.o`), else by `gcc -o NAME
+//!   NAME.c`.
 //!
 //! Every command runs (with the test binary's `dtrace`, in a directory holding those script
 //! files, with a timeout) and must exit with status 0 and, where its output is shown, print
@@ -123,7 +128,7 @@ fn examples(file: &'static str, text: &str) -> (Vec<Example>, Vec<(String, Strin
         if let Some(name) = block.first().and_then(|(_, l)| {
             l.strip_prefix("/* ")
                 .and_then(|l| l.strip_suffix(" */"))
-                .filter(|n| n.ends_with(".d") && !n.contains(' '))
+                .filter(|n| (n.ends_with(".d") || n.ends_with(".c")) && !n.contains(' '))
         }) {
             let body: Vec<&str> = block.iter().map(|(_, l)| *l).collect();
             scripts.push((name.to_string(), body.join("\n") + "\n"));
@@ -210,8 +215,13 @@ fn every_documented_command_runs_as_shown() {
     for file in DOCUMENTS {
         let text = std::fs::read_to_string(root.join(file)).expect("read the document");
         let (examples, scripts) = examples(file, &text);
-        for (name, body) in scripts {
+        for (name, body) in &scripts {
             std::fs::write(dir.join(name), body).expect("write a script of the document");
+        }
+        for (name, _) in &scripts {
+            if let Some(program) = name.strip_suffix(".c") {
+                build_program(&dir, program);
+            }
         }
         all.extend(examples);
     }
@@ -234,6 +244,56 @@ fn every_documented_command_runs_as_shown() {
             .collect()
     });
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Build the C program `NAME.c` of a document in `dir` into `NAME` (see the rule above).
+fn build_program(dir: &Path, name: &str) {
+    let provider = format!("{name}_provider");
+    let steps: Vec<Vec<String>> = if dir.join(format!("{provider}.d")).exists() {
+        let dtrace = env!("CARGO_BIN_EXE_dtrace").to_string();
+        vec![
+            vec![
+                dtrace.clone(),
+                "-h".into(),
+                "-s".into(),
+                format!("{provider}.d"),
+            ],
+            vec!["gcc".into(), "-c".into(), format!("{name}.c")],
+            vec![
+                dtrace,
+                "-G".into(),
+                "-s".into(),
+                format!("{provider}.d"),
+                format!("{name}.o"),
+            ],
+            vec![
+                "gcc".into(),
+                "-o".into(),
+                name.into(),
+                format!("{name}.o"),
+                format!("{provider}.o"),
+            ],
+        ]
+    } else {
+        vec![vec![
+            "gcc".into(),
+            "-o".into(),
+            name.into(),
+            format!("{name}.c"),
+        ]]
+    };
+    for step in steps {
+        let out = std::process::Command::new(&step[0])
+            .args(&step[1..])
+            .current_dir(dir)
+            .output()
+            .expect("run a build step");
+        assert!(
+            out.status.success(),
+            "building {name}.c of the document: {step:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 /// Run one example in `dir`; what went wrong.

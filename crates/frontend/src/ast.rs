@@ -2,6 +2,9 @@
 
 use crate::span::Span;
 
+/// The name of the state a return probe sees of its function's entry (`entry->arg0`).
+pub const ENTRY: &str = "entry";
+
 /// A whole D program: the items of one or more `-n`/`-s` sources, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
@@ -41,24 +44,7 @@ impl Item {
                 for d in &c.probes {
                     found.extend(description_args(d));
                 }
-                exprs.extend(&c.predicate);
-                let mut stmts: Vec<&Stmt> = c.body.iter().flatten().collect();
-                while let Some(s) = stmts.pop() {
-                    match s {
-                        Stmt::Expr(e) => exprs.push(e),
-                        Stmt::If {
-                            cond,
-                            then,
-                            otherwise,
-                            ..
-                        } => {
-                            exprs.push(cond);
-                            stmts.extend(then.iter().chain(otherwise.iter().flatten()));
-                        }
-                        Stmt::Block(body, _) => stmts.extend(body),
-                        Stmt::Decl(_) => {}
-                    }
-                }
+                exprs.extend(c.expressions());
             }
             Item::Inline(i) => exprs.push(&i.value),
             _ => {}
@@ -111,6 +97,44 @@ pub struct Clause {
     pub span: Span,
 }
 
+impl Clause {
+    /// The clause's own expressions: its predicate, then those of its statements (at any
+    /// depth of `if` and blocks); not their operands.
+    pub fn expressions(&self) -> Vec<&Expr> {
+        let mut exprs: Vec<&Expr> = self.predicate.iter().collect();
+        let mut stmts: Vec<&Stmt> = self.body.iter().flatten().collect();
+        while let Some(s) = stmts.pop() {
+            match s {
+                Stmt::Expr(e) => exprs.push(e),
+                Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                    ..
+                } => {
+                    exprs.push(cond);
+                    stmts.extend(then.iter().chain(otherwise.iter().flatten()));
+                }
+                Stmt::Block(body, _) => stmts.extend(body),
+            }
+        }
+        exprs
+    }
+
+    /// Whether the clause reads the state its function's entry saved (`entry->arg0`,
+    /// `entry->timestamp`): its return probes then need their entry probes.
+    pub fn reads_entry(&self) -> bool {
+        let mut pending = self.expressions();
+        while let Some(e) = pending.pop() {
+            if e.is_entry_member() {
+                return true;
+            }
+            e.for_each_child(|c| pending.push(c));
+        }
+        false
+    }
+}
+
 /// A probe description exactly as written; macro variables (`$target`) are still unexpanded.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProbeDesc {
@@ -136,9 +160,6 @@ pub enum Stmt {
         otherwise: Option<Vec<Stmt>>,
         span: Span,
     },
-    /// A declaration inside a clause body (`this int x;` is not allowed there in DTrace, but
-    /// the parser accepts declarations and the compiler reports them).
-    Decl(Decl),
     /// A bare `{ ... }` block.
     Block(Vec<Stmt>, Span),
 }
@@ -161,6 +182,12 @@ impl Expr {
             e.for_each_child(|child| pending.push((child, level + 1)));
         }
         height
+    }
+
+    /// Whether this is `entry->NAME`: a member of the state saved at the function's entry.
+    pub fn is_entry_member(&self) -> bool {
+        matches!(&self.kind, ExprKind::Member { base, arrow: true, .. }
+            if matches!(&base.kind, ExprKind::Ident(n) if n == ENTRY))
     }
 
     /// The first call of something that is not a name (`1()`) in this expression, in

@@ -23,6 +23,10 @@
 //! returned 200,000 right sums, at `-O0` and `-O2`. The cost when untraced is the nop; the
 //! call is out of line and never reached.
 //!
+//! Every header also defines `DTRACE_D_SOURCE(name, "D text")`, which puts the D source of
+//! the program's types and translators in a `.note.dtrace` note ([`crate::typenote`],
+//! `NT_D_SOURCE`) for `dtrace` to load when it traces the program (docs/TRANSLATORS.md).
+//!
 //! `P_X_ENABLED()` reads the probe's semaphore, a hidden `unsigned short` the `-G` object
 //! defines and the kernel increments while a tracer has a uprobe on one of its sites
 //! (`ref_ctr_offset`).
@@ -48,6 +52,7 @@ pub fn header(providers: &[ProviderDef], file: Option<&str>) -> String {
     out.push_str("#ifdef\t__GNUC__\n#pragma GCC system_header\n#endif\n\n");
     // Addresses and arguments are machine words: 8 bytes, or 4 in 32-bit code.
     out.push_str("#ifndef __DTRACE_ADDR\n#if defined(__LP64__) || defined(_LP64)\n#define __DTRACE_ADDR \".8byte \"\n#define __DTRACE_WORD \"8\"\n#else\n#define __DTRACE_ADDR \".4byte \"\n#define __DTRACE_WORD \"4\"\n#endif\n#endif\n\n");
+    out.push_str(D_SOURCE_MACRO);
     for p in providers {
         provider(&mut out, p);
     }
@@ -57,6 +62,21 @@ pub fn header(providers: &[ProviderDef], file: Option<&str>) -> String {
     }
     out
 }
+
+/// `DTRACE_D_SOURCE(name, text)`: a static note (owner `dtrace`, type `NT_D_SOURCE`) whose
+/// descriptor is the string literal `text` with its NUL; the struct's alignment pads it
+/// to 4 bytes as a note must be.
+const D_SOURCE_MACRO: &str = "\
+#ifndef DTRACE_D_SOURCE
+/* DTRACE_D_SOURCE(name, \"D text\"): ship the D types and translators of this program's
+ * probe arguments in it, for dtrace to load when it traces the program. */
+#define DTRACE_D_SOURCE(name, text) \\
+	__attribute__((section(\".note.dtrace\"), used, aligned(4))) \\
+	static const struct { unsigned int namesz, descsz, type; char owner[8]; \\
+		char desc[sizeof(text)]; } name = { 7, sizeof(text), 2, \"dtrace\", text }
+#endif
+
+";
 
 fn provider(out: &mut String, p: &ProviderDef) {
     let pm = macro_name(&p.name);
@@ -189,6 +209,7 @@ mod tests {
         let p = defs("provider test_prov { probe go(); probe place(int, char *); };");
         let h = header(&p, Some("prov.h"));
         assert!(h.contains("#ifndef\t_PROV_H"), "{h}");
+        assert!(h.contains("#define DTRACE_D_SOURCE(name, text)"), "{h}");
         assert!(h.contains("#define\tTEST_PROV_GO() \\"), "{h}");
         let h = header(&defs("provider p { probe d__ash(); };"), None);
         assert!(h.contains("#define\tP_D_ASH() \\"), "{h}");

@@ -57,6 +57,9 @@ pub enum ExprKind {
     /// `args[N]` of a probe whose context types it (tracepoint fields, BTF prototypes, USDT
     /// operands); code generation reads it as the context says.
     ProbeArg(u8),
+    /// `entry->timestamp`, `entry->arg0`...: a value the function's entry saved, read from
+    /// what the clause looked up before its predicate ([`Body::entry`]).
+    Entry(EntryField),
     /// An expression of a `proc`/`sched` probe's definition, evaluated in the context of
     /// the probe it fires on (its `args[]` and `argN` are that probe's).
     InBase(Box<Expr>),
@@ -270,6 +273,9 @@ pub enum Builtin {
     /// The address of the current thread's user-mode register frame (`struct pt_regs`):
     /// what `uregs[]` reads.
     UserRegs,
+    /// The stack pointer of the probe's register context (a uprobe's or kprobe's `struct
+    /// pt_regs`): what keys the state an entry saves for `entry->` (no D name).
+    StackPointer,
 }
 
 /// A subroutine.
@@ -349,6 +355,38 @@ pub enum Stmt {
     Action(Action),
     /// `{ ... }`
     Block(Vec<Stmt>),
+    /// Save what a return clause reads of this entry (`entry->...`), keyed by the thread
+    /// and `frame`, the stack pointer at entry (0 for a system call: a thread is in one at
+    /// a time); each value goes to its field's slot.
+    SaveEntry {
+        frame: Expr,
+        values: Vec<(EntryField, Expr)>,
+    },
+}
+
+/// A value a function's entry saves for its return (`entry->NAME`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryField {
+    Timestamp,
+    Vtimestamp,
+    /// `entry->argN` (`entry->args[N]` is its typed form).
+    Arg(u8),
+}
+
+impl EntryField {
+    /// How many arguments an entry saves: `arg0`..`arg9`.
+    pub const ARGS: u8 = 10;
+    /// Fields in the saved state.
+    pub const COUNT: u32 = 2 + Self::ARGS as u32;
+
+    /// The field's u64 slot in the saved state.
+    pub fn slot(self) -> u32 {
+        match self {
+            EntryField::Timestamp => 0,
+            EntryField::Vtimestamp => 1,
+            EntryField::Arg(n) => 2 + u32::from(n),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -459,6 +497,8 @@ pub struct Assoc {
     pub value: Type,
     /// Thread-local: the key starts with the thread id.
     pub thread: bool,
+    /// Per key, what its uses store there (see [`KeyUses`]).
+    pub uses: Vec<KeyUses>,
 }
 
 /// An aggregation: its function and key signature, fixed by its first use.
@@ -470,6 +510,52 @@ pub struct Aggregation {
     /// Key types; a key that is a stack or symbol has its [`Datum`] (its type is then
     /// `uint64_t`, meaningless).
     pub keys: Vec<(Type, Option<Datum>)>,
+    /// Per key, what its uses store there (see [`KeyUses`]).
+    pub uses: Vec<KeyUses>,
+}
+
+/// What the uses of one key position of an aggregation or associative array (every
+/// clause and statement naming it) store there, so its slot need hold no more: for a
+/// string, the longest string any of them can be; and when every use is a name of the
+/// probe (`probefunc`, `probename`, `probemod`, `probeprov`), those names, so that the key
+/// can be kept as a number. Nothing for keys that are not strings.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyUses {
+    /// The most bytes, NUL included, a string stored there takes (at most `strsize`); 0
+    /// when no use stores a string.
+    pub bound: u32,
+    /// The probe names every use stores, if every use stores one.
+    pub names: Option<ProbeNames>,
+}
+
+/// The probe names a key position can hold: the system calls of group programs by number
+/// (their `probefunc`, known only at run time), and names known when compiling.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProbeNames {
+    pub by_nr: std::collections::BTreeMap<u32, String>,
+    pub fixed: std::collections::BTreeSet<String>,
+}
+
+impl ProbeNames {
+    /// The names as the key numbers them: each system call's name at its number (the
+    /// numbers between them unnamed), then the fixed names not among them.
+    pub fn table(&self) -> Vec<String> {
+        let len = self
+            .by_nr
+            .keys()
+            .next_back()
+            .map_or(0, |nr| *nr as usize + 1);
+        let mut table = vec![String::new(); len];
+        for (nr, name) in &self.by_nr {
+            table[*nr as usize] = name.clone();
+        }
+        for name in &self.fixed {
+            if !self.by_nr.values().any(|n| n == name) {
+                table.push(name.clone());
+            }
+        }
+        table
+    }
 }
 
 /// A clause typed for one context: the probes it runs on there, its predicate and body.
@@ -488,6 +574,10 @@ pub struct Body {
     pub stmts: Vec<Stmt>,
     /// Whether the clause writes a record (clauses of only aggregations write none).
     pub records: bool,
+    /// The clause reads `entry->`: the stack pointer its function had at entry (0 at a
+    /// system call's return), which with the thread finds what the entry saved
+    /// ([`Stmt::SaveEntry`]). A firing whose entry saved nothing skips the clause.
+    pub entry: Option<Expr>,
 }
 
 /// One clause of the program, typed once per context it runs in.
@@ -536,4 +626,7 @@ pub struct Program {
     /// Whether a clause reads `timestamp` or `vtimestamp`: each program then keeps the
     /// values it read first, so a firing sees one of each (as in DTrace).
     pub timestamp: bool,
+    /// The most bytes one clause body's `alloca()` calls take (each rounded up to 8): the
+    /// size of the arena each clause allocates from, afresh.
+    pub alloca_arena: u32,
 }

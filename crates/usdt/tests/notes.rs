@@ -114,3 +114,27 @@ fn enabled_and_lazy_probes_follow_the_semaphore() {
     ));
     assert!(!std::ptr::eq(plain, sema));
 }
+
+dtrace_usdt::d_source!("struct selftest { int a; };");
+
+/// `d_source!` puts its text in a `.note.dtrace` note of the binary, as `readelf` reads it.
+#[test]
+fn d_source_is_a_note_of_the_binary() {
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("readelf")
+        .args(["-x", ".note.dtrace"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The hex dump's text column: the header, the owner, the D source.
+    let column: String = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("0x"))
+        .filter_map(|l| l.get(l.len().saturating_sub(16)..))
+        .collect();
+    assert!(
+        column.contains("dtrace..struct selftest { int a; };."),
+        "{text}"
+    );
+}

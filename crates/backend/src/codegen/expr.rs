@@ -54,6 +54,7 @@ impl Gen<'_, '_> {
             ExprKind::Builtin(b) => self.builtin(*b, &e.ty, span),
             ExprKind::Arg(n) => self.arg(*n, span),
             ExprKind::ProbeArg(n) => self.probe_arg(*n, &e.ty, span),
+            ExprKind::Entry(field) => self.entry_value(*field, e, span),
             ExprKind::InBase(inner) => self.in_base(|g| g.expr(inner)),
             ExprKind::Convert(inner) => {
                 let v = self.expr(inner)?;

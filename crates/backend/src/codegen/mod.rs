@@ -28,12 +28,15 @@
 
 mod actions;
 mod aggregate;
+mod arena;
 mod cleanpath;
 mod context;
 mod dpath;
+mod entry;
 mod expr;
 mod fault;
 mod inet;
+mod keys;
 mod place;
 mod regs;
 mod speculation;
@@ -256,10 +259,13 @@ pub(crate) struct Compiler<'a> {
     follow: Option<MapId>,
     /// The speculations map ([`Compiled::specs`]), once a clause uses speculations.
     specs: Option<MapId>,
+    /// The map of saved entry states (see [`entry`]), once a clause reads or saves one.
+    entry: Option<MapId>,
     /// Whether a destructive action was compiled ([`Compiled::destructive`]).
     destructive: bool,
-    /// The largest record's data ([`Compiled::max_record_data`]).
+    /// The largest record's data ([`Compiled::max_record_data`]), and an END clause's.
     max_record_data: u32,
+    max_end_record_data: u32,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
 }
@@ -333,8 +339,10 @@ impl<'a> Compiler<'a> {
             helpers: Vec::new(),
             follow: None,
             specs: None,
+            entry: None,
             destructive: false,
             max_record_data: 0,
+            max_end_record_data: 0,
             error_bodies: Vec::new(),
         }
     }
@@ -485,6 +493,7 @@ impl<'a> Compiler<'a> {
             specs: self.specs,
             destructive: self.destructive,
             max_record_data: self.max_record_data,
+            max_end_record_data: self.max_end_record_data,
         }
     }
 }
@@ -613,6 +622,15 @@ struct ClauseState {
     /// In a clause that speculates: the record field (u64) holding the speculation id,
     /// 0 until `speculate()` ran.
     spec_field: Option<u32>,
+    /// Where in the arena the clause's last `alloca()` ends (0 before the first).
+    alloca_top: u32,
+    /// In a clause reading `entry->`: where in scratch the entry's state was copied.
+    entry_state: Option<u32>,
+    /// The record offset of the user stack window, once a user stack placed it (0: no
+    /// room for it).
+    stack_window: Option<u32>,
+    /// The clause's recorded `ustackdepth`, once one placed it.
+    ustackdepth: Option<Field>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -636,6 +654,8 @@ struct ProgState {
     /// Where the firing's `timestamp` and then `vtimestamp` are kept (0 until read), when
     /// the program reads either.
     timestamp: Option<u32>,
+    /// Where each clause's `alloca()` memory starts, afresh (see `alloca`).
+    arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
     /// The most scratch the program's released temporaries took.
@@ -704,6 +724,11 @@ impl ProgState {
             e.emit(Insn::st(Size::DW, SCRATCH, slot as i16 + 8, 0));
             slot
         });
+        let arena = (arena::arena_size(c) > 0).then(|| {
+            let at = scratch_top;
+            scratch_top += arena::arena_size(c);
+            at
+        });
         ProgState {
             e,
             probe,
@@ -716,6 +741,7 @@ impl ProgState {
             error_args: None,
             strtok,
             timestamp,
+            arena,
             search: None,
             scratch_peak: 0,
         }
@@ -745,10 +771,9 @@ impl ProgState {
             ));
         };
         if let Some(off) = c.kernel.member_offset("task_struct", "thread_info.status") {
-            e.emit(Insn::call(helpers::GET_CURRENT_TASK));
-            e.emit(Insn::mov64_reg(R3, R0));
-            e.emit(Insn::alu64_imm(BPF_ADD, R3, off as i32));
-            read_kernel(e, 4);
+            // Loaded through the task's BTF pointer: no helper copying it.
+            e.emit(Insn::call(helpers::GET_CURRENT_TASK_BTF));
+            e.emit(Insn::ldx(Size::W, R0, R0, off as i16));
             e.emit(Insn::alu64_imm(BPF_AND, R0, TS_COMPAT));
             e.jmp_imm(BPF_JNE, R0, 0, exit);
         }
@@ -782,6 +807,7 @@ impl ProgState {
             error_args: None,
             strtok: None,
             timestamp: None,
+            arena: None,
             search: None,
             scratch_peak: 0,
         }
@@ -817,6 +843,8 @@ pub(crate) struct Gen<'c, 'a> {
     /// Where the firing's `timestamp` and `vtimestamp` are kept, when the program reads
     /// either.
     timestamp: Option<u32>,
+    /// Where each clause's `alloca()` memory starts.
+    arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
     /// The most scratch the program's released temporaries took.
@@ -842,6 +870,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             in_error_clauses: false,
             strtok: p.strtok,
             timestamp: p.timestamp,
+            arena: p.arena,
             search: p.search,
             scratch_peak: p.scratch_peak,
         }
@@ -860,6 +889,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             error_args: self.error_args,
             strtok: self.strtok,
             timestamp: self.timestamp,
+            arena: self.arena,
             search: self.search,
             scratch_peak: self.scratch_peak,
         }
@@ -943,6 +973,10 @@ impl<'c, 'a> Gen<'c, 'a> {
             actions: Vec::new(),
             fault_tail: None,
             spec_field: None,
+            alloca_top: 0,
+            entry_state: None,
+            stack_window: None,
+            ustackdepth: None,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.
@@ -964,6 +998,12 @@ impl<'c, 'a> Gen<'c, 'a> {
             self.e
                 .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));
             self.clause_state().epid_slot = Some(slot);
+        }
+        let mark = self.scratch_top;
+        if let Some(frame) = &body.entry {
+            // A clause reading entry-> runs only where its entry saved its state.
+            let state = self.find_entry(frame, end)?;
+            self.clause_state().entry_state = Some(state);
         }
         // A proc/sched probe fires only where its filter holds; then the predicate.
         for test in body.filter.iter().chain(&body.predicate) {
@@ -998,6 +1038,9 @@ impl<'c, 'a> Gen<'c, 'a> {
         }
         self.fault_tail();
         self.e.bind(end);
+        if body.entry.is_some() {
+            self.release_scratch(mark);
+        }
         let state = self.clause.take().expect("inside a clause");
         for e in &state.group_epids {
             self.c.enabled[*e as usize - 1].actions = state.actions.clone();
@@ -1052,6 +1095,9 @@ impl<'c, 'a> Gen<'c, 'a> {
             ));
         }
         self.c.max_record_data = self.c.max_record_data.max(len - RECORD_HEADER);
+        if self.probe.provider == "dtrace" && self.probe.name == "END" {
+            self.c.max_end_record_data = self.c.max_end_record_data.max(len - RECORD_HEADER);
+        }
         match self.clause_state().spec_field {
             Some(field) => self.output_speculative(len, field),
             None => self.output_counted(len),
@@ -1121,6 +1167,7 @@ impl<'c, 'a> Gen<'c, 'a> {
                 Ok(())
             }
             ir::Stmt::Action(a) => self.action(a),
+            ir::Stmt::SaveEntry { frame, values } => self.save_entry(frame, values),
         }
     }
 }

@@ -89,10 +89,8 @@ impl Gen<'_, '_> {
                 Loc::Direct(v)
             }
             PlaceBase::Assoc { var, keys } => {
-                let a = &self.c.prog.assocs[*var];
-                let (types, thread) = (a.keys.clone(), a.thread);
                 let map = self.c.assoc_map(*var);
-                let key = self.build_key(keys, &types, thread)?;
+                let key = self.build_key(keys, *var)?;
                 self.scratch_addr(R2, key);
                 let v = self.entry(map, create, p.offset, span)?;
                 Loc::Direct(v)
@@ -189,13 +187,21 @@ impl Gen<'_, '_> {
                         self.or_zero_block(r);
                         self.read_string(r, len, false)?;
                     }
-                    Loc::Memory { reg, user } => self.read_string(reg, len, user)?,
+                    Loc::Memory { reg, user } => {
+                        if !user {
+                            self.check_arena_access(reg, 1);
+                        }
+                        self.read_string(reg, len, user)?
+                    }
                 }
             }
             Type::Struct(_) | Type::Array(..) => match loc {
                 Loc::Direct(r) => self.or_zero_block(r),
                 Loc::Memory { reg, user } => {
                     let size = p.ty.size() as u32;
+                    if !user {
+                        self.check_arena_access(reg, size);
+                    }
                     let buf = self.scratch(size);
                     self.scratch_addr(R1, buf);
                     self.e.emit(Insn::mov64_imm(R2, size as i32));
@@ -276,6 +282,9 @@ impl Gen<'_, '_> {
                 self.e.bind(done);
             }
             Loc::Memory { reg, user } => {
+                if !user {
+                    self.check_arena_access(reg, read as u32);
+                }
                 self.e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
                 self.e.emit(Insn::mov64_reg(R1, R10));
                 self.e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
@@ -375,10 +384,8 @@ impl Gen<'_, '_> {
                 Ok(Some(map))
             }
             PlaceBase::Assoc { var, keys } => {
-                let a = &self.c.prog.assocs[*var];
-                let (types, thread) = (a.keys.clone(), a.thread);
                 let map = self.c.assoc_map(*var);
-                let key = self.build_key(keys, &types, thread)?;
+                let key = self.build_key(keys, *var)?;
                 self.scratch_addr(R2, key);
                 Ok(Some(map))
             }
@@ -511,8 +518,9 @@ impl Gen<'_, '_> {
         regs::read_into(&mut self.e, reg, R1);
         self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, at));
         self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
-        let mut regions: Vec<(u32, u32)> = self
-            .allocations
+        let arena = self.arena_allocated();
+        let allocations: Vec<(u32, u32)> = self.allocations.iter().copied().chain(arena).collect();
+        let mut regions: Vec<(u32, u32)> = allocations
             .iter()
             .copied()
             .filter(|&(_, len)| len >= size)
@@ -536,7 +544,6 @@ impl Gen<'_, '_> {
         }
         // Starting inside an allocation but running past it: an invalid size, as DTrace
         // reports it; anywhere else an invalid address.
-        let allocations = self.allocations.clone();
         if !allocations.is_empty() {
             let too_big = self.e.label();
             self.e.emit(Insn::stx(Size::DW, SCRATCH, at, SCRATCH));

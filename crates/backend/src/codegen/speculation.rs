@@ -38,7 +38,7 @@ pub(crate) fn speculates(stmts: &[ir::Stmt]) -> bool {
             then, otherwise, ..
         } => speculates(then) || speculates(otherwise),
         ir::Stmt::Block(b) => speculates(b),
-        ir::Stmt::Eval(_) => false,
+        ir::Stmt::Eval(_) | ir::Stmt::SaveEntry { .. } => false,
     })
 }
 

@@ -202,11 +202,11 @@ impl Gen<'_, '_> {
     }
 
     /// `alloca(size)`: `size` bytes (a constant, at most 4096) of zeroed scratch
-    /// memory, valid for the rest of the probe's firing (later clauses of the same probe
-    /// included); a `void *` to them.
+    /// memory from the clause's arena, valid for the rest of the clause; a `void *` to
+    /// them.
     fn alloca(&mut self, args: &[Expr], span: Span) -> Result<Val> {
         let size = constant_size(&args[0]);
-        let buf = self.allocate(size);
+        let buf = self.arena_allocate(size);
         for at in (buf..buf + size.next_multiple_of(8)).step_by(8) {
             let at = self.small(at);
             self.e.emit(Insn::st(Size::DW, SCRATCH, at, 0));
@@ -221,7 +221,7 @@ impl Gen<'_, '_> {
     }
 
     /// Reserve `size` bytes of scratch that stores through pointers may write (what
-    /// `alloca` and `copyin` return); their offset.
+    /// `copyin` returns); their offset.
     fn allocate(&mut self, size: u32) -> u32 {
         let buf = self.scratch(size);
         self.allocations.push((buf, size));
@@ -281,6 +281,26 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
         self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
         let (bad_addr, bad_size, inside) = (self.e.label(), self.e.label(), self.e.label());
+        let source = self.e.label();
+        if let Some(arena) = self.arena {
+            // Into the alloca arena: what this clause allocated, whole.
+            let whole = super::arena::arena_size(self.c);
+            let allocated = self.clause_state().alloca_top;
+            let elsewhere = self.e.label();
+            self.e
+                .jmp_imm(BPF_JGE, R1, (arena + whole) as i32, elsewhere);
+            self.e.jmp_imm(BPF_JLT, R1, arena as i32, bad_addr);
+            self.e
+                .jmp_imm(BPF_JGE, R1, (arena + allocated) as i32, bad_addr);
+            regs::read_into(&mut self.e, size, R2);
+            self.e.jmp_imm(BPF_JGT, R2, (top - low) as i32, bad_size);
+            self.e.emit(Insn::mov64_reg(R3, R1));
+            self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
+            self.e
+                .jmp_imm(BPF_JGT, R3, (arena + allocated) as i32, bad_size);
+            self.e.goto(source);
+            self.e.bind(elsewhere);
+        }
         self.e.jmp_imm(BPF_JLT, R1, low as i32, bad_addr);
         self.e.jmp_imm(BPF_JGE, R1, top as i32, bad_addr);
         regs::read_into(&mut self.e, size, R2);
@@ -289,15 +309,21 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
         self.e.jmp_imm(BPF_JGT, R3, top as i32, bad_size);
         // A source in alloca memory must also lie there whole.
+        self.e.bind(source);
         regs::read_into(&mut self.e, src, R3);
         self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R3));
         self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, at));
         self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
         self.e.emit(Insn::alu64_reg(BPF_SUB, R3, R4));
+        // (In the arena: within what this clause allocated.)
+        let end = match self.arena {
+            Some(arena) => arena + self.clause_state().alloca_top,
+            None => top,
+        };
         self.e.jmp_imm(BPF_JLT, R3, low as i32, inside);
         self.e.jmp_imm(BPF_JGE, R3, top as i32, inside);
         self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
-        self.e.jmp_imm(BPF_JGT, R3, top as i32, bad_size);
+        self.e.jmp_imm(BPF_JGT, R3, end as i32, bad_size);
         self.e.goto(inside);
         self.e.bind(bad_addr);
         let r = regs::read(&mut self.e, dest, R1);

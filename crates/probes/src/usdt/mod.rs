@@ -93,6 +93,29 @@ pub fn read_probes(path: &Path) -> Result<Vec<UsdtProbe>, UsdtError> {
     parse_probes(&data).map_err(|e| error(e.to_string()))
 }
 
+/// The D source texts (types and translators) the ELF file at `path` carries in its
+/// `.note.dtrace` notes (`dtrace_sdt::typenote::NT_D_SOURCE`), in order; none if it has
+/// no such notes.
+pub fn read_d_sources(path: &Path) -> Result<Vec<String>, UsdtError> {
+    let error = |reason: String| UsdtError {
+        path: path.display().to_string(),
+        reason,
+    };
+    let data = std::fs::read(path).map_err(|e| error(e.to_string()))?;
+    let elf = Elf::parse(&data).map_err(|e| error(e.to_string()))?;
+    let notes = elf
+        .notes(dtrace_sdt::typenote::SECTION)
+        .map_err(|e| error(e.to_string()))?;
+    Ok(notes
+        .into_iter()
+        .filter(|&(owner, kind, _)| {
+            owner == dtrace_sdt::typenote::OWNER.as_bytes()
+                && kind == dtrace_sdt::typenote::NT_D_SOURCE
+        })
+        .map(|(_, _, desc)| dtrace_sdt::typenote::source_text(desc))
+        .collect())
+}
+
 /// The USDT probe sites of an ELF file's bytes.
 pub fn parse_probes(data: &[u8]) -> Result<Vec<UsdtProbe>, ElfError> {
     let elf = Elf::parse(data)?;
@@ -101,10 +124,17 @@ pub fn parse_probes(data: &[u8]) -> Result<Vec<UsdtProbe>, ElfError> {
         return Ok(Vec::new());
     }
     let base_section = elf.section(".stapsdt.base").map(|s| s.addr);
-    let declared = match elf.section(dtrace_sdt::typenote::SECTION) {
-        Some(s) => dtrace_sdt::typenote::decode(elf.section_data(s)?),
-        None => Vec::new(),
-    };
+    // A program may have two such sections: `-G`'s, not loaded, and a loaded one of
+    // `DTRACE_D_SOURCE` notes.
+    let declared: Vec<_> = elf
+        .notes(dtrace_sdt::typenote::SECTION)?
+        .into_iter()
+        .filter(|&(owner, kind, _)| {
+            owner == dtrace_sdt::typenote::OWNER.as_bytes()
+                && kind == dtrace_sdt::typenote::NT_PROBE_TYPES
+        })
+        .filter_map(|(_, _, desc)| dtrace_sdt::typenote::probe_types(desc))
+        .collect();
     let mut symbols = elf.symbols()?;
     symbols.sort_by_key(|s| s.value);
     let mut probes = Vec::new();

@@ -116,6 +116,7 @@ impl Cook<'_> {
             ActionName::Chill => &[builtins::INT],
             ActionName::Copyout => &[builtins::VOIDP, builtins::ADDR, builtins::SIZE],
             ActionName::Copyoutstr => &[builtins::CSTR, builtins::ADDR, builtins::SIZE],
+            ActionName::Setopt => &[builtins::CSTR, builtins::CSTR],
             _ => &[],
         };
         for (i, (a, p)) in args.iter().zip(params).enumerate() {
@@ -230,7 +231,13 @@ impl Cook<'_> {
         if let Some(i) = constant_size_arg(subr) {
             // copyin's size may be computed: code generation checks it at run time.
             if subr != Subr::Copyin || matches!(typed[i].kind, ExprKind::Int(_)) {
-                constant_size(name, &typed[i], subr == Subr::Alloca, self.opts.scratchsize)?;
+                let size =
+                    constant_size(name, &typed[i], subr == Subr::Alloca, self.opts.scratchsize)?;
+                if let (Subr::Alloca, Some(ctx)) = (subr, self.ctx.as_mut()) {
+                    ctx.alloca_bytes += size.next_multiple_of(8);
+                    // Even `alloca(0)` points into the arena.
+                    self.prog.alloca_arena = self.prog.alloca_arena.max(8);
+                }
             }
         }
         let ty = match subr {

@@ -198,20 +198,26 @@ impl Cook<'_> {
 
     /// The D struct or union of this tag, if D defines one.
     pub(crate) fn d_struct(&self, union: bool, name: &str) -> Option<Type> {
-        self.defs
-            .tags
-            .get(&(union, name.to_string()))
+        let key = (union, name.to_string());
+        self.binary_defs()
+            .and_then(|d| d.tags.get(&key))
+            .or_else(|| self.defs.tags.get(&key))
             .map(|r| Type::Struct(r.clone()))
     }
 
     /// Whether D (the program or its library) defines typedef `name`.
     pub(crate) fn is_d_typedef(&self, name: &str) -> bool {
-        self.defs.typedefs.contains_key(name)
+        self.binary_defs()
+            .is_some_and(|d| d.typedefs.contains_key(name))
+            || self.defs.typedefs.contains_key(name)
     }
 
     /// The type a D typedef names, if D defines `name`.
     pub(crate) fn d_typedef(&self, name: &str) -> Option<Result<Type>> {
-        let t = self.defs.typedefs.get(name)?;
+        let t = self
+            .binary_defs()
+            .and_then(|d| d.typedefs.get(name))
+            .or_else(|| self.defs.typedefs.get(name))?;
         Some(self.resolve_type(&t.spec, &t.parts, t.span))
     }
 

@@ -20,12 +20,15 @@
 
 mod action;
 mod aggfunc;
+mod binary;
 mod call;
 mod clause_flags;
 mod consts;
 mod context;
 mod decl;
+mod entry;
 mod expr;
+mod keys;
 mod layout;
 mod place;
 mod scope;
@@ -41,6 +44,7 @@ use crate::probe::{ProbeContext, ProbeSite, SyscallGroup};
 use crate::types::translators::Provided;
 
 pub use aggfunc::MAX_SLOTS;
+pub use binary::BinaryDefs;
 pub use call::COPYIN_MAX;
 pub use consts::constant;
 
@@ -86,6 +90,12 @@ pub struct Input<'a> {
     pub formats: &'a dyn FormatCheck,
     /// Translator definitions (the D library's and the program's), in definition order.
     pub translators: &'a [Provided],
+    /// The entry probes of the return probes whose clauses read `entry->`: a hidden clause
+    /// saves their state there (see [`entry`]).
+    pub entry_sites: &'a [ProbeSite],
+    /// The D definitions the traced binaries carry, each for the clause bodies on its
+    /// probes (see [`binary`]).
+    pub binaries: &'a [BinaryDefs],
 }
 
 /// A clause enabled on more than this many system calls in one direction is typed (and
@@ -96,6 +106,7 @@ pub const SYSCALL_GROUP_MIN: usize = 8;
 /// Type `input.program`.
 pub fn cook(input: &Input<'_>) -> Result<ir::Program> {
     let mut c = Cook::new(input);
+    c.load_binaries(input.binaries)?;
     let mut clause = 0;
     for item in &input.program.items {
         match item {
@@ -110,6 +121,9 @@ pub fn cook(input: &Input<'_>) -> Result<ir::Program> {
             }
             Item::Pragma(_) | Item::Provider(_) => {}
         }
+    }
+    if !input.entry_sites.is_empty() {
+        c.entry_savers(input.entry_sites)?;
     }
     Ok(c.prog)
 }
@@ -129,6 +143,12 @@ pub(crate) struct Cook<'a> {
     next_bind: usize,
     /// The context of what is typed outside clauses (translators' members): no probe.
     nowhere: ProbeSite,
+    /// [`Input::entry_sites`].
+    entry_sites: &'a [ProbeSite],
+    /// Whether a clause reads `entry->vtimestamp`: entries then save it.
+    entry_vtimestamp: bool,
+    /// The traced binaries' own definitions.
+    layers: binary::Layers,
 }
 
 /// What a clause body is typed for.
@@ -140,6 +160,22 @@ struct Ctx {
     in_base: usize,
     /// The actions typed so far, for DTrace's ordering rules.
     flags: clause_flags::ClauseFlags,
+    /// Bytes the body's `alloca()` calls take, each rounded up to 8.
+    alloca_bytes: u32,
+    /// The stack pointer at the function's entry, once the body reads `entry->`.
+    entry: Option<ir::Expr>,
+}
+
+impl Ctx {
+    fn new(site: ProbeSite) -> Ctx {
+        Ctx {
+            site,
+            in_base: 0,
+            flags: Default::default(),
+            alloca_bytes: 0,
+            entry: None,
+        }
+    }
 }
 
 impl<'a> Cook<'a> {
@@ -155,6 +191,9 @@ impl<'a> Cook<'a> {
             ctx: None,
             next_bind: 0,
             nowhere: nowhere(),
+            entry_sites: input.entry_sites,
+            entry_vtimestamp: false,
+            layers: Default::default(),
         }
     }
 
@@ -188,51 +227,9 @@ impl<'a> Cook<'a> {
         sites: &[ProbeSite],
         statements: &[u32],
     ) -> Result<()> {
-        let statement = |i: usize| statements.get(i).copied().unwrap_or(0);
-        // Indices into `sites`: those typed one by one, and each syscall group's members.
-        let mut singles: Vec<usize> = Vec::new();
-        let mut groups: [Vec<usize>; 2] = Default::default();
-        for (i, site) in sites.iter().enumerate() {
-            match group_direction(site) {
-                Some(ret) => {
-                    let group = &mut groups[ret as usize];
-                    if !group.iter().any(|&j| sites[j].id == site.id) {
-                        group.push(i);
-                    }
-                }
-                // A probe that several of the clause's descriptions name runs the clause
-                // once for each, as DTrace does.
-                None => {
-                    if !singles
-                        .iter()
-                        .any(|&j| sites[j].id == site.id && statement(j) == statement(i))
-                    {
-                        singles.push(i);
-                    }
-                }
-            }
-        }
-        let mut bodies = Vec::new();
-        for (ret, members) in groups.into_iter().enumerate() {
-            if members.len() > SYSCALL_GROUP_MIN {
-                let member_sites: Vec<ProbeSite> =
-                    members.iter().map(|&i| sites[i].clone()).collect();
-                let context = group_site(&member_sites, ret == 1);
-                bodies.push((members, member_sites, context));
-            } else {
-                singles.extend(members);
-            }
-        }
         let mut typed = Vec::new();
-        // Single probes first, in the order the clause names them, then the groups.
-        singles.sort_unstable();
-        for i in singles {
-            let site = &sites[i];
-            typed.push(self.body(clause, vec![site.clone()], vec![statement(i)], site.clone())?);
-        }
-        for (members, member_sites, context) in bodies {
-            let stmts = members.iter().map(|&i| statement(i)).collect();
-            typed.push(self.body(clause, member_sites, stmts, context)?);
+        for (sites, statements, context) in contexts(sites, statements) {
+            typed.push(self.body(clause, sites, statements, context)?);
         }
         if sites.is_empty() {
             // A clause matching nothing (-Z) is still typed, so the variables and
@@ -251,13 +248,13 @@ impl<'a> Cook<'a> {
         statements: Vec<u32>,
         context: ProbeSite,
     ) -> Result<ir::Body> {
-        self.ctx = Some(Ctx {
-            site: context.clone(),
-            in_base: 0,
-            flags: Default::default(),
-        });
-        let result = self.body_in_context(clause);
-        self.ctx = None;
+        self.ctx = Some(Ctx::new(context.clone()));
+        let result = self.with_binary(context.id, |c| c.body_in_context(clause));
+        let ctx = self.ctx.take();
+        if let Some(ctx) = &ctx {
+            self.prog.alloca_arena = self.prog.alloca_arena.max(ctx.alloca_bytes);
+        }
+        let entry = ctx.and_then(|c| c.entry);
         let (filter, predicate, stmts) = result?;
         let records = action::clause_records(&stmts);
         Ok(ir::Body {
@@ -268,6 +265,7 @@ impl<'a> Cook<'a> {
             predicate,
             stmts,
             records,
+            entry,
         })
     }
 
@@ -330,6 +328,54 @@ impl<'a> Cook<'a> {
         self.next_bind += 1;
         self.next_bind - 1
     }
+}
+
+/// The contexts a clause enabled on `sites` is typed in (`statements[i]` is `sites[i]`'s
+/// statement number): each with its probes, their statement numbers and the context.
+fn contexts(sites: &[ProbeSite], statements: &[u32]) -> Vec<(Vec<ProbeSite>, Vec<u32>, ProbeSite)> {
+    let statement = |i: usize| statements.get(i).copied().unwrap_or(0);
+    // Indices into `sites`: those typed one by one, and each syscall group's members.
+    let mut singles: Vec<usize> = Vec::new();
+    let mut groups: [Vec<usize>; 2] = Default::default();
+    for (i, site) in sites.iter().enumerate() {
+        match group_direction(site) {
+            Some(ret) => {
+                let group = &mut groups[ret as usize];
+                if !group.iter().any(|&j| sites[j].id == site.id) {
+                    group.push(i);
+                }
+            }
+            // A probe that several of the clause's descriptions name runs the clause
+            // once for each, as DTrace does.
+            None => {
+                if !singles
+                    .iter()
+                    .any(|&j| sites[j].id == site.id && statement(j) == statement(i))
+                {
+                    singles.push(i);
+                }
+            }
+        }
+    }
+    let mut grouped = Vec::new();
+    for (ret, members) in groups.into_iter().enumerate() {
+        if members.len() > SYSCALL_GROUP_MIN {
+            let member_sites: Vec<ProbeSite> = members.iter().map(|&i| sites[i].clone()).collect();
+            let context = group_site(&member_sites, ret == 1);
+            let stmts = members.iter().map(|&i| statement(i)).collect();
+            grouped.push((member_sites, stmts, context));
+        } else {
+            singles.extend(members);
+        }
+    }
+    // Single probes first, in the order the clause names them, then the groups.
+    singles.sort_unstable();
+    let mut all: Vec<(Vec<ProbeSite>, Vec<u32>, ProbeSite)> = singles
+        .into_iter()
+        .map(|i| (vec![sites[i].clone()], vec![statement(i)], sites[i].clone()))
+        .collect();
+    all.extend(grouped);
+    all
 }
 
 /// The stand-in probe of what is typed where no probe is: translators' members, and

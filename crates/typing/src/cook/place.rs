@@ -99,6 +99,8 @@ impl Cook<'_> {
                 Some(id) => Place::whole(PlaceBase::This(id), self.prog.this_vars[id].ty.clone()),
                 None => return Err(undefined(&format!("this->{name}"), span)),
             },
+            A::Member { .. } if self.is_entry_ref(e) => return Ok(None),
+            A::Index { base, .. } if self.is_entry_ref(base) => return Ok(None),
             A::Member { base, name, arrow } => {
                 // A translated member is a value, unless it is an array or struct: then
                 // the translation is built and the member named in it.

@@ -26,7 +26,7 @@ use crate::types::{Record, Type};
 const MAX_INLINE_DEPTH: usize = 16;
 
 /// One translator definition, with its types once resolved.
-struct Xlator {
+pub(crate) struct Xlator {
     def: ast::Translator,
     eager: bool,
     /// Output and input types, resolved on first need.
@@ -43,6 +43,25 @@ pub(crate) struct Translators {
 }
 
 impl Translators {
+    /// Add `layer` (a traced binary's translators) after the others, for a clause body on
+    /// its probes; the length to give [`Translators::pop_layer`].
+    pub(crate) fn push_layer(&mut self, layer: Vec<Xlator>) -> usize {
+        let base = self.list.len();
+        self.list.extend(layer);
+        base
+    }
+
+    /// Take back the translators [`Translators::push_layer`] added (with what was resolved
+    /// of them).
+    pub(crate) fn pop_layer(&mut self, base: usize) -> Vec<Xlator> {
+        self.list.split_off(base)
+    }
+
+    /// The translators, to keep aside (see [`Translators::push_layer`]).
+    pub(crate) fn take(&mut self) -> Vec<Xlator> {
+        std::mem::take(&mut self.list)
+    }
+
     pub(crate) fn new(provided: &[Provided]) -> Translators {
         Translators {
             list: provided
@@ -264,6 +283,12 @@ impl Cook<'_> {
             }
         }
         None
+    }
+
+    /// Whether `e` stands for an `xlate` (directly or through inlines, as `curpsinfo`):
+    /// translated data exists only while the clause runs, so it is no aggregation key.
+    pub(crate) fn is_translation(&self, e: &ast::Expr) -> bool {
+        self.xlate_source(e).is_some()
     }
 
     /// How DTrace names the type of an `xlate` expression, which no cast may change:

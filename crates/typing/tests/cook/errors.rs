@@ -10,7 +10,7 @@ use dtrace_typing::probe::{
     TracepointLayout,
 };
 
-use super::{cook_after_library, cook_d, cook_with, kernel_btf, raw, Failure};
+use super::{cook_after_library, cook_d, cook_with, cook_with_binary, kernel_btf, raw, Failure};
 
 /// (D program, tag, message) triples.
 type Cases<'a> = &'a [(&'a str, &'a str, &'a str)];
@@ -45,11 +45,6 @@ const STATEMENTS: Cases = &[
         "if condition must be of scalar type",
     ),
     (
-        "BEGIN { int x; }",
-        "D_DECL_LOCASC",
-        "declarations are not permitted in a clause body",
-    ),
-    (
         "BEGIN { @a = count(); @a; }",
         "D_AGG_NULL",
         "expression has null effect: @a",
@@ -82,6 +77,21 @@ const STATEMENTS: Cases = &[
 ];
 
 const ACTIONS: Cases = &[
+    (
+        "struct t { int a; }; translator struct t < int x > { a = x; }; BEGIN { @a[xlate < struct t * > (1)] = count(); }",
+        "D_KEY_TYPE",
+        "pointer to translated data expression may not be used as aggregation index: key #1",
+    ),
+    (
+        "int p; BEGIN { p = 1; p -= alloca(10); }",
+        "D_OP_VFPTR",
+        "operator -= requires left-hand scalar operand of known size",
+    ),
+    (
+        "BEGIN { setopt(1); }",
+        "D_PROTO_ARG",
+        "setopt( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
+    ),
     (
         "BEGIN { print(1); }",
         "D_PROTO_ARG",
@@ -1476,6 +1486,56 @@ fn probe_context() {
     check(CONTEXT, on_named_probes);
 }
 
+/// A binary's own D source (on the clause's probe): types and translators only.
+const BINARY: Cases = &[(
+    "BEGIN { }",
+    "D_BINARY_ITEM",
+    "a binary's D source may only declare types, translators and providers",
+)];
+
+#[test]
+fn binary_definitions() {
+    check(BINARY, |text| {
+        cook_with_binary("inline int answer = 42;", text).map(|_| ())
+    });
+    // The binary's types are seen by the bodies on its probes, not by others'.
+    let binary = "struct bin { int a; };
+        translator struct bin < int x > { a = x * 2; };";
+    assert!(cook_with_binary(binary, "BEGIN { trace(xlate <struct bin> (1).a); }").is_ok());
+    assert!(cook_d("BEGIN { trace(xlate <struct bin> (1).a); }").is_err());
+}
+
+/// `entry->` (our extension): only in return probes, only the saved names.
+const ENTRY: Cases = &[
+    (
+        "BEGIN { trace(entry->arg0); }",
+        "D_ENTRY_PROBE",
+        "entry-> may only be used in the return probe of a function or a system call, not in dtrace:::BEGIN",
+    ),
+    (
+        "fbt::vfs_read:entry { trace(entry->timestamp); }",
+        "D_ENTRY_PROBE",
+        "entry-> may only be used in the return probe of a function or a system call, not in fbt:vmlinux:vfs_read:entry",
+    ),
+    (
+        "BEGIN { trace(entry->arg10); }",
+        "D_ENTRY_MEMBER",
+        "entry has no member named arg10 (entry->arg0 .. entry->arg9, entry->args[N], entry->timestamp, entry->vtimestamp)",
+    ),
+    (
+        "BEGIN { trace(entry->args); }",
+        "D_ENTRY_MEMBER",
+        "entry->args must be indexed: entry->args[N]",
+    ),
+];
+
+#[test]
+fn entry_state() {
+    check(ENTRY, on_named_probes);
+    // A variable named entry is a variable.
+    assert!(cook_d("struct s { int arg0; } *entry; BEGIN { trace(entry->arg0); }").is_ok());
+}
+
 #[test]
 fn declarations() {
     check(DECLARATIONS, on_named_probes);
@@ -1681,6 +1741,8 @@ fn every_tag_of_the_typing_pass_has_a_case() {
         AGGREGATIONS,
         CALLS,
         CONTEXT,
+        ENTRY,
+        BINARY,
         DECLARATIONS,
         EXPRESSIONS,
         PLACES,

@@ -470,9 +470,14 @@ fn d_struct_members_and_bitfields() {
         typed_in(decls, "&v.t").ty.to_string(),
         "struct task_struct * *"
     );
-    // An enum D defines is an int; its constants are ints.
+    // An enum D defines is an int named `enum e`, as DTrace names it; its constants
+    // are ints.
     let decls = "enum e { A, B = 5, C }; enum e x;";
-    assert_eq!(typed_in(decls, "x").ty.to_string(), "int");
+    let x = typed_in(decls, "x").ty;
+    assert_eq!(
+        (x.to_string(), x.size(), x.is_signed()),
+        ("enum e".into(), 4, true)
+    );
     assert_eq!(typed_in(decls, "C").kind, ExprKind::Int(6));
 }
 

@@ -18,7 +18,7 @@ use std::sync::Once;
 use dtrace_btf::{Btf, Kind, TypeKind};
 use dtrace_frontend::ast::Item;
 use dtrace_frontend::{expand_line_markers, CompileError, Origin, Source};
-use dtrace_typing::cook::{cook, Input, Options};
+use dtrace_typing::cook::{cook, BinaryDefs, Input, Options};
 use dtrace_typing::format::FormatCheck;
 use dtrace_typing::ir::{self, Expr, Stmt};
 use dtrace_typing::macros::MacroArgs;
@@ -125,17 +125,23 @@ fn cook_with(
     text: &str,
     probes: impl Fn(usize, &str) -> Option<Vec<ProbeSite>>,
 ) -> Result<ir::Program, Failure> {
-    compile("", text, probes)
+    compile("", "", text, probes)
 }
 
 /// Parse and type `text` after the D library `library`, whose translators are checked
 /// only where used, as the command line's library is.
 fn cook_after_library(library: &str, text: &str) -> Result<ir::Program, Failure> {
-    compile(library, text, |_, _| None)
+    compile(library, "", text, |_, _| None)
+}
+
+/// Parse and type `text` as if its probes were in a binary whose D source is `binary`.
+fn cook_with_binary(binary: &str, text: &str) -> Result<ir::Program, Failure> {
+    compile("", binary, text, |_, _| None)
 }
 
 fn compile(
     library: &str,
+    binary: &str,
     text: &str,
     probes: impl Fn(usize, &str) -> Option<Vec<ProbeSite>>,
 ) -> Result<ir::Program, Failure> {
@@ -143,10 +149,12 @@ fn compile(
     let sources = [
         Source::new(Origin::Description, text.to_string()),
         Source::new(Origin::Script("library.d".into()), library.to_string()),
+        Source::new(Origin::Script("binary".into()), binary.to_string()),
     ];
     let is_type = |n: &str| builtin_typedef(n).is_some() || kernel::is_typedef(n);
     let fail = |e: CompileError| (e.tag.to_string(), expand_line_markers(&e.message, &sources));
     let library = dtrace_frontend::parse(&sources[1], 1, &is_type).map_err(fail)?;
+    let binary = dtrace_frontend::parse(&sources[2], 2, &is_type).map_err(fail)?;
     let mut program = dtrace_frontend::parse(&sources[0], 0, &is_type).map_err(fail)?;
     program.items.splice(0..0, library.items);
     let mut sites = Vec::new();
@@ -173,6 +181,13 @@ fn compile(
         ],
         ..MacroArgs::default()
     };
+    let binaries: Vec<BinaryDefs> = (!binary.items.is_empty())
+        .then(|| BinaryDefs {
+            items: binary.items,
+            sites: sites.iter().flatten().map(|s| s.id).collect(),
+        })
+        .into_iter()
+        .collect();
     let statements: Vec<Vec<u32>> = sites
         .iter()
         .enumerate()
@@ -186,6 +201,8 @@ fn compile(
         macros: &macros,
         formats: &AnyFormat,
         translators: &translators,
+        entry_sites: &[],
+        binaries: &binaries,
     })
     .map_err(fail)
 }
