@@ -660,7 +660,12 @@ pub fn arg_types(site: &ProbeSite) -> Vec<String> {
                 return Vec::new();
             };
             if ret {
-                vec!["int".to_string(), btf_name(proto.ret)]
+                // args[0] is the return offset; a void function has no args[1].
+                let mut types = vec!["uint64_t".to_string()];
+                if proto.ret != 0 {
+                    types.push(btf_name(proto.ret));
+                }
+                types
             } else {
                 proto.params.iter().map(|p| btf_name(p.ty)).collect()
             }
@@ -672,7 +677,16 @@ pub fn arg_types(site: &ProbeSite) -> Vec<String> {
                     .map(|i| dtrace_backend::program::usdt_arg_type(specs, i).to_string())
                     .collect()
             }
-            UprobeKind::Entry | UprobeKind::Return => Vec::new(),
+            // An fbt kprobe of one function: its BTF prototype's.
+            UprobeKind::Entry | UprobeKind::Return => match u.kernel.as_slice() {
+                [f] => f
+                    .arg_types(u.kind == UprobeKind::Return)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            },
         },
         // Arguments without a type are only for the D library's translators (`tcp`'s
         // `arg6`, `arg7`): not listed.
