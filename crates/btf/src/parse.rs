@@ -105,8 +105,8 @@ pub(crate) fn parse(data: &[u8], base: Option<(&[Type], &str)>) -> Result<Parsed
     let strings = match base {
         // A split blob's strings need not start with a NUL of their own.
         Some((_, base_strings)) => {
-            let own = std::str::from_utf8(str_sec)
-                .map_err(|_| Error::BadStrings("not valid UTF-8"))?;
+            let own =
+                std::str::from_utf8(str_sec).map_err(|_| Error::BadStrings("not valid UTF-8"))?;
             if own.as_bytes().last().is_some_and(|&b| b != 0) {
                 return Err(Error::BadStrings("must end with NUL"));
             }

@@ -240,7 +240,10 @@ fn fbt_returns_have_the_offset_then_a_value_unless_void() {
         "{read}"
     );
     let exit = types("exit_creds");
-    assert!(exit.ends_with("\tArgument Types\n\t\targs[0]: uint64_t\n\n"), "{exit}");
+    assert!(
+        exit.ends_with("\tArgument Types\n\t\targs[0]: uint64_t\n\n"),
+        "{exit}"
+    );
     let run = dtrace(&["-n", "fbt:vmlinux:exit_creds:return { trace(args[1]); }"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     assert!(

@@ -9,9 +9,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use dtrace_backend::program::{
-    KernelFunction, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
-};
+use dtrace_backend::program::{KernelFunction, ProbeContext, ProbeSite, UprobeContext, UprobeKind};
 use dtrace_btf::{Kind, TypeKind};
 use dtrace_ebpf::{Insn, R0};
 use dtrace_runtime::{AttachType, Program, ProgramSpec, ProgramType};
