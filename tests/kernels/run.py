@@ -191,14 +191,15 @@ TESTS = [
             " END { printa(\"%s %@d\\n\", @); }' -c 'mount -t binfmt_misc none /tmp/bm'; s=$?;"
             " umount /tmp/bm 2>/dev/null; exit $s",
      "expect": r"bm_fill_super 1\n"},
-    # A module function's args[] typed from the module's BTF (split on vmlinux's).
+    # A module function's args[] typed from the module's BTF (split on vmlinux's), listed
+    # per function in a glob's -lv.
     {"name": "fbt-module-args", "group": "fbt",
      "on": {"host": {"expect": r"does not match any probes|refuses the fentry/fexit", "rc": 1}},
-     "cmd": "dtrace -lvn fbt:binfmt_misc:bm_fill_super:entry | grep 'args\\['; mkdir -p /tmp/bm;"
+     "cmd": "dtrace -lvn 'fbt:binfmt_misc::entry' | grep -E 'bm_fill_super|args'; mkdir -p /tmp/bm;"
             " dtrace -qn 'fbt:binfmt_misc:bm_fill_super:entry"
             " { printf(\"%s %s\\n\", probefunc, stringof(args[0]->s_type->name)); }'"
             " -c 'mount -t binfmt_misc none /tmp/bm'; s=$?; umount /tmp/bm 2>/dev/null; exit $s",
-     "expect": r"args\[0\]: struct super_block \*\n\s+args\[1\]: struct fs_context \*\n(.*\n)*bm_fill_super binfmt_misc\n"},
+     "expect": r"bm_fill_super entry\n\s+args\[0\]: struct super_block \*\n\s+args\[1\]: struct fs_context \*\n(.*\n)*bm_fill_super binfmt_misc\n"},
     # Hundreds of functions: one kprobe_multi link where the kernel has them.
     {"name": "fbt-many", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt::tcp_*:entry,fbt::tcp_*:return { @[probename] = count(); }"

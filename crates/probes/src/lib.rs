@@ -45,7 +45,7 @@ pub use glob::glob_match;
 
 use std::collections::HashSet;
 
-use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeKind};
+use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeContext, UprobeKind};
 use dtrace_runtime::{tracefs, Link, PerfEvent, Program};
 
 /// How a tracepoint's fields become a probe's arguments.
@@ -711,6 +711,34 @@ pub fn list_args(site: &ProbeSite) -> String {
         .collect()
 }
 
+/// What `dtrace -lv` prints of a probe: each of its lines ([`list_line`]) followed by
+/// [`list_verbose`]; an `fbt` group's functions each with their own argument types.
+pub fn list_line_verbose(site: &ProbeSite) -> String {
+    match &site.context {
+        ProbeContext::Uprobe(u) if u.kernel.len() > 1 => u
+            .kernel
+            .iter()
+            .map(|f| {
+                let one = ProbeSite {
+                    module: f.module.clone(),
+                    function: f.function.clone(),
+                    context: ProbeContext::Uprobe(UprobeContext {
+                        functions: Vec::new(),
+                        kernel: vec![f.clone()],
+                        ..u.clone()
+                    }),
+                    ..site.clone()
+                };
+                format!("{}{}", list_line(&one), list_verbose(&one))
+            })
+            .collect(),
+        _ => list_line(site)
+            .lines()
+            .map(|l| format!("{l}\n{}", list_verbose(site)))
+            .collect(),
+    }
+}
+
 /// What `dtrace -lv` prints after a probe's line, as DTrace prints it: the probe
 /// description attributes, the argument attributes, and the argument types (`None` when
 /// there are none), then an empty line.
@@ -729,6 +757,35 @@ pub fn list_verbose(site: &ProbeSite) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_fbt_groups_functions_are_listed_with_their_own_argument_types() {
+        let kernel = ["vfs_read", "vfs_fsync"].map(|f| dtrace_backend::program::KernelFunction {
+            module: "vmlinux".into(),
+            function: f.into(),
+        });
+        let site = ProbeSite {
+            id: 7,
+            provider: "fbt".into(),
+            module: "vmlinux".into(),
+            function: "vfs_*".into(),
+            name: "entry".into(),
+            context: ProbeContext::Uprobe(UprobeContext {
+                kind: UprobeKind::Entry,
+                functions: kernel.iter().map(|f| f.function.clone()).collect(),
+                family: None,
+                kernel: kernel.to_vec(),
+            }),
+        };
+        let out = list_line_verbose(&site);
+        let read = out.find(" vfs_read entry\n").expect("vfs_read's line");
+        let fsync = out.find(" vfs_fsync entry\n").expect("vfs_fsync's line");
+        assert!(
+            out[read..fsync].contains("\t\targs[0]: struct file *\n\t\targs[1]: char *\n")
+                && out[fsync..].contains("\t\targs[0]: struct file *\n\t\targs[1]: int\n\n"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn begin_alone_discovers_nothing() {

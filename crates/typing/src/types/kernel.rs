@@ -168,6 +168,8 @@ fn convert(btf: &Btf, id: TypeId, depth: usize, own: u32) -> Type {
                 name: name(),
             },
             Type::Struct(r) => Type::Struct(Record { name: name(), ..r }),
+            // A module's own typedef of its own record keeps its name (`Node`).
+            Type::Opaque(_) if id >= own => Type::Opaque(name()),
             other => other,
         },
         TypeKind::Const(target)
