@@ -122,6 +122,31 @@ impl Clause {
         exprs
     }
 
+    /// The `args[N]` the clause reads, by index (`None` for an index that is not an
+    /// integer literal: any), in the order met, each once.
+    pub fn args_read(&self) -> Vec<Option<u64>> {
+        let mut read = Vec::new();
+        let mut pending = self.expressions();
+        while let Some(e) = pending.pop() {
+            if let ExprKind::Index { base, args } = &e.kind {
+                if matches!(&base.kind, ExprKind::Ident(n) if n == "args") {
+                    let index = match args.as_slice() {
+                        [a] => match a.kind {
+                            ExprKind::Int { value, .. } => Some(value),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if !read.contains(&index) {
+                        read.push(index);
+                    }
+                }
+            }
+            e.for_each_child(|c| pending.push(c));
+        }
+        read
+    }
+
     /// Whether the clause reads the state its function's entry saved (`entry->arg0`,
     /// `entry->timestamp`): its return probes then need their entry probes.
     pub fn reads_entry(&self) -> bool {

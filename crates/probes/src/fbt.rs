@@ -111,6 +111,26 @@ fn module_probes(first_id: u32) -> Vec<Probe> {
     probes
 }
 
+/// The types of `args[]` at `indices` (`None`: all of them) of `probe`, an `fbt`
+/// function's entry or return probe, as its BTF prototype gives them (`None` where it has
+/// no such argument or BTF does not describe it): the functions of a group share it.
+pub fn signature(probe: &Probe, indices: &[Option<u64>]) -> Vec<Option<String>> {
+    let f = KernelFunction {
+        module: probe.site.module.clone(),
+        function: probe.site.function.clone(),
+    };
+    let Some(types) = f.arg_types(probe.site.name == "return") else {
+        return vec![None; indices.len()];
+    };
+    indices
+        .iter()
+        .map(|i| match i {
+            Some(i) => types.get(*i as usize).map(ToString::to_string),
+            None => Some(types.iter().map(|t| format!("{t}, ")).collect()),
+        })
+        .collect()
+}
+
 /// Whether `probe` is an `fbt` function's `name` probe (`entry`, `return`) that a group can
 /// take: a vmlinux function's, or a module function's kprobe.
 pub fn groupable(probe: &Probe, name: &str) -> bool {

@@ -101,6 +101,10 @@ pub struct Probe {
     pub attach: Attach,
 }
 
+/// What tells `fbt` groups apart: (`module:function` globs, probe name, functions
+/// matched, their signature).
+type GroupKey = (String, &'static str, usize, Vec<Option<String>>);
+
 /// The ids of `fbt` group probes ([`fbt::group`]): above the kernel's probes, below the
 /// user probes' ([`user::USER_PROBE_IDS`]).
 const FBT_GROUP_IDS: u32 = 1 << 19;
@@ -149,9 +153,11 @@ pub struct Catalog {
     tracefs_error: Option<String>,
     /// Mapped probes this kernel cannot have (their tracepoint is missing, or none exists).
     missing: Vec<mapped::Missing>,
-    /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched)
-    /// and the group probe.
-    fbt_groups: Vec<((String, &'static str, usize), Probe)>,
+    /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched,
+    /// their argument types' signature) and the group probe.
+    fbt_groups: Vec<(GroupKey, Probe)>,
+    /// The `args[]` the program reads ([`Catalog::split_fbt_groups_by`]).
+    fbt_args: Vec<Option<u64>>,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
     /// USDT and `pid` probes.
@@ -238,6 +244,7 @@ impl Catalog {
             tracefs_error: None,
             missing: Vec::new(),
             fbt_groups: Vec::new(),
+            fbt_args: Vec::new(),
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
         }
@@ -419,10 +426,18 @@ impl Catalog {
         found
     }
 
+    /// The `args[]` the program reads, by index (`None`: an index that is not a literal,
+    /// so any): an `fbt` group's functions are split by their types there
+    /// ([`fbt::signature`]), one group per signature, so that each group's `args[]` have
+    /// one type, as each function's have in its own probe. Set before matching.
+    pub fn split_fbt_groups_by(&mut self, args: Vec<Option<u64>>) {
+        self.fbt_args = args;
+    }
+
     /// More than [`fbt::GROUP_MIN`] `fbt` entry (or return) probes in `probes` (any number,
-    /// on a kernel that refuses fentry) become one kprobe probe ([`fbt::group`]), the same
-    /// one (same id) each time a description with the same function glob matches the same
-    /// functions.
+    /// on a kernel that refuses fentry) become kprobe probes ([`fbt::group`]), one per
+    /// signature of the `args[]` the program reads, the same (same ids) each time a
+    /// description with the same function glob matches the same functions.
     fn group_functions(&mut self, desc: &Description, probes: &mut Vec<Probe>) {
         for name in ["entry", "return"] {
             let is_member = |p: &Probe| fbt::groupable(p, name);
@@ -431,26 +446,45 @@ impl Catalog {
             if count == 0 || (count <= fbt::GROUP_MIN && fbt::kernel_refusal().is_none()) {
                 continue;
             }
-            let members: Vec<Probe> = probes.iter().filter(|p| is_member(p)).cloned().collect();
-            let key = (
-                format!("{}:{}", desc.module, desc.function),
-                name,
-                members.len(),
-            );
-            let known = self.fbt_groups.iter().find(|(k, _)| *k == key);
-            let group = match known {
-                Some((_, g)) => g.clone(),
-                None => {
-                    let id = FBT_GROUP_IDS + self.fbt_groups.len() as u32;
-                    let Some(g) = fbt::group(id, &desc.module, &desc.function, &members) else {
-                        continue;
-                    };
-                    self.fbt_groups.push((key, g.clone()));
-                    g
+            // Functions ftrace cannot trace go with the first group, to be skipped there.
+            let traceable =
+                |p: &Probe| fbt::traceable().is_some_and(|t| t.contains(&p.site.function));
+            let mut parts: Vec<(Vec<Option<String>>, Vec<Probe>)> = Vec::new();
+            for p in probes.iter().filter(|p| is_member(p) && traceable(p)) {
+                let sig = fbt::signature(p, &self.fbt_args);
+                match parts.iter_mut().find(|(s, _)| *s == sig) {
+                    Some((_, members)) => members.push(p.clone()),
+                    None => parts.push((sig, vec![p.clone()])),
                 }
-            };
-            probes.retain(|p| !is_member(p));
-            probes.push(group);
+            }
+            let untraceable = probes.iter().filter(|p| is_member(p) && !traceable(p));
+            match parts.first_mut() {
+                Some((_, members)) => members.extend(untraceable.cloned()),
+                None => parts.push((Vec::new(), untraceable.cloned().collect())),
+            }
+            for (sig, members) in parts {
+                let key = (
+                    format!("{}:{}", desc.module, desc.function),
+                    name,
+                    members.len(),
+                    sig,
+                );
+                let known = self.fbt_groups.iter().find(|(k, _)| *k == key);
+                let group = match known {
+                    Some((_, g)) => g.clone(),
+                    None => {
+                        let id = FBT_GROUP_IDS + self.fbt_groups.len() as u32;
+                        let Some(g) = fbt::group(id, &desc.module, &desc.function, &members) else {
+                            continue;
+                        };
+                        self.fbt_groups.push((key, g.clone()));
+                        g
+                    }
+                };
+                let ids: HashSet<u32> = members.iter().map(|p| p.site.id).collect();
+                probes.retain(|p| !ids.contains(&p.site.id));
+                probes.push(group);
+            }
         }
     }
 

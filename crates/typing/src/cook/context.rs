@@ -288,7 +288,12 @@ impl Cook<'_> {
                     match kernel_arg_type(&u.kernel, ret, i as usize) {
                         KernelArg::Typed(ty) => self.typed_arg(raw(types::INT64), ty, i, span),
                         KernelArg::Untyped => Ok(raw(types::INT64)),
-                        KernelArg::OutOfRange => Err(out_of_range()),
+                        KernelArg::OutOfRange(f) if u.kernel.len() > 1 => {
+                            let mut e = out_of_range();
+                            e.message = format!("{} ({f} has no args[{i}])", e.message);
+                            Err(e)
+                        }
+                        KernelArg::OutOfRange(_) => Err(out_of_range()),
                         KernelArg::Differs(a, b) => Err(CompileError::new(
                             "D_ARGS_TYPE",
                             format!(
@@ -444,8 +449,8 @@ enum KernelArg {
     Typed(Type),
     /// BTF describes none of the functions: a 64-bit value.
     Untyped,
-    /// Some function has no such argument.
-    OutOfRange,
+    /// This function has no such argument.
+    OutOfRange(String),
     /// Two functions disagree: (function, type) of each.
     Differs((String, Type), (String, Type)),
 }
@@ -459,7 +464,7 @@ fn kernel_arg_type(functions: &[KernelFunction], ret: bool, n: usize) -> KernelA
             continue;
         };
         let Some(ty) = types.into_iter().nth(n) else {
-            return KernelArg::OutOfRange;
+            return KernelArg::OutOfRange(f.function.clone());
         };
         match &first {
             None => first = Some((f.function.clone(), ty)),

@@ -798,7 +798,7 @@ const CONTEXT: Cases = &[
     (
         "fbt::vfs_rea*:entry { trace(args[4]); }",
         "D_ARGS_IDX",
-        "index 4 is out of range for fbt:vmlinux:vfs_rea*:entry args[ ]",
+        "index 4 is out of range for fbt:vmlinux:vfs_rea*:entry args[ ] (vfs_read has no args[4])",
     ),
     (
         "BEGIN { trace(args[0]); }",
