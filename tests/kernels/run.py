@@ -186,6 +186,13 @@ TESTS = [
             "dtrace -e -n 'fbt:vmlinux:vfs_*:entry { trace(args[0]->f_path); }'",
      "expect": r"matched \d+ probes\n(.*\n)*.*f_path is not a member of struct (?!file\b)\w+",
      "rc": 1},
+    # A module's functions (binfmt_misc, loaded at boot): kprobes.
+    {"name": "fbt-module", "group": "fbt",
+     "on": {"host": {"expect": r"does not match any probes|refuses the fentry/fexit", "rc": 1}},
+     "cmd": "mkdir -p /tmp/bm; dtrace -qn 'fbt:binfmt_misc::entry { @[probefunc] = count(); }"
+            " END { printa(\"%s %@d\\n\", @); }' -c 'mount -t binfmt_misc none /tmp/bm'; s=$?;"
+            " umount /tmp/bm 2>/dev/null; exit $s",
+     "expect": r"bm_fill_super 1\n"},
     # A module function's args[] typed from the module's BTF (split on vmlinux's), listed
     # per function in a glob's -lv.
     {"name": "fbt-module-args", "group": "fbt",
