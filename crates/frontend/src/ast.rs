@@ -625,3 +625,26 @@ impl TypeName {
         text.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::span::{Origin, Source};
+
+    use super::Item;
+
+    #[test]
+    fn the_args_a_clause_reads_are_found_at_any_depth() {
+        let source = Source::new(
+            Origin::Script("t.d".into()),
+            "fbt::vfs_*:entry /args[1] > 0/ { if (1) { x = args[0]->f_flags + args[1]; } y = args[i]; }"
+                .into(),
+        );
+        let program = crate::parse(&source, 0, &|_| false).expect("parses");
+        let Some(Item::Clause(c)) = program.items.first() else {
+            panic!("a clause")
+        };
+        let mut read = c.args_read();
+        read.sort();
+        assert_eq!(read, [None, Some(0), Some(1)]);
+    }
+}
