@@ -116,7 +116,6 @@ impl Clause {
                     stmts.extend(then.iter().chain(otherwise.iter().flatten()));
                 }
                 Stmt::Block(body, _) => stmts.extend(body),
-                Stmt::Decl(_) => {}
             }
         }
         exprs
@@ -186,9 +185,6 @@ pub enum Stmt {
         otherwise: Option<Vec<Stmt>>,
         span: Span,
     },
-    /// A declaration inside a clause body (`this int x;` is not allowed there in DTrace, but
-    /// the parser accepts declarations and the compiler reports them).
-    Decl(Decl),
     /// A bare `{ ... }` block.
     Block(Vec<Stmt>, Span),
 }

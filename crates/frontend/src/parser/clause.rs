@@ -99,10 +99,10 @@ impl Parser<'_> {
                     let (stmts, close) = p.statements_until_rbrace()?;
                     Ok(Some(Stmt::Block(stmts, tok.span.to(close))))
                 }
-                // D's grammar has no typedef in a clause (other declarations parse, and
-                // the typing pass refuses them).
+                // D's grammar has no declarations in a clause: a syntax error at the
+                // first word, as DTrace reports it.
                 TokenKind::Keyword(Keyword::Typedef) => p.unexpected(),
-                _ if p.at_declaration_start()? => Ok(Some(Stmt::Decl(p.declaration()?))),
+                _ if p.at_declaration_start()? => p.unexpected(),
                 _ => {
                     let expr = p.expression()?;
                     if p.eat_punct(Punct::Semi)?.is_none()
@@ -157,13 +157,13 @@ impl Parser<'_> {
         Ok(stmt.into_iter().collect())
     }
 
-    /// Whether a body statement starts with a declaration (`int x;`, `self int y;`).
+    /// Whether a body statement starts with a declaration (`int x;`), which D has no
+    /// place for in a clause.
     fn at_declaration_start(&mut self) -> Result<bool> {
         let tok = self.peek()?.clone();
         Ok(match tok.kind {
-            TokenKind::Keyword(Keyword::Self_ | Keyword::This) => {
-                !matches!(self.peek_at(1)?.kind, TokenKind::Punct(Punct::Arrow))
-            }
+            // (`self` and `this` begin expressions here: `self->x`.)
+            TokenKind::Keyword(Keyword::Self_ | Keyword::This) => false,
             TokenKind::Keyword(k) => k.is_type_word() || k.is_storage_class(),
             TokenKind::Ident(name) => {
                 matches!(
@@ -180,6 +180,5 @@ fn stmt_span(stmt: &Stmt) -> Span {
     match stmt {
         Stmt::Expr(e) => e.span,
         Stmt::If { span, .. } | Stmt::Block(_, span) => *span,
-        Stmt::Decl(d) => d.span,
     }
 }

@@ -686,6 +686,7 @@ impl Cook<'_> {
                 v
             });
         }
+        self.note_keys(super::keys::KeyOwner::Assoc(id), &out);
         Ok(out)
     }
 
@@ -1221,6 +1222,19 @@ impl Cook<'_> {
                 );
                 if place.ty.is_string() || value.ty.is_string() {
                     return Err(incompatible(&place.ty, &text, &value.ty, span));
+                }
+                // `+=` and `-=` with a pointer need a left-hand pointer to something of
+                // known size (DTrace's rule for the assignment operators).
+                let sized_pointer = |t: &Type| matches!(t, Type::Ptr(to) if !matches!(**to, Type::Void | Type::Opaque(_)));
+                if matches!(bop, BinaryOp::Add | BinaryOp::Sub)
+                    && !(place.ty.is_integer() && value.ty.is_integer())
+                    && !sized_pointer(&place.ty)
+                {
+                    return Err(CompileError::new(
+                        "D_OP_VFPTR",
+                        format!("operator {text} requires left-hand scalar operand of known size"),
+                        span,
+                    ));
                 }
                 // Type the combination as `place op value`, then store it back converted.
                 let combined = self.binary_values(bop, current, value, span)?;

@@ -45,11 +45,6 @@ const STATEMENTS: Cases = &[
         "if condition must be of scalar type",
     ),
     (
-        "BEGIN { int x; }",
-        "D_DECL_LOCASC",
-        "declarations are not permitted in a clause body",
-    ),
-    (
         "BEGIN { @a = count(); @a; }",
         "D_AGG_NULL",
         "expression has null effect: @a",
@@ -82,6 +77,21 @@ const STATEMENTS: Cases = &[
 ];
 
 const ACTIONS: Cases = &[
+    (
+        "struct t { int a; }; translator struct t < int x > { a = x; }; BEGIN { @a[xlate < struct t * > (1)] = count(); }",
+        "D_KEY_TYPE",
+        "pointer to translated data expression may not be used as aggregation index: key #1",
+    ),
+    (
+        "int p; BEGIN { p = 1; p -= alloca(10); }",
+        "D_OP_VFPTR",
+        "operator -= requires left-hand scalar operand of known size",
+    ),
+    (
+        "BEGIN { setopt(1); }",
+        "D_PROTO_ARG",
+        "setopt( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
+    ),
     (
         "BEGIN { print(1); }",
         "D_PROTO_ARG",
