@@ -150,6 +150,16 @@ TESTS = [
      "cmd": "dtrace -qn 'fbt::vfs_read:return /pid == $target && arg1 > 0/ { printf(\"returned %d\\n\", arg1); exit(0); }'"
             f" -c '{CAT}'",
      "expect": r"returned [1-9]"},
+    # As Oracle's DTrace: arg0 and args[0] at a return are the return offset, unknown (-1).
+    {"name": "fbt-return-offset", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::vfs_read:return /pid == $target && arg1 > 0/"
+            " { printf(\"%x %x %d\\n\", arg0, args[0], args[1]); exit(0); }'"
+            f" -c '{CAT}'",
+     "expect": r"ffffffffffffffff ffffffffffffffff [1-9]"},
+    # A void function's return has args[0] alone: a compile error everywhere.
+    {"name": "fbt-void-return", "group": "fbt",
+     "cmd": "dtrace -qn 'fbt:vmlinux:exit_creds:return { trace(args[1]); }'",
+     "expect": r"index 1 is out of range for fbt:vmlinux:exit_creds:return args\[ \]", "rc": 1},
     {"name": "fbt-args", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt::vfs_read:entry /pid == $target/"
             " { printf(\"file %s\\n\", stringof(args[0]->f_path.dentry->d_name.name)); exit(0); }'"
@@ -168,9 +178,19 @@ TESTS = [
      "expect": r"vfs_read [1-9]"},
     {"name": "fbt-glob-return", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt:vmlinux:vfs_*:return /pid == $target && probefunc == \"vfs_read\" && arg1 > 0/"
-            " { printf(\"%s returned %d\\n\", probefunc, arg1); exit(0); }'"
+            " { printf(\"%s returned %d at %x\\n\", probefunc, arg1, args[0]); exit(0); }'"
             f" -c '{CAT}'",
-     "expect": r"vfs_read returned 13\n"},
+     "expect": r"vfs_read returned 13 at ffffffffffffffff\n"},
+    # A glob's args[] are typed per function, as in a probe of its own: its functions are
+    # grouped by the types of the args[] the script reads, so args[0] compiles where they
+    # differ, and a member only some of the types have is an error.
+    # (On the host, a probe per function, each typed alone: vfs_caches_init has no args[0].)
+    {"name": "fbt-glob-args", "group": "fbt",
+     "on": {"host": {"expect": r"index 0 is out of range for fbt:vmlinux:vfs_\w+:entry args\[ \]", "rc": 1}},
+     "cmd": "dtrace -e -n 'fbt:vmlinux:vfs_*:entry { trace(args[0]); }' && "
+            "dtrace -e -n 'fbt:vmlinux:vfs_*:entry { trace(args[0]->f_path); }'",
+     "expect": r"matched \d+ probes\n(.*\n)*.*f_path is not a member of struct (?!file\b)\w+",
+     "rc": 1},
     # A module's functions (binfmt_misc, loaded at boot): kprobes.
     {"name": "fbt-module", "group": "fbt",
      "on": {"host": {"expect": r"does not match any probes|refuses the fentry/fexit", "rc": 1}},
@@ -178,6 +198,15 @@ TESTS = [
             " END { printa(\"%s %@d\\n\", @); }' -c 'mount -t binfmt_misc none /tmp/bm'; s=$?;"
             " umount /tmp/bm 2>/dev/null; exit $s",
      "expect": r"bm_fill_super 1\n"},
+    # A module function's args[] typed from the module's BTF (split on vmlinux's), listed
+    # per function in a glob's -lv.
+    {"name": "fbt-module-args", "group": "fbt",
+     "on": {"host": {"expect": r"does not match any probes|refuses the fentry/fexit", "rc": 1}},
+     "cmd": "dtrace -lvn 'fbt:binfmt_misc::entry' | grep -E 'bm_fill_super|args'; mkdir -p /tmp/bm;"
+            " dtrace -qn 'fbt:binfmt_misc:bm_fill_super:entry"
+            " { printf(\"%s %s\\n\", probefunc, stringof(args[0]->s_type->name)); }'"
+            " -c 'mount -t binfmt_misc none /tmp/bm'; s=$?; umount /tmp/bm 2>/dev/null; exit $s",
+     "expect": r"bm_fill_super entry\n\s+args\[0\]: struct super_block \*\n\s+args\[1\]: struct fs_context \*\n(.*\n)*bm_fill_super binfmt_misc\n"},
     # Hundreds of functions: one kprobe_multi link where the kernel has them.
     {"name": "fbt-many", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt::tcp_*:entry,fbt::tcp_*:return { @[probename] = count(); }"

@@ -1,4 +1,5 @@
-//! Reader for the kernel's BTF type information (`/sys/kernel/btf/vmlinux`).
+//! Reader for the kernel's BTF type information (`/sys/kernel/btf/vmlinux`, and modules'
+//! split BTF on top of it, [`Btf::parse_split`]).
 //!
 //! [`Btf::parse`] decodes a raw BTF blob into an owned model, one [`Type`]
 //! per type id (id 0 is `void`). Names stay offsets into the string section
@@ -62,13 +63,26 @@ pub struct Btf {
 impl Btf {
     /// Parses a raw BTF blob (as found in `/sys/kernel/btf/*`).
     pub fn parse(bytes: &[u8]) -> Result<Btf, Error> {
-        let parse::Parsed { types, strings } = parse::parse(bytes)?;
-        Ok(Btf {
+        Ok(Btf::from_parsed(parse::parse(bytes, None)?))
+    }
+
+    /// Parses a split BTF blob on top of `base` (a module's, `/sys/kernel/btf/MODULE`, on
+    /// vmlinux's): the result stands alone, with the base's types (same ids) and the
+    /// module's after them.
+    pub fn parse_split(bytes: &[u8], base: &Btf) -> Result<Btf, Error> {
+        Ok(Btf::from_parsed(parse::parse(
+            bytes,
+            Some((&base.types, &base.strings)),
+        )?))
+    }
+
+    fn from_parsed(parse::Parsed { types, strings }: parse::Parsed) -> Btf {
+        Btf {
             types,
             strings,
             by_name: OnceLock::new(),
             enumerators: OnceLock::new(),
-        })
+        }
     }
 
     /// Reads and parses a raw BTF file.
@@ -84,6 +98,14 @@ impl Btf {
     /// Reads and parses the running kernel's BTF ([`VMLINUX_PATH`]).
     pub fn vmlinux() -> Result<Btf, Error> {
         Btf::from_file(VMLINUX_PATH)
+    }
+
+    /// Reads and parses loaded module `name`'s BTF (`/sys/kernel/btf/NAME`), split on
+    /// `vmlinux`.
+    pub fn module(name: &str, vmlinux: &Btf) -> Result<Btf, Error> {
+        let path = Path::new(VMLINUX_PATH).with_file_name(name);
+        let bytes = std::fs::read(&path).map_err(|source| Error::Io { path, source })?;
+        Btf::parse_split(&bytes, vmlinux)
     }
 
     /// All types; index `i` is type id `i`, index 0 is `void`.

@@ -57,8 +57,10 @@ impl Reader<'_> {
     }
 }
 
-/// Parses a complete BTF blob.
-pub(crate) fn parse(data: &[u8]) -> Result<Parsed, Error> {
+/// Parses a complete BTF blob; with `base`, a split blob on top of the base's types and
+/// strings (a module's BTF on vmlinux's), whose ids and string offsets continue the base's:
+/// the result holds the base's types and strings, then the blob's.
+pub(crate) fn parse(data: &[u8], base: Option<(&[Type], &str)>) -> Result<Parsed, Error> {
     let magic = data.get(..2).ok_or(Error::Truncated {
         what: "header",
         offset: 0,
@@ -100,7 +102,18 @@ pub(crate) fn parse(data: &[u8]) -> Result<Parsed, Error> {
     let type_sec = section(type_off, type_len, "type section out of bounds")?;
     let str_sec = section(str_off, str_len, "string section out of bounds")?;
 
-    let strings = parse_strings(str_sec)?;
+    let strings = match base {
+        // A split blob's strings need not start with a NUL of their own.
+        Some((_, base_strings)) => {
+            let own =
+                std::str::from_utf8(str_sec).map_err(|_| Error::BadStrings("not valid UTF-8"))?;
+            if own.as_bytes().last().is_some_and(|&b| b != 0) {
+                return Err(Error::BadStrings("must end with NUL"));
+            }
+            format!("{base_strings}{own}").into()
+        }
+        None => parse_strings(str_sec)?,
+    };
     let mut reader = Reader {
         data: type_sec,
         pos: 0,
@@ -108,11 +121,14 @@ pub(crate) fn parse(data: &[u8]) -> Result<Parsed, Error> {
         big_endian,
     };
     // vmlinux averages ~30 bytes per type record; avoid regrowing.
-    let mut types = Vec::with_capacity(type_len / 24 + 1);
-    types.push(Type {
-        name: Name(0),
-        kind: TypeKind::Void,
-    });
+    let mut types = Vec::with_capacity(type_len / 24 + 1 + base.map_or(0, |b| b.0.len()));
+    match base {
+        Some((base_types, _)) => types.extend_from_slice(base_types),
+        None => types.push(Type {
+            name: Name(0),
+            kind: TypeKind::Void,
+        }),
+    }
     while reader.pos < type_sec.len() {
         let id = TypeId::try_from(types.len()).map_err(|_| Error::TooManyTypes)?;
         types.push(parse_type(&mut reader, id, strings.len())?);
@@ -318,6 +334,30 @@ fn validate_refs(types: &[Type]) -> Result<(), Error> {
 mod tests {
     use crate::testutil::{fixture, Builder};
     use crate::{Btf, Error, Kind, TypeKind};
+
+    #[test]
+    fn split_blobs_continue_their_base() {
+        let f = fixture();
+        let base = Btf::parse(&f.bytes).unwrap();
+        let base_str_len = u32::from_le_bytes(f.bytes[20..24].try_into().unwrap());
+        let mut b = Builder::split(base.len() as u32, base_str_len);
+        let thing = b.composite(false, "module_thing", 8, &[("task", f.task_ptr, 0, 0)]);
+        let ptr = b.raw("", 2, false, 0, thing, &[]);
+        let split = Btf::parse_split(&b.build(), &base).unwrap();
+        assert_eq!(split.len(), base.len() + 2);
+        assert_eq!(split.name_of(thing), "module_thing");
+        assert_eq!(split.name_of(f.task), "task_struct");
+        assert_eq!(split.find(Kind::Struct, "module_thing"), Some(thing));
+        assert_eq!(split.type_name(ptr), "struct module_thing *");
+        assert_eq!(split.member(thing, "task").unwrap().ty, f.task_ptr);
+        // A reference past the blob's own types is refused as in a whole blob.
+        let mut bad = Builder::split(base.len() as u32, base_str_len);
+        bad.raw("", 2, false, 0, base.len() as u32 + 5, &[]);
+        assert!(matches!(
+            Btf::parse_split(&bad.build(), &base),
+            Err(Error::BadTypeRef { .. })
+        ));
+    }
 
     #[test]
     fn parses_every_kind_of_the_fixture() {

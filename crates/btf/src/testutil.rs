@@ -8,6 +8,8 @@ pub(crate) struct Builder {
     types: Vec<u32>,
     strings: Vec<u8>,
     next_id: TypeId,
+    /// Where this blob's strings start: the base's string length for a split blob.
+    str_base: u32,
 }
 
 impl Builder {
@@ -16,6 +18,18 @@ impl Builder {
             types: Vec::new(),
             strings: vec![0],
             next_id: 1,
+            str_base: 0,
+        }
+    }
+
+    /// A split blob on a base of `base_types` types (void included) whose string section
+    /// is `base_str_len` bytes long.
+    pub fn split(base_types: u32, base_str_len: u32) -> Self {
+        Builder {
+            types: Vec::new(),
+            strings: Vec::new(),
+            next_id: base_types,
+            str_base: base_str_len,
         }
     }
 
@@ -24,7 +38,7 @@ impl Builder {
         if s.is_empty() {
             return 0;
         }
-        let off = self.strings.len() as u32;
+        let off = self.str_base + self.strings.len() as u32;
         self.strings.extend_from_slice(s.as_bytes());
         self.strings.push(0);
         off

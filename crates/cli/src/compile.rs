@@ -642,6 +642,18 @@ pub fn compile(
     let mut clause_statements: Vec<Vec<u32>> = Vec::new();
     let mut entry_sites: Vec<ProbeSite> = Vec::new();
     let mut next_statement = 0u32;
+    // An fbt glob's functions are grouped by the types of the args[] the clauses read.
+    let mut args_read = Vec::new();
+    for item in items.iter().flatten() {
+        if let Item::Clause(clause) = item {
+            for a in clause.args_read() {
+                if !args_read.contains(&a) {
+                    args_read.push(a);
+                }
+            }
+        }
+    }
+    catalog.split_fbt_groups_by(args_read);
     for (si, src_items) in items.into_iter().enumerate() {
         let mut count = 0u32;
         for item in &src_items {

@@ -480,10 +480,7 @@ fn list(
     let mut out = OutputFile::new(None);
     let line = |site: &dtrace_backend::program::ProbeSite| {
         if verbose {
-            dtrace_probes::list_line(site)
-                .lines()
-                .map(|l| format!("{l}\n{}", dtrace_probes::list_verbose(site)))
-                .collect()
+            dtrace_probes::list_line_verbose(site)
         } else {
             dtrace_probes::list_line(site)
         }

@@ -226,6 +226,35 @@ fn verbose_listing_shows_attributes_and_argument_types_like_dtrace() {
 }
 
 #[test]
+fn fbt_returns_have_the_offset_then_a_value_unless_void() {
+    // As Oracle's DTrace: args[0] is the return offset (a uint64_t, -1: unknown), args[1]
+    // the return value, which a void function does not have.
+    let types = |function: &str| {
+        let list = dtrace(&["-lv", "-n", &format!("fbt::{function}:return")]);
+        assert_ok(&list);
+        block(&list.stdout, "fbt", "return").to_string()
+    };
+    let read = types("vfs_read");
+    assert!(
+        read.ends_with("\tArgument Types\n\t\targs[0]: uint64_t\n\t\targs[1]: ssize_t\n\n"),
+        "{read}"
+    );
+    let exit = types("exit_creds");
+    assert!(
+        exit.ends_with("\tArgument Types\n\t\targs[0]: uint64_t\n\n"),
+        "{exit}"
+    );
+    let run = dtrace(&["-n", "fbt:vmlinux:exit_creds:return { trace(args[1]); }"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("index 1 is out of range for fbt:vmlinux:exit_creds:return args[ ]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn fbt_arguments_are_typed_but_refused_clearly() {
     let list = dtrace(&["-lv", "-n", "fbt::vfs_read:entry"]);
     assert_ok(&list);

@@ -121,6 +121,31 @@ impl Clause {
         exprs
     }
 
+    /// The `args[N]` the clause reads, by index (`None` for an index that is not an
+    /// integer literal: any), in the order met, each once.
+    pub fn args_read(&self) -> Vec<Option<u64>> {
+        let mut read = Vec::new();
+        let mut pending = self.expressions();
+        while let Some(e) = pending.pop() {
+            if let ExprKind::Index { base, args } = &e.kind {
+                if matches!(&base.kind, ExprKind::Ident(n) if n == "args") {
+                    let index = match args.as_slice() {
+                        [a] => match a.kind {
+                            ExprKind::Int { value, .. } => Some(value),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if !read.contains(&index) {
+                        read.push(index);
+                    }
+                }
+            }
+            e.for_each_child(|c| pending.push(c));
+        }
+        read
+    }
+
     /// Whether the clause reads the state its function's entry saved (`entry->arg0`,
     /// `entry->timestamp`): its return probes then need their entry probes.
     pub fn reads_entry(&self) -> bool {
@@ -594,5 +619,28 @@ impl TypeName {
             format!("{base} {}", decl.trim_end())
         };
         text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::span::{Origin, Source};
+
+    use super::Item;
+
+    #[test]
+    fn the_args_a_clause_reads_are_found_at_any_depth() {
+        let source = Source::new(
+            Origin::Script("t.d".into()),
+            "fbt::vfs_*:entry /args[1] > 0/ { if (1) { x = args[0]->f_flags + args[1]; } y = args[i]; }"
+                .into(),
+        );
+        let program = crate::parse(&source, 0, &|_| false).expect("parses");
+        let Some(Item::Clause(c)) = program.items.first() else {
+            panic!("a clause")
+        };
+        let mut read = c.args_read();
+        read.sort();
+        assert_eq!(read, [None, Some(0), Some(1)]);
     }
 }

@@ -1,14 +1,15 @@
 //! The `fbt` provider: `fbt:vmlinux:FUNC:entry` and `:return` for every kernel function BTF
 //! describes, through fentry/fexit tracing programs (`arg0..` the arguments at entry, `arg1`
 //! the return value at return; `args[N]` typed from the function's BTF prototype, so
-//! `args[0]->f_path` works, and `args[1]` at return has the return type). Some kernels refuse fentry/fexit programs (this project's
+//! `args[0]->f_path` works, and `args[1]` at return has the return type; `arg0` there is
+//! the return offset, unknown: -1 as in Oracle's DTrace). Some kernels refuse fentry/fexit programs (this project's
 //! test machine answers EPERM); [`kernel_refusal`] finds out once by loading a tiny one, so a
 //! script using fbt fails with one clear sentence instead of a verifier report.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeContext, UprobeKind};
+use dtrace_backend::program::{KernelFunction, ProbeContext, ProbeSite, UprobeContext, UprobeKind};
 use dtrace_btf::{Kind, TypeKind};
 use dtrace_ebpf::{Insn, R0};
 use dtrace_runtime::{AttachType, Program, ProgramSpec, ProgramType};
@@ -65,9 +66,9 @@ pub fn for_each_probe(first_id: u32, mut f: impl FnMut(Probe)) {
 }
 
 /// Entry and return probes of the functions of loaded modules that ftrace can trace
-/// (`fbt:ext4:ext4_file_open:entry`), numbered from `id`, passed to `next`: kprobes, since
-/// only vmlinux's BTF is read (module BTF is not yet), so their `args[]` are untyped 64-bit
-/// values as in a group ([`group`]). None on a kernel without kprobes.
+/// (`fbt:ext4:ext4_file_open:entry`), numbered from `id`, passed to `next`: kprobes, whose
+/// `args[]` the typing pass types from the module's BTF (`/sys/kernel/btf/MODULE`, read
+/// only when a clause uses them). None on a kernel without kprobes.
 fn module_probes(mut id: u32, mut next: impl FnMut(Probe)) {
     if dtrace_runtime::kprobe::kprobe_pmu().is_none() {
         return;
@@ -93,6 +94,10 @@ fn module_probes(mut id: u32, mut next: impl FnMut(Probe)) {
                         },
                         functions: Vec::new(),
                         family: None,
+                        kernel: vec![KernelFunction {
+                            module: module.clone(),
+                            function: function.clone(),
+                        }],
                     }),
                 },
                 attach: Attach::KernelMulti {
@@ -105,6 +110,26 @@ fn module_probes(mut id: u32, mut next: impl FnMut(Probe)) {
             id += 1;
         }
     }
+}
+
+/// The types of `args[]` at `indices` (`None`: all of them) of `probe`, an `fbt`
+/// function's entry or return probe, as its BTF prototype gives them (`None` where it has
+/// no such argument or BTF does not describe it): the functions of a group share it.
+pub fn signature(probe: &Probe, indices: &[Option<u64>]) -> Vec<Option<String>> {
+    let f = KernelFunction {
+        module: probe.site.module.clone(),
+        function: probe.site.function.clone(),
+    };
+    let Some(types) = f.arg_types(probe.site.name == "return") else {
+        return vec![None; indices.len()];
+    };
+    indices
+        .iter()
+        .map(|i| match i {
+            Some(i) => types.get(*i as usize).map(ToString::to_string),
+            None => Some(types.iter().map(|t| format!("{t}, ")).collect()),
+        })
+        .collect()
 }
 
 /// Whether `probe` is an `fbt` function's `name` probe (`entry`, `return`) that a group can
@@ -179,7 +204,8 @@ pub fn traceable() -> Option<&'static HashSet<String>> {
 /// The group probe standing for `members` (entry or return probes of `fbt` functions, more
 /// than [`GROUP_MIN`]) that description function `glob` matched: a kprobe-type program on a
 /// `struct pt_regs` context like a `pid` glob's (`arg0..arg5` the argument registers, `arg1`
-/// at return the return value, `probefunc` by attach cookie; `args[]` untyped), attached
+/// at return the return value, `probefunc` by attach cookie; `args[]` typed where the
+/// functions' BTF prototypes agree), attached
 /// with one kprobe_multi link, or, on a kernel without them (no `CONFIG_FPROBE`: Debian
 /// 12's 6.1), one perf-event kprobe per function. Functions ftrace cannot trace are left
 /// out (listed in the attach, for the session to say so). None when the kernel has no
@@ -192,13 +218,18 @@ pub fn group(id: u32, module_glob: &str, glob: &str, members: &[Probe]) -> Optio
         return None;
     }
     let ret = first.site.name == "return";
-    let (functions, left_out): (Vec<String>, Vec<String>) = members
+    let (kernel, left_out): (Vec<KernelFunction>, Vec<KernelFunction>) = members
         .iter()
-        .map(|p| p.site.function.clone())
-        .partition(|f| traceable.contains(f));
-    if functions.is_empty() {
+        .map(|p| KernelFunction {
+            module: p.site.module.clone(),
+            function: p.site.function.clone(),
+        })
+        .partition(|f| traceable.contains(&f.function));
+    if kernel.is_empty() {
         return None;
     }
+    let functions: Vec<String> = kernel.iter().map(|f| f.function.clone()).collect();
+    let left_out = left_out.into_iter().map(|f| f.function).collect();
     // One module, or the description's module glob when the functions span several.
     let module = if members.iter().all(|p| p.site.module == first.site.module) {
         first.site.module.clone()
@@ -219,6 +250,7 @@ pub fn group(id: u32, module_glob: &str, glob: &str, members: &[Probe]) -> Optio
             },
             functions: functions.clone(),
             family: None,
+            kernel,
         }),
     };
     Some(Probe {

@@ -45,7 +45,7 @@ pub use glob::glob_match;
 
 use std::collections::HashSet;
 
-use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeKind};
+use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeContext, UprobeKind};
 use dtrace_runtime::{tracefs, Link, PerfEvent, Program};
 
 /// How a tracepoint's fields become a probe's arguments.
@@ -101,6 +101,10 @@ pub struct Probe {
     pub attach: Attach,
 }
 
+/// What tells `fbt` groups apart: (`module:function` globs, probe name, functions
+/// matched, their signature).
+type GroupKey = (String, &'static str, usize, Vec<Option<String>>);
+
 /// The ids of `fbt` group probes ([`fbt::group`]): above the kernel's probes, below the
 /// user probes' ([`user::USER_PROBE_IDS`]).
 const FBT_GROUP_IDS: u32 = 1 << 19;
@@ -149,9 +153,11 @@ pub struct Catalog {
     tracefs_error: Option<String>,
     /// Mapped probes this kernel cannot have (their tracepoint is missing, or none exists).
     missing: Vec<mapped::Missing>,
-    /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched)
-    /// and the group probe.
-    fbt_groups: Vec<((String, &'static str, usize), Probe)>,
+    /// `fbt` groups made so far: (`module:function` globs, probe name, functions matched,
+    /// their argument types' signature) and the group probe.
+    fbt_groups: Vec<(GroupKey, Probe)>,
+    /// The `args[]` the program reads ([`Catalog::split_fbt_groups_by`]).
+    fbt_args: Vec<Option<u64>>,
     /// Probes whose tracepoint format has been read.
     resolved: HashSet<u32>,
     /// USDT and `pid` probes.
@@ -238,6 +244,7 @@ impl Catalog {
             tracefs_error: None,
             missing: Vec::new(),
             fbt_groups: Vec::new(),
+            fbt_args: Vec::new(),
             resolved: HashSet::new(),
             user: user::UserProbes::default(),
         }
@@ -419,10 +426,18 @@ impl Catalog {
         found
     }
 
+    /// The `args[]` the program reads, by index (`None`: an index that is not a literal,
+    /// so any): an `fbt` group's functions are split by their types there
+    /// ([`fbt::signature`]), one group per signature, so that each group's `args[]` have
+    /// one type, as each function's have in its own probe. Set before matching.
+    pub fn split_fbt_groups_by(&mut self, args: Vec<Option<u64>>) {
+        self.fbt_args = args;
+    }
+
     /// More than [`fbt::GROUP_MIN`] `fbt` entry (or return) probes in `probes` (any number,
-    /// on a kernel that refuses fentry) become one kprobe probe ([`fbt::group`]), the same
-    /// one (same id) each time a description with the same function glob matches the same
-    /// functions.
+    /// on a kernel that refuses fentry) become kprobe probes ([`fbt::group`]), one per
+    /// signature of the `args[]` the program reads, the same (same ids) each time a
+    /// description with the same function glob matches the same functions.
     fn group_functions(&mut self, desc: &Description, probes: &mut Vec<Probe>) {
         for name in ["entry", "return"] {
             let is_member = |p: &Probe| fbt::groupable(p, name);
@@ -431,26 +446,45 @@ impl Catalog {
             if count == 0 || (count <= fbt::GROUP_MIN && fbt::kernel_refusal().is_none()) {
                 continue;
             }
-            let members: Vec<Probe> = probes.iter().filter(|p| is_member(p)).cloned().collect();
-            let key = (
-                format!("{}:{}", desc.module, desc.function),
-                name,
-                members.len(),
-            );
-            let known = self.fbt_groups.iter().find(|(k, _)| *k == key);
-            let group = match known {
-                Some((_, g)) => g.clone(),
-                None => {
-                    let id = FBT_GROUP_IDS + self.fbt_groups.len() as u32;
-                    let Some(g) = fbt::group(id, &desc.module, &desc.function, &members) else {
-                        continue;
-                    };
-                    self.fbt_groups.push((key, g.clone()));
-                    g
+            // Functions ftrace cannot trace go with the first group, to be skipped there.
+            let traceable =
+                |p: &Probe| fbt::traceable().is_some_and(|t| t.contains(&p.site.function));
+            let mut parts: Vec<(Vec<Option<String>>, Vec<Probe>)> = Vec::new();
+            for p in probes.iter().filter(|p| is_member(p) && traceable(p)) {
+                let sig = fbt::signature(p, &self.fbt_args);
+                match parts.iter_mut().find(|(s, _)| *s == sig) {
+                    Some((_, members)) => members.push(p.clone()),
+                    None => parts.push((sig, vec![p.clone()])),
                 }
-            };
-            probes.retain(|p| !is_member(p));
-            probes.push(group);
+            }
+            let untraceable = probes.iter().filter(|p| is_member(p) && !traceable(p));
+            match parts.first_mut() {
+                Some((_, members)) => members.extend(untraceable.cloned()),
+                None => parts.push((Vec::new(), untraceable.cloned().collect())),
+            }
+            for (sig, members) in parts {
+                let key = (
+                    format!("{}:{}", desc.module, desc.function),
+                    name,
+                    members.len(),
+                    sig,
+                );
+                let known = self.fbt_groups.iter().find(|(k, _)| *k == key);
+                let group = match known {
+                    Some((_, g)) => g.clone(),
+                    None => {
+                        let id = FBT_GROUP_IDS + self.fbt_groups.len() as u32;
+                        let Some(g) = fbt::group(id, &desc.module, &desc.function, &members) else {
+                            continue;
+                        };
+                        self.fbt_groups.push((key, g.clone()));
+                        g
+                    }
+                };
+                let ids: HashSet<u32> = members.iter().map(|p| p.site.id).collect();
+                probes.retain(|p| !ids.contains(&p.site.id));
+                probes.push(group);
+            }
         }
     }
 
@@ -661,7 +695,12 @@ pub fn arg_types(site: &ProbeSite) -> Vec<String> {
                 return Vec::new();
             };
             if ret {
-                vec!["int".to_string(), btf_name(proto.ret)]
+                // args[0] is the return offset; a void function has no args[1].
+                let mut types = vec!["uint64_t".to_string()];
+                if proto.ret != 0 {
+                    types.push(btf_name(proto.ret));
+                }
+                types
             } else {
                 proto.params.iter().map(|p| btf_name(p.ty)).collect()
             }
@@ -673,7 +712,16 @@ pub fn arg_types(site: &ProbeSite) -> Vec<String> {
                     .map(|i| dtrace_backend::program::usdt_arg_type(specs, i).to_string())
                     .collect()
             }
-            UprobeKind::Entry | UprobeKind::Return => Vec::new(),
+            // An fbt kprobe of one function: its BTF prototype's.
+            UprobeKind::Entry | UprobeKind::Return => match u.kernel.as_slice() {
+                [f] => f
+                    .arg_types(u.kind == UprobeKind::Return)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            },
         },
         // Arguments without a type are only for the D library's translators (`tcp`'s
         // `arg6`, `arg7`): not listed.
@@ -698,6 +746,34 @@ pub fn list_args(site: &ProbeSite) -> String {
         .collect()
 }
 
+/// What `dtrace -lv` prints of a probe: each of its lines ([`list_line`]) followed by
+/// [`list_verbose`]; an `fbt` group's functions each with their own argument types.
+pub fn list_line_verbose(site: &ProbeSite) -> String {
+    match &site.context {
+        ProbeContext::Uprobe(u) if u.kernel.len() > 1 => u
+            .kernel
+            .iter()
+            .map(|f| {
+                let one = ProbeSite {
+                    module: f.module.clone(),
+                    function: f.function.clone(),
+                    context: ProbeContext::Uprobe(UprobeContext {
+                        functions: Vec::new(),
+                        kernel: vec![f.clone()],
+                        ..u.clone()
+                    }),
+                    ..site.clone()
+                };
+                format!("{}{}", list_line(&one), list_verbose(&one))
+            })
+            .collect(),
+        _ => list_line(site)
+            .lines()
+            .map(|l| format!("{l}\n{}", list_verbose(site)))
+            .collect(),
+    }
+}
+
 /// What `dtrace -lv` prints after a probe's line, as DTrace prints it: the probe
 /// description attributes, the argument attributes, and the argument types (`None` when
 /// there are none), then an empty line.
@@ -716,6 +792,35 @@ pub fn list_verbose(site: &ProbeSite) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_fbt_groups_functions_are_listed_with_their_own_argument_types() {
+        let kernel = ["vfs_read", "vfs_fsync"].map(|f| dtrace_backend::program::KernelFunction {
+            module: "vmlinux".into(),
+            function: f.into(),
+        });
+        let site = ProbeSite {
+            id: 7,
+            provider: "fbt".into(),
+            module: "vmlinux".into(),
+            function: "vfs_*".into(),
+            name: "entry".into(),
+            context: ProbeContext::Uprobe(UprobeContext {
+                kind: UprobeKind::Entry,
+                functions: kernel.iter().map(|f| f.function.clone()).collect(),
+                family: None,
+                kernel: kernel.to_vec(),
+            }),
+        };
+        let out = list_line_verbose(&site);
+        let read = out.find(" vfs_read entry\n").expect("vfs_read's line");
+        let fsync = out.find(" vfs_fsync entry\n").expect("vfs_fsync's line");
+        assert!(
+            out[read..fsync].contains("\t\targs[0]: struct file *\n\t\targs[1]: char *\n")
+                && out[fsync..].contains("\t\targs[0]: struct file *\n\t\targs[1]: int\n\n"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn begin_alone_discovers_nothing() {

@@ -125,6 +125,7 @@ pub(crate) fn kprobe_probe(provider: &str, name: &str, function: &str, id: u32) 
                     kind: UprobeKind::Entry,
                     functions: Vec::new(),
                     family: None,
+                    kernel: Vec::new(),
                 })),
                 filter: None,
                 args: Vec::new(),

@@ -476,6 +476,7 @@ impl UserProbes {
                 kind: UprobeKind::Usdt(Vec::new()),
                 functions: Vec::new(),
                 family: None,
+                kernel: Vec::new(),
             }),
         };
         probes.push(Probe {
@@ -683,6 +684,7 @@ impl UserProbes {
                 kind: UprobeKind::Usdt(specs),
                 functions: Vec::new(),
                 family,
+                kernel: Vec::new(),
             });
             let site = ProbeSite {
                 id: self.next_id(),
@@ -823,6 +825,7 @@ impl UserProbes {
                             Vec::new()
                         },
                         family,
+                        kernel: Vec::new(),
                     }),
                 };
                 let per_process = self.per_process(attach_pid, sites.len());

@@ -111,6 +111,39 @@ pub struct UprobeContext {
     /// follow-fork map (`Compiled::follow` of the back end) (the pid itself and every process it forked, at any depth).
     /// `None`: no such test (the kernel filters by pid, or the probe is system-wide).
     pub family: Option<u32>,
+    /// An `fbt` kprobe's kernel functions (in the order of [`UprobeContext::functions`], or
+    /// the one function), whose BTF prototypes type `args[]`; empty for a user probe.
+    pub kernel: Vec<KernelFunction>,
+}
+
+/// A kernel function traced by a kprobe: `vmlinux`'s or a loaded module's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelFunction {
+    pub module: String,
+    pub function: String,
+}
+
+impl KernelFunction {
+    /// The D types of `args[]` at the function's entry (its parameters) or return (`ret`:
+    /// the return offset, a `uint64_t`, then the return type unless it is `void`), from
+    /// its BTF prototype (the module's split BTF for a module's function); None when BTF
+    /// does not describe it.
+    pub fn arg_types(&self, ret: bool) -> Option<Vec<Type>> {
+        use crate::types::kernel;
+        let btf = kernel::module(&self.module)?;
+        let id = btf.find(dtrace_btf::Kind::Func, &self.function)?;
+        let proto = btf.func_proto(id)?;
+        let ty = |id| kernel::from_module_btf(btf, id);
+        Some(if ret {
+            let mut types = vec![crate::types::UINT64];
+            if proto.ret != 0 {
+                types.push(ty(proto.ret));
+            }
+            types
+        } else {
+            proto.params.iter().map(|p| ty(p.ty)).collect()
+        })
+    }
 }
 
 /// What a user-level probe is.

@@ -521,8 +521,9 @@ impl Gen<'_, '_> {
                 }
             }
             &ProbeContext::Function { btf_id, nargs, ret } => {
-                // fbt: the arguments at entry; arg1 is the return value at return (arg0 would
-                // be the return offset, which BTF trampolines do not know).
+                // fbt: the arguments at entry; arg1 is the return value at return, and arg0
+                // the return offset, which BTF trampolines do not know: -1, as Oracle's
+                // DTrace says so.
                 let slot = match (ret, n) {
                     (false, n) if (n as u32) < nargs => Some(n),
                     (true, 1) => Some(nargs as i16),
@@ -533,6 +534,7 @@ impl Gen<'_, '_> {
                         let ty = function_arg_type(btf_id, ret, n as usize);
                         self.btf_context_arg(slot, ty);
                     }
+                    None if ret && n == 0 => self.e.emit(Insn::mov64_imm(R0, -1)),
                     None => self.e.emit(Insn::mov64_imm(R0, 0)),
                 }
             }
@@ -543,7 +545,8 @@ impl Gen<'_, '_> {
             },
             ProbeContext::Uprobe(u) => {
                 let kind = u.kind.clone();
-                self.uprobe_arg(&kind, n);
+                let kernel = !u.kernel.is_empty();
+                self.uprobe_arg(&kind, kernel, n);
             }
             // Handled above.
             ProbeContext::Mapped(_) => self.e.emit(Insn::mov64_imm(R0, 0)),
@@ -592,9 +595,9 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// r0 = argument `n` of a user-level probe (r1 = the context, a `struct pt_regs`).
-    /// Clobbers r1..r5.
-    fn uprobe_arg(&mut self, kind: &UprobeKind, n: i16) {
+    /// r0 = argument `n` of a user-level probe, or of an fbt kprobe (`kernel`; r1 = the
+    /// context, a `struct pt_regs`). Clobbers r1..r5.
+    fn uprobe_arg(&mut self, kind: &UprobeKind, kernel: bool, n: i16) {
         match kind {
             UprobeKind::Entry => match PT_REGS_ARGS.get(n as usize) {
                 Some(&off) => self.e.emit(Insn::ldx(Size::DW, R0, R1, off)),
@@ -609,17 +612,21 @@ impl Gen<'_, '_> {
                     self.e.emit(Insn::mov64_reg(R1, R10));
                     self.e.emit(Insn::alu64_imm(BPF_ADD, R1, KEY_SLOT as i32));
                     self.e.emit(Insn::mov64_imm(R2, 8));
-                    self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+                    self.e.emit(Insn::call(if kernel {
+                        helpers::PROBE_READ_KERNEL
+                    } else {
+                        helpers::PROBE_READ_USER
+                    }));
                     self.e.emit(Insn::ldx(Size::DW, R0, R10, KEY_SLOT));
                 }
             },
-            UprobeKind::Return => {
-                if n == 1 {
-                    self.e.emit(Insn::ldx(Size::DW, R0, R1, PT_REGS_AX));
-                } else {
-                    self.e.emit(Insn::mov64_imm(R0, 0));
-                }
-            }
+            UprobeKind::Return => match n {
+                1 => self.e.emit(Insn::ldx(Size::DW, R0, R1, PT_REGS_AX)),
+                // The return offset, which return probes do not know: -1 in the kernel, as
+                // Oracle's DTrace says for fbt, 0 for pid.
+                0 if kernel => self.e.emit(Insn::mov64_imm(R0, -1)),
+                _ => self.e.emit(Insn::mov64_imm(R0, 0)),
+            },
             UprobeKind::Usdt(specs) => {
                 let operands: Vec<Option<&UsdtOperand>> =
                     specs.iter().map(|s| s.get(n as usize)).collect();

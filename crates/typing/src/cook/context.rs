@@ -15,7 +15,7 @@ use super::expr::{convert, int, mk};
 use super::{Cook, SYSCALL_GROUP_MIN};
 use crate::builtins::Variable;
 use crate::ir::{Builtin, Expr, ExprKind, Place, PlaceBase};
-use crate::probe::{usdt_arg_type, FieldKind, ProbeContext, UprobeKind};
+use crate::probe::{usdt_arg_type, FieldKind, KernelFunction, ProbeContext, UprobeKind};
 use crate::regs;
 use crate::types::{self, kernel, Type};
 
@@ -263,13 +263,16 @@ impl Cook<'_> {
                 }
             }
             ProbeContext::Function { btf_id, nargs, ret } => {
-                if (ret && i > 1) || (!ret && i as u32 >= nargs) {
+                // A void function's return has args[0] alone, as in DTrace.
+                let void_return = ret && function_arg_type(btf_id, true, 1) == Some(0);
+                if (ret && i > 1) || (void_return && i == 1) || (!ret && i as u32 >= nargs) {
                     return Err(out_of_range());
                 }
                 match function_arg_type(btf_id, ret, i as usize) {
                     Some(ty) => self.btf_arg(raw(types::INT64), ty, i, span),
-                    // args[0] at return: the return offset, an int as in DTrace.
-                    None if ret => Ok(raw(types::INT)),
+                    // args[0] at return: the return offset, unknown (-1) as in Oracle's
+                    // DTrace, a uint64_t there.
+                    None if ret => Ok(raw(types::UINT64)),
                     None => Ok(raw(types::INT64)),
                 }
             }
@@ -280,6 +283,27 @@ impl Cook<'_> {
             ProbeContext::Uprobe(u) => match &u.kind {
                 // The operand is read at its size and sign-extended (or not) already.
                 UprobeKind::Usdt(specs) => Ok(raw(usdt_arg_type(specs, i as usize))),
+                UprobeKind::Entry | UprobeKind::Return if !u.kernel.is_empty() => {
+                    let ret = u.kind == UprobeKind::Return;
+                    match kernel_arg_type(&u.kernel, ret, i as usize) {
+                        KernelArg::Typed(ty) => self.typed_arg(raw(types::INT64), ty, i, span),
+                        KernelArg::Untyped => Ok(raw(types::INT64)),
+                        KernelArg::OutOfRange(f) if u.kernel.len() > 1 => {
+                            let mut e = out_of_range();
+                            e.message = format!("{} ({f} has no args[{i}])", e.message);
+                            Err(e)
+                        }
+                        KernelArg::OutOfRange(_) => Err(out_of_range()),
+                        KernelArg::Differs(a, b) => Err(CompileError::new(
+                            "D_ARGS_TYPE",
+                            format!(
+                                "{probe} args[{i}] has different types in the functions it stands for ({} in {}, {} in {}); use arg{i}, or a description whose functions agree",
+                                a.1, a.0, b.1, b.0
+                            ),
+                            span,
+                        )),
+                    }
+                }
                 UprobeKind::Entry | UprobeKind::Return => Ok(raw(types::INT64)),
             },
             ProbeContext::Mapped(_) => Err(out_of_range()),
@@ -303,7 +327,12 @@ impl Cook<'_> {
         let Some(btf) = kernel::vmlinux() else {
             return Ok(raw);
         };
-        let ty = kernel::from_btf(btf, ty);
+        self.typed_arg(raw, kernel::from_btf(btf, ty), i, span)
+    }
+
+    /// Argument `i`, read as a 64-bit value `raw`, as a value of the kernel's type `ty`
+    /// (see [`Self::btf_arg`]).
+    fn typed_arg(&mut self, raw: Expr, ty: Type, i: i64, span: Span) -> Result<Expr> {
         match &ty {
             Type::Int { .. } => Ok(convert(raw, &ty)),
             Type::Ptr(_) => Ok(Expr { ty, ..raw }),
@@ -412,6 +441,38 @@ fn kernel_struct_pointer(name: &str) -> Type {
 /// One of D's built-in integer typedefs.
 fn typedef(name: &str) -> Type {
     types::builtin_typedef(name).expect("a built-in typedef")
+}
+
+/// What `args[n]` of an fbt kprobe standing for `functions` is.
+enum KernelArg {
+    /// Every function BTF describes has it, with this type.
+    Typed(Type),
+    /// BTF describes none of the functions: a 64-bit value.
+    Untyped,
+    /// This function has no such argument.
+    OutOfRange(String),
+    /// Two functions disagree: (function, type) of each.
+    Differs((String, Type), (String, Type)),
+}
+
+/// `args[n]` of a kprobe on `functions` (at their return if `ret`), from their BTF
+/// prototypes; functions BTF does not describe are read as the others are.
+fn kernel_arg_type(functions: &[KernelFunction], ret: bool, n: usize) -> KernelArg {
+    let mut first: Option<(String, Type)> = None;
+    for f in functions {
+        let Some(types) = f.arg_types(ret) else {
+            continue;
+        };
+        let Some(ty) = types.into_iter().nth(n) else {
+            return KernelArg::OutOfRange(f.function.clone());
+        };
+        match &first {
+            None => first = Some((f.function.clone(), ty)),
+            Some((_, t)) if *t == ty => {}
+            Some(a) => return KernelArg::Differs(a.clone(), (f.function.clone(), ty)),
+        }
+    }
+    first.map_or(KernelArg::Untyped, |(_, ty)| KernelArg::Typed(ty))
 }
 
 /// The BTF type of an fbt probe's `args[n]`: parameter `n` of function `btf_id` at entry,

@@ -12,7 +12,7 @@
 //! qualifiers are dropped; forward declarations resolve to the definition of the same
 //! name; functions and floats are [`Type::Opaque`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock};
 
 use dtrace_btf::{Btf, Kind, TypeId, TypeKind};
@@ -29,6 +29,23 @@ static BTF: OnceLock<Option<Btf>> = OnceLock::new();
 /// None if it cannot be read.
 pub fn vmlinux() -> Option<&'static Btf> {
     BTF.get_or_init(|| Btf::vmlinux().ok()).as_ref()
+}
+
+/// The BTF of `module` (`vmlinux`'s, or a loaded module's split BTF on it), read on first
+/// use; None if it cannot be read.
+pub fn module(module: &str) -> Option<&'static Btf> {
+    if module == "vmlinux" {
+        return vmlinux();
+    }
+    static MODULES: OnceLock<Mutex<HashMap<String, Option<&'static Btf>>>> = OnceLock::new();
+    let mut modules = MODULES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    *modules.entry(module.to_string()).or_insert_with(|| {
+        let btf = Btf::module(module, vmlinux()?).ok()?;
+        Some(Box::leak(Box::new(btf)))
+    })
 }
 
 /// Installs `btf` as the kernel's BTF for the rest of the process, in place of the running
@@ -86,10 +103,19 @@ pub fn named(btf: &Btf, tag: Tag, name: &str) -> Option<Type> {
 
 /// The D type of BTF type `id`.
 pub fn from_btf(btf: &Btf, id: TypeId) -> Type {
-    convert(btf, id, 0)
+    convert(btf, id, 0, u32::MAX)
 }
 
-fn convert(btf: &Btf, id: TypeId, depth: usize) -> Type {
+/// The D type of BTF type `id` of a module's BTF ([`module`]): as [`from_btf`], but a
+/// struct or union the module defines itself is opaque (`struct nft_ctx`), since D types
+/// records by their `vmlinux` id.
+pub fn from_module_btf(btf: &Btf, id: TypeId) -> Type {
+    let own = vmlinux().map_or(0, |v| v.len() as u32);
+    convert(btf, id, 0, own)
+}
+
+/// `own`: the first id whose records are opaque.
+fn convert(btf: &Btf, id: TypeId, depth: usize, own: u32) -> Type {
     let name = || intern(&btf.type_name(id));
     let Some(t) = btf.get(id).filter(|_| depth <= MAX_DEPTH) else {
         return Type::Opaque("?");
@@ -118,10 +144,11 @@ fn convert(btf: &Btf, id: TypeId, depth: usize) -> Type {
                 // A function pointer: opaque, spelled as C does (`void (*)(int)`).
                 Type::Ptr(Box::new(Type::Opaque(name())))
             } else {
-                Type::Ptr(Box::new(convert(btf, *target, depth + 1)))
+                Type::Ptr(Box::new(convert(btf, *target, depth + 1, own)))
             }
         }
-        TypeKind::Array(a) => Type::Array(Box::new(convert(btf, a.elem, depth + 1)), a.len),
+        TypeKind::Array(a) => Type::Array(Box::new(convert(btf, a.elem, depth + 1, own)), a.len),
+        TypeKind::Struct(_) | TypeKind::Union(_) if id >= own => Type::Opaque(name()),
         TypeKind::Struct(c) | TypeKind::Union(c) => Type::Struct(Record {
             id,
             name: name(),
@@ -130,23 +157,25 @@ fn convert(btf: &Btf, id: TypeId, depth: usize) -> Type {
         TypeKind::Fwd { union } => {
             let kind = if *union { Kind::Union } else { Kind::Struct };
             match btf.find(kind, btf.name_of(id)) {
-                Some(def) => convert(btf, def, depth + 1),
+                Some(def) => convert(btf, def, depth + 1, own),
                 None => Type::Opaque(name()),
             }
         }
-        TypeKind::Typedef(target) => match convert(btf, *target, depth + 1) {
+        TypeKind::Typedef(target) => match convert(btf, *target, depth + 1, own) {
             Type::Int { size, signed, .. } => Type::Int {
                 size,
                 signed,
                 name: name(),
             },
             Type::Struct(r) => Type::Struct(Record { name: name(), ..r }),
+            // A module's own typedef of its own record keeps its name (`Node`).
+            Type::Opaque(_) if id >= own => Type::Opaque(name()),
             other => other,
         },
         TypeKind::Const(target)
         | TypeKind::Volatile(target)
         | TypeKind::Restrict(target)
-        | TypeKind::TypeTag { ty: target, .. } => convert(btf, *target, depth + 1),
+        | TypeKind::TypeTag { ty: target, .. } => convert(btf, *target, depth + 1, own),
         TypeKind::Func { .. }
         | TypeKind::FuncProto(_)
         | TypeKind::Float { .. }

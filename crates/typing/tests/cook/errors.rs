@@ -801,6 +801,16 @@ const CONTEXT: Cases = &[
         "index 4 is out of range for fbt:vmlinux:vfs_read:entry args[ ]",
     ),
     (
+        "fbt::vfs_read:return { trace(args[2]); }",
+        "D_ARGS_IDX",
+        "index 2 is out of range for fbt:vmlinux:vfs_read:return args[ ]",
+    ),
+    (
+        "fbt::vfs_rea*:entry { trace(args[4]); }",
+        "D_ARGS_IDX",
+        "index 4 is out of range for fbt:vmlinux:vfs_rea*:entry args[ ] (vfs_read has no args[4])",
+    ),
+    (
         "BEGIN { trace(args[0]); }",
         "D_ARGS_IDX",
         "index 0 is out of range for dtrace:::BEGIN args[ ]",

@@ -418,6 +418,31 @@ fn function_arguments_have_their_parameters_types() {
 }
 
 #[test]
+fn function_returns_and_kprobes_type_args_from_btf() {
+    let cases = [
+        // The return offset, then the return value.
+        ("fbt::vfs_read:return", "args[0]", "uint64_t"),
+        ("fbt::vfs_read:return", "args[1]", "ssize_t"),
+        // A group's kprobe: the prototypes BTF describes (vfs_read's alone here).
+        ("fbt::vfs_rea*:entry", "args[0]", "struct file *"),
+        (
+            "fbt::vfs_rea*:entry",
+            "args[0]->f_path.dentry->d_name.len",
+            "u32",
+        ),
+        ("fbt::vfs_rea*:entry", "args[2]", "size_t"),
+        ("fbt::vfs_rea*:return", "args[0]", "uint64_t"),
+        ("fbt::vfs_rea*:return", "args[1]", "ssize_t"),
+        // No BTF for the module: 64-bit values.
+        ("fbt:nomod:nomod_f:entry", "args[0]", "int64_t"),
+    ];
+    for (probe, text, ty) in cases {
+        let p = program(&format!("{probe} {{ {text}; }}"));
+        assert_eq!(eval(&p, 0).ty.to_string(), ty, "{probe} {text}");
+    }
+}
+
+#[test]
 fn d_structs_are_laid_out_as_ctf_does() {
     // Bit-fields are not packed: each starts at the next byte, in the smallest power-of-two
     // number of bytes holding it; there is no tail padding.

@@ -6,8 +6,9 @@
 //! raises, with its tag and words ([`errors`]).
 //!
 //! Each clause is enabled on the probe its first description names: `BEGIN`, `END`,
-//! `rawtp:sched::sched_switch`, `rawtp:sched::sched_process_exec` or
-//! `fbt::vfs_read:entry`, described as the probes crate describes them ([`site`]).
+//! `rawtp:sched::sched_switch`, `rawtp:sched::sched_process_exec`, `fbt::vfs_read:entry`
+//! or `:return`, a kprobe group `fbt::vfs_rea*:entry` or `:return`, or
+//! `fbt:nomod:nomod_f:entry`, described as the probes crate describes them ([`site`]).
 
 mod errors;
 mod expr_types;
@@ -22,7 +23,9 @@ use dtrace_typing::cook::{cook, BinaryDefs, Input, Options};
 use dtrace_typing::format::FormatCheck;
 use dtrace_typing::ir::{self, Expr, Stmt};
 use dtrace_typing::macros::MacroArgs;
-use dtrace_typing::probe::{BtfTracepoint, ProbeContext, ProbeSite};
+use dtrace_typing::probe::{
+    BtfTracepoint, KernelFunction, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
+};
 use dtrace_typing::types::translators::Provided;
 use dtrace_typing::types::{builtin_typedef, kernel, Type};
 
@@ -80,6 +83,31 @@ fn site(description: &str) -> ProbeSite {
             };
             (5, "fbt", "vmlinux", "vfs_read", "entry", context)
         }
+        "fbt::vfs_read:return" => {
+            let btf_id = btf.find(Kind::Func, "vfs_read").expect("func vfs_read");
+            let nargs = btf.func_proto(btf_id).expect("a prototype").params.len() as u32;
+            let context = ProbeContext::Function {
+                btf_id,
+                nargs,
+                ret: true,
+            };
+            (6, "fbt", "vmlinux", "vfs_read", "return", context)
+        }
+        // A group's kprobe, as `fbt::group` describes it (`vfs_readv` is not recorded: BTF
+        // does not describe it here), and a module's function whose BTF cannot be read.
+        "fbt::vfs_rea*:entry" => (7, "fbt", "vmlinux", "vfs_rea*", "entry", kprobe(false)),
+        "fbt::vfs_rea*:return" => (8, "fbt", "vmlinux", "vfs_rea*", "return", kprobe(true)),
+        "fbt:nomod:nomod_f:entry" => {
+            let mut context = kprobe(false);
+            if let ProbeContext::Uprobe(u) = &mut context {
+                u.functions.clear();
+                u.kernel = vec![KernelFunction {
+                    module: "nomod".into(),
+                    function: "nomod_f".into(),
+                }];
+            }
+            (9, "fbt", "nomod", "nomod_f", "entry", context)
+        }
         other => panic!("no probe {other} in the tests' catalog"),
     };
     ProbeSite {
@@ -90,6 +118,27 @@ fn site(description: &str) -> ProbeSite {
         name: name.into(),
         context,
     }
+}
+
+/// The context of a kprobe on `vfs_read` and `vfs_readv`, at their return if `ret`.
+fn kprobe(ret: bool) -> ProbeContext {
+    let functions = ["vfs_read", "vfs_readv"];
+    ProbeContext::Uprobe(UprobeContext {
+        kind: if ret {
+            UprobeKind::Return
+        } else {
+            UprobeKind::Entry
+        },
+        functions: functions.iter().map(|f| f.to_string()).collect(),
+        family: None,
+        kernel: functions
+            .iter()
+            .map(|f| KernelFunction {
+                module: "vmlinux".into(),
+                function: f.to_string(),
+            })
+            .collect(),
+    })
 }
 
 /// The context of raw tracepoint `name`, from its `btf_trace_NAME` typedef (a pointer to
