@@ -320,7 +320,13 @@ impl Type {
     /// (`dt_type_promote`): the operand of higher rank, a rank being the width in bits plus
     /// one for unsigned types. Unlike C there is no promotion to `int` first: `char + char`
     /// is a `char` (its value in a register is the 64-bit sum until something narrows it).
+    /// An enum counts as an `int`.
     pub fn common(a: &Type, b: &Type) -> Type {
+        let enum_as_int = |t: &Type| match t {
+            Type::Int { name, .. } if name.starts_with("enum ") => INT,
+            other => other.clone(),
+        };
+        let (a, b) = (&enum_as_int(a), &enum_as_int(b));
         match (a, b) {
             (Type::Ptr(_), _) => a.clone(),
             (_, Type::Ptr(_)) => b.clone(),
@@ -422,6 +428,12 @@ mod tests {
         assert_eq!(Type::common(&LONG, &ULONG), ULONG);
         assert_eq!(Type::common(&UCHAR, &UCHAR), UCHAR);
         assert_eq!(Type::common(&CHAR, &UCHAR), UCHAR);
+        let e = Type::Int {
+            size: 4,
+            signed: true,
+            name: "enum e",
+        };
+        assert_eq!(Type::common(&e, &CHAR), INT);
     }
 
     #[test]
