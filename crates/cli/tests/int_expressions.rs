@@ -444,3 +444,19 @@ fn division_by_zero_faults() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A value keeps its 64 bits in expressions and is narrowed to its type where DTrace
+/// narrows it: a record (`printf`, `trace`), a store, an associative array's or an
+/// aggregation's key.
+#[test]
+fn narrowed_by_records_stores_and_keys() {
+    let run = dtrace(
+        "char k[char]; BEGIN { c = (char)100; printf(\"%d %d \", c + c, (long long)(c + c)); \
+         trace(c + c); d = c + c; printf(\" %d\", (long long)d); k[c + c] = 1; \
+         printf(\" %d\\n\", k[(char)-56]); @[c + c + c] = count(); @[(char)44] = count(); \
+         exit(0); }",
+    );
+    assert!(run.ok && run.stderr.is_empty(), "{}", run.stderr);
+    // 300 and 44 are one key once narrowed to a char.
+    assert_eq!(run.stdout, "-56 200 -56 -56 1\n\n  44                2\n");
+}
