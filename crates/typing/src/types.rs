@@ -1,4 +1,5 @@
-//! D value types and C's conversion rules on them (LP64: long and pointers are 64 bits).
+//! D value types, and DTrace's rules for them: the types of operators and the casts that
+//! change a value (LP64: long and pointers are 64 bits).
 //!
 //! Besides D's own types (integers, pointers, `string`), a type can describe kernel memory
 //! as the running kernel's BTF does: structs and unions ([`Record`]), arrays, enums (integers
