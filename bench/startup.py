@@ -137,6 +137,42 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def measure(dtrace, bpftrace, runs, warmup, baseline=True):
+    """Spawn each tool runs + warmup times, interleaved; (tools, samples, stats): the
+    argv of each tool, its samples in ns and their summaries in ms."""
+    echo = shutil.which("echo") or "/bin/echo"
+    tools = [
+        ("dtrace", [dtrace, "-qn", 'BEGIN { printf("BEGIN_FIRED\\n"); exit(0); }']),
+        ("bpftrace", [bpftrace, "-e", 'BEGIN { printf("BEGIN_FIRED\\n"); exit(); }']),
+    ]
+    if baseline:
+        tools.append(("spawn floor (`echo`)", [echo, "BEGIN_FIRED"]))
+
+    samples = {name: {"begin": [], "exit": []} for name, _ in tools}
+    total = warmup + runs
+    failures = 0
+    for i in range(total):
+        order = tools if i % 2 == 0 else list(reversed(tools))
+        for name, argv in order:
+            rc, out, begin, t_exit = run_once(argv)
+            if rc != 0 or begin is None:
+                failures += 1
+                print("run %d of %s misbehaved: exit status %d, BEGIN line %s, stdout %r"
+                      % (i, name, rc, "seen" if begin is not None else "NOT seen", out[:200]),
+                      file=sys.stderr)
+                continue
+            if i >= warmup:
+                samples[name]["begin"].append(begin)
+                samples[name]["exit"].append(t_exit)
+        print("round %d/%d%s" % (i + 1, total, " (warm-up)" if i < warmup else ""),
+              file=sys.stderr, end="\r")
+    print(file=sys.stderr)
+    if failures:
+        die("%d run(s) misbehaved, see above" % failures, code=1)
+    stats = {name: {k: summary(v) for k, v in s.items()} for name, s in samples.items()}
+    return tools, samples, stats
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=30, help="measured runs per tool (default 30)")
@@ -160,43 +196,13 @@ def main():
             "will not run without it")
     if os.geteuid() != 0:
         die("must run as root: both tools load BPF programs")
-    echo = shutil.which("echo") or "/bin/echo"
-
-    tools = [
-        ("dtrace", [args.dtrace, "-qn", 'BEGIN { printf("BEGIN_FIRED\\n"); exit(0); }']),
-        ("bpftrace", [bpftrace, "-e", 'BEGIN { printf("BEGIN_FIRED\\n"); exit(); }']),
-    ]
-    if not args.no_baseline:
-        tools.append(("spawn floor (`echo`)", [echo, "BEGIN_FIRED"]))
-
     try:
         with open("/proc/loadavg") as f:
             loadavg = " ".join(f.read().split()[:3])
     except OSError:
         loadavg = "unknown"
-    samples = {name: {"begin": [], "exit": []} for name, _ in tools}
-    total = args.warmup + args.runs
-    failures = 0
-    for i in range(total):
-        order = tools if i % 2 == 0 else list(reversed(tools))
-        for name, argv in order:
-            rc, out, begin, t_exit = run_once(argv)
-            if rc != 0 or begin is None:
-                failures += 1
-                print("run %d of %s misbehaved: exit status %d, BEGIN line %s, stdout %r"
-                      % (i, name, rc, "seen" if begin is not None else "NOT seen", out[:200]),
-                      file=sys.stderr)
-                continue
-            if i >= args.warmup:
-                samples[name]["begin"].append(begin)
-                samples[name]["exit"].append(t_exit)
-        print("round %d/%d%s" % (i + 1, total, " (warm-up)" if i < args.warmup else ""),
-              file=sys.stderr, end="\r")
-    print(file=sys.stderr)
-    if failures:
-        die("%d run(s) misbehaved, see above" % failures, code=1)
-
-    stats = {name: {k: summary(v) for k, v in s.items()} for name, s in samples.items()}
+    tools, samples, stats = measure(args.dtrace, bpftrace, args.runs, args.warmup,
+                                    not args.no_baseline)
 
     print("## Start-up latency: dtrace vs bpftrace\n")
     print("- command: `python3 bench/startup.py%s`" % "".join(

@@ -61,6 +61,11 @@ TESTS = [
      "cmd": "dtrace -qn 'syscall::openat:entry /pid == $target/ { printf(\"open %s\\n\", copyinstr(arg1)); }'"
             f" -c '{CAT}'",
      "expect": r"open /etc/hostname"},
+    {"name": "keys", "group": "core",
+     "cmd": "dtrace -qn 'syscall:::entry /pid == $target && probefunc == \"write\"/"
+            " { @[probefunc, execname] = count(); } profile-97 { @e[execname] = count(); }"
+            " END { printa(\"%s %s %@d\\n\", @); }' -c \"$T/tprog 3\"",
+     "expect": r"write tprog [3-9]"},
     {"name": "profile", "group": "core",
      "cmd": "dtrace -qn 'profile-97 { @n = count(); } tick-1s { exit(0); }"
             " END { printa(\"samples %@d\\n\", @n); }'",

@@ -20,6 +20,12 @@ pub const STACK_FRAMES: u32 = 20;
 pub const USTACK_FRAMES: u32 = 100;
 /// Frames of `jstack()` without an argument (`jstackframes`), as in DTrace.
 pub const JSTACK_FRAMES: u32 = 50;
+/// Bytes of the user stack, from the stack pointer up, that a record with a `ustack()`
+/// copies for the consumer to unwind by call frame information (see [`Datum::UStack`]).
+pub const USTACK_WINDOW: u32 = 4096;
+/// Bytes of the unwinding registers before the window: `rip`, `rsp`, `rbp` and the number
+/// of window bytes copied, each a u64.
+pub const USTACK_REGS: u32 = 32;
 /// Deepest stack the kernel hands out (`kernel.perf_event_max_stack` defaults to 127);
 /// `stackdepth` and `ustackdepth` count at most this many frames.
 pub const MAX_STACK_FRAMES: u32 = 127;
@@ -29,14 +35,22 @@ pub const MAX_STACK_FRAMES: u32 = 127;
 ///
 /// Layouts: a kernel stack is `frames` u64 program counters (zero after the last frame,
 /// as `bpf_get_stack` leaves them); a user stack is the process id (u64) then `frames`
-/// user program counters; kernel symbols (`func sym mod`) are one u64 address; user
+/// user program counters (what the kernel's frame-pointer unwinder finds); a record
+/// holding user stacks may also hold, once for all of them, a stack window: the user
+/// registers at the probe ([`USTACK_REGS`]: `rip`, `rsp`, `rbp`, the bytes copied) then
+/// [`USTACK_WINDOW`] bytes of the user stack from `rsp` up, from which the consumer unwinds
+/// by the objects' call frame information; kernel symbols (`func sym mod`) are one u64 address; user
 /// symbols (`ufunc usym umod uaddr`) are the process id then the address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Datum {
     /// `stack(frames)`
     Stack { frames: u32 },
-    /// `ustack(frames)`
-    UStack { frames: u32 },
+    /// `ustack(frames)`; `window`: the record offset of the stack window, 0 for none (an
+    /// aggregation key holds the frame-pointer stack alone).
+    UStack { frames: u32, window: u32 },
+    /// `ustackdepth` as `trace()` and `printf()` record it: laid out as `UStack`, the
+    /// consumer counting the frames it shows (a `uint32_t`).
+    UStackDepth { frames: u32, window: u32 },
     /// `func(pc)` / `sym(pc)`: `module`symbol`.
     Sym,
     /// `mod(pc)`: the kernel module.
@@ -54,7 +68,7 @@ impl Datum {
     pub fn size(&self) -> u32 {
         match self {
             Datum::Stack { frames } => frames * 8,
-            Datum::UStack { frames } => 8 + frames * 8,
+            Datum::UStack { frames, .. } | Datum::UStackDepth { frames, .. } => 8 + frames * 8,
             Datum::Sym | Datum::Mod => 8,
             Datum::USym | Datum::UMod | Datum::UAddr => 16,
         }
@@ -64,7 +78,11 @@ impl Datum {
     pub fn user(&self) -> bool {
         matches!(
             self,
-            Datum::UStack { .. } | Datum::USym | Datum::UMod | Datum::UAddr
+            Datum::UStack { .. }
+                | Datum::UStackDepth { .. }
+                | Datum::USym
+                | Datum::UMod
+                | Datum::UAddr
         )
     }
 
@@ -116,6 +134,9 @@ pub enum ValueType {
     },
     /// A D string in a buffer of `size` bytes.
     String { size: u32 },
+    /// A D string kept as a number (a `u64` slot): its index in `names` (an index past
+    /// them is ""). Aggregation keys holding probe names (`probefunc`...) are kept so.
+    Name { names: Vec<String> },
     /// A struct or union of `size` bytes; `members` as far as known (a kernel type may be
     /// described by name and size alone).
     Record {
@@ -151,7 +172,7 @@ impl ValueType {
     pub fn size(&self) -> u32 {
         match self {
             ValueType::Integer { size, .. } | ValueType::Enum { size, .. } => u32::from(*size),
-            ValueType::Pointer { .. } => 8,
+            ValueType::Pointer { .. } | ValueType::Name { .. } => 8,
             ValueType::String { size } | ValueType::Record { size, .. } => *size,
             ValueType::Bytes { size } => *size,
             ValueType::Memory { size, dynamic } => size + if *dynamic { 8 } else { 0 },
@@ -180,13 +201,14 @@ impl ValueType {
             | ValueType::Pointer { name }
             | ValueType::Enum { name, .. }
             | ValueType::Record { name, .. } => name.clone(),
-            ValueType::String { .. } => "string".to_string(),
+            ValueType::String { .. } | ValueType::Name { .. } => "string".to_string(),
             ValueType::Array { element, len } => format!("{} [{len}]", element.name()),
             ValueType::Bytes { size } | ValueType::Memory { size, .. } => {
                 format!("uint8_t [{size}]")
             }
             ValueType::Symbolic(Datum::Stack { .. }) => "stack".to_string(),
             ValueType::Symbolic(Datum::UStack { .. }) => "ustack".to_string(),
+            ValueType::Symbolic(Datum::UStackDepth { .. }) => "uint32_t".to_string(),
             ValueType::Symbolic(_) => "symbol".to_string(),
         }
     }
@@ -217,7 +239,14 @@ mod tests {
         };
         assert_eq!(arr.size(), 12);
         assert_eq!(arr.name(), "int [3]");
-        assert_eq!(ValueType::Symbolic(Datum::UStack { frames: 2 }).size(), 24);
+        assert_eq!(
+            ValueType::Symbolic(Datum::UStack {
+                frames: 2,
+                window: 0
+            })
+            .size(),
+            24
+        );
         assert_eq!(
             ValueType::Pointer {
                 name: "void *".into()

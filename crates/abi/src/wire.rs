@@ -302,6 +302,7 @@ impl Wire for ValueType {
             Bytes { size } => put!(out, 6u8, size),
             Memory { size, dynamic } => put!(out, 7u8, size, dynamic),
             Symbolic(d) => put!(out, 8u8, d),
+            Name { names } => put!(out, 9u8, names),
         }
     }
     fn take(r: &mut Reader<'_>) -> Option<Self> {
@@ -350,6 +351,9 @@ impl Wire for ValueType {
                 Memory { size, dynamic }
             }
             8 => Symbolic(Wire::take(r)?),
+            9 => Name {
+                names: Wire::take(r)?,
+            },
             _ => return None,
         })
     }
@@ -359,12 +363,13 @@ impl Wire for Datum {
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             Datum::Stack { frames } => put!(out, 0u8, frames),
-            Datum::UStack { frames } => put!(out, 1u8, frames),
+            Datum::UStack { frames, window } => put!(out, 1u8, frames, window),
             Datum::Sym => 2u8.put(out),
             Datum::Mod => 3u8.put(out),
             Datum::USym => 4u8.put(out),
             Datum::UMod => 5u8.put(out),
             Datum::UAddr => 6u8.put(out),
+            Datum::UStackDepth { frames, window } => put!(out, 7u8, frames, window),
         }
     }
     fn take(r: &mut Reader<'_>) -> Option<Self> {
@@ -374,12 +379,17 @@ impl Wire for Datum {
             },
             1 => Datum::UStack {
                 frames: Wire::take(r)?,
+                window: Wire::take(r)?,
             },
             2 => Datum::Sym,
             3 => Datum::Mod,
             4 => Datum::USym,
             5 => Datum::UMod,
             6 => Datum::UAddr,
+            7 => Datum::UStackDepth {
+                frames: Wire::take(r)?,
+                window: Wire::take(r)?,
+            },
             _ => return None,
         })
     }
@@ -480,8 +490,18 @@ mod tests {
                 size: 9,
                 dynamic: true,
             },
-            ValueType::Symbolic(Datum::UStack { frames: 7 }),
+            ValueType::Symbolic(Datum::UStack {
+                frames: 7,
+                window: 48,
+            }),
+            ValueType::Symbolic(Datum::UStackDepth {
+                frames: 127,
+                window: 16,
+            }),
             ValueType::Symbolic(Datum::UAddr),
+            ValueType::Name {
+                names: vec!["read".into(), String::new()],
+            },
         ];
         let f = |i: u32| field(16 + i, int.clone());
         let kinds = vec![

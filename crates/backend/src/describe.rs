@@ -9,7 +9,7 @@
 use dtrace_abi::datum::{Datum, ValueType};
 use dtrace_abi::desc as abi;
 
-use crate::program::{ActionKind, Aggregation, EnabledProbe, Field, ProbeSite};
+use crate::program::{ActionKind, Aggregation, EnabledProbe, Field, KeyStore, ProbeSite};
 use crate::types::{self, Type};
 
 /// The description of `enabled` probes and `aggregations`; strings are `strsize` bytes.
@@ -18,9 +18,12 @@ pub(crate) fn describe(
     aggregations: &[Aggregation],
     strsize: u32,
 ) -> abi::ProgramDesc {
-    let field = |f: &Field| abi::Field {
-        offset: f.offset,
-        ty: value_type(&f.ty, strsize),
+    let field = |f: &Field| match f.datum {
+        Some(d) => symbolic(f.offset, d),
+        None => abi::Field {
+            offset: f.offset,
+            ty: value_type(&f.ty, strsize),
+        },
     };
     let probes = enabled
         .iter()
@@ -47,10 +50,22 @@ pub(crate) fn describe(
             keys: a
                 .keys
                 .iter()
-                .zip(a.datums.iter().chain(std::iter::repeat(&None)))
-                .map(|(k, d)| match d {
-                    Some(d) => symbolic(k.offset, *d),
-                    None => field(k),
+                .zip(&a.stores)
+                .map(|(k, store)| match store {
+                    KeyStore::Datum(d) => symbolic(k.offset, *d),
+                    KeyStore::String(bound) => abi::Field {
+                        offset: k.offset,
+                        ty: ValueType::String {
+                            size: bound.next_multiple_of(8),
+                        },
+                    },
+                    KeyStore::Name(names) => abi::Field {
+                        offset: k.offset,
+                        ty: ValueType::Name {
+                            names: names.clone(),
+                        },
+                    },
+                    KeyStore::Value => field(k),
                 })
                 .collect(),
             key_size: a.key_size,

@@ -63,6 +63,9 @@ pub struct ProgramSpec {
 pub struct Field {
     pub offset: u32,
     pub ty: Type,
+    /// What the consumer decodes instead of a value of `ty`: a recorded `ustackdepth`
+    /// ([`Datum::UStackDepth`]), whose frames it counts.
+    pub datum: Option<Datum>,
 }
 
 /// An action the consumer carries out when it reads a record.
@@ -160,9 +163,8 @@ pub struct Aggregation {
     pub kind: AggFunc,
     /// Key tuple fields, offsets within the map key.
     pub keys: Vec<Field>,
-    /// Per key: the [`Datum`] it holds when it is a stack or a symbol (its field's type is
-    /// then meaningless); `None` for plain values.
-    pub datums: Vec<Option<Datum>>,
+    /// Per key: how it is stored there.
+    pub stores: Vec<KeyStore>,
     pub key_size: u32,
     pub slots: usize,
     pub map: MapId,
@@ -171,6 +173,20 @@ pub struct Aggregation {
     /// through the array, so each program names one map per array instead of one per
     /// aggregation.
     pub shared: Option<(MapId, u32)>,
+}
+
+/// How one key of an aggregation or associative array is stored in the map's key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeyStore {
+    /// As its type says: a scalar in a u64 slot, a struct or array its bytes.
+    Value,
+    /// A string in a slot of this many bytes (NUL included): the longest string any use of
+    /// the key stores.
+    String(u32),
+    /// A probe name (`probefunc`...) as its index in these names, in a u64 slot.
+    Name(Vec<String>),
+    /// A stack or symbol (the field's type is then meaningless).
+    Datum(Datum),
 }
 
 /// The maps' fixed roles.

@@ -153,12 +153,20 @@ fn records_lay_out_actions_in_order() {
 
 #[test]
 fn aggregations_get_per_cpu_hash_maps_sized_by_keys() {
-    let c = build("BEGIN { @q[\"k\", 1] = quantize(1); @l = lquantize(1, 0, 100, 10); }").unwrap();
+    let c = build(
+        "string s; BEGIN { @q[\"k\", 1] = quantize(1); @l = lquantize(1, 0, 100, 10); \
+         @s[s, execname] = count(); @s[\"k\", \"a string of more than 16\"] = count(); }",
+    )
+    .unwrap();
     let q = &c.aggregations[0];
     assert_eq!(q.slots, 127);
-    assert_eq!(q.key_size, 264 + 8);
+    // A string key's slot holds the longest string its uses store: "k" takes 8 bytes; a
+    // string variable strsize (256 and its NUL, 264 rounded); `execname` 16 unless another
+    // use stores more (a 25-byte literal: 32).
+    assert_eq!(q.key_size, 8 + 8);
     assert_eq!(c.maps[q.map.0].value_size, 127 * 8);
     assert_eq!(c.aggregations[1].slots, 12);
+    assert_eq!(c.aggregations[2].key_size, 264 + 32);
 }
 
 /// A system call probe: `id`, call number `nr`, at entry or return.

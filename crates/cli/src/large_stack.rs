@@ -11,26 +11,31 @@
 /// `MAX_EXPR_HEIGHT` (20,000) levels need up to 240 MiB: this leaves twice that.
 pub const STACK_SIZE: usize = 512 << 20;
 
-/// Run `f` on a thread with [`STACK_SIZE`] bytes of stack and return what it returns; a
-/// panic in `f` goes on in the caller. Where no such thread can be started (address space
-/// limits), `f` runs on the caller's thread: ordinary programs need no more.
-pub fn run<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+/// Run `f` on a thread with [`STACK_SIZE`] bytes of stack, and `beside` on the caller's
+/// thread meanwhile; what both return. A panic in `f` goes on in the caller. Where no such
+/// thread can be started (address space limits), `beside` runs, then `f` on the caller's
+/// thread: ordinary programs need no more.
+pub fn run_beside<T: Send, U>(f: impl FnOnce() -> T + Send, beside: impl FnOnce() -> U) -> (T, U) {
     let job = std::sync::Mutex::new(Some(f));
     let take = || job.lock().ok().and_then(|mut f| f.take());
-    let on_thread = std::thread::scope(|scope| {
+    let (on_thread, beside) = std::thread::scope(|scope| {
         let thread = std::thread::Builder::new()
             .name("dtrace-compile".into())
             .stack_size(STACK_SIZE)
             .spawn_scoped(scope, || take().map(|f| f()))
-            .ok()?;
-        Some(
-            thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-        )
+            .ok();
+        let beside = beside();
+        let on_thread = thread.map(|t| {
+            t.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (on_thread, beside)
     });
     match on_thread.flatten() {
-        Some(result) => result,
-        None => take().expect("the compiler ran on neither thread")(),
+        Some(result) => (result, beside),
+        None => (
+            take().expect("the compiler ran on neither thread")(),
+            beside,
+        ),
     }
 }

@@ -6,10 +6,12 @@
 //! probe's program that reads user memory is loaded sleepable where the kernel allows it
 //! (see `user_reads`), and as it was compiled if that fails.
 
+use crate::early_ring::EarlyRing;
 use crate::user_reads;
 use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
 use dtrace_runtime::{
-    cpus, AttachType, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, Update,
+    cpus, AttachType, Link, Map, MapSpec, MapType, Program, ProgramSpec, ProgramType, RingBuf,
+    Update,
 };
 
 /// Maps and programs living in the kernel; dropping this detaches and frees everything.
@@ -26,6 +28,8 @@ pub struct Loaded {
     pub helpers: Vec<Program>,
     /// The helpers' attachments: made before BEGIN, kept until this is dropped (after END).
     pub helper_links: Vec<Link>,
+    /// The ring buffer's reader, when the ring was made early ([`EarlyRing`]).
+    pub ring: Option<RingBuf>,
 }
 
 fn map_type(kind: MapKind) -> MapType {
@@ -48,17 +52,26 @@ pub fn possible_cpus() -> u32 {
         .unwrap_or(1)
 }
 
-/// Create the maps and load every program.
+/// Create the maps (taking the ring buffer from `early` when it fits) and load every
+/// program.
 pub fn load(
     compiled: &Compiled,
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
     verbose: bool,
+    mut early: Option<EarlyRing>,
 ) -> Result<Loaded, String> {
     let mut maps: Vec<Map> = Vec::with_capacity(compiled.maps.len());
+    let mut ring = None;
     for spec in &compiled.maps {
         let map = match spec.kind {
             MapKind::ArrayOfMaps => create_array_of_maps(spec, &maps)?,
-            _ => create_map(spec)?,
+            _ => match EarlyRing::take_for(&mut early, spec) {
+                Some((map, reader)) => {
+                    ring = Some(reader);
+                    map
+                }
+                None => create_map(spec)?,
+            },
         };
         maps.push(map);
     }
@@ -94,6 +107,7 @@ pub fn load(
         links: Vec::new(),
         helpers,
         helper_links: Vec::new(),
+        ring,
     })
 }
 

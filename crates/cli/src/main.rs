@@ -9,6 +9,7 @@ mod binary_defs;
 mod buffers;
 mod compile;
 mod diagnostics;
+mod early_ring;
 mod effects;
 mod evaltime;
 mod format_check;
@@ -42,6 +43,7 @@ use dtrace_consumer::{Consumer, Output};
 
 use args::Args;
 use compile::Failure;
+use early_ring::EarlyRing;
 use options::{Options, OutputFormat};
 use output_file::OutputFile;
 use target::Target;
@@ -320,7 +322,11 @@ fn front_end(
 }
 
 fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
-    let (mut comp, catalog) = match large_stack::run(|| front_end(args, &mut options, targets)) {
+    // The ring buffer the command line asks for is made while the compiler runs.
+    let ring_size = buffers::ring_size(&options);
+    let early = || (!args.list).then(|| EarlyRing::make(ring_size)).flatten();
+    let (front, early) = large_stack::run_beside(|| front_end(args, &mut options, targets), early);
+    let (mut comp, catalog) = match front {
         ControlFlow::Continue(found) => found,
         ControlFlow::Break(status) => return status,
     };
@@ -389,7 +395,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         return 1;
     }
     watch::reserve_scratch(&mut comp);
-    let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose) {
+    let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose, early) {
         Ok(l) => l,
         Err(msg) => {
             eprint!("{msg}");
@@ -494,14 +500,9 @@ fn list(
             }
         }
     } else if descs.is_empty() {
-        let all = if verbose {
-            catalog.all_resolved()
-        } else {
-            catalog.all()
-        };
-        for p in all {
+        catalog.for_each(verbose, |p| {
             let _ = out.write_all(line(&p.site).as_bytes());
-        }
+        });
     }
     for d in descs {
         let found = catalog.matching(&d);

@@ -49,7 +49,20 @@ pub fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure
     }
     let mut config = Config::system();
     config.list_headers = option(args, "cpphdrs").next().is_some();
-    config.macros = args.defines.iter().map(|d| (true, d.clone())).collect();
+    // DTrace's default `-Xa` runs `cpp -std=c99`: strict ISO C, so system headers leave
+    // out what is not (glibc's inline functions among them).
+    if stdc_mode(args) == "a" {
+        config.macros = [
+            (true, "__STRICT_ANSI__=1"),
+            (false, "__STDC_VERSION__"),
+            (true, "__STDC_VERSION__=199901L"),
+        ]
+        .map(|(d, m)| (d, m.to_string()))
+        .to_vec();
+    }
+    config
+        .macros
+        .extend(args.defines.iter().map(|d| (true, d.clone())));
     config
         .macros
         .extend(args.undefines.iter().map(|u| (false, u.clone())));
@@ -68,6 +81,14 @@ pub fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure
         }
         Err(f) => Err(failed(&f.messages)),
     }
+}
+
+/// The `-X` mode (`stdc` option): `a` (the default), `c`, `s` or `t`.
+fn stdc_mode(args: &Args) -> &str {
+    option(args, "stdc")
+        .filter_map(|(_, v)| v.as_deref())
+        .last()
+        .unwrap_or("a")
 }
 
 /// The values given to option `name`, in order.
@@ -113,7 +134,17 @@ fn external(args: &Args, program: &str, cppargs: &[String], body: &str) -> Resul
         cmd.arg("-H");
     }
     cmd.args(cppargs);
-    cmd.args(["-D__SUNW_D_VERSION=0x02000000", "/dev/stdin"]);
+    cmd.arg("-D__SUNW_D_VERSION=0x02000000");
+    match stdc_mode(args) {
+        "a" => {
+            cmd.arg("-std=c99");
+        }
+        "s" => {
+            cmd.arg("-traditional-cpp");
+        }
+        _ => {}
+    }
+    cmd.arg("/dev/stdin");
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit());

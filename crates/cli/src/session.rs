@@ -56,14 +56,17 @@ pub struct Session<'a> {
 impl<'a> Session<'a> {
     pub fn new(
         comp: &'a Compilation,
-        loaded: Loaded,
+        mut loaded: Loaded,
         options: Options,
         consumer: Consumer,
         output: OutputFile,
         rates: std::rc::Rc<crate::effects::Rates>,
     ) -> Result<Session<'a>, String> {
-        let ring = RingBuf::new(&loaded.maps[comp.compiled.core.ringbuf.0])
-            .map_err(|e| format!("dtrace: failed to map the trace buffer: {e}\n"))?;
+        let ring = match loaded.ring.take() {
+            Some(ring) => ring,
+            None => RingBuf::new(&loaded.maps[comp.compiled.core.ringbuf.0])
+                .map_err(|e| format!("dtrace: failed to map the trace buffer: {e}\n"))?,
+        };
         Ok(Session {
             comp,
             loaded,

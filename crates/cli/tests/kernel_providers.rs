@@ -401,6 +401,36 @@ fn syscall_entry_of_every_call_counts_by_name() {
     );
 }
 
+/// A 64-bit program making 32-bit system calls (`int $0x80`): ia32 `getppid` is 64, the
+/// native `semget`. A group program reads the task's `TS_COMPAT` status and leaves such
+/// calls out, as the per-call tracepoints do: only the native getppid(2) calls count.
+#[test]
+fn group_programs_leave_ia32_system_calls_out() {
+    let exe = common::build_c(
+        &scratch("ia32"),
+        "ia32",
+        "#include <unistd.h>\n#include <sys/syscall.h>\n\
+         int main(void) {\n\
+           long r;\n\
+           for (int i = 0; i < 4; i++)\n\
+             __asm__ volatile (\"int $0x80\" : \"=a\"(r) : \"a\"(64L) : \"memory\");\n\
+           for (int i = 0; i < 2; i++) syscall(SYS_getppid);\n\
+           return r < 0;\n}\n",
+        &["-O0"],
+    );
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"syscall:::entry /pid == $target && (probefunc == "getppid" || probefunc == "semget")/
+           { @[probefunc] = count(); }
+           END { printa("%s %@d\n", @); }"#,
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    assert_eq!(run.stdout, "getppid 2\n\n");
+}
+
 #[test]
 fn syscall_return_of_every_call_has_errno() {
     let exe = known_calls_program().to_str().unwrap();

@@ -485,6 +485,35 @@ fn sizes_that_cannot_be_honoured_are_lowered_aloud_or_refused() {
     assert_eq!(run.stdout, "");
 }
 
+/// The ring buffer is made from the command line's `bufsize` while the script compiles; a
+/// script's `#pragma D option bufsize` still decides its size, larger or smaller: forty
+/// records of BEGIN (each with a string) fit in 64k, not in 4k (the kernel drops the rest).
+#[test]
+fn a_scripts_bufsize_pragma_sizes_the_ring_made_while_it_compiles() {
+    let clauses: String = (1..=40)
+        .map(|i| format!("BEGIN {{ printf(\"%d %s\\n\", {i}, \"abc\"); }}\n"))
+        .collect();
+    let lines: String = (1..=40).map(|i| format!("{i} abc\n")).collect();
+    let larger = script(
+        "ring-pragma",
+        "larger.d",
+        &format!("#pragma D option bufsize=64k\n{clauses}BEGIN {{ exit(0); }}\n"),
+    );
+    let run = dtrace(&["-q", "-x", "bufsize=4k", "-s", larger.to_str().unwrap()]);
+    assert_clean_exit(&run, 0, "a larger bufsize pragma");
+    assert_eq!(run.stderr, "");
+    assert_eq!(run.stdout, format!("{lines}\n"));
+    let smaller = script(
+        "ring-pragma",
+        "smaller.d",
+        &format!("#pragma D option bufsize=4k\n{clauses}BEGIN {{ exit(0); }}\n"),
+    );
+    let run = dtrace(&["-q", "-s", smaller.to_str().unwrap()]);
+    assert_clean_exit(&run, 0, "a smaller bufsize pragma");
+    assert!(run.stderr.contains(" drops on CPU "), "{}", run.stderr);
+    assert!(!run.stdout.contains("40 abc"), "{}", run.stdout);
+}
+
 #[test]
 fn a_program_enabling_nothing_is_an_error_unless_z() {
     // No clauses at all.

@@ -1,5 +1,5 @@
 //! User-level providers on the live kernel: USDT probes (sys/sdt.h in C programs built here
-//! with gcc, and the `dtrace-usdt` crate's `ticker` example) and the `pid` provider, with
+//! with gcc, and the `dtrace-usdt` crate's `ticker` and `leaf` examples) and the `pid` provider, with
 //! and without follow-fork (`-x followfork`), and `copyin`/`copyinto`/`alloca`.
 //!
 //! Each test builds its own copy of the C program, so probes attached system-wide (by
@@ -334,26 +334,30 @@ fn list_usdt_probes_of_a_command() {
     assert!(run.stdout.contains(" listing "), "{}", run.stdout);
 }
 
-/// The `dtrace-usdt` crate's example, built with cargo.
-fn ticker() -> PathBuf {
+/// An example of the `dtrace-usdt` crate (`ticker`, `leaf`), built with cargo, optimized
+/// (as programs are shipped: `leaf` is a leaf function only when optimized).
+fn usdt_example(name: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "-q", "-p", "dtrace-usdt", "--example", "ticker"])
+        .args(["build", "-q", "--release", "-p", "dtrace-usdt"])
+        .args(["--example", name])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .expect("run cargo");
-    assert!(status.success(), "building the ticker example failed");
-    let exe = Path::new(env!("CARGO_BIN_EXE_dtrace"))
+    assert!(status.success(), "building the {name} example failed");
+    let profile_dir = Path::new(env!("CARGO_BIN_EXE_dtrace")).parent().unwrap();
+    let exe = profile_dir
         .parent()
         .unwrap()
-        .join("examples/ticker");
+        .join("release/examples")
+        .join(name);
     assert!(exe.exists(), "{}", exe.display());
     exe
 }
 
 #[test]
 fn rust_usdt_crate_probes() {
-    let exe = ticker();
+    let exe = usdt_example("ticker");
     let cmd = format!("{} 5", path_str(&exe));
     let run = dtrace(&[
         "-q",
@@ -380,6 +384,35 @@ fn rust_usdt_crate_probes() {
         .flat_map(|l| l.split_whitespace())
         .collect();
     assert_eq!(tail, ["5", "-10"], "{}", run.stdout);
+}
+
+/// The crate's sites are 5-byte nops, which this kernel's optimized uprobes turn into a
+/// call pushing below the stack pointer: a leaf function keeping twelve words there around
+/// a site (`examples/leaf.rs`) still sums them right on every traced call.
+#[test]
+fn rust_usdt_sites_are_five_byte_nops_that_leave_the_red_zone_alone() {
+    let exe = usdt_example("leaf");
+    let dis = Command::new("objdump")
+        .arg("-d")
+        .arg(&exe)
+        .output()
+        .expect("run objdump");
+    let dis = String::from_utf8_lossy(&dis.stdout);
+    let leaf = dis
+        .split("\n\n")
+        .find(|f| {
+            f.lines()
+                .next()
+                .is_some_and(|l| l.contains("<_ZN4leaf4leaf"))
+        })
+        .expect("leaf::leaf disassembled");
+    // A leaf (it calls nothing) whose site is a 5-byte nop.
+    assert!(!leaf.contains("call"), "{leaf}");
+    assert!(leaf.contains("0f 1f 44 00 00"), "{leaf}");
+    let cmd = format!("{} 20000", path_str(&exe));
+    let run = dtrace(&["-q", "-n", "leaf$target:::go { @ = count(); }", "-c", &cmd]);
+    assert_ok(&run);
+    assert_eq!(run.stdout, "bad 0\n\n            20000\n", "{}", run.stderr);
 }
 
 /// A second program for attach modes, per-site arguments and `copyin`: `copy N` calls

@@ -1,12 +1,13 @@
 //! Decoding kernel bytes — records, fault records, aggregation keys and values, drop
 //! counters — into consumer values, by the record ABI's layouts and descriptions alone.
 
-use dtrace_abi::datum::{Datum, ValueType};
+use dtrace_abi::datum::{Datum, ValueType, USTACK_REGS, USTACK_WINDOW};
 use dtrace_abi::desc::Field;
 use dtrace_abi::record::{self, fault, DropKind};
 use dtrace_abi::{u32_at, u64_at};
 
 use crate::symbolize::Symbolizer;
+use crate::unwind;
 use crate::Value;
 
 /// A record's header.
@@ -93,6 +94,10 @@ pub fn inner(bytes: &[u8], off: usize, ty: &ValueType, bitfield: Option<(u8, u8)
     }
     match ty {
         ValueType::String { size } => Value::str(slice(*size as usize)),
+        ValueType::Name { names } => {
+            let index = usize::try_from(u64_at(bytes, off)).unwrap_or(usize::MAX);
+            Value::str(names.get(index).map_or(&b""[..], |n| n.as_bytes()))
+        }
         ValueType::Memory {
             size,
             dynamic: true,
@@ -127,8 +132,11 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
     let words =
         |n: u32| -> Vec<u64> { (0..n as usize).map(|i| u64_at(bytes, at + i * 8)).collect() };
     match datum {
-        Datum::Stack { frames } | Datum::UStack { frames } => {
-            let pcs = words(frames);
+        Datum::Stack { frames } | Datum::UStack { frames, .. } => {
+            let pcs = match datum {
+                Datum::UStack { window, .. } => user_stack(bytes, at, frames, window, pid, symbols),
+                _ => words(frames),
+            };
             let shown = pcs.iter().take_while(|&&pc| pc != 0);
             let frames = if datum.user() {
                 shown.map(|&pc| symbols.user_frame(pid, pc)).collect()
@@ -141,6 +149,14 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
             }
             raw.extend(pcs);
             Value::Stack { raw, frames }
+        }
+        Datum::UStackDepth { frames, window } => {
+            let pcs = user_stack(bytes, at, frames, window, pid, symbols);
+            Value::Int {
+                value: pcs.iter().take_while(|&&pc| pc != 0).count() as u64,
+                size: 4,
+                signed: false,
+            }
         }
         Datum::Sym => {
             let frame = symbols.kernel_sym(u64_at(bytes, at));
@@ -169,6 +185,36 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
             }
         }
     }
+}
+
+/// The program counters of a user stack: the `frames` frame-pointer ones at `at`, or,
+/// when the record has a stack window at `window` and that stack is not empty (a kernel
+/// thread has none), those unwound from the window.
+fn user_stack(
+    bytes: &[u8],
+    at: usize,
+    frames: u32,
+    window: u32,
+    pid: u32,
+    symbols: &mut Symbolizer,
+) -> Vec<u64> {
+    let pcs: Vec<u64> = (0..frames as usize)
+        .map(|i| u64_at(bytes, at + i * 8))
+        .collect();
+    let fp: Vec<u64> = pcs.iter().copied().take_while(|&pc| pc != 0).collect();
+    if window == 0 || fp.is_empty() {
+        return pcs;
+    }
+    let w = window as usize;
+    let copied = (u64_at(bytes, w + 24) as usize).min(USTACK_WINDOW as usize);
+    let start = w + USTACK_REGS as usize;
+    let window = unwind::Window {
+        ip: u64_at(bytes, w),
+        sp: u64_at(bytes, w + 8),
+        bp: u64_at(bytes, w + 16),
+        bytes: bytes.get(start..start + copied).unwrap_or(&[]),
+    };
+    unwind::user_stack(symbols, pid, &window, &fp, frames as usize)
 }
 
 /// Per-CPU map values as u64 slot arrays.

@@ -22,6 +22,7 @@ pub mod settings;
 mod speculations;
 pub mod symbolize;
 pub mod trace;
+mod unwind;
 mod value;
 
 pub use aggregate::AggregationMaps;

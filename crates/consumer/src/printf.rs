@@ -249,7 +249,15 @@ fn parse_conversion(
     let mut i = start + 1;
     loop {
         let Some(&c) = bytes.get(i) else {
-            return Err(FormatError::NameExpected { conversion: number });
+            // A length modifier alone is a name DTrace does not know.
+            return Err(if length.is_empty() {
+                FormatError::NameExpected { conversion: number }
+            } else {
+                FormatError::Undefined {
+                    conversion: number,
+                    name: length,
+                }
+            });
         };
         i += 1;
         match c {
@@ -850,6 +858,7 @@ mod tests {
             err("%"),
             "format conversion #1 name expected before end of format string"
         );
+        assert_eq!(err("%z"), "format conversion #1 is undefined: %z");
         assert_eq!(err("%d %q"), "format conversion #2 is undefined: %q");
         assert_eq!(err("%ls"), "format conversion #1 is undefined: %ls");
         assert_eq!(

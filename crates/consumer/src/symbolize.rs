@@ -13,7 +13,8 @@
 //! A process whose maps were never read while it ran (it exited before its first record
 //! or aggregation key was seen) prints raw addresses. Mappings are read again (at most
 //! every 10 ms) when an address of a live process falls outside all of them (after
-//! `exec` or `dlopen`).
+//! `exec` or `dlopen`). The call frame information of the mapped files, which unwinding a
+//! recorded stack window needs (`crate::unwind`), is cached beside their symbols, by path.
 //!
 //! Names are demangled ([`demangle`]): Rust's legacy mangling (`_ZN...17h<hash>E`, hash
 //! dropped) and the common part of C++'s Itanium mangling (nested names, and parameter
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use dtrace_elf::{Elf, PT_LOAD};
 
+use crate::unwind::ObjectCfi;
 use crate::value::{Frame, Place};
 
 /// Kernel symbols from `/proc/kallsyms`, sorted by address.
@@ -200,6 +202,8 @@ pub struct Symbolizer {
     procs: HashMap<u32, Process>,
     /// Symbols of each object file by path, with when they were last used.
     objects: HashMap<String, (Rc<ObjectSymbols>, Instant)>,
+    /// Call frame information of each object file by path, with when it was last used.
+    cfi: HashMap<String, (Rc<ObjectCfi>, Instant)>,
 }
 
 /// How long the symbols of an object file unused stay cached (they can take hundreds of
@@ -280,6 +284,7 @@ impl Symbolizer {
         self.procs.retain(|pid, _| keep.contains(pid));
         self.objects
             .retain(|_, (_, used)| used.elapsed() < OBJECT_IDLE);
+        self.cfi.retain(|_, (_, used)| used.elapsed() < OBJECT_IDLE);
     }
 
     fn mapping(&mut self, pid: u32, pc: u64) -> Option<Mapping> {
@@ -299,16 +304,39 @@ impl Symbolizer {
         None
     }
 
-    /// Resolve user address `pc` of process `pid`.
-    pub fn user(&mut self, pid: u32, pc: u64) -> Option<UserSymbol> {
+    /// The mapping holding user address `pc` of `pid` and its file's symbols.
+    fn object(&mut self, pid: u32, pc: u64) -> Option<(Mapping, Rc<ObjectSymbols>)> {
         let m = self.mapping(pid, pc)?;
-        let object = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
         let (syms, used) = self
             .objects
             .entry(m.path.clone())
             .or_insert_with(|| (Rc::new(ObjectSymbols::load(&m.path)), Instant::now()));
         *used = Instant::now();
         let syms = syms.clone();
+        Some((m, syms))
+    }
+
+    /// The file mapped at user address `pc` of `pid`, and `pc`'s link-time address in it.
+    pub fn object_address(&mut self, pid: u32, pc: u64) -> Option<(String, u64)> {
+        let (m, syms) = self.object(pid, pc)?;
+        let v = syms.vaddr(pc - m.start + m.offset)?;
+        Some((m.path, v))
+    }
+
+    /// The call frame information of the object file at `path`.
+    pub fn cfi(&mut self, path: &str) -> Rc<ObjectCfi> {
+        let (cfi, used) = self
+            .cfi
+            .entry(path.to_string())
+            .or_insert_with(|| (Rc::new(ObjectCfi::load(path)), Instant::now()));
+        *used = Instant::now();
+        cfi.clone()
+    }
+
+    /// Resolve user address `pc` of process `pid`.
+    pub fn user(&mut self, pid: u32, pc: u64) -> Option<UserSymbol> {
+        let (m, syms) = self.object(pid, pc)?;
+        let object = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
         let off = pc - m.start + m.offset;
         let symbol = syms.vaddr(off).and_then(|v| {
             syms.lookup(v)

@@ -19,11 +19,13 @@ use crate::{Attach, Probe};
 const MAX_ARGS: usize = 12;
 
 /// Entry and return probes for every non-variadic function in the kernel's BTF, numbered
-/// from `first_id` and sorted by function name. Empty when BTF cannot be read.
-pub fn probes(first_id: u32) -> Vec<Probe> {
+/// from `first_id` and sorted by function name, then those of modules ([`module_probes`]),
+/// each passed to `f` as it is made and not kept (`dtrace -l` lists more than 100,000 of
+/// them). None when BTF cannot be read.
+pub fn for_each_probe(first_id: u32, mut f: impl FnMut(Probe)) {
     // The back end's copy: parsed once per process, shared with `rawtp` and D's kernel types.
     let Some(btf) = dtrace_backend::types::kernel::vmlinux() else {
-        return Vec::new();
+        return;
     };
     let mut funcs: Vec<(&str, u32, u32)> = btf
         .types()
@@ -42,12 +44,12 @@ pub fn probes(first_id: u32) -> Vec<Probe> {
         .collect();
     funcs.sort_unstable();
     funcs.dedup_by(|a, b| a.0 == b.0);
-    let mut probes = Vec::with_capacity(funcs.len() * 2);
+    let mut id = first_id;
     for (name, btf_id, nargs) in funcs {
         for (probe, ret) in [("entry", false), ("return", true)] {
-            probes.push(Probe {
+            f(Probe {
                 site: ProbeSite {
-                    id: first_id + probes.len() as u32,
+                    id,
                     provider: "fbt".into(),
                     module: "vmlinux".into(),
                     function: name.to_string(),
@@ -56,30 +58,29 @@ pub fn probes(first_id: u32) -> Vec<Probe> {
                 },
                 attach: Attach::Function,
             });
+            id += 1;
         }
     }
-    probes.extend(module_probes(first_id + probes.len() as u32));
-    probes
+    module_probes(id, f);
 }
 
 /// Entry and return probes of the functions of loaded modules that ftrace can trace
-/// (`fbt:ext4:ext4_file_open:entry`), numbered from `first_id`: kprobes, since only
-/// vmlinux's BTF is read (module BTF is not yet), so their `args[]` are untyped 64-bit
-/// values as in a group ([`group`]). Empty on a kernel without kprobes.
-fn module_probes(first_id: u32) -> Vec<Probe> {
+/// (`fbt:ext4:ext4_file_open:entry`), numbered from `id`, passed to `next`: kprobes, since
+/// only vmlinux's BTF is read (module BTF is not yet), so their `args[]` are untyped 64-bit
+/// values as in a group ([`group`]). None on a kernel without kprobes.
+fn module_probes(mut id: u32, mut next: impl FnMut(Probe)) {
     if dtrace_runtime::kprobe::kprobe_pmu().is_none() {
-        return Vec::new();
+        return;
     }
     let Some(ftrace) = ftrace() else {
-        return Vec::new();
+        return;
     };
     let multi_link = dtrace_runtime::kprobe::kprobe_multi_available();
-    let mut probes = Vec::with_capacity(ftrace.modules.len() * 2);
     for (function, module) in &ftrace.modules {
         for (probe, ret) in [("entry", false), ("return", true)] {
-            probes.push(Probe {
+            next(Probe {
                 site: ProbeSite {
-                    id: first_id + probes.len() as u32,
+                    id,
                     provider: "fbt".into(),
                     module: module.clone(),
                     function: function.clone(),
@@ -101,9 +102,9 @@ fn module_probes(first_id: u32) -> Vec<Probe> {
                     multi_link,
                 },
             });
+            id += 1;
         }
     }
-    probes
 }
 
 /// Whether `probe` is an `fbt` function's `name` probe (`entry`, `return`) that a group can
@@ -279,7 +280,8 @@ mod tests {
 
     #[test]
     fn lists_kernel_functions_from_btf() {
-        let p = probes(100);
+        let mut p = Vec::new();
+        for_each_probe(100, |probe| p.push(probe));
         assert!(p.len() > 10_000, "only {} fbt probes", p.len());
         let read = p
             .iter()
@@ -294,6 +296,10 @@ mod tests {
             }
         ));
         assert_eq!(p[0].site.id, 100);
+        assert!(p
+            .iter()
+            .enumerate()
+            .all(|(i, p)| p.site.id == 100 + i as u32));
     }
 
     #[test]

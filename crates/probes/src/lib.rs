@@ -322,8 +322,8 @@ impl Catalog {
         // The other kernel providers first, so probe ids do not depend on what was asked
         // for.
         self.discover_mapped();
-        let fbt = fbt::probes(self.next_id());
-        self.probes.extend(fbt);
+        let first = self.next_id();
+        fbt::for_each_probe(first, |p| self.probes.push(p));
     }
 
     /// Discover the kernel providers `desc` could name. `fbt` (tens of thousands of probes
@@ -519,21 +519,22 @@ impl Catalog {
         found
     }
 
-    /// Every probe of every provider (discovering the kernel's).
-    pub fn all(&mut self) -> &[Probe] {
+    /// Every probe of every provider (discovering the kernel's), in id order, passed to `f`;
+    /// `resolved`: with the argument layout of every tracepoint read (`dtrace -lv`: one
+    /// format file per tracepoint). Unless asked for before, `fbt`'s probes (more than
+    /// 100,000) are made one at a time and not kept, so `dtrace -l` does not hold them all.
+    pub fn for_each(&mut self, resolved: bool, mut f: impl FnMut(&Probe)) {
         self.discover_tracepoints();
-        self.discover_functions();
-        &self.probes
-    }
-
-    /// Every probe, with the argument layout of every tracepoint read (`dtrace -lv`: one
-    /// format file per tracepoint).
-    pub fn all_resolved(&mut self) -> &[Probe] {
-        self.all();
-        for i in 0..self.probes.len() {
-            self.resolve(i);
+        self.discover_mapped();
+        if resolved {
+            for i in 0..self.probes.len() {
+                self.resolve(i);
+            }
         }
-        &self.probes
+        self.probes.iter().for_each(&mut f);
+        if !self.functions {
+            fbt::for_each_probe(self.next_id(), |p| f(&p));
+        }
     }
 }
 
@@ -743,7 +744,11 @@ mod tests {
             .matching(&Description::parse("syscall::no_such_call:entry").unwrap())
             .is_empty());
         // Ids are unique.
-        let ids: HashSet<u32> = c.all().iter().map(|p| p.site.id).collect();
-        assert_eq!(ids.len(), c.all().len());
+        let (mut ids, mut count) = (HashSet::new(), 0);
+        c.for_each(false, |p| {
+            ids.insert(p.site.id);
+            count += 1;
+        });
+        assert_eq!(ids.len(), count);
     }
 }

@@ -501,6 +501,8 @@ pub struct Assoc {
     pub value: Type,
     /// Thread-local: the key starts with the thread id.
     pub thread: bool,
+    /// Per key, what its uses store there (see [`KeyUses`]).
+    pub uses: Vec<KeyUses>,
 }
 
 /// An aggregation: its function and key signature, fixed by its first use.
@@ -512,6 +514,52 @@ pub struct Aggregation {
     /// Key types; a key that is a stack or symbol has its [`Datum`] (its type is then
     /// `uint64_t`, meaningless).
     pub keys: Vec<(Type, Option<Datum>)>,
+    /// Per key, what its uses store there (see [`KeyUses`]).
+    pub uses: Vec<KeyUses>,
+}
+
+/// What the uses of one key position of an aggregation or associative array (every
+/// clause and statement naming it) store there, so its slot need hold no more: for a
+/// string, the longest string any of them can be; and when every use is a name of the
+/// probe (`probefunc`, `probename`, `probemod`, `probeprov`), those names, so that the key
+/// can be kept as a number. Nothing for keys that are not strings.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyUses {
+    /// The most bytes, NUL included, a string stored there takes (at most `strsize`); 0
+    /// when no use stores a string.
+    pub bound: u32,
+    /// The probe names every use stores, if every use stores one.
+    pub names: Option<ProbeNames>,
+}
+
+/// The probe names a key position can hold: the system calls of group programs by number
+/// (their `probefunc`, known only at run time), and names known when compiling.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProbeNames {
+    pub by_nr: std::collections::BTreeMap<u32, String>,
+    pub fixed: std::collections::BTreeSet<String>,
+}
+
+impl ProbeNames {
+    /// The names as the key numbers them: each system call's name at its number (the
+    /// numbers between them unnamed), then the fixed names not among them.
+    pub fn table(&self) -> Vec<String> {
+        let len = self
+            .by_nr
+            .keys()
+            .next_back()
+            .map_or(0, |nr| *nr as usize + 1);
+        let mut table = vec![String::new(); len];
+        for (nr, name) in &self.by_nr {
+            table[*nr as usize] = name.clone();
+        }
+        for name in &self.fixed {
+            if !self.by_nr.values().any(|n| n == name) {
+                table.push(name.clone());
+            }
+        }
+        table
+    }
 }
 
 /// A clause typed for one context: the probes it runs on there, its predicate and body.

@@ -6,15 +6,26 @@
 //! a fixed `frames × 8` bytes, zero past the last frame; a user stack is preceded by the
 //! process id, which the consumer needs to symbolize it. (`bpf_get_stackid` and a stack
 //! map would make keys smaller, but its hash buckets are shared: colliding stacks are
-//! dropped or overwrite each other.) User stacks are what the kernel's frame-pointer
-//! unwinder finds. `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
+//! dropped or overwrite each other.) A user stack is what the kernel's frame-pointer
+//! unwinder finds, and in a record (not a key) the record also holds, once per clause, the
+//! user registers and a window of the user stack ([`Datum::UStack`]'s `window`), from which
+//! the consumer unwinds code built without frame pointers by its call frame information.
+//! Each user stack datum copies the window again (an `if` may have skipped an earlier
+//! copy); a clause whose record would then leave less than [`CFI_HEADROOM`] bytes of the
+//! record limit has no window, its user stacks being frame-pointer stacks alone. The
+//! window is read whole, or, when that faults (the stack ends closer to `rsp`), in halves
+//! down to [`WINDOW_SMALLEST`] bytes. `ustackdepth` recorded whole by `trace()` or
+//! `printf()` is such a stack too ([`Datum::UStackDepth`]), whose frames the consumer
+//! counts as `ustack()` shows them, where the record has room for it; in any other
+//! expression it is the frame-pointer depth.
+//! `func()`, `sym()`, `mod()`, `ufunc()`, `usym()`, `umod()` and `uaddr()`
 //! record an address (a user one with the process id) for `trace()` or an aggregation key,
 //! and the consumer prints the symbol.
 
-use dtrace_abi::datum::ValueType;
+use dtrace_abi::datum::{ValueType, USTACK_REGS, USTACK_WINDOW};
 use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
-use dtrace_typing::ir::{self, Expr, ExprKind};
+use dtrace_typing::ir::{self, Builtin, Expr, ExprKind};
 
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
@@ -37,13 +48,20 @@ const SIGSTOP: i32 = 19;
 /// `BPF_F_USER_STACK`: `bpf_get_stack` walks the user stack.
 pub(super) const BPF_F_USER_STACK: i32 = 1 << 8;
 
+/// Record bytes a `ustack()` with its stack window must leave for the clause's other data.
+const CFI_HEADROOM: u32 = 1024;
+
+/// The smallest part of the stack window read when the whole faults.
+const WINDOW_SMALLEST: u32 = 256;
+
 impl Gen<'_, '_> {
-    /// Take the stack `datum` (a [`Datum::Stack`] or [`Datum::UStack`]) into scratch at
-    /// `offset`: for a user stack the process id, then the frames.
+    /// Take the stack `datum` (a [`Datum::Stack`], [`Datum::UStack`] or
+    /// [`Datum::UStackDepth`]) into scratch at `offset`: for a user stack the process id,
+    /// then the frames.
     pub(crate) fn emit_stack(&mut self, offset: u32, datum: Datum) {
         let (frames, user) = match datum {
             Datum::Stack { frames } => (frames, false),
-            Datum::UStack { frames } => (frames, true),
+            Datum::UStack { frames, .. } | Datum::UStackDepth { frames, .. } => (frames, true),
             _ => return,
         };
         let mut pcs = offset;
@@ -62,6 +80,127 @@ impl Gen<'_, '_> {
             .emit(Insn::mov64_imm(R4, if user { BPF_F_USER_STACK } else { 0 }));
         // On failure the helper zeroes the buffer: an empty stack.
         self.e.emit(Insn::call(helpers::GET_STACK));
+    }
+
+    /// `ustack()` as a record holds it: with the clause's stack window.
+    fn recorded_stack(&mut self, datum: Datum) -> Datum {
+        match datum {
+            Datum::UStack { frames, .. } => Datum::UStack {
+                frames,
+                window: self.stack_window(),
+            },
+            _ => datum,
+        }
+    }
+
+    /// Evaluate `e` into the record: `ustackdepth` as a stack whose frames the consumer
+    /// counts when the record has room for it, anything else as its value.
+    fn record_expr(&mut self, e: &Expr) -> Result<Field> {
+        if let ExprKind::Builtin(Builtin::Ustackdepth) = e.kind {
+            if let Some(field) = self.record_ustackdepth() {
+                return Ok(field);
+            }
+        }
+        let v = self.expr(e)?;
+        let field = self.record_value(&v);
+        self.pop(v.reg);
+        Ok(field)
+    }
+
+    /// `ustackdepth` recorded whole (`trace()`, `printf()`): the user stack of `maxframes`
+    /// with the clause's stack window, the consumer counting its frames, one for the
+    /// clause; none when the record would then leave less than [`CFI_HEADROOM`] bytes (the
+    /// frame-pointer depth is recorded instead).
+    fn record_ustackdepth(&mut self) -> Option<Field> {
+        let frames = self.c.opts.max_frames.clamp(1, MAX_STACK_FRAMES);
+        if let Some(field) = self.clause_state().ustackdepth.clone() {
+            // Taken again (an `if` may have skipped the first), in the same place.
+            if let Some(datum) = field.datum {
+                self.stack_window();
+                self.emit_stack(field.offset, datum);
+            }
+            return Some(field);
+        }
+        let size = Datum::UStackDepth { frames, window: 0 }.size();
+        let window = match self.clause_state().stack_window {
+            Some(_) => 0,
+            None => USTACK_REGS + USTACK_WINDOW,
+        };
+        let end = self.clause_state().record_len + window + size;
+        if end + CFI_HEADROOM > super::record_limit(self.strsize()) {
+            return None;
+        }
+        let datum = Datum::UStackDepth {
+            frames,
+            window: self.stack_window(),
+        };
+        if let Datum::UStackDepth { window: 0, .. } = datum {
+            return None;
+        }
+        let offset = self.clause_state().record_len;
+        self.clause_state().record_len += size;
+        self.emit_stack(offset, datum);
+        let field = Field {
+            offset,
+            ty: types::UINT32,
+            datum: Some(datum),
+        };
+        self.clause_state().ustackdepth = Some(field.clone());
+        Some(field)
+    }
+
+    /// Copy the clause's stack window into its record, placing it on first use: its record
+    /// offset, or 0 when the record has no room for it (see the module documentation).
+    fn stack_window(&mut self) -> u32 {
+        let at = match self.clause_state().stack_window {
+            Some(at) => at,
+            None => {
+                let at = self.clause_state().record_len;
+                let end = at + USTACK_REGS + USTACK_WINDOW;
+                let at = if end + CFI_HEADROOM <= super::record_limit(self.strsize()) {
+                    self.clause_state().record_len = end;
+                    at
+                } else {
+                    0
+                };
+                self.clause_state().stack_window = Some(at);
+                at
+            }
+        };
+        if at != 0 {
+            self.emit_stack_window(at);
+        }
+        at
+    }
+
+    /// Record at scratch `at` the user `rip`, `rsp` and `rbp`, then the length and bytes
+    /// of the stack window from `rsp` (the layout of [`Datum::UStack`]).
+    fn emit_stack_window(&mut self, at: u32) {
+        use super::context::{PT_REGS_BP, PT_REGS_IP, PT_REGS_SP};
+        self.e.emit(Insn::call(helpers::GET_CURRENT_TASK_BTF));
+        self.e.emit(Insn::mov64_reg(R1, R0));
+        self.e.emit(Insn::call(helpers::TASK_PT_REGS));
+        for (i, reg) in [PT_REGS_IP, PT_REGS_SP, PT_REGS_BP].into_iter().enumerate() {
+            self.e.emit(Insn::ldx(Size::DW, R1, R0, reg));
+            let slot = self.small(at + 8 * i as u32);
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, slot, R1));
+        }
+        let sp = self.small(at + 8);
+        let done = self.e.label();
+        let mut len = USTACK_WINDOW;
+        while len >= WINDOW_SMALLEST {
+            self.scratch_addr(R1, at + USTACK_REGS);
+            self.e.emit(Insn::mov64_imm(R2, len as i32));
+            self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, sp));
+            self.e.emit(Insn::call(helpers::PROBE_READ_USER));
+            self.e.emit(Insn::mov64_imm(R1, len as i32));
+            self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+            len /= 2;
+        }
+        self.e.emit(Insn::mov64_imm(R1, 0));
+        self.e.bind(done);
+        let copied = self.small(at + 24);
+        self.e.emit(Insn::stx(Size::DW, SCRATCH, copied, R1));
     }
 
     /// Whether the probe fires with a kernel stack of its own: not `dtrace:::BEGIN`, `END`
@@ -137,12 +276,7 @@ impl Gen<'_, '_> {
                         datum: *datum,
                     }
                 }
-                _ => {
-                    let v = self.expr(e)?;
-                    let field = self.record_value(&v);
-                    self.pop(v.reg);
-                    ActionKind::Trace(field)
-                }
+                _ => ActionKind::Trace(self.record_expr(e)?),
             },
             ir::ActionKind::Tracemem {
                 addr,
@@ -151,13 +285,11 @@ impl Gen<'_, '_> {
             } => self.tracemem(addr, *size, dynsize.as_ref())?,
             ir::ActionKind::Print { addr, size, layout } => self.print(addr, *size, layout)?,
             ir::ActionKind::Stack(datum) => {
+                let datum = self.recorded_stack(*datum);
                 let offset = self.clause_state().record_len;
                 self.clause_state().record_len += datum.size();
-                self.emit_stack(offset, *datum);
-                ActionKind::Datum {
-                    offset,
-                    datum: *datum,
-                }
+                self.emit_stack(offset, datum);
+                ActionKind::Datum { offset, datum }
             }
             ir::ActionKind::Printf { format, args } => ActionKind::Printf {
                 format: format.clone(),
@@ -271,6 +403,7 @@ impl Gen<'_, '_> {
                 ActionKind::Speculate(Field {
                     offset,
                     ty: types::INT64,
+                    datum: None,
                 })
             }
             ir::ActionKind::Commit(id) | ir::ActionKind::Discard(id) => {
@@ -280,6 +413,7 @@ impl Gen<'_, '_> {
                 let field = Field {
                     offset,
                     ty: types::INT64,
+                    datum: None,
                 };
                 match a.kind {
                     ir::ActionKind::Commit(_) => ActionKind::Commit(field),
@@ -303,9 +437,7 @@ impl Gen<'_, '_> {
     fn record_values(&mut self, args: &[ir::Expr]) -> Result<Vec<Field>> {
         let mut fields = Vec::new();
         for a in args {
-            let v = self.expr(a)?;
-            fields.push(self.record_value(&v));
-            self.pop(v.reg);
+            fields.push(self.record_expr(a)?);
         }
         Ok(fields)
     }
@@ -453,6 +585,7 @@ impl Gen<'_, '_> {
         Field {
             offset,
             ty: v.ty.clone(),
+            datum: None,
         }
     }
 

@@ -11,7 +11,7 @@ use dtrace_typing::ir::{self, AggId, ExprKind};
 use super::regs::{self, VReg};
 use super::vars::Rodata;
 use super::{Compiler, Gen};
-use crate::program::{Aggregation, DropKind, Field, MapId, MapKind, MapSpec};
+use crate::program::{Aggregation, DropKind, Field, KeyStore, MapId, MapKind, MapSpec};
 use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
 use crate::types::Type;
 
@@ -22,18 +22,19 @@ impl Compiler<'_> {
     pub(crate) fn declare_aggregations(&mut self) -> Result<()> {
         for a in &self.prog.aggregations {
             let mut fields = Vec::new();
+            let mut stores = Vec::new();
             let mut offset = 0;
-            for (t, d) in &a.keys {
+            for (i, (t, d)) in a.keys.iter().enumerate() {
                 // Keys keep their C type: DTrace prints 1- and 2-byte keys unsigned, in
                 // columns of their own width.
                 fields.push(Field {
                     offset,
                     ty: t.clone(),
+                    datum: None,
                 });
-                offset += match d {
-                    Some(d) => d.size(),
-                    None => super::vars::storage_size(t, self.opts.strsize).next_multiple_of(8),
-                };
+                let store = KeyStore::of(t, *d, a.uses.get(i), self.opts.strsize);
+                offset += store.size(t, self.opts.strsize);
+                stores.push(store);
             }
             let key_size = offset.max(8);
             let slots = slot_count(&a.func);
@@ -54,7 +55,7 @@ impl Compiler<'_> {
                 name: a.name.clone(),
                 kind: a.func,
                 keys: fields,
-                datums: a.keys.iter().map(|(_, d)| *d).collect(),
+                stores,
                 key_size,
                 slots,
                 map,
@@ -137,57 +138,61 @@ impl Gen<'_, '_> {
 
     /// Evaluate `keys` into the key of `agg`; returns its scratch offset. Values are
     /// evaluated first, in order; then the key is filled, stacks straight from
-    /// `bpf_get_stack`.
+    /// `bpf_get_stack` and `execname` from `bpf_get_current_comm`.
     fn agg_key(&mut self, keys: &[ir::Expr], agg: &Aggregation) -> Result<u32> {
         let mut vals = Vec::new();
-        for k in keys {
+        for (k, store) in keys.iter().zip(&agg.stores) {
             vals.push(match &k.kind {
                 ExprKind::Datum(_, None) => None,
+                _ if super::keys::written_in_place(k, store) => None,
                 ExprKind::Datum(_, Some(pc)) => Some(self.expr(pc)?),
-                _ => Some(self.expr(k)?),
+                _ => Some(self.key_value(k, store)?),
             });
         }
         let key = self.scratch(agg.key_size);
         self.zero_scratch(key, agg.key_size.next_multiple_of(8));
-        for ((v, datum), field) in vals.iter().zip(&agg.datums).zip(&agg.keys) {
+        for ((v, store), field) in vals.iter().zip(&agg.stores).zip(&agg.keys) {
             let off = key + field.offset;
-            match (datum, v) {
-                (Some(d), None) => self.emit_stack(off, *d),
-                (Some(d), Some(v)) => self.store_symbol(v, *d, off),
-                (None, Some(v)) => match &field.ty {
-                    Type::String | Type::Struct(_) | Type::Array(..) => {
-                        let size = super::vars::storage_size(&field.ty, self.strsize());
-                        if field.ty.is_string() {
-                            self.fault_if_null(v);
-                        }
-                        self.scratch_addr(R1, off);
-                        self.e.emit(Insn::mov64_imm(R2, size as i32));
-                        regs::read_into(&mut self.e, v.reg, R3);
-                        let helper = if field.ty.is_string() {
-                            helpers::PROBE_READ_KERNEL_STR
-                        } else {
-                            helpers::PROBE_READ_KERNEL
-                        };
-                        self.e.emit(Insn::call(helper));
-                    }
-                    _ => {
-                        let r = regs::read(&mut self.e, v.reg, R1);
-                        super::expr::normalize(&mut self.e, r, &field.ty);
-                        self.e.emit(Insn::stx(
-                            Size::DW,
-                            super::regs::SCRATCH,
-                            self.small(off),
-                            r,
-                        ));
-                    }
-                },
-                (None, None) => {}
+            match (store, v) {
+                (KeyStore::Datum(d), None) => self.emit_stack(off, *d),
+                (KeyStore::Datum(d), Some(v)) => self.store_symbol(v, *d, off),
+                (KeyStore::String(bound), Some(v)) => {
+                    self.fault_if_null(v);
+                    self.copy_key_bytes(off, *bound, v, helpers::PROBE_READ_KERNEL_STR);
+                }
+                (KeyStore::Value, Some(v))
+                    if matches!(field.ty, Type::Struct(_) | Type::Array(..)) =>
+                {
+                    let size = super::vars::storage_size(&field.ty, self.strsize());
+                    self.copy_key_bytes(off, size, v, helpers::PROBE_READ_KERNEL);
+                }
+                (_, Some(v)) => {
+                    let r = regs::read(&mut self.e, v.reg, R1);
+                    super::expr::normalize(&mut self.e, r, &field.ty);
+                    self.e.emit(Insn::stx(
+                        Size::DW,
+                        super::regs::SCRATCH,
+                        self.small(off),
+                        r,
+                    ));
+                }
+                (KeyStore::String(_), None) => self.write_in_place(off),
+                (_, None) => {}
             }
         }
         for v in vals.iter().rev().flatten() {
             self.pop(v.reg);
         }
         Ok(key)
+    }
+
+    /// Copy `size` bytes of the value `v` refers to into the key at scratch `off` with
+    /// `helper` (`bpf_probe_read_kernel` or its string form).
+    fn copy_key_bytes(&mut self, off: u32, size: u32, v: &super::Val, helper: i32) {
+        self.scratch_addr(R1, off);
+        self.e.emit(Insn::mov64_imm(R2, size as i32));
+        regs::read_into(&mut self.e, v.reg, R3);
+        self.e.emit(Insn::call(helper));
     }
 
     /// r0 = this CPU's slots for the key at scratch `key`, creating the entry; 0 if full.

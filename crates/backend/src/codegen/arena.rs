@@ -34,9 +34,10 @@ impl Gen<'_, '_> {
             .arena
             .expect("the prologue placed an arena: the program allocates");
         let state = self.clause_state();
-        let at = arena + state.alloca_top;
-        state.alloca_top += size.next_multiple_of(8);
-        at
+        // Each allocation starts 8-byte aligned; what it allows ends at its last byte.
+        let start = state.alloca_top.next_multiple_of(8);
+        state.alloca_top = start + size;
+        arena + start
     }
 
     /// The part of the arena the current clause has allocated so far: (offset, length).

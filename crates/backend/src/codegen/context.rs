@@ -23,13 +23,15 @@ use crate::program::{
 use crate::types::{self, kernel, Type};
 
 /// `x86_64` `struct pt_regs` offsets inside `struct bpf_perf_event_data`.
-const PT_REGS_IP: i16 = 16 * 8;
+pub(super) const PT_REGS_IP: i16 = 16 * 8;
 const PT_REGS_CS: i16 = 17 * 8;
 /// `struct pt_regs` offsets of the x86_64 calling convention's argument registers
 /// (`rdi rsi rdx rcx r8 r9`) and of the return value (`rax`).
 const PT_REGS_ARGS: [i16; 6] = [112, 104, 96, 88, 72, 64];
 const PT_REGS_AX: i16 = 80;
-const PT_REGS_SP: i16 = 19 * 8;
+pub(super) const PT_REGS_SP: i16 = 19 * 8;
+/// `struct pt_regs` offset of `rbp`.
+pub(super) const PT_REGS_BP: i16 = 4 * 8;
 /// `struct pt_regs` offsets of the x86_64 system call arguments (`rdi rsi rdx r10 r8 r9`).
 const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
 /// `bpf_get_attach_cookie(ctx)`.

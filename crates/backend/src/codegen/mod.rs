@@ -36,6 +36,7 @@ mod entry;
 mod expr;
 mod fault;
 mod inet;
+mod keys;
 mod place;
 mod regs;
 mod speculation;
@@ -613,10 +614,15 @@ struct ClauseState {
     /// In a clause that speculates: the record field (u64) holding the speculation id,
     /// 0 until `speculate()` ran.
     spec_field: Option<u32>,
-    /// Bytes of the arena the clause's `alloca()` calls took so far.
+    /// Where in the arena the clause's last `alloca()` ends (0 before the first).
     alloca_top: u32,
     /// In a clause reading `entry->`: where in scratch the entry's state was copied.
     entry_state: Option<u32>,
+    /// The record offset of the user stack window, once a user stack placed it (0: no
+    /// room for it).
+    stack_window: Option<u32>,
+    /// The clause's recorded `ustackdepth`, once one placed it.
+    ustackdepth: Option<Field>,
 }
 
 /// The record header: `[epid u32][cpu u32][presence bits u64]`.
@@ -757,10 +763,9 @@ impl ProgState {
             ));
         };
         if let Some(off) = c.kernel.member_offset("task_struct", "thread_info.status") {
-            e.emit(Insn::call(helpers::GET_CURRENT_TASK));
-            e.emit(Insn::mov64_reg(R3, R0));
-            e.emit(Insn::alu64_imm(BPF_ADD, R3, off as i32));
-            read_kernel(e, 4);
+            // Loaded through the task's BTF pointer: no helper copying it.
+            e.emit(Insn::call(helpers::GET_CURRENT_TASK_BTF));
+            e.emit(Insn::ldx(Size::W, R0, R0, off as i16));
             e.emit(Insn::alu64_imm(BPF_AND, R0, TS_COMPAT));
             e.jmp_imm(BPF_JNE, R0, 0, exit);
         }
@@ -962,6 +967,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             spec_field: None,
             alloca_top: 0,
             entry_state: None,
+            stack_window: None,
+            ustackdepth: None,
         });
         if !self.drains() {
             // After exit(), this firing's later clauses do nothing either.

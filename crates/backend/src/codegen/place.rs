@@ -89,10 +89,8 @@ impl Gen<'_, '_> {
                 Loc::Direct(v)
             }
             PlaceBase::Assoc { var, keys } => {
-                let a = &self.c.prog.assocs[*var];
-                let (types, thread) = (a.keys.clone(), a.thread);
                 let map = self.c.assoc_map(*var);
-                let key = self.build_key(keys, &types, thread)?;
+                let key = self.build_key(keys, *var)?;
                 self.scratch_addr(R2, key);
                 let v = self.entry(map, create, p.offset, span)?;
                 Loc::Direct(v)
@@ -386,10 +384,8 @@ impl Gen<'_, '_> {
                 Ok(Some(map))
             }
             PlaceBase::Assoc { var, keys } => {
-                let a = &self.c.prog.assocs[*var];
-                let (types, thread) = (a.keys.clone(), a.thread);
                 let map = self.c.assoc_map(*var);
-                let key = self.build_key(keys, &types, thread)?;
+                let key = self.build_key(keys, *var)?;
                 self.scratch_addr(R2, key);
                 Ok(Some(map))
             }

@@ -16,7 +16,7 @@ use dtrace_typing::ir::{self, VarId};
 
 use super::regs::{self, SCRATCH};
 use super::{Compiler, Gen};
-use crate::program::{MapId, MapKind, MapSpec};
+use crate::program::{KeyStore, MapId, MapKind, MapSpec};
 use crate::types::Type;
 
 pub use crate::program::STATE_OFFSET;
@@ -133,12 +133,24 @@ impl Compiler<'_> {
         })
     }
 
-    /// The size of a key tuple of `keys` (at least 8 bytes).
-    pub(crate) fn key_size(&self, keys: &[Type]) -> u32 {
-        keys.iter()
-            .map(|t| storage_size(t, self.opts.strsize))
+    /// How each key of associative array `id` is stored, and the size of its key tuple
+    /// (at least 8 bytes; the thread id first in a thread-local one's).
+    pub(crate) fn assoc_key(&self, id: VarId) -> (Vec<KeyStore>, u32) {
+        let a = &self.prog.assocs[id];
+        let strsize = self.opts.strsize;
+        let stores: Vec<KeyStore> = a
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, t)| KeyStore::of(t, None, a.uses.get(i), strsize))
+            .collect();
+        let size = stores
+            .iter()
+            .zip(&a.keys)
+            .map(|(s, t)| s.size(t, strsize))
             .sum::<u32>()
-            .max(8)
+            .max(8);
+        (stores, size + if a.thread { 8 } else { 0 })
     }
 
     /// Thread-local variable `id`'s map (keyed by thread id), created on first use.
@@ -160,13 +172,8 @@ impl Compiler<'_> {
         }
         let a = &self.prog.assocs[id];
         let prefix = if a.thread { "dt_ta_" } else { "dt_a_" };
-        let (name, keys, value, thread) = (
-            format!("{prefix}{}", a.name),
-            a.keys.clone(),
-            a.value.clone(),
-            a.thread,
-        );
-        let key_size = self.key_size(&keys) + if thread { 8 } else { 0 };
+        let (name, value) = (format!("{prefix}{}", a.name), a.value.clone());
+        let (_, key_size) = self.assoc_key(id);
         let map = self.dynamic_map(name, key_size, &value);
         self.vars.assoc_maps[id] = Some(map);
         map
@@ -214,20 +221,22 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// Evaluate `keys` (of `types`) into a key tuple in scratch; returns its offset. With
-    /// `thread`, the key starts with the current thread's id (a thread-local associative
-    /// array's key).
-    pub(crate) fn build_key(
-        &mut self,
-        keys: &[ir::Expr],
-        types: &[Type],
-        thread: bool,
-    ) -> Result<u32> {
+    /// Evaluate `keys` into a key tuple of associative array `id` in scratch; returns its
+    /// offset. A thread-local array's key starts with the current thread's id; `execname`
+    /// is written straight into its slot.
+    pub(crate) fn build_key(&mut self, keys: &[ir::Expr], id: VarId) -> Result<u32> {
+        let (types, thread) = (
+            self.c.prog.assocs[id].keys.clone(),
+            self.c.prog.assocs[id].thread,
+        );
+        let (stores, size) = self.c.assoc_key(id);
         let mut vals = Vec::new();
-        for k in keys {
-            vals.push(self.expr(k)?);
+        for (k, store) in keys.iter().zip(&stores) {
+            vals.push(match super::keys::written_in_place(k, store) {
+                true => None,
+                false => Some(self.key_value(k, store)?),
+            });
         }
-        let size = self.c.key_size(types) + if thread { 8 } else { 0 };
         let key = self.scratch(size);
         self.zero_scratch(key, size.next_multiple_of(8));
         let mut off = key;
@@ -237,33 +246,33 @@ impl Gen<'_, '_> {
                 .emit(Insn::stx(Size::DW, SCRATCH, self.small(off), R0));
             off += 8;
         }
-        for (v, ty) in vals.iter().zip(types) {
-            let size = super::vars::storage_size(ty, self.strsize());
-            match ty {
-                Type::String => {
+        for ((v, ty), store) in vals.iter().zip(&types).zip(&stores) {
+            match (v, store, ty) {
+                (None, _, _) => self.write_in_place(off),
+                (Some(v), KeyStore::String(bound), _) => {
                     self.fault_if_null(v);
                     self.scratch_addr(R1, off);
-                    self.e.emit(Insn::mov64_imm(R2, self.strsize() as i32));
+                    self.e.emit(Insn::mov64_imm(R2, *bound as i32));
                     regs::read_into(&mut self.e, v.reg, R3);
                     self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
                     self.fault_if_negative(v.reg);
                 }
-                Type::Struct(_) | Type::Array(..) => {
+                (Some(v), KeyStore::Value, Type::Struct(_) | Type::Array(..)) => {
                     self.scratch_addr(R1, off);
                     self.e.emit(Insn::mov64_imm(R2, ty.size() as i32));
                     regs::read_into(&mut self.e, v.reg, R3);
                     self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
                 }
-                _ => {
+                (Some(v), _, _) => {
                     let r = regs::read(&mut self.e, v.reg, R1);
                     super::expr::normalize(&mut self.e, r, ty);
                     self.e
                         .emit(Insn::stx(Size::DW, SCRATCH, self.small(off), r));
                 }
             }
-            off += size;
+            off += store.size(ty, self.strsize());
         }
-        for v in vals.iter().rev() {
+        for v in vals.iter().rev().flatten() {
             self.pop(v.reg);
         }
         Ok(key)

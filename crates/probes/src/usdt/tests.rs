@@ -153,9 +153,14 @@ fn readelf_notes(path: &Path) -> Vec<(String, String, u64, u64, u64, String)> {
     out
 }
 
-/// Checks `probes` against `readelf -n` of `path`, and that every site is a `nop` and every
-/// semaphore a zero `u16` in the file (so the offsets are right).
-fn check_against_readelf(path: &Path, probes: &[UsdtProbe]) {
+/// `sys/sdt.h`'s site: a 1-byte `nop`.
+const NOP1: &[u8] = &[0x90];
+/// The `dtrace-usdt` crate's site: `nopl 0x0(%rax,%rax,1)`.
+const NOP5: &[u8] = &[0x0f, 0x1f, 0x44, 0x00, 0x00];
+
+/// Checks `probes` against `readelf -n` of `path`, and that every site is the `nop` given
+/// and every semaphore a zero `u16` in the file (so the offsets are right).
+fn check_against_readelf(path: &Path, probes: &[UsdtProbe], nop: &[u8]) {
     let expected = readelf_notes(path);
     assert!(!expected.is_empty());
     let got: Vec<_> = probes
@@ -177,10 +182,13 @@ fn check_against_readelf(path: &Path, probes: &[UsdtProbe]) {
     assert_eq!(got, want);
     let bytes = std::fs::read(path).unwrap();
     for p in probes {
+        let at = p.pc_offset as usize;
         assert_eq!(
-            bytes[p.pc_offset as usize], 0x90,
-            "{}:{} is not at a nop",
-            p.provider, p.name
+            &bytes[at..at + nop.len()],
+            nop,
+            "{}:{} is not at the nop",
+            p.provider,
+            p.name
         );
         if p.semaphore != 0 {
             let at = p.semaphore_offset as usize;
@@ -226,7 +234,7 @@ fn sdt_h_notes_match_readelf() {
     let scratch = Scratch::new("sdt");
     let exe = scratch.demo("-O2");
     let probes = read_probes(&exe).unwrap();
-    check_against_readelf(&exe, &probes);
+    check_against_readelf(&exe, &probes, NOP1);
     assert_eq!(probes.len(), 6);
 
     let regs = by_name(&probes, "regs");
@@ -290,7 +298,7 @@ fn sdt_h_notes_match_readelf() {
     // Unoptimised code keeps arguments in stack slots: memory operands off %rbp.
     let exe0 = scratch.demo("-O0");
     let probes0 = read_probes(&exe0).unwrap();
-    check_against_readelf(&exe0, &probes0);
+    check_against_readelf(&exe0, &probes0, NOP1);
     assert!(probes0.iter().any(|p| matches!(
         p.args.as_deref(),
         Ok([
@@ -360,7 +368,7 @@ fn rust_usdt_crate_example_notes() {
     let scratch = Scratch::new("ticker");
     let exe = scratch.ticker();
     let probes = read_probes(&exe).unwrap();
-    check_against_readelf(&exe, &probes);
+    check_against_readelf(&exe, &probes, NOP5);
     let names: Vec<_> = probes
         .iter()
         .map(|p| (p.provider.as_str(), p.d_name()))

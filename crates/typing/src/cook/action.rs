@@ -246,14 +246,35 @@ impl Cook<'_> {
                         }
                         _ => {}
                     }
-                    if !v.ty.is_scalar() && !v.ty.is_string() && !matches!(v.ty, Type::Struct(_)) {
+                    // (`stringof()` or a cast makes a string of a char array.)
+                    let converted = matches!(&args[0].kind, A::Stringof(_) | A::Cast { .. });
+                    let array = match &v.kind {
+                        _ if converted => None,
+                        ExprKind::Load(p) | ExprKind::AddrOf(p) => {
+                            matches!(p.ty, Type::Array(..)).then(|| p.ty.size() as u32)
+                        }
+                        _ => None,
+                    };
+                    if let Some(size) = array {
+                        // An array (`char comm[16]` too: a D string is no array) is shown
+                        // as its bytes, as DTrace's trace() shows data by reference.
+                        ActionKind::Tracemem {
+                            addr: v,
+                            size,
+                            dynsize: None,
+                        }
+                    } else if !v.ty.is_scalar()
+                        && !v.ty.is_string()
+                        && !matches!(v.ty, Type::Struct(_))
+                    {
                         return Err(CompileError::new(
                             "D_UNSUPPORTED",
                             format!("trace( ) of a value of type {} is not supported yet", v.ty),
                             span,
                         ));
+                    } else {
+                        ActionKind::Trace(v)
                     }
-                    ActionKind::Trace(v)
                 }
             }
             ActionName::Symbol => {
@@ -385,6 +406,7 @@ impl Cook<'_> {
                 }
             }
             ActionName::Setopt => {
+                self.check_action_prototype(action, name, args)?;
                 let option = string_constant(&args[0], "setopt( ) option")?;
                 let value = match args.get(1) {
                     Some(v) => Some(string_constant(v, "setopt( ) value")?),
@@ -634,6 +656,7 @@ impl Cook<'_> {
             }
             Ok(Datum::UStack {
                 frames: frames.min(self.opts.max_frames),
+                window: 0,
             })
         }
     }
@@ -677,6 +700,16 @@ impl Cook<'_> {
         }
         if let Some(d) = self.symbol_datum(k)? {
             return Ok(d);
+        }
+        if self.is_translation(k) {
+            return Err(CompileError::new(
+                "D_KEY_TYPE",
+                format!(
+                    "pointer to translated data expression may not be used as aggregation index: key #{}",
+                    index + 1
+                ),
+                k.span,
+            ));
         }
         let v = self.expr(k)?;
         if is_void(&v) || v.ty == Type::Void {
@@ -742,6 +775,7 @@ impl Cook<'_> {
             })
             .collect();
         let id = self.aggregation_for(name, func_kind, signature, &typed_keys, span)?;
+        self.note_keys(super::keys::KeyOwner::Aggregation(id), &typed_keys);
         let mut values = Vec::new();
         for (i, a) in args.iter().take(value_args).enumerate() {
             // lquantize/llquantize's increment is their last argument.
@@ -785,6 +819,7 @@ impl Cook<'_> {
                     name: name.to_string(),
                     func,
                     keys,
+                    uses: Vec::new(),
                 },
                 span,
             ));

@@ -116,6 +116,7 @@ impl Cook<'_> {
             ActionName::Chill => &[builtins::INT],
             ActionName::Copyout => &[builtins::VOIDP, builtins::ADDR, builtins::SIZE],
             ActionName::Copyoutstr => &[builtins::CSTR, builtins::ADDR, builtins::SIZE],
+            ActionName::Setopt => &[builtins::CSTR, builtins::CSTR],
             _ => &[],
         };
         for (i, (a, p)) in args.iter().zip(params).enumerate() {

@@ -28,6 +28,7 @@ mod context;
 mod decl;
 mod entry;
 mod expr;
+mod keys;
 mod layout;
 mod place;
 mod scope;

@@ -111,6 +111,7 @@ impl Cook<'_> {
             keys,
             value,
             thread,
+            uses: Vec::new(),
         });
         let key = if thread {
             thread_assoc(name)

@@ -285,6 +285,12 @@ impl Cook<'_> {
         None
     }
 
+    /// Whether `e` stands for an `xlate` (directly or through inlines, as `curpsinfo`):
+    /// translated data exists only while the clause runs, so it is no aggregation key.
+    pub(crate) fn is_translation(&self, e: &ast::Expr) -> bool {
+        self.xlate_source(e).is_some()
+    }
+
     /// How DTrace names the type of an `xlate` expression, which no cast may change:
     /// "pointer to translated data" or "translated data". None if `e` is no `xlate` (an
     /// inline standing for one, as `curcpu`, is a pointer like any other).

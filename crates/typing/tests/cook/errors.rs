@@ -83,6 +83,16 @@ const STATEMENTS: Cases = &[
 
 const ACTIONS: Cases = &[
     (
+        "struct t { int a; }; translator struct t < int x > { a = x; }; BEGIN { @a[xlate < struct t * > (1)] = count(); }",
+        "D_KEY_TYPE",
+        "pointer to translated data expression may not be used as aggregation index: key #1",
+    ),
+    (
+        "BEGIN { setopt(1); }",
+        "D_PROTO_ARG",
+        "setopt( ) argument #1 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
+    ),
+    (
         "BEGIN { print(1); }",
         "D_PROTO_ARG",
         "print( ) argument #1 is incompatible with prototype:\n\tprototype: void *\n\t argument: int",

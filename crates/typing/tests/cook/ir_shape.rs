@@ -330,3 +330,37 @@ fn a_clause_is_typed_once_per_probe_context() {
     let predicate = p.clauses[0].bodies[0].predicate.as_ref().unwrap();
     assert_eq!(predicate.ty.to_string(), "int");
 }
+
+/// What each key position's uses store, over every clause: a string's bound (NUL
+/// included, at most strsize: 257 here) and probe names when every use is one.
+#[test]
+fn key_positions_note_the_longest_string_their_uses_store() {
+    let p = program(
+        r#"string s;
+        BEGIN {
+            @a[execname, "abc", 1] = count();
+            @a["ab", strjoin("abc", execname), 2] = count();
+            @b[probename, probeprov] = count();
+            @c[1 ? "x" : "wxyz", s] = count();
+            @d[copyinstr(arg0, 8), copyinstr(arg0, 999), copyinstr(arg0, arg1)] = count();
+            x[execname] = 1;
+        }
+        END { @b[probename, "dtrace"] = count(); x["a string of 29 characters...."] = 2; }"#,
+    );
+    let bounds =
+        |i: usize| -> Vec<u32> { p.aggregations[i].uses.iter().map(|u| u.bound).collect() };
+    assert_eq!(bounds(0), [16, 19, 0]);
+    assert_eq!(bounds(1), [6, 7]);
+    assert_eq!(bounds(2), [5, 257]);
+    assert_eq!(bounds(3), [8, 257, 257]);
+    let assoc: Vec<u32> = p.assocs[0].uses.iter().map(|u| u.bound).collect();
+    assert_eq!(assoc, [30]);
+    // Probe names: both uses of @b's first key are; its second's "dtrace" is a literal.
+    let names = p.aggregations[1].uses[0]
+        .names
+        .as_ref()
+        .expect("probe names");
+    assert_eq!(names.table(), ["BEGIN", "END"]);
+    assert!(p.aggregations[1].uses[1].names.is_none());
+    assert!(p.aggregations[0].uses[0].names.is_none());
+}
