@@ -341,7 +341,7 @@ fn key_positions_note_the_longest_string_their_uses_store() {
             @a[execname, "abc", 1] = count();
             @a["ab", strjoin("abc", execname), 2] = count();
             @b[probename, probeprov] = count();
-            @c[1 ? "x" : "wxyz", s] = count();
+            @c[pid ? "x" : "wxyz", s] = count();
             @d[copyinstr(arg0, 8), copyinstr(arg0, 999), copyinstr(arg0, arg1)] = count();
             x[execname] = 1;
         }
