@@ -1,16 +1,18 @@
-//! Integer expressions compiled to eBPF compute what C computes: random expression trees
-//! (constants of every base and suffix, clause-local variables of every width, casts, unary,
-//! binary, ternary, comma and assignment operators) run on the live kernel in `BEGIN`, each
-//! compared with a reference evaluator (`int_expr::eval`), plus hand-picked edge cases and
-//! the divide-by-zero fault.
+//! Integer expressions compiled to eBPF compute what Oracle's DTrace computes (64-bit
+//! registers, no promotion to `int`, narrowing only at casts, stores and records, constants
+//! folded by the parser's rules): random expression trees (constants of every base and
+//! suffix, clause-local variables of every width, casts, unary, binary, ternary, comma and
+//! assignment operators) run on the live kernel in `BEGIN`, each compared with a reference
+//! evaluator (`int_expr::eval`, where the semantics are written down), plus hand-picked
+//! edge cases and the divide-by-zero fault.
 //!
 //! Each expression `E` is printed as `(long long)(E)`, `sizeof(E)` and `((E) * 0 - 1) < 0`,
-//! which shows its value, its size and the signedness of its promoted type.
+//! which shows its 64-bit value, its size and whether its type compares signed against an
+//! `int`.
 //!
 //! Seeds are fixed so CI is deterministic; `DTRACE_PROPTEST_SEED=<n>` starts from another
 //! seed and `DTRACE_PROPTEST_BATCHES=<n>` runs more (or fewer) programs of
-//! [`PER_BATCH`] expressions each. Semantics where C has none (overflow, `MIN / -1`, shift
-//! counts) are documented in `int_expr/eval.rs`. Needs root (it loads BPF programs).
+//! [`PER_BATCH`] expressions each. Needs root (it loads BPF programs).
 
 mod common;
 mod int_expr;
@@ -20,7 +22,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use int_expr::eval::{eval, type_of, Expr, IntType, Value};
+use int_expr::eval::{eval, type_of, BinOp, Expr, IntType, Value, LONG};
 use int_expr::gen::Generator;
 
 /// Expressions per `dtrace` run.
@@ -86,15 +88,38 @@ fn observe(e: &str) -> String {
     format!("\tprintf(\"%d %d %d\\n\", (long long)({e}), sizeof({e}), (({e}) * 0 - 1) < 0);\n")
 }
 
-/// The line [`observe`] prints for a value of type `ty` (the type of the expression).
-fn expected_line(bits: u64, ty: IntType) -> String {
-    let v = Value::new(bits, ty);
+/// The line [`observe`] prints for `e`, by the reference evaluator.
+fn expected(e: &Expr) -> String {
+    let c = |v: u64, ty: IntType| {
+        Box::new(Expr::Const {
+            text: v.to_string(),
+            value: Value::new(v, ty),
+        })
+    };
+    let as_long = Expr::Cast {
+        name: "long long",
+        ty: LONG,
+        operand: Box::new(e.clone()),
+    };
+    let times_zero = Expr::Binary(BinOp::Mul, Box::new(e.clone()), c(0, INT));
+    let minus_one = Expr::Binary(BinOp::Sub, Box::new(times_zero), c(1, INT));
+    let negative = Expr::Binary(BinOp::Lt, Box::new(minus_one), c(0, INT));
+    let value = |x: &Expr| eval(x).expect("a well-defined expression");
     format!(
         "{} {} {}",
-        v.as_i64(),
-        ty.size,
-        u8::from(ty.promoted().signed)
+        value(&as_long).as_i64(),
+        type_of(e).size,
+        value(&negative).bits
     )
+}
+
+/// The line [`observe`] prints for a value `bits` of type `ty` (`bits` as the register
+/// holds it).
+fn expected_line(bits: u64, ty: IntType) -> String {
+    expected(&Expr::Var {
+        name: "x".into(),
+        value: Value::new(bits, ty),
+    })
 }
 
 /// A D program observing `exprs` after the clause-local variable assignments `vars`.
@@ -183,9 +208,12 @@ fn random_expressions_match_reference() {
             .iter()
             .map(|e: &Expr| {
                 let v = eval(e).expect("generated expressions are well defined");
-                let ty = type_of(e);
-                assert_eq!(v.ty, ty, "evaluator: value type differs from type_of({e})");
-                (e.to_string(), expected_line(v.bits, ty))
+                assert_eq!(
+                    v.ty,
+                    type_of(e),
+                    "evaluator: value type differs from type_of({e})"
+                );
+                (e.to_string(), expected(e))
             })
             .collect();
         total += exprs.len();
@@ -212,9 +240,14 @@ const SHORT: IntType = IntType {
     size: 2,
     signed: true,
 };
-use int_expr::eval::{INT, LONG, UINT, ULONG};
+const USHORT: IntType = IntType {
+    size: 2,
+    signed: false,
+};
+use int_expr::eval::{INT, UINT, ULONG};
 
-/// Hand-picked cases: expression, expected value (as `long long`), expected type.
+/// Hand-picked cases: expression, expected value (the 64-bit register, as `long long`
+/// shows it), expected type.
 const TRICKY: &[(&str, i64, IntType)] = &[
     // Conversions on casts truncate, then sign- or zero-extend.
     ("(char)200", -56, CHAR),
@@ -222,71 +255,93 @@ const TRICKY: &[(&str, i64, IntType)] = &[
     ("(unsigned char)300", 44, UCHAR),
     ("(long long)(unsigned char)300", 44, LONG),
     ("(int8_t)128", -128, CHAR),
-    (
-        "(uint16_t)65536",
-        0,
-        IntType {
-            size: 2,
-            signed: false,
-        },
-    ),
+    ("(uint16_t)65536", 0, USHORT),
     ("(int16_t)32768", -32768, SHORT),
     ("(int)4294967296", 0, INT),
     ("(int)0xffffffffL", -1, INT),
     ("(uint32_t)-1 + 0L", 4294967295, LONG),
     ("(char)-1 == 255", 0, INT),
     ("(unsigned char)-1 == 255", 1, INT),
-    // Unsigned arithmetic wraps in its own width.
-    ("4294967295u + 1", 0, UINT),
-    ("0xffffffffu * 0xffffffffu", 1, UINT),
-    ("-1u", 4294967295, UINT),
-    ("~0u", 4294967295, UINT),
-    ("-(unsigned)1", 4294967295, UINT),
-    ("1UL << 63", i64::MIN, ULONG),
-    // Signed overflow wraps (two's complement), as D defines it.
-    ("2147483647 + 1", -2147483648, INT),
-    ("0x7fffffff * 2", -2, INT),
-    ("1 << 31", -2147483648, INT),
+    // A cast that widens, or keeps the width and signedness, changes nothing.
+    (
+        "(long long)((int)(timestamp * 0) + 0x7fffffff + 1)",
+        2147483648,
+        LONG,
+    ),
+    (
+        "(int)((int)(timestamp * 0) + 0x7fffffff + 1)",
+        2147483648,
+        INT,
+    ),
+    ("(unsigned)((char)(timestamp * 0 + 255))", 4294967295, UINT),
+    // Results are not narrowed to their type: the 64-bit value until a cast, store or
+    // record narrows it (DTrace's own example: 1075064400 * 1000000000 is an int).
+    ("1075064400 * 1000000000", 1075064400000000000, INT),
+    ("(1 << 63) - 1", i64::MAX, INT),
+    ("4294967295u + 1", 4294967296, UINT),
+    ("0xffffffffu * 0xffffffffu", -8589934591, UINT),
+    ("2147483647 + 1", 2147483648, INT),
+    ("0x7fffffff * 2", 4294967294, INT),
+    ("1 << 31", 2147483648, INT),
     ("0x7fffffffffffffff + 1", i64::MIN, LONG),
     (
         "(unsigned short)65535 * (unsigned short)65535",
-        -131071,
-        INT,
+        4294836225,
+        USHORT,
     ),
-    // MIN / -1 wraps to MIN, MIN % -1 is 0 (64-bit registers, truncated to the type).
-    ("(-2147483647 - 1) / -1", -2147483648, INT),
+    ("(char)(timestamp * 0 + 100) + (char)100", 200, CHAR),
+    ("1UL << 63", i64::MIN, ULONG),
+    // No promotion to int: an operator has the type of its operand of higher rank.
+    ("(unsigned short)-1 + 1", 65536, INT),
+    ("(unsigned char)255 + (unsigned char)1", 256, UCHAR),
+    ("(char)-128 / (char)-1", 128, CHAR),
+    ("(short)-32768 * (short)-1", 32768, SHORT),
+    ("(unsigned char)0x80 << 24", 2147483648, UCHAR),
+    // Folded constants: `-` of an unsigned one stays in its width, `~` does not.
+    ("-1u", 4294967295, UINT),
+    ("-(unsigned)1", 4294967295, UINT),
+    ("-(unsigned char)1", 255, UCHAR),
+    ("~0u", -1, UINT),
+    ("~(unsigned char)0", -1, UCHAR),
+    // MIN / -1 wraps, MIN % -1 is 0.
+    ("(-2147483647 - 1) / -1", 2147483648, INT),
     ("(-2147483647 - 1) % -1", 0, INT),
     ("(-9223372036854775807L - 1) / -1", i64::MIN, LONG),
     ("(-9223372036854775807L - 1) % -1", 0, LONG),
-    ("(char)-128 / (char)-1", 128, INT),
-    ("(short)-32768 * (short)-1", 32768, INT),
-    // Integer promotions: narrow unsigned types become int.
-    ("(unsigned short)-1 + 1", 65536, INT),
-    ("(unsigned char)255 + (unsigned char)1", 256, INT),
-    ("-(unsigned char)1", -1, INT),
-    ("~(unsigned char)0", -1, INT),
-    // Usual arithmetic conversions.
+    // Comparisons are signed or not as the operands' common type is.
     ("-1 < 1u", 0, INT),
     ("-1 < 1ul", 0, INT),
     ("-1L < 1u", 1, INT),
-    ("-1 / 2u", 2147483647, UINT),
+    ("(char)(timestamp * 0) - 1 < 0", 1, INT),
+    ("(unsigned char)(timestamp * 0) - 1 < 0", 1, INT),
+    ("(unsigned)(timestamp * 0) - 1 < 0", 0, INT),
+    ("(unsigned)(timestamp * 0) - 1 > 0xffffffffu", 1, INT),
+    // Unsigned division divides the 64-bit values.
+    ("-1 / 2u", i64::MAX, UINT),
     ("(long)-1 / 2u", 0, LONG),
     ("-1L / 2UL", i64::MAX, ULONG),
-    ("1 ? (char)-1 : 0u", 4294967295, UINT),
-    ("0 ? 0u : (char)-1", 4294967295, UINT),
-    ("1 ? (char)-1 : (char)0", -1, INT),
-    // Division truncates toward zero; the remainder has the dividend's sign.
+    // A constant condition is the arm it chooses (its type too); otherwise the arms'
+    // common type, each arm's value as it is.
+    ("1 ? (char)-1 : 0u", -1, CHAR),
+    ("0 ? 0u : (char)-1", -1, CHAR),
+    ("(timestamp > 0) ? (char)-1 : 0u", -1, UINT),
+    ("(timestamp > 0) ? (char)-1 : (char)0", -1, CHAR),
+    // Division truncates toward zero. A folded remainder has the dividend's sign (C's);
+    // at run time it is negative when exactly one operand is (Oracle's tst.moddiv).
     ("-7 / 2", -3, INT),
     ("-7 % 2", -1, INT),
-    ("7 % -2", -1, INT), // D negates the remainder for a negative divisor
+    ("7 % -2", 1, INT),
+    ("(int)(timestamp * 0 + 7) % -2", -1, INT),
+    ("(int)(timestamp * 0 - 7) % -2", 1, INT),
     ("(unsigned)-7 / 2", 2147483644, UINT),
     ("(unsigned)-7 % 2", 1, UINT),
-    // Shifts: the type is the promoted left operand's; >> of signed is arithmetic.
-    ("(short)-1 >> 1", -1, INT),
+    // Shifts have their left operand's type; a folded >> shifts in zeros, one at run time
+    // is arithmetic when that type is signed.
+    ("(short)-1 >> 1", i64::MAX, SHORT),
+    ("(short)(timestamp * 0 - 1) >> 1", -1, SHORT),
     ("(unsigned)-1 >> 1", 2147483647, UINT),
-    ("-1L >> 63", -1, LONG),
+    ("-1L >> 63", 1, LONG),
     ("1 << 2UL", 4, INT),
-    ("(unsigned char)0x80 << 24", i32::MIN as i64, INT),
     // Constants: C's type from value, base and suffix.
     ("2147483648", 2147483648, LONG),
     ("0x80000000", 2147483648, UINT),
@@ -298,15 +353,17 @@ const TRICKY: &[(&str, i64, IntType)] = &[
     ("1LLU", 1, ULONG),
     ("0x7fffffffffffffffll", i64::MAX, LONG),
     ("0x8000000000000000ll", i64::MIN, ULONG),
-    // Logical operators give int 0 or 1 and skip what they do not need.
+    // Logical operators give int 0 or 1 and skip what they do not need; `!` of a constant
+    // keeps the constant's type.
     ("3 ^^ 0", 1, INT),
     ("3 ^^ 4", 0, INT),
-    ("!0x100000000", 0, INT),
+    ("!0x100000000", 0, LONG),
+    ("!(timestamp * 0 + 0x100000000)", 0, INT),
     ("0x100000000 && 1", 1, INT),
     ("0 && (1 / (int)(timestamp * 0))", 0, INT),
     ("1 || (1 % (int)(timestamp * 0))", 1, INT),
     ("0 ? 1 / (int)(timestamp * 0) : 5", 5, INT),
-    // The comma operator gives its right operand, unpromoted.
+    // The comma operator gives its right operand.
     ("(1, (char)200)", -56, CHAR),
 ];
 
@@ -319,7 +376,8 @@ fn tricky_cases() {
     report(&check(&[], &exprs), exprs.len());
 }
 
-/// An assignment has the type of its left operand, its value converted to it.
+/// An assignment has the type of its left operand and the value of its right one; the
+/// variable reads back narrowed to its type.
 #[test]
 fn assignment_has_left_operand_type() {
     let vars = [
@@ -328,10 +386,13 @@ fn assignment_has_left_operand_type() {
         ("this->l".to_string(), "0L".to_string()),
     ];
     let cases: &[(&str, i64, IntType)] = &[
-        ("(this->u = -1)", 4294967295, UINT),
+        ("(this->u = -1)", -1, UINT),
         ("(this->u = -1) < 0", 0, INT),
-        ("(this->c = 300)", 44, CHAR),
-        ("(this->c = 200) + 0u", 4294967240, UINT),
+        ("this->u", 4294967295, UINT),
+        ("(this->c = 300)", 300, CHAR),
+        ("this->c", 44, CHAR),
+        ("(this->c = 200) + 0u", 200, UINT),
+        ("this->c + 0u", -56, UINT),
         ("(this->l = 0x80000000u)", 2147483648, LONG),
         ("(this->l = -1) + 0u", -1, LONG),
     ];
@@ -382,4 +443,20 @@ fn division_by_zero_faults() {
         failures.push(format!("7 / (char)258: {}{}", run.stdout, run.stderr));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A value keeps its 64 bits in expressions and is narrowed to its type where DTrace
+/// narrows it: a record (`printf`, `trace`), a store, an associative array's or an
+/// aggregation's key.
+#[test]
+fn narrowed_by_records_stores_and_keys() {
+    let run = dtrace(
+        "char k[char]; BEGIN { c = (char)100; printf(\"%d %d \", c + c, (long long)(c + c)); \
+         trace(c + c); d = c + c; printf(\" %d\", (long long)d); k[c + c] = 1; \
+         printf(\" %d\\n\", k[(char)-56]); @[c + c + c] = count(); @[(char)44] = count(); \
+         exit(0); }",
+    );
+    assert!(run.ok && run.stderr.is_empty(), "{}", run.stderr);
+    // 300 and 44 are one key once narrowed to a char.
+    assert_eq!(run.stdout, "-56 200 -56 -56 1\n\n  44                2\n");
 }

@@ -2,9 +2,9 @@
 //!
 //! Every name is resolved (variables to ids in [`Program`]'s tables, built-in variables to
 //! [`Builtin`], calls to [`Subr`] and [`ActionKind`]), every expression carries its D type,
-//! C's conversions are explicit ([`ExprKind::Convert`]), pointer arithmetic is scaled, and
-//! every semantic error has been raised. Code generation neither looks names up nor asks
-//! for a type: it reads them here.
+//! casts that change a value are explicit ([`ExprKind::Convert`]), pointer arithmetic is
+//! scaled, and every semantic error has been raised. Code generation neither looks names
+//! up nor asks for a type: it reads them here.
 //!
 //! Memory is named by a [`Place`]: where a value lives (a D variable, or memory at an
 //! address in the kernel's or the process's address space), a constant byte offset into it,
@@ -13,7 +13,9 @@
 //! [`ExprKind::Load`], written by [`ExprKind::Assign`] and [`ExprKind::Update`], and its
 //! address taken with [`ExprKind::AddrOf`].
 //!
-//! Values of scalar type (integers, pointers) are 64-bit numbers normalized to their type.
+//! Values of scalar type (integers, pointers) are 64-bit numbers; as in Oracle's DTrace an
+//! integer is the 64-bit result of its operators, narrowed to its type only by a
+//! [`ExprKind::Convert`], a store, a record or a key (and read from storage at its width).
 //! Values of string, struct, union and array type are held by reference: the number is the
 //! address of their bytes (kernel memory, which includes D's own storage: variables, scratch
 //! and read-only data), and consumers copy them ([`Type::size`] bytes, or up to the NUL for
@@ -41,7 +43,7 @@ pub type BindId = usize;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
-    /// An integer constant, normalized to the expression's type.
+    /// An integer constant: its 64 bits as folded (not narrowed to the expression's type).
     Int(u64),
     /// A string literal (without its NUL).
     Str(Vec<u8>),
@@ -63,15 +65,16 @@ pub enum ExprKind {
     /// An expression of a `proc`/`sched` probe's definition, evaluated in the context of
     /// the probe it fires on (its `args[]` and `argN` are that probe's).
     InBase(Box<Expr>),
-    /// The operand converted to this expression's integer type (truncated and extended), or
-    /// retyped (pointer and integer conversions of the same width).
+    /// The operand converted to this expression's type as DTrace casts: truncated and
+    /// extended where `Type::cast_changes` says so, else only retyped.
     Convert(Box<Expr>),
-    /// `-e`, `~e`: on an operand already converted to the result type.
+    /// `-e`, `~e`: on the operand's 64 bits (the operand's type).
     Neg(Box<Expr>),
     BitNot(Box<Expr>),
     /// `!e`: 1 when the operand is zero (an empty string), else 0.
     Not(Box<Expr>),
-    /// Arithmetic in the result type; both operands are of it (shifts: the left one).
+    /// Arithmetic on the operands' 64 bits, signed or not (`/`, `%`, `>>`) as the result
+    /// type is: the operands' type of higher rank (shifts: the left one's).
     Arith {
         op: ArithOp,
         lhs: Box<Expr>,
@@ -109,8 +112,9 @@ pub enum ExprKind {
     /// a type 0 is no value of (struct, union, array, string): as DTrace, the variable
     /// leaves storage. The expression's value is 0 (`int`).
     Delete(Box<Place>),
-    /// `place op= value`, `++`, `--`: the place's value combined with `value` (of the
-    /// place's type, pointer steps already scaled) and stored back; the expression's value
+    /// `place op= value`, `++`, `--`: the place's value combined with `value` (pointer
+    /// steps already scaled; signed or not as the place's type is) and stored back (narrowed
+    /// to the place's type); the expression's value
     /// is the new value, or the old one when `post`.
     Update {
         place: Box<Place>,

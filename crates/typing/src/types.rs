@@ -1,4 +1,5 @@
-//! D value types and C's conversion rules on them (LP64: long and pointers are 64 bits).
+//! D value types, and DTrace's rules for them: the types of operators and the casts that
+//! change a value (LP64: long and pointers are 64 bits).
 //!
 //! Besides D's own types (integers, pointers, `string`), a type can describe kernel memory
 //! as the running kernel's BTF does: structs and unions ([`Record`]), arrays, enums (integers
@@ -316,20 +317,20 @@ impl Type {
         }
     }
 
-    /// C's integer promotion: types narrower than int become int.
-    pub fn promoted(&self) -> Type {
-        match self {
-            Type::Int { size, .. } if *size < 4 => INT,
-            other => other.clone(),
-        }
-    }
-
-    /// C's usual arithmetic conversions for a binary operator.
+    /// The type of a binary operator's result on integers `a` and `b`, by DTrace's rule
+    /// (`dt_type_promote`): the operand of higher rank, a rank being the width in bits plus
+    /// one for unsigned types. Unlike C there is no promotion to `int` first: `char + char`
+    /// is a `char` (its value in a register is the 64-bit sum until something narrows it).
+    /// An enum counts as an `int`.
     pub fn common(a: &Type, b: &Type) -> Type {
-        let (a, b) = (a.promoted(), b.promoted());
-        match (&a, &b) {
-            (Type::Ptr(_), _) => a,
-            (_, Type::Ptr(_)) => b,
+        let enum_as_int = |t: &Type| match t {
+            Type::Int { name, .. } if name.starts_with("enum ") => INT,
+            other => other.clone(),
+        };
+        let (a, b) = (&enum_as_int(a), &enum_as_int(b));
+        match (a, b) {
+            (Type::Ptr(_), _) => a.clone(),
+            (_, Type::Ptr(_)) => b.clone(),
             (
                 Type::Int {
                     size: sa,
@@ -342,22 +343,41 @@ impl Type {
                     ..
                 },
             ) => {
-                if sa == sb {
-                    if ga == gb {
-                        // Same rank: prefer the canonical name of the first.
-                        a.clone()
-                    } else if !ga {
-                        a.clone()
-                    } else {
-                        b.clone()
-                    }
-                } else if sa > sb {
-                    a.clone()
-                } else {
+                let rank = |size: &u8, signed: &bool| u32::from(*size) * 8 + u32::from(!signed);
+                if rank(sb, gb) > rank(sa, ga) {
                     b.clone()
+                } else {
+                    a.clone()
                 }
             }
-            _ => a,
+            _ => a.clone(),
+        }
+    }
+
+    /// Whether converting a value of this type to `to` changes it, by DTrace's rule for
+    /// casts (`dt_cg_typecast`): only a conversion to a narrower type, to a type of the
+    /// same width and the other signedness, or from a signed to a wider unsigned type
+    /// below 64 bits truncates and extends the value; to a 64-bit type nothing does.
+    /// Pointers are 64-bit unsigned.
+    pub fn cast_changes(&self, to: &Type) -> bool {
+        let from = match self {
+            Type::Int { size, signed, .. } => (*size, *signed),
+            Type::Ptr(_) => (8, false),
+            _ => return false,
+        };
+        let Type::Int { size, signed, .. } = to else {
+            return false;
+        };
+        let into = (*size, *signed);
+        let ((fs, fg), (ts, tg)) = (from, into);
+        if ts >= 8 {
+            false
+        } else if ts > fs {
+            fg && !tg
+        } else if ts == fs {
+            fg != tg
+        } else {
+            true
         }
     }
 }
@@ -402,12 +422,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn usual_arithmetic_conversions() {
-        assert_eq!(Type::common(&CHAR, &SHORT), INT);
+    fn binary_operator_types_by_rank() {
+        assert_eq!(Type::common(&CHAR, &SHORT), SHORT);
         assert_eq!(Type::common(&INT, &UINT), UINT);
         assert_eq!(Type::common(&UINT, &LONG), LONG);
         assert_eq!(Type::common(&LONG, &ULONG), ULONG);
-        assert_eq!(Type::common(&UCHAR, &UCHAR), INT);
+        assert_eq!(Type::common(&UCHAR, &UCHAR), UCHAR);
+        assert_eq!(Type::common(&CHAR, &UCHAR), UCHAR);
+        let e = Type::Int {
+            size: 4,
+            signed: true,
+            name: "enum e",
+        };
+        assert_eq!(Type::common(&e, &CHAR), INT);
+    }
+
+    #[test]
+    fn casts_change_values_as_dtrace_casts_them() {
+        assert!(INT.cast_changes(&CHAR));
+        assert!(INT.cast_changes(&UINT));
+        assert!(SHORT.cast_changes(&UINT));
+        assert!(!UCHAR.cast_changes(&INT));
+        assert!(!CHAR.cast_changes(&SHORT));
+        assert!(!INT.cast_changes(&INT));
+        assert!(!INT.cast_changes(&ULONG));
+        assert!(!ULONG.cast_changes(&LONG));
     }
 
     #[test]

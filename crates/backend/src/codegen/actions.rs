@@ -549,8 +549,8 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helpers::SEND_SIGNAL));
     }
 
-    /// Append `v` to the clause's record: integers take 8 bytes, strings `strsize`,
-    /// structs their size (8-aligned).
+    /// Append `v` to the clause's record: integers take 8 bytes (narrowed to their type),
+    /// strings `strsize`, structs their size (8-aligned).
     fn record_value(&mut self, v: &Val) -> Field {
         let size = match &v.ty {
             Type::String => self.strsize(),
@@ -575,7 +575,9 @@ impl Gen<'_, '_> {
                 self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
             }
             _ => {
+                // Narrowed to its type: the record holds the value DTrace records.
                 let r = regs::read(&mut self.e, v.reg, R1);
+                super::expr::normalize(&mut self.e, r, &v.ty);
                 self.e
                     .emit(Insn::stx(Size::DW, SCRATCH, self.small(offset), r));
             }

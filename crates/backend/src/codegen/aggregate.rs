@@ -168,6 +168,7 @@ impl Gen<'_, '_> {
                 }
                 (_, Some(v)) => {
                     let r = regs::read(&mut self.e, v.reg, R1);
+                    super::expr::normalize(&mut self.e, r, &field.ty);
                     self.e.emit(Insn::stx(
                         Size::DW,
                         super::regs::SCRATCH,

@@ -1,6 +1,7 @@
 //! Expressions: constants, operators on 64-bit registers, conversions, conditionals,
-//! assignment, translations. Every integer value is kept normalized to its type (sign- or
-//! zero-extended from its width), so 64-bit operations give C's results.
+//! assignment, translations. As in DTrace, an integer's register holds the 64-bit result
+//! of its operators, not narrowed to its type: casts narrow (those that change a value,
+//! `Type::cast_changes`), and so do stores, records and keys, each at its own end.
 
 use dtrace_ebpf::*;
 use dtrace_frontend::{CompileError, Result, Span};
@@ -72,7 +73,6 @@ impl Gen<'_, '_> {
                 } else {
                     self.e.emit(Insn::alu64_imm(BPF_XOR, r, -1));
                 }
-                normalize(&mut self.e, r, &e.ty);
                 regs::write(&mut self.e, v.reg, r);
                 Ok(Val {
                     reg: v.reg,
@@ -192,7 +192,6 @@ impl Gen<'_, '_> {
 
     pub(crate) fn constant(&mut self, value: u64, ty: Type, span: Span) -> Result<Val> {
         let v = self.push(span)?;
-        let value = types::normalize(value, &ty);
         self.e.mov_const(R1, value);
         regs::write(&mut self.e, v, R1);
         Ok(Val { reg: v, ty })
@@ -209,12 +208,13 @@ impl Gen<'_, '_> {
         })
     }
 
-    /// Convert the value in `v` to `to` in place (integers are re-normalized).
+    /// Convert the value in `v` to `to` in place, as DTrace casts (integers truncated and
+    /// extended where the cast changes them).
     pub(crate) fn convert(&mut self, v: &Val, to: &Type) {
         if matches!(v.ty, Type::Ptr(_)) && to.is_integer() {
             self.address_as_number(v);
         }
-        if to.is_integer() && to != &v.ty {
+        if v.ty.cast_changes(to) {
             let r = regs::read(&mut self.e, v.reg, R1);
             normalize(&mut self.e, r, to);
             regs::write(&mut self.e, v.reg, r);
@@ -261,7 +261,8 @@ impl Gen<'_, '_> {
         regs::write(&mut self.e, dst, R0);
     }
 
-    /// `a = a op b` in `a.ty` (both operands are of it, but a shift's count).
+    /// `a = a op b` on the 64-bit values, signed or not as `a.ty` is (division,
+    /// remainder, right shift).
     pub(crate) fn arith_in_place(&mut self, op: ArithOp, a: &Val, b: &Val) -> Result<()> {
         regs::read_into(&mut self.e, a.reg, R1);
         regs::read_into(&mut self.e, b.reg, R2);
@@ -301,7 +302,6 @@ impl Gen<'_, '_> {
         } else {
             self.e.emit(Insn::alu64_reg(alu, R1, R2));
         }
-        normalize(&mut self.e, R1, &a.ty);
         regs::write(&mut self.e, a.reg, R1);
         Ok(())
     }

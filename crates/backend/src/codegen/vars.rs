@@ -265,6 +265,7 @@ impl Gen<'_, '_> {
                 }
                 (Some(v), _, _) => {
                     let r = regs::read(&mut self.e, v.reg, R1);
+                    super::expr::normalize(&mut self.e, r, ty);
                     self.e
                         .emit(Insn::stx(Size::DW, SCRATCH, self.small(off), r));
                 }

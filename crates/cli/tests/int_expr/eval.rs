@@ -1,21 +1,34 @@
-//! The reference side of the integer-expression property tests: a tiny C integer expression
-//! AST, how it is spelled in D, and an evaluator implementing C's rules on LP64 (integer
-//! promotions, usual arithmetic conversions, result types of operators, conversions on casts)
-//! with D's definitions where C leaves the behaviour undefined:
+//! The reference side of the integer-expression property tests: a tiny integer expression
+//! AST, how it is spelled in D, and an evaluator of D's integer semantics as Oracle's DTrace
+//! defines them on LP64 (its parser's typing and constant folding, `dt_parser.c`, and its
+//! code generator's registers, `dt_cg.c`):
 //!
-//! - signed overflow wraps (two's complement), in every width;
-//! - `x / 0` and `x % 0` are a runtime error (`divide-by-zero`), never a value;
-//! - `MIN / -1` wraps to `MIN` and `MIN % -1` is 0, in every signed width (what 64-bit
-//!   registers give once the quotient is truncated back to the operand type);
-//! - shift counts must be below the width of the promoted left operand (0..31 for int and
-//!   unsigned int, 0..63 for long); other counts are not given a meaning here (the generator
-//!   never evaluates one);
-//! - signed `%` is C's remainder negated when the divisor is negative (Oracle DTrace's
-//!   results: `19 % -5` is -4, `-19 % -5` is 4);
-//! - `^^` is logical exclusive or: both operands are evaluated, the result is int 0 or 1;
-//! - an assignment has its left operand's type, the value converted to it.
+//! - every value is a 64-bit register; an operator computes on the 64 bits and does not
+//!   narrow its result to its type: `(char)100 + (char)100` is a `char` holding 200;
+//! - the type of `a op b` is the operand type of higher rank, the rank being the width in
+//!   bits plus one if unsigned (no promotion to `int`: `char + char` is a `char`); a shift
+//!   has its left operand's type, `- + ~` their operand's, comparisons and logical
+//!   operators `int`, `?:` the higher-ranked arm's (each arm's value left as it is);
+//! - a cast changes the value only when it narrows, changes the signedness at the same
+//!   width, or widens a signed value to an unsigned type below 64 bits: then it truncates
+//!   and sign- or zero-extends; a cast to a 64-bit type never changes the value;
+//! - a variable holds its type's width: it reads back truncated and extended; an
+//!   assignment has the variable's type and the right operand's 64-bit value;
+//! - signed `/` and `%` (by the operator's type) divide magnitudes, the quotient negated
+//!   when the signs differ, the remainder negated when exactly one operand is negative
+//!   (`19 % -5` is -4, `-19 % -5` is 4); unsigned ones divide the 64-bit values; `x / 0`
+//!   and `x % 0` are a run-time error (`divide-by-zero`), never a value; `MIN / -1` wraps;
+//! - `>>` is arithmetic when the left operand's type is signed; shift counts are taken
+//!   modulo 64 (as eBPF and x86-64 shift);
+//! - constant operands are folded by the parser, with its own rules: in 64 bits too, but
+//!   `/` and `%` as C's `intmax_t` or `uintmax_t` division (the remainder has the
+//!   dividend's sign), `>>` always shifting in zeros, `-` of an unsigned constant cut to
+//!   its type's width, `!` of a constant keeping the constant's type, and `c ? a : b` with
+//!   a constant `c` being the chosen arm itself (its type included);
+//! - `^^` is logical exclusive or: both operands are evaluated, the result is int 0 or 1.
 //!
-//! The evaluator is independent of the compiler: it shares no code with crates/backend.
+//! The evaluator is independent of the compiler: it shares no code with crates/typing or
+//! crates/backend.
 
 use std::fmt;
 
@@ -112,32 +125,14 @@ impl IntType {
         self.size as u32 * 8
     }
 
-    /// C's integer promotion: everything narrower than int becomes int (int holds every
-    /// char and short value, signed or not).
-    pub fn promoted(self) -> IntType {
-        if self.size < 4 {
-            INT
-        } else {
-            self
-        }
-    }
-
-    /// C's usual arithmetic conversions on LP64: promote both; the wider wins; at equal
-    /// width unsigned wins (long long vs unsigned long gives unsigned long long, which has
-    /// the same size and signedness as unsigned long).
+    /// The type of a binary operator's result: the operand of higher rank (width in bits,
+    /// plus one if unsigned); at equal rank the types are the same as far as tests see.
     pub fn common(a: IntType, b: IntType) -> IntType {
-        let (a, b) = (a.promoted(), b.promoted());
-        if a.size != b.size {
-            if a.size > b.size {
-                a
-            } else {
-                b
-            }
+        let rank = |t: IntType| t.bits() + u32::from(!t.signed);
+        if rank(b) > rank(a) {
+            b
         } else {
-            IntType {
-                size: a.size,
-                signed: a.signed && b.signed,
-            }
+            a
         }
     }
 
@@ -152,6 +147,16 @@ impl IntType {
             (4, true) => v as i32 as i64 as u64,
             (4, false) => v as u32 as u64,
             _ => unreachable!("integer size {}", self.size),
+        }
+    }
+
+    /// Whether a cast from `from` to this type changes a value (else it only retypes it).
+    pub fn cast_changes(self, from: IntType) -> bool {
+        match self.size.cmp(&from.size) {
+            _ if self.size == 8 => false,
+            std::cmp::Ordering::Greater => from.signed && !self.signed,
+            std::cmp::Ordering::Equal => from.signed != self.signed,
+            std::cmp::Ordering::Less => true,
         }
     }
 
@@ -198,7 +203,7 @@ pub fn constant_type(value: u64, decimal: bool, unsigned: bool, longs: u8) -> Op
     candidates.iter().copied().find(|t| t.holds(value))
 }
 
-/// A value with its type; `bits` is normalized to the type.
+/// A value with its type: `bits` is the 64-bit register, not necessarily within the type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Value {
     pub bits: u64,
@@ -207,10 +212,7 @@ pub struct Value {
 
 impl Value {
     pub fn new(bits: u64, ty: IntType) -> Value {
-        Value {
-            bits: ty.normalize(bits),
-            ty,
-        }
+        Value { bits, ty }
     }
 
     pub fn truth(self) -> bool {
@@ -221,9 +223,18 @@ impl Value {
         Value::new(b as u64, INT)
     }
 
-    /// The value converted to `ty`.
+    /// The value cast to `ty`.
     pub fn to(self, ty: IntType) -> Value {
-        Value::new(self.bits, ty)
+        if ty.cast_changes(self.ty) {
+            Value::new(ty.normalize(self.bits), ty)
+        } else {
+            Value::new(self.bits, ty)
+        }
+    }
+
+    /// The value stored in a variable of its type and read back.
+    pub fn stored(self) -> Value {
+        Value::new(self.ty.normalize(self.bits), self.ty)
     }
 
     /// The value as `(long long)` sees it: what `%d` of a `long long` prints.
@@ -371,19 +382,105 @@ impl fmt::Display for Expr {
 pub enum Error {
     /// `/` or `%` by zero was evaluated: D faults with `divide-by-zero`.
     DivZero,
-    /// A shift count outside 0..width of the promoted left operand was evaluated.
-    BadShift,
+}
+
+/// The value of `e` if the parser folds it into a constant: constants, casts and unary
+/// operators of constants, binary operators of two, and `?:` of a constant condition whose
+/// chosen arm is one. `None` for anything else (and for a constant division by zero, which
+/// D refuses to compile).
+pub fn constant(e: &Expr) -> Option<Value> {
+    Some(match e {
+        Expr::Const { value, .. } => *value,
+        Expr::Var { .. } | Expr::Comma(..) | Expr::Assign { .. } => return None,
+        Expr::Cast { ty, operand, .. } => constant(operand)?.to(*ty),
+        Expr::Unary(op, x) => {
+            let c = constant(x)?;
+            match op {
+                // -: cut to the width of an unsigned constant's type.
+                UnOp::Neg if c.ty.signed => Value::new(c.bits.wrapping_neg(), c.ty),
+                UnOp::Neg => Value::new(c.bits.wrapping_neg() & mask(c.ty), c.ty),
+                UnOp::Plus => c,
+                UnOp::BitNot => Value::new(!c.bits, c.ty),
+                UnOp::Not => Value::new(u64::from(c.bits == 0), c.ty),
+            }
+        }
+        Expr::Binary(op, a, b) => fold(*op, constant(a)?, constant(b)?)?,
+        Expr::Ternary(c, a, b) => constant(arm(c, a, b)?)?,
+    })
+}
+
+/// All bits of `ty`'s width.
+fn mask(ty: IntType) -> u64 {
+    u64::MAX >> (64 - ty.bits())
+}
+
+/// For `c ? a : b` with a constant condition: the arm the parser keeps.
+fn arm<'a>(c: &Expr, a: &'a Expr, b: &'a Expr) -> Option<&'a Expr> {
+    Some(if constant(c)?.truth() { a } else { b })
+}
+
+/// `a op b` of two constants, as the parser folds it.
+fn fold(op: BinOp, a: Value, b: Value) -> Option<Value> {
+    use BinOp::*;
+    let ty = binary_type(op, a.ty, b.ty);
+    let common = IntType::common(a.ty, b.ty);
+    let (x, y) = (a.bits, b.bits);
+    let (sx, sy) = (x as i64, y as i64);
+    let bits = match op {
+        Mul => x.wrapping_mul(y),
+        Add => x.wrapping_add(y),
+        Sub => x.wrapping_sub(y),
+        BitAnd => x & y,
+        BitXor => x ^ y,
+        BitOr => x | y,
+        Shl => x << (y % 64),
+        Shr => x >> (y % 64),
+        Div | Mod if y == 0 => return None,
+        Div if common.signed => sx.wrapping_div(sy) as u64,
+        Mod if common.signed => sx.wrapping_rem(sy) as u64,
+        Div => x / y,
+        Mod => x % y,
+        Lt | Le | Gt | Ge | Eq | Ne => u64::from(compare(op, common.signed, x, y)),
+        LogAnd => u64::from(a.truth() && b.truth()),
+        LogOr => u64::from(a.truth() || b.truth()),
+        LogXor => u64::from(a.truth() != b.truth()),
+    };
+    Some(Value::new(bits, ty))
+}
+
+/// Whether `x op y` holds for the relational operator `op`.
+fn compare(op: BinOp, signed: bool, x: u64, y: u64) -> bool {
+    let ord = if signed {
+        (x as i64).cmp(&(y as i64))
+    } else {
+        x.cmp(&y)
+    };
+    match op {
+        BinOp::Lt => ord.is_lt(),
+        BinOp::Le => ord.is_le(),
+        BinOp::Gt => ord.is_gt(),
+        BinOp::Ge => ord.is_ge(),
+        BinOp::Eq => ord.is_eq(),
+        BinOp::Ne => ord.is_ne(),
+        _ => unreachable!("{op:?} is not relational"),
+    }
 }
 
 /// The type of `e` without evaluating it (what `sizeof` reports).
 pub fn type_of(e: &Expr) -> IntType {
+    if let Some(c) = constant(e) {
+        return c.ty;
+    }
     match e {
         Expr::Const { value, .. } | Expr::Var { value, .. } => value.ty,
         Expr::Cast { ty, .. } => *ty,
         Expr::Unary(UnOp::Not, _) => INT,
-        Expr::Unary(_, e) => type_of(e).promoted(),
+        Expr::Unary(_, e) => type_of(e),
         Expr::Binary(op, a, b) => binary_type(*op, type_of(a), type_of(b)),
-        Expr::Ternary(_, a, b) => IntType::common(type_of(a), type_of(b)),
+        Expr::Ternary(c, a, b) => match arm(c, a, b) {
+            Some(chosen) => type_of(chosen),
+            None => IntType::common(type_of(a), type_of(b)),
+        },
         Expr::Comma(_, b) => type_of(b),
         Expr::Assign { ty, .. } => *ty,
     }
@@ -393,120 +490,81 @@ pub fn type_of(e: &Expr) -> IntType {
 pub fn binary_type(op: BinOp, a: IntType, b: IntType) -> IntType {
     use BinOp::*;
     match op {
-        Shl | Shr => a.promoted(),
+        Shl | Shr => a,
         Lt | Le | Gt | Ge | Eq | Ne | LogAnd | LogOr | LogXor => INT,
         _ => IntType::common(a, b),
     }
 }
 
-/// Evaluate `e` with C's (and D's) semantics; unevaluated operands of `&&`, `||` and `?:`
-/// may hold anything, as in C.
+/// Evaluate `e` as D does; unevaluated operands of `&&`, `||` and `?:` may hold anything.
 pub fn eval(e: &Expr) -> Result<Value, Error> {
+    if let Some(c) = constant(e) {
+        return Ok(c);
+    }
     Ok(match e {
         Expr::Const { value, .. } | Expr::Var { value, .. } => *value,
         Expr::Cast { ty, operand, .. } => eval(operand)?.to(*ty),
-        Expr::Unary(op, e) => unary(*op, eval(e)?),
+        Expr::Unary(op, x) => {
+            let v = eval(x)?;
+            match op {
+                UnOp::Neg => Value::new(v.bits.wrapping_neg(), v.ty),
+                UnOp::Plus => v,
+                UnOp::BitNot => Value::new(!v.bits, v.ty),
+                UnOp::Not => Value::int(!v.truth()),
+            }
+        }
         Expr::Binary(BinOp::LogAnd, a, b) => Value::int(eval(a)?.truth() && eval(b)?.truth()),
         Expr::Binary(BinOp::LogOr, a, b) => Value::int(eval(a)?.truth() || eval(b)?.truth()),
         Expr::Binary(op, a, b) => binary(*op, eval(a)?, eval(b)?)?,
         Expr::Ternary(c, a, b) => {
             let ty = type_of(e);
-            if eval(c)?.truth() {
-                eval(a)?.to(ty)
-            } else {
-                eval(b)?.to(ty)
-            }
+            let chosen = match arm(c, a, b) {
+                Some(chosen) => chosen,
+                None if eval(c)?.truth() => a,
+                None => b,
+            };
+            Value::new(eval(chosen)?.bits, ty)
         }
         Expr::Comma(a, b) => {
             eval(a)?;
             eval(b)?
         }
-        Expr::Assign { ty, rhs, .. } => eval(rhs)?.to(*ty),
+        Expr::Assign { ty, rhs, .. } => Value::new(eval(rhs)?.bits, *ty),
     })
 }
 
-pub fn unary(op: UnOp, v: Value) -> Value {
-    let ty = v.ty.promoted();
-    let v = v.to(ty);
-    match op {
-        UnOp::Neg => Value::new(v.bits.wrapping_neg(), ty),
-        UnOp::Plus => v,
-        UnOp::BitNot => Value::new(!v.bits, ty),
-        UnOp::Not => Value::int(!v.truth()),
-    }
-}
-
-/// `a op b` for the operators that evaluate both operands.
+/// `a op b` at run time, for the operators that evaluate both operands.
 pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, Error> {
     use BinOp::*;
-    if matches!(op, Shl | Shr) {
-        let ty = a.ty.promoted();
-        let a = a.to(ty);
-        // The count's own type does not matter, only its value.
-        let count = if b.ty.signed {
-            b.as_i64()
-        } else {
-            b.bits.min(i64::MAX as u64) as i64
-        };
-        if !(0..ty.bits() as i64).contains(&count) {
-            return Err(Error::BadShift);
-        }
-        let bits = if op == Shl {
-            a.bits << count
-        } else if ty.signed {
-            (a.as_i64() >> count) as u64
-        } else {
-            a.bits >> count
-        };
-        return Ok(Value::new(bits, ty));
-    }
-    if op == LogXor {
-        return Ok(Value::int(a.truth() != b.truth()));
-    }
-    if op == LogAnd {
-        return Ok(Value::int(a.truth() && b.truth()));
-    }
-    if op == LogOr {
-        return Ok(Value::int(a.truth() || b.truth()));
-    }
-    let ty = IntType::common(a.ty, b.ty);
-    let (x, y) = (a.to(ty), b.to(ty));
-    let (sx, sy) = (x.as_i64(), y.as_i64());
+    let ty = binary_type(op, a.ty, b.ty);
+    let signed = IntType::common(a.ty, b.ty).signed;
+    let (x, y) = (a.bits, b.bits);
     let bits = match op {
-        Mul => x.bits.wrapping_mul(y.bits),
-        Add => x.bits.wrapping_add(y.bits),
-        Sub => x.bits.wrapping_sub(y.bits),
-        BitAnd => x.bits & y.bits,
-        BitXor => x.bits ^ y.bits,
-        BitOr => x.bits | y.bits,
-        Div | Mod if y.bits == 0 => return Err(Error::DivZero),
-        // Values are extended to 64 bits, so for narrower types the quotient of MIN / -1
-        // is exact here and wraps when normalized; for 64-bit types wrapping_div wraps.
-        Div if ty.signed => sx.wrapping_div(sy) as u64,
-        // D (as Oracle's tst.moddiv shows) negates C's remainder when the divisor is
-        // negative: 19 % -5 is -4 and -19 % -5 is 4.
-        Mod if ty.signed && sy < 0 => sx.wrapping_rem(sy).wrapping_neg() as u64,
-        Mod if ty.signed => sx.wrapping_rem(sy) as u64,
-        Div => x.bits / y.bits,
-        Mod => x.bits % y.bits,
-        Lt | Le | Gt | Ge | Eq | Ne => {
-            let ord = if ty.signed {
-                sx.cmp(&sy)
+        Mul => x.wrapping_mul(y),
+        Add => x.wrapping_add(y),
+        Sub => x.wrapping_sub(y),
+        BitAnd => x & y,
+        BitXor => x ^ y,
+        BitOr => x | y,
+        Shl => x << (y % 64),
+        Shr if a.ty.signed => ((x as i64) >> (y % 64)) as u64,
+        Shr => x >> (y % 64),
+        Div | Mod if y == 0 => return Err(Error::DivZero),
+        Div | Mod if signed => {
+            // The magnitudes divided, then negated when exactly one operand is negative.
+            let (mx, my) = ((x as i64).unsigned_abs(), (y as i64).unsigned_abs());
+            let m = if op == Div { mx / my } else { mx % my };
+            if ((x as i64) < 0) != ((y as i64) < 0) {
+                m.wrapping_neg()
             } else {
-                x.bits.cmp(&y.bits)
-            };
-            use std::cmp::Ordering::*;
-            let r = match op {
-                Lt => ord == Less,
-                Le => ord != Greater,
-                Gt => ord == Greater,
-                Ge => ord != Less,
-                Eq => ord == Equal,
-                _ => ord != Equal,
-            };
-            return Ok(Value::int(r));
+                m
+            }
         }
-        Shl | Shr | LogAnd | LogOr | LogXor => unreachable!(),
+        Div => x / y,
+        Mod => x % y,
+        Lt | Le | Gt | Ge | Eq | Ne => u64::from(compare(op, signed, x, y)),
+        LogXor => u64::from(a.truth() != b.truth()),
+        LogAnd | LogOr => unreachable!("short-circuit operators are evaluated by eval"),
     };
     Ok(Value::new(bits, ty))
 }
@@ -523,29 +581,47 @@ mod tests {
     }
 
     #[test]
-    fn reference_follows_c() {
+    fn reference_follows_dtrace() {
+        // Folded: -1 is an int, 1u an unsigned int; compared unsigned.
         let neg1 = Expr::Unary(UnOp::Neg, Box::new(c("1", 1, INT)));
         let lt = Expr::Binary(BinOp::Lt, Box::new(neg1), Box::new(c("1u", 1, UINT)));
         assert_eq!(eval(&lt), Ok(Value::new(0, INT)));
-        let v = binary(
-            BinOp::Div,
-            Value::new(-7i64 as u64, INT),
-            Value::new(2, INT),
-        );
-        assert_eq!(v.unwrap().as_i64(), -3);
-        let v = binary(
-            BinOp::Mod,
-            Value::new(-7i64 as u64, INT),
-            Value::new(2, INT),
-        );
-        assert_eq!(v.unwrap().as_i64(), -1);
+        // No promotion, no narrowing: a char holding 200.
+        let sum = binary(BinOp::Add, Value::new(100, CHAR), Value::new(100, CHAR)).unwrap();
+        assert_eq!(sum, Value::new(200, CHAR));
+        assert_eq!(sum.stored().as_i64(), -56);
+        let div = |x: i64, y: i64| {
+            binary(
+                BinOp::Div,
+                Value::new(x as u64, INT),
+                Value::new(y as u64, INT),
+            )
+            .unwrap()
+            .as_i64()
+        };
+        let rem = |x: i64, y: i64| {
+            binary(
+                BinOp::Mod,
+                Value::new(x as u64, INT),
+                Value::new(y as u64, INT),
+            )
+            .unwrap()
+            .as_i64()
+        };
+        assert_eq!((div(-7, 2), rem(-7, 2)), (-3, -1));
+        assert_eq!((div(19, -5), rem(19, -5)), (-3, -4));
+        assert_eq!((div(-19, -5), rem(-19, -5)), (3, 4));
+        // Unsigned division of the 64-bit value.
         let v = binary(
             BinOp::Div,
             Value::new(-7i64 as u64, UINT),
             Value::new(2, INT),
         );
-        assert_eq!(v.unwrap().bits, 2147483644);
-        assert_eq!(Value::new(200, CHAR).as_i64(), -56);
+        assert_eq!(v.unwrap().bits, i64::MAX as u64 - 3);
+        // Casts: only those that change a value do.
+        assert_eq!(Value::new(200, INT).to(CHAR).as_i64(), -56);
+        assert_eq!(Value::new(-1i64 as u64, CHAR).to(UINT).bits, 0xffff_ffff);
+        assert_eq!(Value::new(0x1_0000_0000, INT).to(LONG).bits, 0x1_0000_0000);
         assert_eq!(constant_type(0x8000_0000, false, false, 0), Some(UINT));
         assert_eq!(constant_type(0x8000_0000, true, false, 0), Some(LONG));
         assert_eq!(constant_type(u64::MAX, true, false, 0), None);

@@ -44,9 +44,9 @@ pub fn fold(e: &Expr, name: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
             let (a, b) = (fold(lhs, name)?, fold(rhs, name)?);
             match op {
                 B::Mul => a.wrapping_mul(b),
+                // As DTrace's parser folds them: C's division (the remainder has the
+                // dividend's sign).
                 B::Div if b != 0 => a.wrapping_div(b),
-                // D's signed remainder: negated for a negative divisor.
-                B::Mod if b < 0 => a.wrapping_rem(b).wrapping_neg(),
                 B::Mod if b != 0 => a.wrapping_rem(b),
                 B::Div | B::Mod => return None,
                 B::Add => a.wrapping_add(b),
@@ -127,7 +127,8 @@ mod tests {
             },
             span: Span::new(0, 0, 0),
         };
-        assert_eq!(fold(&bin(B::Mod, int(19), neg5), &none), Some(-4));
+        // C's remainder, as DTrace's parser folds it (at run time D's is -4).
+        assert_eq!(fold(&bin(B::Mod, int(19), neg5), &none), Some(4));
         assert_eq!(constant(&bin(B::Add, int(1), int(1))), None);
     }
 }

@@ -1,7 +1,13 @@
-//! Expressions: constants, names, operators with C's conversions (made explicit as
-//! [`ExprKind::Convert`]), pointer arithmetic (scaled by the pointee's size), assignment,
-//! casts, and the uses DTrace gives actions and aggregations in expressions (typed `void`,
-//! refused by whatever uses them, with the words of that use).
+//! Expressions: constants, names, operators typed as DTrace types them, pointer arithmetic
+//! (scaled by the pointee's size), assignment, casts (the conversions that change a value
+//! made explicit as [`ExprKind::Convert`]), and the uses DTrace gives actions and
+//! aggregations in expressions (typed `void`, refused by whatever uses them, with the words
+//! of that use).
+//!
+//! D's integers (as Oracle's DTrace computes them): an operator's value is computed in 64
+//! bits and is not narrowed to the operator's type; values are narrowed only by casts
+//! ([`convert`]), by stores to typed storage and by records. Constant operands are folded
+//! the same way, in 64 bits (`fold_arith`, `fold_compare`).
 
 use dtrace_frontend::ast::{self, BinaryOp, ExprKind as A, MacroVar, UnaryOp};
 use dtrace_frontend::{CompileError, Result, Span};
@@ -169,16 +175,18 @@ pub(crate) fn mk(kind: ExprKind, ty: Type, span: Span) -> Expr {
     Expr { kind, ty, span }
 }
 
-/// The integer constant `value` of `ty`, normalized to it.
+/// The integer constant `value` of `ty` (its 64 bits as computed: not narrowed to `ty`).
 pub(crate) fn int(value: u64, ty: Type, span: Span) -> Expr {
-    let value = types::normalize(value, &ty);
     mk(ExprKind::Int(value), ty, span)
 }
 
-/// `e` converted to `to`: integers are truncated and extended (constants at once); other
-/// conversions (pointers, same-width integers) only retype.
+/// `e` converted to `to` as DTrace casts: truncated and extended when
+/// [`Type::cast_changes`] says so (constants at once); otherwise only retyped.
 pub(crate) fn convert(e: Expr, to: &Type) -> Expr {
-    let changes = match (&e.ty, to) {
+    let changes = e.ty.cast_changes(to);
+    // Retyping an integer to another width or signedness would change how its operator
+    // computes (a division, a cast): such a conversion keeps a node, which emits nothing.
+    let same_kind = match (&e.ty, to) {
         (
             Type::Int {
                 size: a, signed: x, ..
@@ -186,18 +194,17 @@ pub(crate) fn convert(e: Expr, to: &Type) -> Expr {
             Type::Int {
                 size: b, signed: y, ..
             },
-        ) => a != b || x != y,
-        (Type::Ptr(_), Type::Int { size, .. }) => *size < 8,
-        _ => false,
+        ) => a == b && x == y,
+        _ => true,
     };
-    if !changes {
+    if !changes && (same_kind || matches!(e.kind, ExprKind::Int(_))) {
         return Expr {
             ty: to.clone(),
             ..e
         };
     }
     if let ExprKind::Int(v) = e.kind {
-        return int(v, to.clone(), e.span);
+        return int(types::normalize(v, to), to.clone(), e.span);
     }
     let span = e.span;
     mk(ExprKind::Convert(Box::new(e)), to.clone(), span)
@@ -716,11 +723,19 @@ impl Cook<'_> {
                         span,
                     ));
                 }
-                let ty = v.ty.promoted();
-                let v = convert(v, &ty);
+                // The operand's type; a constant is folded as DTrace folds it (a negated
+                // unsigned constant is cut to its width, a complemented one is not).
+                let ty = v.ty.clone();
                 Ok(match op {
                     UnaryOp::Neg => match v.kind {
-                        ExprKind::Int(c) => int(c.wrapping_neg(), ty, span),
+                        ExprKind::Int(c) if ty.is_signed() || !ty.is_integer() => {
+                            int(c.wrapping_neg(), ty, span)
+                        }
+                        ExprKind::Int(c) => int(
+                            c.wrapping_neg() & (u64::MAX >> (64 - 8 * ty.scalar_size())),
+                            ty,
+                            span,
+                        ),
                         _ => mk(ExprKind::Neg(Box::new(v)), ty, span),
                     },
                     UnaryOp::BitNot => match v.kind {
@@ -739,7 +754,11 @@ impl Cook<'_> {
                         span,
                     ));
                 }
-                Ok(mk(ExprKind::Not(Box::new(v)), types::INT, span))
+                Ok(match v.kind {
+                    // As DTrace folds it: the constant keeps its type.
+                    ExprKind::Int(c) if v.ty.is_integer() => int(u64::from(c == 0), v.ty, span),
+                    _ => mk(ExprKind::Not(Box::new(v)), types::INT, span),
+                })
             }
             UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
                 let text = if matches!(op, UnaryOp::PreInc | UnaryOp::PostInc) {
@@ -798,17 +817,6 @@ impl Cook<'_> {
     ) -> Result<Expr> {
         if matches!(op, BinaryOp::LogAnd | BinaryOp::LogOr | BinaryOp::LogXor) {
             return self.logical(op, lhs, rhs, span);
-        }
-        let names = |n: &str| self.scope.enum_constants.get(n).copied();
-        if matches!(op, BinaryOp::Div | BinaryOp::Mod)
-            && consts::fold(lhs, &names).is_some()
-            && consts::fold(rhs, &names) == Some(0)
-        {
-            return Err(CompileError::new(
-                "D_DIV_ZERO",
-                "expression contains division by zero",
-                span,
-            ));
         }
         let a = self.expr(lhs)?;
         let b = self.expr(rhs)?;
@@ -914,18 +922,21 @@ impl Cook<'_> {
             });
         }
         if let Some(cmp) = cmp_op(op) {
-            let ty = Type::common(&a.ty, &b.ty);
-            let how = if ty.is_signed() {
+            // The 64-bit values, compared signed or not as the operands' common type is.
+            let how = if Type::common(&a.ty, &b.ty).is_signed() {
                 Comparison::Signed
             } else {
                 Comparison::Unsigned
             };
+            if let (ExprKind::Int(x), ExprKind::Int(y)) = (&a.kind, &b.kind) {
+                return Ok(int(fold_compare(cmp, how, *x, *y), types::INT, span));
+            }
             return Ok(mk(
                 ExprKind::Compare {
                     op: cmp,
                     how,
-                    lhs: Box::new(convert(a, &ty)),
-                    rhs: Box::new(convert(b, &ty)),
+                    lhs: Box::new(a),
+                    rhs: Box::new(b),
                 },
                 types::INT,
                 span,
@@ -936,14 +947,19 @@ impl Cook<'_> {
         if pointers != (false, false) {
             return self.pointer_arith(op, arith, a, b, pointers, span);
         }
-        if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
-            // C's rule: the promoted type of the left operand.
-            let ty = a.ty.promoted();
-            let a = convert(a, &ty);
-            return Ok(fold_arith(arith, a, b, ty, span));
+        if matches!(op, BinaryOp::Div | BinaryOp::Mod) && matches!(b.kind, ExprKind::Int(0)) {
+            return Err(CompileError::new(
+                "D_DIV_ZERO",
+                "expression contains division by zero",
+                span,
+            ));
         }
-        let ty = Type::common(&a.ty, &b.ty);
-        let (a, b) = (convert(a, &ty), convert(b, &ty));
+        // A shift has its left operand's type; other operators their operands' common one.
+        let ty = if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            a.ty.clone()
+        } else {
+            Type::common(&a.ty, &b.ty)
+        };
         Ok(fold_arith(arith, a, b, ty, span))
     }
 
@@ -1042,6 +1058,15 @@ impl Cook<'_> {
             BinaryOp::LogOr => LogicalOp::Or,
             _ => LogicalOp::Xor,
         };
+        if let (ExprKind::Int(x), ExprKind::Int(y)) = (&a.kind, &b.kind) {
+            let (x, y) = (*x != 0, *y != 0);
+            let v = match op {
+                LogicalOp::And => x && y,
+                LogicalOp::Or => x || y,
+                LogicalOp::Xor => x != y,
+            };
+            return Ok(int(u64::from(v), types::INT, span));
+        }
         Ok(mk(
             ExprKind::Logical {
                 op,
@@ -1086,11 +1111,11 @@ impl Cook<'_> {
         } else {
             return Err(incompatible(&a.ty, ":", &b.ty, span));
         };
-        let (a, b) = if ty.is_integer() {
-            (convert(a, &ty), convert(b, &ty))
-        } else {
-            (a, b)
-        };
+        // As DTrace folds it: a constant condition is the arm it chooses, with its own type.
+        if let ExprKind::Int(v) = c.kind {
+            return Ok(if v != 0 { a } else { b });
+        }
+        // Each arm's value as it is: not converted to the common type.
         Ok(mk(
             ExprKind::Cond {
                 cond: Box::new(c),
@@ -1193,8 +1218,10 @@ impl Cook<'_> {
                 {
                     return Err(incompatible(&place.ty, &text, &value.ty, span));
                 }
+                // The value is stored narrowed to the place's type, and is the assignment's
+                // value as computed (an integer is not converted: DTrace's value in a register).
                 let ty = place.ty.clone();
-                let value = if ty.is_scalar() {
+                let value = if ty.is_scalar() && !(ty.is_integer() && value.ty.is_integer()) {
                     convert(value, &ty)
                 } else {
                     value
@@ -1242,11 +1269,6 @@ impl Cook<'_> {
                 let (arith, rhs) = match combined.kind {
                     ExprKind::Arith { op, rhs, .. } => (op, *rhs),
                     _ => return Err(arith_error(&text, span)),
-                };
-                let rhs = if ty.is_integer() && !matches!(bop, BinaryOp::Shl | BinaryOp::Shr) {
-                    convert(rhs, &ty)
-                } else {
-                    rhs
                 };
                 Ok(mk(
                     ExprKind::Update {
@@ -1400,8 +1422,9 @@ fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
     )
 }
 
-/// `a op b` of type `ty`, folded when both are constants (division by zero left to run
-/// time).
+/// `a op b` of type `ty`, folded in 64 bits when both are constants, as DTrace's parser
+/// folds them: `/` and `%` as C divides (signed when `ty` is), `>>` shifting in zeros
+/// whatever the type (a divisor of 0 is refused before).
 fn fold_arith(op: ArithOp, a: Expr, b: Expr, ty: Type, span: Span) -> Expr {
     if let (ExprKind::Int(x), ExprKind::Int(y)) = (&a.kind, &b.kind) {
         let (x, y) = (*x, *y);
@@ -1414,9 +1437,12 @@ fn fold_arith(op: ArithOp, a: Expr, b: Expr, ty: Type, span: Span) -> Expr {
             ArithOp::Or => Some(x | y),
             ArithOp::Xor => Some(x ^ y),
             ArithOp::Shl => Some(x.wrapping_shl(y as u32)),
-            ArithOp::Shr if signed => Some((x as i64).wrapping_shr(y as u32) as u64),
             ArithOp::Shr => Some(x.wrapping_shr(y as u32)),
-            _ => None,
+            ArithOp::Div | ArithOp::Mod if y == 0 || matches!(ty, Type::Ptr(_)) => None,
+            ArithOp::Div if signed => Some((x as i64).wrapping_div(y as i64) as u64),
+            ArithOp::Mod if signed => Some((x as i64).wrapping_rem(y as i64) as u64),
+            ArithOp::Div => Some(x / y),
+            ArithOp::Mod => Some(x % y),
         };
         if let Some(v) = v {
             return int(v, ty, span);
@@ -1431,6 +1457,24 @@ fn fold_arith(op: ArithOp, a: Expr, b: Expr, ty: Type, span: Span) -> Expr {
         ty,
         span,
     )
+}
+
+/// `x op y` of two constants, compared signed or not: 1 or 0.
+fn fold_compare(op: CmpOp, how: Comparison, x: u64, y: u64) -> u64 {
+    let ord = if how == Comparison::Signed {
+        (x as i64).cmp(&(y as i64))
+    } else {
+        x.cmp(&y)
+    };
+    let holds = match op {
+        CmpOp::Lt => ord.is_lt(),
+        CmpOp::Le => ord.is_le(),
+        CmpOp::Gt => ord.is_gt(),
+        CmpOp::Ge => ord.is_ge(),
+        CmpOp::Eq => ord.is_eq(),
+        CmpOp::Ne => ord.is_ne(),
+    };
+    u64::from(holds)
 }
 
 /// The size of what a pointer type points to (0: void or unknown).

@@ -53,27 +53,35 @@ fn integer_constants_take_the_first_type_their_value_fits() {
 }
 
 #[test]
-fn arithmetic_follows_cs_usual_conversions() {
+fn arithmetic_takes_the_operand_of_higher_rank() {
     let cases = [
-        ("(char)1 + (char)2", "int"),
-        ("(short)1 * (unsigned char)2", "int"),
+        // No promotion to int: the rank is the width, plus one if unsigned.
+        ("(char)1 + (char)2", "char"),
+        ("(short)1 * (unsigned char)2", "short"),
+        ("(char)1 - (unsigned char)2", "unsigned char"),
+        ("(unsigned short)1 + 1", "int"),
         ("1 + 1u", "unsigned int"),
         ("1u + 1l", "long"),
         ("1l + 1ul", "unsigned long"),
         ("(uint32_t)1 - (int64_t)1", "int64_t"),
         ("1ll | 1ul", "unsigned long"),
-        ("-(char)1", "int"),
+        ("-(char)1", "char"),
         ("~1u", "unsigned int"),
-        ("+(short)1", "int"),
+        ("+(short)1", "short"),
         ("!\"\"", "int"),
-        // Shifts take the promoted type of their left operand.
-        ("(char)1 << 40l", "int"),
+        ("!pid", "int"),
+        // A folded constant keeps its type, as DTrace's parser leaves it.
+        ("!0l", "long"),
+        // Shifts take the type of their left operand.
+        ("(char)1 << 40l", "char"),
         ("1l << 2", "long"),
         ("timestamp / 2", "uint64_t"),
         // Same rank: the first operand's name, as DTrace picks one of equivalent types.
         ("pid + 1", "pid_t"),
         ("1 + pid", "int"),
-        ("1 ? (char)1 : 1l", "long"),
+        ("pid ? (char)1 : 1l", "long"),
+        // A constant condition is the arm it chooses.
+        ("1 ? (char)1 : 1l", "char"),
         ("1 ? \"a\" : execname", "string"),
         ("(1, 2l)", "long"),
     ];
@@ -88,13 +96,21 @@ fn constants_fold_in_their_type() {
     assert_eq!(constant("(char)300"), (44, "char".into()));
     assert_eq!(constant("(unsigned char)-1"), (255, "unsigned char".into()));
     assert_eq!(constant("(uint8_t)257"), (1, "uint8_t".into()));
-    assert_eq!(constant("-1 >> 1"), (u64::MAX, "int".into()));
+    // In 64 bits, as DTrace's parser folds them: `>>` shifts in zeros, `-` of an
+    // unsigned constant stays in its width, nothing is narrowed to the type.
+    assert_eq!(constant("-1 >> 1"), (i64::MAX as u64, "int".into()));
     assert_eq!(constant("-1u >> 1"), (0x7fff_ffff, "unsigned int".into()));
-    // Wrapped in an int: the sign-extended bit pattern of INT_MIN.
+    assert_eq!(constant("~0u"), (u64::MAX, "unsigned int".into()));
+    assert_eq!(constant("0x7fffffff + 1"), (0x8000_0000, "int".into()));
+    assert_eq!(constant("(1 << 63) - 1"), (i64::MAX as u64, "int".into()));
+    assert_eq!(constant("-7 / 2"), (-3i64 as u64, "int".into()));
+    assert_eq!(constant("-7 % -2"), (-1i64 as u64, "int".into()));
     assert_eq!(
-        constant("0x7fffffff + 1"),
-        (0xffff_ffff_8000_0000, "int".into())
+        constant("-1 / 2u"),
+        (i64::MAX as u64, "unsigned int".into())
     );
+    assert_eq!(constant("-1 < 1u"), (0, "int".into()));
+    assert_eq!(constant("3 ^^ 4"), (0, "int".into()));
 }
 
 #[test]
@@ -138,20 +154,18 @@ fn pointer_arithmetic_scales_by_the_pointee() {
     assert_eq!(constant("(char *)0 + 3"), (3, "char *".into()));
     assert_eq!(constant("2 + (uint64_t *)8"), (24, "uint64_t *".into()));
     assert_eq!(constant("(long *)64 - 2"), (48, "long *".into()));
-    // A difference counts elements: bytes divided by the size (at run time).
-    let e = typed_in("", "(long *)64 - (long *)0");
-    assert_eq!(e.ty.to_string(), "long");
-    let ExprKind::Arith { op, lhs, rhs } = &e.kind else {
-        panic!("{e:?}")
-    };
-    assert_eq!(
-        (*op, &lhs.kind, &rhs.kind),
-        (ArithOp::Div, &ExprKind::Int(64), &ExprKind::Int(8))
-    );
     // A kernel pointer steps by its struct's size.
     let size = kernel_btf()
         .size_of(kernel_btf().find(Kind::Struct, "task_struct").unwrap())
         .unwrap();
+    // A difference counts elements: bytes divided by the size.
+    assert_eq!(constant("(long *)64 - (long *)0"), (8, "long".into()));
+    let e = typed_in("", "curthread - curthread");
+    assert_eq!(e.ty.to_string(), "long");
+    let ExprKind::Arith { op, rhs, .. } = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert_eq!((*op, &rhs.kind), (ArithOp::Div, &ExprKind::Int(size)));
     let e = typed_in("", "curthread + 1");
     assert_eq!(e.ty.to_string(), "struct task_struct *");
     let ExprKind::Arith { op, rhs, .. } = &e.kind else {

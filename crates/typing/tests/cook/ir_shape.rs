@@ -66,13 +66,15 @@ fn variables_take_the_type_of_their_first_assignment() {
     );
     assert_eq!(vars(&p.thread_vars), [("ts", "uint64_t".to_string())]);
     assert_eq!(vars(&p.this_vars), [("n", "int".to_string())]);
-    // The later `long` is converted to the variable's `int`.
-    let ExprKind::Assign { value, .. } = &eval(&p, 0).kind else {
-        panic!("{:?}", eval(&p, 0))
+    // The later `long` is stored into the variable's `int` as it is (the store narrows
+    // it), and the assignment is an `int`.
+    let e = eval(&p, 0);
+    let ExprKind::Assign { value, .. } = &e.kind else {
+        panic!("{e:?}")
     };
     assert_eq!(
-        (value.ty.to_string(), &value.kind),
-        ("int".into(), &ExprKind::Int(2))
+        (e.ty.to_string(), value.ty.to_string(), &value.kind),
+        ("int".into(), "long".into(), &ExprKind::Int(2))
     );
 }
 
@@ -158,20 +160,32 @@ fn storing_zero_deletes_a_struct_or_string_dynamic_variable() {
 }
 
 #[test]
-fn conversions_are_explicit() {
-    let p = program("BEGIN { c = (char)1; x = c + 1; }");
-    let ExprKind::Assign { value, .. } = &eval(&p, 1).kind else {
-        panic!("{:?}", eval(&p, 1))
+fn casts_are_the_explicit_conversions() {
+    // Operands are not converted: `c + 1` adds the char's value to 1 (an int).
+    let p = program("BEGIN { c = (char)1; x = c + 1; y = (char)x + 1; }");
+    let operands = |i: usize| {
+        let ExprKind::Assign { value, .. } = &eval(&p, i).kind else {
+            panic!("{:?}", eval(&p, i))
+        };
+        let ExprKind::Arith { op, lhs, rhs } = &value.kind else {
+            panic!("{value:?}")
+        };
+        assert_eq!((*op, value.ty.to_string()), (ArithOp::Add, "int".into()));
+        assert_eq!(rhs.kind, ExprKind::Int(1));
+        (**lhs).clone()
     };
-    let ExprKind::Arith { op, lhs, rhs } = &value.kind else {
-        panic!("{value:?}")
-    };
-    assert_eq!((*op, value.ty.to_string()), (ArithOp::Add, "int".into()));
+    let lhs = operands(1);
+    assert!(matches!(lhs.kind, ExprKind::Load(_)), "{lhs:?}");
+    assert_eq!(lhs.ty.to_string(), "char");
+    // A cast that narrows is a conversion.
+    let lhs = operands(2);
     let ExprKind::Convert(inner) = &lhs.kind else {
         panic!("{lhs:?}")
     };
-    assert_eq!(inner.ty.to_string(), "char");
-    assert_eq!(rhs.kind, ExprKind::Int(1));
+    assert_eq!(
+        (lhs.ty.to_string(), inner.ty.to_string()),
+        ("char".into(), "int".into())
+    );
 }
 
 #[test]
@@ -327,7 +341,7 @@ fn key_positions_note_the_longest_string_their_uses_store() {
             @a[execname, "abc", 1] = count();
             @a["ab", strjoin("abc", execname), 2] = count();
             @b[probename, probeprov] = count();
-            @c[1 ? "x" : "wxyz", s] = count();
+            @c[pid ? "x" : "wxyz", s] = count();
             @d[copyinstr(arg0, 8), copyinstr(arg0, 999), copyinstr(arg0, arg1)] = count();
             x[execname] = 1;
         }
