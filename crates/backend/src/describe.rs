@@ -166,19 +166,9 @@ fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::Acti
 /// The ABI's description of a value of D type `ty` (strings of `strsize` bytes).
 fn value_type(ty: &Type, strsize: u32) -> ValueType {
     match ty {
-        Type::Int { size, signed, name } => match name.strip_prefix("enum ") {
-            Some(tag) => ValueType::Enum {
-                size: *size,
-                signed: *signed,
-                name: name.to_string(),
-                constants: types::kernel::enum_constants(tag),
-            },
-            None => ValueType::Integer {
-                size: *size,
-                signed: *signed,
-                name: name.to_string(),
-            },
-        },
+        Type::Int { size, signed, name } => {
+            types::integer_value_type(*size, *signed, name, types::kernel::enum_constants)
+        }
         Type::Ptr(_) => ValueType::Pointer {
             name: ty.to_string(),
         },

@@ -78,15 +78,8 @@ fn auxv_entry(pid: i32) -> Option<u64> {
 /// (the load bias is `entry` less the file's `e_entry`).
 fn symbol_address(program: &Path, entry: u64, name: &str) -> Option<u64> {
     let data = std::fs::read(program).ok()?;
-    let elf = dtrace_elf::Elf::parse(&data).ok()?;
     let e_entry = dtrace_elf::u64_at(&data, 0x18).ok()?;
-    let bias = entry.wrapping_sub(e_entry);
-    let sym = elf
-        .symbols()
-        .ok()?
-        .into_iter()
-        .find(|s| s.is_func && s.name == name)?;
-    Some(bias.wrapping_add(sym.value))
+    function_at(&data, entry.wrapping_sub(e_entry), name)
 }
 
 /// The run-time address of function `name` in the mapped library whose file name starts
@@ -105,8 +98,13 @@ fn library_symbol(pid: i32, prefix: &str, name: &str) -> Option<u64> {
     let elf = dtrace_elf::Elf::parse(&data).ok()?;
     // The first loadable segment is mapped at `start`.
     let first = elf.segments.iter().find(|s| s.kind == 1)?;
-    let bias = start.wrapping_sub(first.vaddr & !0xfff);
-    let sym = elf
+    function_at(&data, start.wrapping_sub(first.vaddr & !0xfff), name)
+}
+
+/// The address of function `name` of the ELF file `data` loaded with `bias`.
+fn function_at(data: &[u8], bias: u64, name: &str) -> Option<u64> {
+    let sym = dtrace_elf::Elf::parse(data)
+        .ok()?
         .symbols()
         .ok()?
         .into_iter()

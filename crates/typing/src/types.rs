@@ -57,6 +57,30 @@ impl Record {
     }
 }
 
+/// The record ABI's description of an integer type named `name`: an enum (`enum tag`)
+/// with the constants `constants(tag)` gives, or a plain integer.
+pub fn integer_value_type(
+    size: u8,
+    signed: bool,
+    name: &str,
+    constants: impl FnOnce(&str) -> Vec<(String, i64)>,
+) -> dtrace_abi::datum::ValueType {
+    use dtrace_abi::datum::ValueType;
+    match name.strip_prefix("enum ") {
+        Some(tag) => ValueType::Enum {
+            size,
+            signed,
+            name: name.to_string(),
+            constants: constants(tag),
+        },
+        None => ValueType::Integer {
+            size,
+            signed,
+            name: name.to_string(),
+        },
+    }
+}
+
 pub const INT: Type = Type::Int {
     size: 4,
     signed: true,

@@ -22,24 +22,15 @@ impl Cook<'_> {
 
     fn layout_at(&self, ty: &Type, depth: usize) -> ValueType {
         match ty {
-            Type::Int { size, signed, name } => match name.strip_prefix("enum ") {
-                Some(tag) => ValueType::Enum {
-                    size: *size,
-                    signed: *signed,
-                    name: name.to_string(),
-                    constants: self
-                        .scope
+            Type::Int { size, signed, name } => {
+                crate::types::integer_value_type(*size, *signed, name, |tag| {
+                    self.scope
                         .enums
                         .get(tag)
                         .cloned()
-                        .unwrap_or_else(|| kernel::enum_constants(tag)),
-                },
-                None => ValueType::Integer {
-                    size: *size,
-                    signed: *signed,
-                    name: name.to_string(),
-                },
-            },
+                        .unwrap_or_else(|| kernel::enum_constants(tag))
+                })
+            }
             Type::Ptr(_) => ValueType::Pointer {
                 name: ty.to_string(),
             },
