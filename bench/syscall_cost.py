@@ -108,12 +108,7 @@ def main():
     ap.add_argument("--dtrace", default=os.path.join(REPO, "target/release/dtrace"))
     ap.add_argument("--bpftrace", default=shutil.which("bpftrace"))
     args = ap.parse_args()
-    if os.geteuid() != 0:
-        usdt_overhead.die("must run as root (the tracers load BPF programs)")
-    if not os.path.exists(args.dtrace):
-        usdt_overhead.die("no dtrace at %s: run cargo build --release -p dtrace" % args.dtrace)
-    if not args.bpftrace:
-        usdt_overhead.die("bpftrace not found: apt-get install bpftrace")
+    usdt_overhead.check_tools(args.dtrace, args.bpftrace)
     report(measure(args.dtrace, args.bpftrace, args.calls, args.runs), args.calls, args.runs)
 
 

@@ -131,6 +131,16 @@ def die(msg, code=2):
     sys.exit(code)
 
 
+def check_tools(dtrace, bpftrace):
+    """Stop unless this runs as root with a built dtrace and bpftrace installed."""
+    if os.geteuid() != 0:
+        die("must run as root (the tracers load BPF programs)")
+    if not os.path.exists(dtrace):
+        die("no dtrace at %s: run cargo build --release -p dtrace" % dtrace)
+    if not bpftrace:
+        die("bpftrace not found: apt-get install bpftrace")
+
+
 def run(argv, what, cwd=None):
     out = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
     if out.returncode != 0:
@@ -278,12 +288,7 @@ def main():
     ap.add_argument("--dtrace", default=os.path.join(REPO, "target/release/dtrace"))
     ap.add_argument("--bpftrace", default=shutil.which("bpftrace"))
     args = ap.parse_args()
-    if os.geteuid() != 0:
-        die("must run as root (the tracers load BPF programs)")
-    if not os.path.exists(args.dtrace):
-        die("no dtrace at %s: run cargo build --release -p dtrace" % args.dtrace)
-    if not args.bpftrace:
-        die("bpftrace not found: apt-get install bpftrace")
+    check_tools(args.dtrace, args.bpftrace)
     report(measure(args.dtrace, args.bpftrace, args.fires, args.runs), args.fires, args.runs)
 
 
