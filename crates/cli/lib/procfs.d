@@ -185,6 +185,10 @@ translator psinfo_t < struct task_struct *T > {
 	pr_contract = 0;
 };
 
+/* The current process's working directory and root directory (DTrace's cwd, root). */
+inline string cwd = d_path(&curthread->fs->pwd);
+inline string root = d_path(&curthread->fs->root);
+
 /* The current process and thread. */
 inline psinfo_t *curpsinfo = xlate <psinfo_t *> (curthread);
 inline lwpsinfo_t *curlwpsinfo = xlate <lwpsinfo_t *> (curthread);

@@ -82,6 +82,14 @@ fn curpsinfo_process_ids() {
 }
 
 #[test]
+fn cwd_and_root_of_the_process() {
+    // BEGIN's process is dtrace, started in this test's working directory.
+    let out = begin(r#"printf("%s|%s", cwd, root);"#);
+    let here = std::env::current_dir().expect("the working directory");
+    assert_eq!(out, format!("{}|/", here.display()));
+}
+
+#[test]
 fn curpsinfo_argument_and_environment_vectors() {
     // BEGIN's process is dtrace, run here as `dtrace -q -n SCRIPT`: four arguments, the
     // first its path; the environment vector follows argv's NULL, and its first entry is

@@ -183,10 +183,6 @@ const TABLE: &[(&str, Kind)] = &[
     ("cpu", var(Builtin::Cpu)),
     ("curthread", var(Builtin::Curthread)),
     (
-        "cwd",
-        Kind::Variable(Variable::Unavailable("cwd is not supported yet")),
-    ),
-    (
         "d_path",
         subr(Subr::DPath, &[param(Accepts::Pointer, "struct path *")], 1),
     ),
@@ -264,10 +260,6 @@ const TABLE: &[(&str, Kind)] = &[
     ("raise", Kind::Action(ActionName::Raise)),
     ("rand", subr(Subr::Rand, &[], 0)),
     ("rindex", subr(Subr::Rindex, &[CSTR, CSTR, INT], 2)),
-    (
-        "root",
-        Kind::Variable(Variable::Unavailable("root is not supported yet")),
-    ),
     ("rw_iswriter", missing(&[VOIDP], 1)),
     ("rw_read_held", missing(&[VOIDP], 1)),
     ("rw_write_held", missing(&[VOIDP], 1)),
