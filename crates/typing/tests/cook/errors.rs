@@ -816,11 +816,6 @@ const CONTEXT: Cases = &[
         "index 0 is out of range for dtrace:::BEGIN args[ ]",
     ),
     (
-        "BEGIN { trace(cwd); }",
-        "D_UNSUPPORTED",
-        "cwd is not supported yet",
-    ),
-    (
         "BEGIN { trace(ipl); }",
         "D_UNSUPPORTED",
         "ipl (the interrupt priority level) has no meaning on Linux",
