@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+from usdt_overhead import die, build_c
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROGRAM = r"""
@@ -79,11 +81,6 @@ SCRIPTS = {
 }
 
 
-def die(msg, code=2):
-    print("bench/entry_overhead.py: error: " + msg, file=sys.stderr)
-    sys.exit(code)
-
-
 def loop_ns(argv):
     """Run argv; return the (pid loop, syscall loop) times the workload printed."""
     out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -104,13 +101,7 @@ def main():
     if not os.path.exists(args.dtrace):
         die("no dtrace at %s: run cargo build --release -p dtrace" % args.dtrace)
     work = tempfile.mkdtemp(prefix="entry-bench-")
-    src = os.path.join(work, "calls.c")
-    prog = os.path.join(work, "calls")
-    with open(src, "w") as f:
-        f.write(PROGRAM)
-    cc = subprocess.run(["gcc", "-O2", "-o", prog, src], capture_output=True, text=True)
-    if cc.returncode != 0:
-        die("gcc failed:\n" + cc.stderr)
+    prog = build_c(work, "calls", PROGRAM)
     cmd = "%s %d" % (prog, args.calls)
     configs = [("untraced", [prog, str(args.calls)])]
     for name, (pid_script, syscall_script) in SCRIPTS.items():

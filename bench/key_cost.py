@@ -44,7 +44,6 @@ Usage: python3 bench/key_cost.py [--calls 2000000] [--runs 5] [--dtrace PATH]
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import statistics
@@ -52,6 +51,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from usdt_overhead import die, build_c, loop_ns
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -87,20 +88,6 @@ BPFTRACE = [
     ("@[comm]", "tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }"),
     ("every syscall @[args->id]", "tracepoint:raw_syscalls:sys_enter { @[args->id] = count(); }"),
 ]
-
-
-def die(msg, code=2):
-    print("bench/key_cost.py: error: " + msg, file=sys.stderr)
-    sys.exit(code)
-
-
-def loop_ns(argv):
-    """Run argv; return the LOOP_NS the workload printed."""
-    out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    m = re.search(r"LOOP_NS (\d+)", out.stdout)
-    if out.returncode != 0 or not m:
-        die("run failed: %s\nstdout: %s\nstderr: %s" % (" ".join(argv), out.stdout, out.stderr), 1)
-    return int(m.group(1))
 
 
 def programs():
@@ -167,13 +154,7 @@ def main():
     if not args.bpftrace:
         die("bpftrace not found: apt-get install bpftrace")
     work = tempfile.mkdtemp(prefix="key-bench-")
-    src = os.path.join(work, "ppid.c")
-    prog = os.path.join(work, "ppid")
-    with open(src, "w") as f:
-        f.write(PROGRAM)
-    cc = subprocess.run(["gcc", "-O2", "-o", prog, src], capture_output=True, text=True)
-    if cc.returncode != 0:
-        die("gcc failed:\n" + cc.stderr)
+    prog = build_c(work, "ppid", PROGRAM)
     cmd = "%s %d" % (prog, args.calls)
     configs = [("untraced", [prog, str(args.calls)])]
     binaries = [("dtrace", args.dtrace)]

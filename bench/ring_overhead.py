@@ -41,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 
+from usdt_overhead import die, build_c
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROGRAM = r"""
@@ -71,11 +73,6 @@ int main(int argc, char **argv)
 CLAUSE = "bench$target:::hit { trace(arg0); }"
 
 
-def die(msg, code=2):
-    print("bench/ring_overhead.py: error: " + msg, file=sys.stderr)
-    sys.exit(code)
-
-
 def run(argv):
     """Run argv; the LOOP_NS the workload printed and the drops dtrace reported."""
     out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -101,13 +98,7 @@ def main():
         if not os.path.exists(binary):
             die("no dtrace at %s: run cargo build --release -p dtrace" % binary)
     work = tempfile.mkdtemp(prefix="ring-bench-")
-    src = os.path.join(work, "hit.c")
-    prog = os.path.join(work, "hit")
-    with open(src, "w") as f:
-        f.write(PROGRAM)
-    cc = subprocess.run(["gcc", "-O2", "-o", prog, src], capture_output=True, text=True)
-    if cc.returncode != 0:
-        die("gcc failed (is systemtap-sdt-dev installed?):\n" + cc.stderr)
+    prog = build_c(work, "hit", PROGRAM)
     # The workload's LOOP_NS line goes to its stdout, which is dtrace's stdout too; the
     # records go to /dev/null through -o.
     cmd = "%s %d %d" % (prog, args.fires, int(args.gap))

@@ -38,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 
+from usdt_overhead import die, build_c
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROGRAM = r"""
@@ -74,11 +76,6 @@ SCRIPTS = [
     ("copyinstr", "bench$target:::sleephit { @ = count(); this->s = copyinstr(arg1); }"),
     ("copyin", "bench$target:::sleephit { @ = count(); this->c = *(char *)copyin(arg1, 8); }"),
 ]
-
-
-def die(msg, code=2):
-    print("bench/sleepable_reads.py: error: " + msg, file=sys.stderr)
-    sys.exit(code)
 
 
 def enable_stats():
@@ -139,13 +136,7 @@ def main():
         if not os.path.exists(d):
             die("no dtrace at %s" % d)
     work = tempfile.mkdtemp(prefix="sleepable-bench-")
-    src = os.path.join(work, "hit.c")
-    prog = os.path.join(work, "hit")
-    with open(src, "w") as f:
-        f.write(PROGRAM)
-    cc = subprocess.run(["gcc", "-O2", "-o", prog, src], capture_output=True, text=True)
-    if cc.returncode != 0:
-        die("gcc failed (is systemtap-sdt-dev installed?):\n" + cc.stderr)
+    prog = build_c(work, "hit", PROGRAM)
     cmd = "%s %d 1" % (prog, args.fires)
     configs = [("untraced", "", [prog, str(args.fires)])]
     for name, script in SCRIPTS:

@@ -40,6 +40,8 @@ import sys
 import tempfile
 import time
 
+from usdt_overhead import die, build_c
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROGRAM = r"""
@@ -73,11 +75,6 @@ int main(int argc, char **argv)
 """
 
 PROBE = "pid$target:a.out:leaf:entry "
-
-
-def die(msg, code=2):
-    print("bench/ustack_overhead.py: error: " + msg, file=sys.stderr)
-    sys.exit(code)
 
 
 def program_stats(pid):
@@ -134,14 +131,7 @@ def main():
         if not os.path.exists(path):
             die("no dtrace at %s: run cargo build --release -p dtrace" % path)
     work = tempfile.mkdtemp(prefix="ustack-bench-")
-    src = os.path.join(work, "chain.c")
-    prog = os.path.join(work, "chain")
-    with open(src, "w") as f:
-        f.write(PROGRAM)
-    cc = subprocess.run(["gcc", "-O2", "-fomit-frame-pointer", "-o", prog, src],
-                        capture_output=True, text=True)
-    if cc.returncode != 0:
-        die("gcc failed:\n" + cc.stderr)
+    prog = build_c(work, "chain", PROGRAM, ["-fomit-frame-pointer"])
     cmd = "%s %d" % (prog, args.fires)
 
     def dt(binary, body):
