@@ -62,16 +62,6 @@ fn assert_ok(r: &Run) {
     assert!(r.stdout.contains("loop done"), "{}", r.stdout);
 }
 
-/// The value of the aggregation row whose key words are `key`.
-fn row(stdout: &str, key: &[&str]) -> Option<u64> {
-    stdout.lines().find_map(|l| {
-        let words: Vec<&str> = l.split_whitespace().collect();
-        (words.len() == key.len() + 1 && words[..key.len()] == *key)
-            .then(|| words[key.len()].parse().ok())
-            .flatten()
-    })
-}
-
 #[test]
 fn provider_glob_traces_a_binary_nothing_ran_at_start() {
     let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
@@ -85,7 +75,7 @@ fn provider_glob_traces_a_binary_nothing_ran_at_start() {
     ]);
     assert_ok(&run);
     assert_eq!(
-        row(&run.stdout, &["laterprov", "laterusdt", "main"]),
+        common::row(&run.stdout, &["laterprov", "laterusdt", "main"]),
         Some(600),
         "{}",
         run.stdout
@@ -112,7 +102,7 @@ fn pid_glob_naming_a_module_traces_later_processes() {
     ]);
     assert_ok(&run);
     assert_eq!(
-        row(&run.stdout, &["work", "entry"]),
+        common::row(&run.stdout, &["work", "entry"]),
         Some(600),
         "{}",
         run.stdout

@@ -43,16 +43,6 @@ fn program(name: &str) -> PathBuf {
     common::build_c(&dir, name, PROGRAM, &["-O1"])
 }
 
-/// The value of the aggregation row whose key words are `key`.
-fn row(stdout: &str, key: &[&str]) -> Option<u64> {
-    stdout.lines().find_map(|l| {
-        let words: Vec<&str> = l.split_whitespace().collect();
-        (words.len() == key.len() + 1 && words[..key.len()] == *key)
-            .then(|| words[key.len()].parse().ok())
-            .flatten()
-    })
-}
-
 /// `dtrace` started first, then 200 runs of the program (the seeds' case): every string
 /// is read by `copyinstr`, and `copyin`'s bytes too, with no error.
 #[test]
@@ -86,10 +76,20 @@ fn strings_in_untouched_pages_are_read_in_every_run() {
     assert!(run.stdout.contains("loop done"), "{}", run.stdout);
     assert!(!run.stdout.contains("failed"), "{}", run.stdout);
     for key in ["alpha.h", "beta.h", "gamma.h"] {
-        assert_eq!(row(&run.stdout, &[key]), Some(200), "{}", run.stdout);
+        assert_eq!(
+            common::row(&run.stdout, &[key]),
+            Some(200),
+            "{}",
+            run.stdout
+        );
     }
     // 'g' of gamma.h.
-    assert_eq!(row(&run.stdout, &["103"]), Some(200), "{}", run.stdout);
+    assert_eq!(
+        common::row(&run.stdout, &["103"]),
+        Some(200),
+        "{}",
+        run.stdout
+    );
     assert!(!run.stderr.contains("error"), "{}", run.stderr);
     assert!(
         run.stderr.contains(&format!(

@@ -157,6 +157,17 @@ pub fn trace(cmd: &str, program: &str) -> Run {
     run
 }
 
+/// The value of the aggregation row whose key words are `key` (an `@[k1, k2] = count()`
+/// line as dtrace prints it).
+pub fn row(stdout: &str, key: &[&str]) -> Option<u64> {
+    stdout.lines().find_map(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        (words.len() == key.len() + 1 && words[..key.len()] == *key)
+            .then(|| words[key.len()].parse().ok())
+            .flatten()
+    })
+}
+
 /// Lines of `out` starting with `prefix ` (the prefix removed).
 pub fn tagged<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
     out.lines()
