@@ -77,6 +77,8 @@ impl Gen<'_, '_> {
     /// r1 = the address in `addr` less the scratch area's, both as plain numbers (the
     /// address may be a pointer the verifier follows, into a map value).
     fn arena_offset(&mut self, addr: VReg) {
+        // Two words of scratch, needed only until r1 holds the difference.
+        let mark = self.scratch_top;
         let slot = self.scratch(16);
         let (base, at) = (self.small(slot), self.small(slot + 8));
         // Stored through a map value, a pointer reads back as a scalar.
@@ -86,5 +88,6 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
         self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
         self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+        self.release_scratch(mark);
     }
 }
