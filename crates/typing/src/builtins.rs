@@ -224,6 +224,7 @@ const TABLE: &[(&str, Kind)] = &[
             "ipl (the interrupt priority level) has no meaning on Linux",
         )),
     ),
+    ("json", subr(Subr::Json, &[CSTR, CSTR], 2)),
     ("jstack", Kind::Action(ActionName::Jstack)),
     ("link_ntop", subr(Subr::LinkNtop, &[INT, VOIDP], 2)),
     ("llquantize", Kind::Aggregating),

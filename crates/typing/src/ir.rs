@@ -300,6 +300,8 @@ pub enum Subr {
     Dirname,
     Cleanpath,
     Strtoll,
+    /// `json(s, elemspec)`: the value `elemspec` selects in the JSON text `s`, or NULL.
+    Json,
     Rand,
     /// `copyin(addr, size)`: `size` is a constant ([`Expr`] of kind `Int`).
     Copyin,

@@ -36,6 +36,7 @@ mod entry;
 mod expr;
 mod fault;
 mod inet;
+mod json;
 mod keys;
 mod place;
 mod regs;
@@ -658,6 +659,8 @@ struct ProgState {
     arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
+    /// The program's `json()` area and callback, once it calls `json()`.
+    json: Option<json::JsonArea>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
 }
@@ -743,6 +746,7 @@ impl ProgState {
             timestamp,
             arena,
             search: None,
+            json: None,
             scratch_peak: 0,
         }
     }
@@ -809,6 +813,7 @@ impl ProgState {
             timestamp: None,
             arena: None,
             search: None,
+            json: None,
             scratch_peak: 0,
         }
     }
@@ -847,6 +852,8 @@ pub(crate) struct Gen<'c, 'a> {
     arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
+    /// The program's `json()` area and callback, once it calls `json()`.
+    json: Option<json::JsonArea>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
 }
@@ -872,6 +879,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             timestamp: p.timestamp,
             arena: p.arena,
             search: p.search,
+            json: p.json,
             scratch_peak: p.scratch_peak,
         }
     }
@@ -891,6 +899,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             timestamp: self.timestamp,
             arena: self.arena,
             search: self.search,
+            json: self.json,
             scratch_peak: self.scratch_peak,
         }
     }
@@ -904,6 +913,8 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.emit(Insn::exit());
         self.error_clauses()?;
         self.search_callback();
+        self.json_callback();
+        self.json_split_callback();
         let top = self.scratch_top.max(self.scratch_peak);
         if top > i16::MAX as u32 {
             return Err(CompileError::unplaced(
