@@ -302,6 +302,15 @@ pub enum Subr {
     Strtoll,
     /// `json(s, elemspec)`: the value `elemspec` selects in the JSON text `s`, or NULL.
     Json,
+    /// The lock subroutines on a `struct mutex *` / `rwlock_t *`: lowered to loads and
+    /// arithmetic by typing (`cook/locks.rs`), so no call of them reaches code generation.
+    MutexOwned,
+    MutexOwner,
+    MutexTypeAdaptive,
+    MutexTypeSpin,
+    RwReadHeld,
+    RwWriteHeld,
+    RwIswriter,
     Rand,
     /// `copyin(addr, size)`: `size` is a constant ([`Expr`] of kind `Int`).
     Copyin,

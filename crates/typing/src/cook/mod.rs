@@ -30,6 +30,7 @@ mod entry;
 mod expr;
 mod keys;
 mod layout;
+mod locks;
 mod place;
 mod scope;
 mod xlate;
