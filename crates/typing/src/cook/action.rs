@@ -103,7 +103,9 @@ impl Cook<'_> {
 
     pub(crate) fn stmt(&mut self, stmt: &Stmt) -> Result<ir::Stmt> {
         match stmt {
-            Stmt::Expr(e) => self.expr_stmt(e),
+            Stmt::Expr(e, after) => self
+                .expr_stmt(e)
+                .map_err(|err| super::at_token_after(err, e, *after)),
             Stmt::Block(stmts, _) => Ok(ir::Stmt::Block(
                 stmts.iter().map(|s| self.stmt(s)).collect::<Result<_>>()?,
             )),

@@ -36,7 +36,7 @@ mod scope;
 mod xlate;
 
 use dtrace_frontend::ast::{self, Item};
-use dtrace_frontend::{CompileError, Result};
+use dtrace_frontend::{CompileError, Result, Span};
 
 use crate::format::FormatCheck;
 use crate::ir::{self, ExprKind};
@@ -302,7 +302,10 @@ impl<'a> Cook<'a> {
         let Some(p) = &clause.predicate else {
             return Ok(None);
         };
-        let v = self.expr(p)?;
+        let v = self.expr(p).map_err(|e| match clause.after_predicate {
+            Some(after) => at_token_after(e, p, after),
+            None => e,
+        })?;
         let array = matches!(&v.kind, ExprKind::AddrOf(place) if matches!(place.ty, crate::types::Type::Array(..)));
         if !v.ty.is_scalar() || array {
             // Where DTrace checks it: at the clause's end.
@@ -422,4 +425,17 @@ fn group_site(members: &[ProbeSite], ret: bool) -> ProbeSite {
         name: if ret { "return" } else { "entry" }.into(),
         context: ProbeContext::SyscallGroup(SyscallGroup { ret, calls }),
     }
+}
+
+/// An error of a node of `expr` that DTrace's parser makes once it has read the token
+/// after the expression ([`ast::Expr::made_after`]), placed at `after`, that token (a
+/// statement's `;`, the `{` after a predicate): DTrace reports it at that token's line.
+/// Other errors stay where they are.
+pub(crate) fn at_token_after(mut e: CompileError, expr: &ast::Expr, after: Span) -> CompileError {
+    if let Some(at) = e.span.as_mut() {
+        if expr.made_after().contains(at) {
+            *at = after;
+        }
+    }
+    e
 }
