@@ -232,6 +232,9 @@ impl Gen<'_, '_> {
                 self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
                 self.e.emit(Insn::ldx(Size::DW, R0, R1, PT_REGS_SP));
             }
+            // The context pointer itself, kept as a number (dtrace runs with CAP_PERFMON,
+            // under which the verifier lets a pointer be stored in a map).
+            Builtin::TrampolineFrame => self.e.emit(Insn::ldx(Size::DW, R0, R10, CTX_SLOT)),
         }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
