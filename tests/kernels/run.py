@@ -105,6 +105,22 @@ TESTS = [
                               r"(.*\n)*dtrace: error .*invalid address"}},
      "cmd": "dtrace -v -qn 'demo$target:::file { printf(\"file %s\\n\", copyinstr(arg0)); }' -c \"$T/tprog 1\"",
      "expect": r"user memory read by a sleepable program \(untouched pages are faulted in\)\n(.*\n)*file untouched.h\n"},
+    # The same for a system call's argument: where the kernel loads sleepable fentry
+    # programs on system calls (their __x64_sys_ functions are on its error-injection list)
+    # calling bpf_copy_from_user_str, the entry probe is one on __x64_sys_openat and reads
+    # the path. Debian builds its kernels without that list (CONFIG_FUNCTION_ERROR_INJECTION
+    # is not set), so there the probe stays a tracepoint, -v says why, and the read fails.
+    {"name": "syscall-untouched", "group": "core",
+     "on": {"6.1": {"expect": r"lacks bpf_copy_from_user_str for sleepable fentry programs \(Linux 6.12 has it\)\n"
+                              r"(.*\n)*dtrace: error .*invalid address"},
+            "6.12": {"expect": r"sleep only on the functions of its error-injection list, and it was built without one"
+                               r" \(CONFIG_FUNCTION_ERROR_INJECTION\)\n(.*\n)*dtrace: error .*invalid address"},
+            "host": {"expect": r"the kernel refuses fentry programs, which system calls would need to sleep .*\n"
+                               r"(.*\n)*dtrace: error .*invalid address"}},
+     "cmd": "dtrace -v -qn 'syscall::openat:entry /pid == $target/ { printf(\"open %s\\n\", copyinstr(arg1)); }'"
+            " -c \"$T/tprog 1 open\"",
+     "expect": r"user memory read by a sleepable fentry program on __x64_sys_openat \(untouched pages are faulted in\)\n"
+               r"(.*\n)*open /etc/hostname\n"},
     {"name": "usdt-glob", "group": "pid",
      "cmd": "dtrace -qn 'demo*:::tick { @[probemod] = count(); } END { printa(\"%s %@d\\n\", @); }' -c \"$T/tprog 2\"",
      "expect": r"tprog 2\n"},

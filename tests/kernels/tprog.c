@@ -9,7 +9,9 @@
  * until the main thread writes t + 1 bytes to each, last thread first. Writes one line per
  * call of work() so syscall probes fire.
  * First of all it fires demo:file with a string the program never touches itself, in a
- * 64 KiB-aligned section of its own (so no page of it is mapped when the probe fires). */
+ * 64 KiB-aligned section of its own (so no page of it is mapped when the probe fires); with
+ * "open", it then opens (openat(2)) a path in another such section, /etc/hostname. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,11 +68,17 @@ static void threads(void)
 
 __attribute__((section(".untouched"), aligned(65536))) static const char untouched[65536] = "untouched.h";
 
+__attribute__((section(".untouched_path"), aligned(65536))) static const char untouched_path[65536] = "/etc/hostname";
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3;
 	DTRACE_PROBE1(demo, file, untouched);
-	if (argc > 2 && strcmp(argv[2], "threads") == 0) {
+	if (argc > 2 && strcmp(argv[2], "open") == 0) {
+		int fd = open(untouched_path, O_RDONLY);
+		if (fd >= 0)
+			close(fd);
+	} else if (argc > 2 && strcmp(argv[2], "threads") == 0) {
 		threads();
 	} else if (argc > 2) {
 		pid_t child = fork();
