@@ -162,6 +162,14 @@ TESTS = [
             " { @[entry->arg2] = sum(arg1); @slow = min(timestamp - entry->timestamp >= 200000000); }"
             " END { printa(\"%d %@d\\n\", @); printa(\"slow %@d\\n\", @slow); }' -c \"$T/tprog 1 threads\"",
      "expect": r"\n10 1\n11 2\n12 3\n13 4\nslow 1\n"},
+    # Nested calls, each traced by fexit: ksys_read(fd, buf, count) calls vfs_read(file,
+    # buf, count, pos), whose trampoline runs deeper in the stack, so each return finds its
+    # own entry (ksys_read's arg0 a small fd, vfs_read's a kernel pointer).
+    {"name": "fbt-entry-nested", "group": "entry", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::ksys_read:return,fbt::vfs_read:return /pid == $target && arg1 > 0/"
+            " { printf(\"%s %d %d\\n\", probefunc, entry->arg0 >= 0 && entry->arg0 < 1000, entry->arg2); }'"
+            f" -c '{CAT}'",
+     "expect": r"\nvfs_read 0 (\d+)\nksys_read 1 \1\n"},
     # A glob of more than 8 functions: kprobes and kretprobes, keyed by the kernel stack.
     {"name": "fbt-glob-entry-args", "group": "entry", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt:vmlinux:vfs_*:return /pid == $target && probefunc == \"vfs_read\" && arg1 > 0/"
