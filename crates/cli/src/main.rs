@@ -27,6 +27,7 @@ mod prometheus;
 mod provider_build;
 mod session;
 mod signals;
+mod syscall_fentry;
 mod target;
 mod user_reads;
 mod watch;

@@ -280,6 +280,11 @@ pub enum Builtin {
     /// The stack pointer of the probe's register context (a uprobe's or kprobe's `struct
     /// pt_regs`): what keys the state an entry saves for `entry->` (no D name).
     StackPointer,
+    /// The address of an fentry or fexit program's context: the argument array on its BPF
+    /// trampoline's stack frame, which the fentry and the fexit programs of one call share
+    /// and no other active call has (no D name; keys `entry->` in fbt returns traced by
+    /// fexit).
+    TrampolineFrame,
 }
 
 /// A subroutine.
