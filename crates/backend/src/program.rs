@@ -253,6 +253,9 @@ pub struct Compiled {
     /// The largest data a clause's record holds, in bytes after the record's header (what
     /// `bufsize` counts: the trace buffer must hold it).
     pub max_record_data: u32,
+    /// The largest dynamic variable and aggregation entries, as DTrace counts them
+    /// against `dynvarsize` and `aggsize`.
+    pub space: crate::space::Space,
     /// The largest data an END clause's record holds (with `bufpolicy=fill`, the buffer
     /// keeps room for it).
     pub max_end_record_data: u32,

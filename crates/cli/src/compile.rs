@@ -774,6 +774,7 @@ pub fn compile(
             ustack_frames: options.ustack_frames,
             jstack_frames: options.jstack_frames,
             max_frames: options.max_frames,
+            tuple_regs: options.tuple_regs,
         },
         codegen: CodegenOptions {
             strsize,

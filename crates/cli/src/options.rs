@@ -67,6 +67,8 @@ pub struct Options {
     /// `maxframes`: the most frames any stack records or `stackdepth` counts (1..=127);
     /// larger requests are silently reduced, as in DTrace.
     pub max_frames: u32,
+    /// `tregs`: DTrace's tuple registers, which bound the keys of a tuple.
+    pub tuple_regs: u32,
     /// `followfork`: probes named with a `-c`/`-p` pid (`pid$target`, `myapp$target`) also
     /// fire in that process's descendants (forks at any depth, their threads, and after
     /// `exec` wherever the new image maps a traced binary).
@@ -123,6 +125,7 @@ impl Default for Options {
             jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
             evaltime: crate::evaltime::EvalTime::Main,
             max_frames: dtrace_backend::program::MAX_STACK_FRAMES,
+            tuple_regs: dtrace_typing::cook::TUPLE_REGS,
             followfork: false,
             cpu: None,
             bufpolicy: BufPolicy::Switch,
@@ -325,6 +328,12 @@ impl Options {
                     .ok_or(INVALID_VALUE)?
             }
             "maxframes" => self.max_frames = frames(value)?,
+            "tregs" => {
+                self.tuple_regs = match value.and_then(|v| v.parse::<u32>().ok()) {
+                    Some(n) if n > 0 => n,
+                    _ => return Err(INVALID_VALUE.into()),
+                }
+            }
             _ if ACCEPTED.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }

@@ -221,7 +221,9 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
         let code = Gen::resume(&mut c, state).finish()?;
         programs.push(ProgramSpec { probe, code });
     }
-    Ok(c.into_compiled(programs))
+    let mut compiled = c.into_compiled(programs);
+    compiled.space = crate::space::needs(prog, input.options.strsize);
+    Ok(compiled)
 }
 
 /// Whether `site` is `dtrace:::END` or `dtrace:::ERROR`, which still run after `exit()`.
@@ -494,6 +496,7 @@ impl<'a> Compiler<'a> {
             destructive: self.destructive,
             max_record_data: self.max_record_data,
             max_end_record_data: self.max_end_record_data,
+            space: crate::space::Space::default(),
         }
     }
 }
