@@ -4,6 +4,7 @@
 //! (maps and programs into the kernel) -> [`session`] (BEGIN, attach, consume, END).
 
 mod agg_maps;
+mod agg_snapshot;
 mod args;
 mod binary_defs;
 mod buffers;

@@ -47,9 +47,13 @@ pub struct Options {
     /// Nanoseconds between buffer reads; `None` (Oracle's default, 0) reads as records come
     /// (`crate::session`).
     pub switchrate_ns: Option<u64>,
-    pub aggrate_ns: u64,
-    /// Nanoseconds between drop reports while tracing (`statusrate`).
-    pub statusrate_ns: u64,
+    /// Nanoseconds between the snapshots of the aggregations `printa()` shows (`aggrate`);
+    /// `None` (Oracle's default, 0): each `printa()` reads them afresh.
+    pub aggrate_ns: Option<u64>,
+    /// Nanoseconds between status checks (`statusrate`): drop reports, and, when set, the
+    /// moment an `exit()` ends tracing, as in DTrace. `None`: drops are reported every
+    /// second and `exit()` ends tracing as soon as its record is read.
+    pub statusrate_ns: Option<u64>,
     pub errtags: bool,
     /// `empty`: a script with no clause or declaration is no error.
     pub empty: bool,
@@ -112,8 +116,8 @@ impl Default for Options {
             dynvarsize: 1 << 20,
             aggsize: 4 << 20,
             switchrate_ns: None,
-            aggrate_ns: 1_000_000_000,
-            statusrate_ns: 1_000_000_000,
+            aggrate_ns: None,
+            statusrate_ns: None,
             errtags: false,
             empty: false,
             argref: false,
@@ -317,8 +321,8 @@ impl Options {
             "dynvarsize" => self.dynvarsize = size(value)?,
             "aggsize" => self.aggsize = size(value)?,
             "switchrate" => self.switchrate_ns = Some(rate(value)?),
-            "aggrate" => self.aggrate_ns = rate(value)?,
-            "statusrate" => self.statusrate_ns = rate(value)?,
+            "aggrate" => self.aggrate_ns = Some(rate(value)?),
+            "statusrate" => self.statusrate_ns = Some(rate(value)?),
             "stackframes" => self.stack_frames = frames(value)?,
             "ustackframes" => self.ustack_frames = frames(value)?,
             "jstackframes" => self.jstack_frames = frames(value)?,
@@ -417,7 +421,7 @@ mod tests {
         o.set("switchrate", Some("10hz")).unwrap();
         assert_eq!(o.switchrate_ns, Some(100_000_000));
         o.set("aggrate", Some("250ms")).unwrap();
-        assert_eq!(o.aggrate_ns, 250_000_000);
+        assert_eq!(o.aggrate_ns, Some(250_000_000));
         o.set("quiet", None).unwrap();
         assert!(o.output.quiet);
         o.set("aggsortkey", None).unwrap();
