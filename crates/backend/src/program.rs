@@ -209,6 +209,10 @@ pub struct CoreMaps {
 /// [`TracingState`].
 pub const STATE_OFFSET: u32 = 0;
 
+/// Offset in the [`CoreMaps::globals`] map's value of the count of dynamic variables that
+/// exist, kept when `dynvarsize` binds (`codegen/dynvars.rs`).
+pub const DYNVARS_OFFSET: u32 = 8;
+
 /// The tracing state word's values. As in DTrace, no clause runs until every probe is
 /// enabled (BEGIN runs first, while the session enables the rest), and once `exit()` ran
 /// only END and ERROR clauses do.

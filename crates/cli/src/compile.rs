@@ -781,6 +781,7 @@ pub fn compile(
             bufsize: crate::buffers::ring_size(options),
             wakeup_at: crate::buffers::wakeup_at(options),
             dynvar_entries: crate::buffers::dynvar_entries(options),
+            dynvarsize: options.dynvarsize,
             agg_entries: crate::buffers::agg_entries(options),
             wall_offset: wall_offset(),
             cpu: options.cpu,
