@@ -2,7 +2,8 @@
 //! hold one of what goes in it (counted as DTrace counts it) or tracing is not enabled;
 //! `-e` stops before that check, as DTrace's does; `tregs` bounds key tuples; a set
 //! `statusrate` delays END after `exit()` to the next status check; an `aggrate` keeps
-//! `printa()` on a copy of the aggregations taken at most that often.
+//! `printa()` on a copy of the aggregations taken at most that often. Buffer policies count
+//! records as DTrace lays them out.
 
 mod common;
 
@@ -126,4 +127,38 @@ fn printa_shows_the_copy_of_the_aggregations_aggrate_took() {
     assert_eq!(run.stdout, "1 1 1 1 1 end 5\n");
     let run = common::dtrace(&["-qn", program]);
     assert_eq!(run.stdout, "1 2 3 4 5 end 5\n");
+}
+
+#[test]
+fn a_ring_counts_records_as_dtrace_lays_them_out() {
+    // A trace() of a 64-bit value counts 16 bytes (the 4-byte id, then the value at its
+    // alignment), exit()'s record 8: 16 bytes keep only the last record, exit()'s.
+    let run = common::dtrace(&[
+        "-x",
+        "bufpolicy=ring",
+        "-x",
+        "bufsize=16",
+        "-n",
+        "tick-10ms { trace(0xbadbaddefec8d); } tick-10ms /i++ > 3/ { exit(0); }",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().map(str::trim_end).collect();
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    assert!(lines[1].ends_with(":tick-10ms"), "{}", run.stdout);
+    // With room for 24 bytes, the last trace() is kept too.
+    let run = common::dtrace(&[
+        "-q",
+        "-x",
+        "bufpolicy=ring",
+        "-x",
+        "bufsize=24",
+        "-n",
+        "tick-10ms { printf(\"%x\\n\", 0xbadbaddefec8d); } tick-10ms /i++ > 3/ { exit(0); }",
+    ]);
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, "badbaddefec8d\n\n"),
+        "{}",
+        run.stderr
+    );
 }
