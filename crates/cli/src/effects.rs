@@ -12,8 +12,8 @@ use crate::output_file::OutputFile;
 #[derive(Debug)]
 pub struct Rates {
     pub switchrate_ns: Cell<Option<u64>>,
-    pub statusrate_ns: Cell<u64>,
-    pub aggrate_ns: Cell<u64>,
+    pub statusrate_ns: Cell<Option<u64>>,
+    pub aggrate_ns: Cell<Option<u64>>,
 }
 
 impl Rates {

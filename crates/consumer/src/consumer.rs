@@ -198,10 +198,10 @@ impl Consumer {
                     return;
                 }
             }
-            let extra = if spec.is_some() { SPEC_ID_SIZE } else { 0 };
+            let size = crate::policy::counted_size(ran());
             match self
                 .buffers
-                .admit(header.cpu, rec, extra, dtrace_probe("END"))
+                .admit(header.cpu, rec, size, dtrace_probe("END"))
             {
                 Admit::Show => {}
                 Admit::Kept => {

@@ -760,6 +760,7 @@ impl Cook<'_> {
             ));
         }
         let (func_kind, value_args) = parse_function(func, args, rhs.span)?;
+        self.check_tuple_len(keys.len())?;
         let mut typed_keys = Vec::new();
         for (i, k) in keys.iter().enumerate() {
             typed_keys.push(self.agg_key(k, i)?);

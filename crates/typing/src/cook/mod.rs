@@ -48,6 +48,7 @@ pub use aggfunc::MAX_SLOTS;
 pub use binary::BinaryDefs;
 pub use call::COPYIN_MAX;
 pub use consts::constant;
+pub use keys::TUPLE_REGS;
 
 /// Options that change typing.
 #[derive(Clone, Debug)]
@@ -63,6 +64,8 @@ pub struct Options {
     pub jstack_frames: u32,
     /// The most frames a stack records (`maxframes`): more are silently reduced to it.
     pub max_frames: u32,
+    /// DTrace's tuple registers (`tregs`): a key tuple may have one element more.
+    pub tuple_regs: u32,
 }
 
 impl Default for Options {
@@ -74,6 +77,7 @@ impl Default for Options {
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
             jstack_frames: dtrace_abi::datum::JSTACK_FRAMES,
             max_frames: dtrace_abi::datum::MAX_STACK_FRAMES,
+            tuple_regs: TUPLE_REGS,
         }
     }
 }
