@@ -33,9 +33,10 @@ pub struct SessionEffects {
 }
 
 impl dtrace_consumer::Effects for SessionEffects {
-    fn system(&mut self, command: &str) -> Result<(), String> {
+    fn system(&mut self, command: &[u8]) -> Result<(), String> {
+        use std::os::unix::ffi::OsStrExt;
         let mut child = std::process::Command::new("/bin/sh");
-        child.arg("-c").arg(command);
+        child.arg("-c").arg(std::ffi::OsStr::from_bytes(command));
         if let Some(out) = self.output.command_stdout() {
             child.stdout(out);
         }
