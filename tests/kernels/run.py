@@ -176,6 +176,13 @@ TESTS = [
             " { printf(\"%s read %d of %d\\n\", probefunc, arg1, entry->arg2); exit(0); }'"
             f" -c '{CAT}'",
      "expect": r"vfs_read read 13 of [1-9]\d+\n"},
+    # The lock subroutines on a real kernel mutex: when mutex_lock() returns, the caller
+    # holds the mutex it was given.
+    {"name": "fbt-mutex-owned", "group": "fbt", "on": {"host": NO_FBT},
+     "cmd": "dtrace -qn 'fbt::mutex_lock:return { this->m = (struct mutex *)entry->arg0;"
+            " printf(\"owned %d %d adaptive %d\\n\", mutex_owned(this->m), mutex_owner(this->m) == curthread,"
+            " mutex_type_adaptive(this->m)); exit(0); }'",
+     "expect": r"owned 1 1 adaptive 1\n"},
     {"name": "fbt-entry", "group": "fbt", "on": {"host": NO_FBT},
      "cmd": "dtrace -qn 'fbt:vmlinux:vfs_read:entry /pid == $target/ { printf(\"%s %d\\n\", probefunc, arg2 > 0); exit(0); }'"
             f" -c '{CAT}'",

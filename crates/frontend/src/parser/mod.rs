@@ -42,6 +42,7 @@ pub fn parse(
         text: &source.text,
         is_script: matches!(source.origin, Origin::Script(_)),
         mode: Mode::Outer,
+        defining: false,
         lookahead: VecDeque::new(),
         control_end: 0,
         pragmas: Vec::new(),
@@ -64,6 +65,9 @@ struct Parser<'a> {
     /// `-s file` programs need a predicate or body after a probe description.
     is_script: bool,
     mode: Mode,
+    /// In an `inline`, `translator` or `provider` definition, which DTrace's lexer reads
+    /// without guessing whether identifiers name types (see [`Parser::error_near`]).
+    defining: bool,
     /// Tokens lexed ahead in `mode`.
     lookahead: VecDeque<Token>,
     /// End of the last control line taken, so re-lexing does not take it twice.
@@ -93,6 +97,10 @@ impl<'a> Parser<'a> {
             self.set_mode(Mode::Outer);
             let tok = self.peek()?.clone();
             items.extend(self.pragmas.drain(..).map(Item::Pragma));
+            self.defining = matches!(
+                tok.kind,
+                TokenKind::Keyword(Keyword::Inline | Keyword::Translator | Keyword::Provider)
+            );
             let item = match tok.kind {
                 TokenKind::Eof => break,
                 TokenKind::ProbeDesc(_) => Item::Clause(self.clause()?),
@@ -255,9 +263,16 @@ impl<'a> Parser<'a> {
     // ---- errors and limits ----------------------------------------------------------
 
     fn error_near(&self, tok: &Token) -> CompileError {
+        let start = tok.span.start as usize;
         let text = match tok.kind {
             TokenKind::Eof => "",
-            _ => &self.text[tok.span.start as usize..tok.span.end as usize],
+            // DTrace's lexer reads past an identifier in a clause or declaration to guess
+            // whether it names a type, and its message then shows the rest of the line.
+            TokenKind::Ident(_) if self.mode == Mode::Expr && !self.defining => {
+                let line = &self.text[start..];
+                line[..line.find('\n').unwrap_or(line.len())].trim_end()
+            }
+            _ => &self.text[start..tok.span.end as usize],
         };
         syntax_error_near(text, tok.span)
     }
