@@ -166,7 +166,7 @@ fn declarations_in_bodies_and_casts() {
     // D's grammar has no declarations in a clause body.
     for (body, near) in [
         ("this int x;", "int"),
-        ("uint64_t y;", "uint64_t"),
+        ("uint64_t y;", "uint64_t y; }"),
         ("int i = 0;", "int"),
     ] {
         let (tag, message, _, _) = error(&format!("BEGIN {{ {body} }}"));

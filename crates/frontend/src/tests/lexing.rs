@@ -78,7 +78,10 @@ fn integer_errors() {
             13
         )
     );
-    assert_eq!(error("BEGIN { x = 12abc; }").1, "syntax error near \"abc\"");
+    assert_eq!(
+        error("BEGIN { x = 12abc; }").1,
+        "syntax error near \"abc; }\""
+    );
 }
 
 #[test]
