@@ -263,6 +263,16 @@ pub fn deferrable(desc: &Description) -> bool {
     matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.contains('/')
 }
 
+/// Whether `desc` names a process with a provider glob (`p*d123`, `pid$target` spelled as
+/// a glob) and no literal module: the libraries that process loads later (`dlopen`) may
+/// hold more of its probes, so they are watched for, as for a glob over processes.
+pub fn follows_libraries(desc: &Description) -> bool {
+    let provider = desc.provider.trim_end_matches(|c: char| c.is_ascii_digit());
+    named_pid(desc).is_some()
+        && is_glob(provider)
+        && (desc.module.is_empty() || is_glob(&desc.module))
+}
+
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
