@@ -126,7 +126,7 @@ fn link_refuses_to_mix_32_and_64bit_objects() {
 /// probes' arguments, translated and typed, are right.
 fn is_enabled_probes_flip(exe: &Path) {
     // Untraced, the semaphore is 0 and the is-enabled branch never runs.
-    let out = run(&mut Command::new(&exe));
+    let out = run(&mut Command::new(exe));
     assert_eq!(out, "enabled 0\n");
     let r = common::dtrace(&[
         "-q",
