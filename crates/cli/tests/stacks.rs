@@ -488,3 +488,40 @@ fn noresolve_shows_user_addresses_as_mapping_offsets() {
         run.stdout
     );
 }
+
+#[test]
+fn umod_is_one_row_per_object_however_many_segments() {
+    // `far_fn` is in a second executable segment of its own (a second mapping).
+    let dir = common::scratch("stacks", "segments");
+    let exe = common::build_c(
+        &dir,
+        "segprog",
+        r#"
+#include <time.h>
+__attribute__((noinline)) int near_fn(int x) { return x + 1; }
+__attribute__((noinline, section(".fartext"))) int far_fn(int x) { return x * 2; }
+int main(void) {
+    int r = near_fn(1) + far_fn(2);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, 0);
+    return r == 5 ? 0 : 1;
+}
+"#,
+        &["-O0", "-Wl,--section-start=.fartext=0x400000"],
+    );
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "pid$target:a.out:near_fn:entry, pid$target:a.out:far_fn:entry {
+            @[umod(uregs[R_PC])] = count(); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    assert_eq!(
+        run.stdout,
+        format!("\n  {:<50} {:>16}\n", "segprog", 2),
+        "{}",
+        run.stdout
+    );
+}

@@ -190,8 +190,8 @@ fn debug_symbols(path: &Path) -> Vec<dtrace_elf::Symbol> {
 /// symbol's name and its run-time address.
 pub struct UserSymbol {
     pub object: String,
-    /// Run-time address of the object's mapping that holds the address.
-    pub map_start: u64,
+    /// Run-time address of the object's first mapping (its load base).
+    pub base: u64,
     pub symbol: Option<(String, u64)>,
 }
 
@@ -362,9 +362,22 @@ impl Symbolizer {
             syms.lookup(v)
                 .map(|(value, name)| (name.to_string(), pc - (v - value)))
         });
+        // The object's lowest mapping: an object may have several executable segments,
+        // each a mapping of its own.
+        let base = self
+            .procs
+            .get(&pid)
+            .and_then(|p| {
+                p.maps
+                    .iter()
+                    .filter(|x| x.path == m.path)
+                    .map(|x| x.start)
+                    .min()
+            })
+            .unwrap_or(m.start);
         Some(UserSymbol {
             object,
-            map_start: m.start,
+            base,
             symbol,
         })
     }
@@ -418,12 +431,12 @@ impl Symbolizer {
         }
     }
 
-    /// `umod()`: the object's base name, at its mapping's address (the key it aggregates
-    /// by).
+    /// `umod()`: the object's base name, at its load base (the key it aggregates by: one
+    /// row per object of a process, however many segments it has).
     pub fn user_mod(&mut self, pid: u32, pc: u64) -> Frame {
         match self.user(pid, pc) {
             Some(u) => Frame {
-                address: u.map_start,
+                address: u.base,
                 place: Place::Module(u.object),
             },
             None => Frame::unknown(pc),
