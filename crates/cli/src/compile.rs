@@ -668,15 +668,21 @@ pub fn compile(
                 let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
                 // Globs wait for binaries started later; a process's description that
-                // matches nothing yet (-Z) waits for the libraries it will load.
+                // matches nothing yet (-Z), or whose provider is a glob over any module,
+                // waits for the libraries it will load.
                 if dtrace_probes::user::deferrable(&d)
+                    || dtrace_probes::user::follows_libraries(&d)
                     || (found.probes.is_empty()
                         && zero_ok
                         && dtrace_probes::user::named_pid(&d).is_some())
                 {
                     deferred.push((clause_probes.len(), d.clone()));
                 }
-                if found.probes.is_empty() && !zero_ok && !dtrace_probes::user::deferrable(&d) {
+                if found.probes.is_empty()
+                    && !zero_ok
+                    && !dtrace_probes::user::deferrable(&d)
+                    && !dtrace_probes::user::follows_libraries(&d)
+                {
                     if let Some((tag, message)) =
                         dtrace_probes::user::pid_description_error(&d, &found.refused)
                     {

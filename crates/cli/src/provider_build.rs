@@ -57,7 +57,14 @@ pub fn run(args: &Args, errtags: bool) -> i32 {
         return 0;
     }
     let objects: Vec<PathBuf> = args.operands.iter().map(PathBuf::from).collect();
-    match dtrace_sdt::link::link(&providers, &objects, &output) {
+    let is_32 = match dtrace_sdt::link::data_model(&objects) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("dtrace: {e}");
+            return 1;
+        }
+    };
+    match dtrace_sdt::link::link(&providers, &objects, &output, is_32) {
         Ok(_) => 0,
         Err(e) => {
             eprintln!("dtrace: failed to link script {script}: {e}");

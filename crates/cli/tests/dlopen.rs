@@ -91,6 +91,43 @@ fn dlopened_library_probes_in_the_target() {
 }
 
 #[test]
+fn a_provider_glob_naming_the_target_follows_its_dlopens() {
+    // `p*d$target` is the `pid` provider and the library's USDT provider `plugd` in the
+    // target; with no module named, the library loaded later is searched too, without -Z.
+    let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let (main, lib) = build("plugd");
+    let cmd = format!("{} {} 5", main.display(), lib.display());
+    let run = common::dtrace(&[
+        "-q",
+        "-n",
+        "p*d$target:::hit { @[probeprov, probemod, probefunc] = count(); }
+         p*d$target::plug_work:entry { @[probeprov, probemod, probefunc] = count(); }
+         END { printa(\"%s %s %s %@u\\n\", @); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let pid = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("plugd")?.split_whitespace().next())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        run.stdout
+            .lines()
+            .filter(|l| l.contains("libplugd.so"))
+            .collect::<Vec<_>>(),
+        [
+            format!("pid{pid} libplugd.so plug_work 5"),
+            format!("plugd{pid} libplugd.so plug 5")
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn dlopened_library_probes_in_a_globs_processes() {
     let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
     let (main, lib) = build("dlglob");

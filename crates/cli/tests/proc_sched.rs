@@ -67,17 +67,18 @@ fn exec_names_the_path_and_exec_success_the_new_image() {
 }
 
 #[test]
-fn exec_failure_gives_the_errno() {
+fn exec_failure_gives_the_return_value() {
     let cmd = script("execfail", "/nonexistent/program 2>/dev/null\n/bin/true\n");
     let run = trace(
         &cmd,
         r#"proc:::exec-failure /ppid == $target/ { printf("failure %d %d %s\n", args[0], arg0, execname); }
            proc:::exec-success /ppid == $target/ { printf("success %s\n", execname); }"#,
     );
-    // ENOENT, in the shell's child that tried (still named as the script).
+    // -ENOENT (the system call's return value, as DTrace gives it), in the shell's child
+    // that tried (still named as the script).
     assert_eq!(
         tagged(&run.stdout, "failure"),
-        ["2 2 execfail.sh"],
+        ["-2 -2 execfail.sh"],
         "{}",
         run.stdout
     );
@@ -167,6 +168,51 @@ fn signal_send_and_handle_give_the_signal() {
     assert_eq!(
         tagged(&run.stdout, "handle"),
         [format!("{child} 12 1")],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn signal_handle_gives_a_fatal_signal_not_sigkill() {
+    // USR1's default action ends the child: the kernel delivers it as SIGKILL, DTrace shows
+    // USR1. A KILL stays KILL.
+    let cmd = script(
+        "fatal",
+        "sleep 5 &\nchild=$!\necho child $child\nsleep 0.2\nkill -USR1 $child\nwait\n\
+         sleep 5 &\nchild=$!\necho child $child\nsleep 0.2\nkill -KILL $child\nwait\n",
+    );
+    let run = trace(
+        &cmd,
+        r#"proc:::signal-handle /ppid == $target/ { printf("handle %d %d\n", pid, args[0]); }"#,
+    );
+    let children = tagged(&run.stdout, "child");
+    assert_eq!(children.len(), 2, "{}", run.stdout);
+    assert_eq!(
+        tagged(&run.stdout, "handle"),
+        [format!("{} 10", children[0]), format!("{} 9", children[1])],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn signal_discard_fires_for_an_ignored_signal_only() {
+    // The child ignores HUP: the first HUP is discarded; TERM then ends it, not discarded.
+    let cmd = script(
+        "discard",
+        "sh -c 'trap \"\" HUP; exec sleep 5' &\nchild=$!\necho child $child\nsleep 0.2\n\
+         kill -HUP $child\nkill -TERM $child\nwait\n",
+    );
+    let run = trace(
+        &cmd,
+        r#"proc:::signal-discard /pid == $target && args[1]->pr_ppid == $target/ {
+               printf("discard %d %s %d\n", args[1]->pr_pid, args[1]->pr_fname, args[2]); }"#,
+    );
+    let child = printed(&run.stdout, "child");
+    assert_eq!(
+        tagged(&run.stdout, "discard"),
+        [format!("{child} sleep 1")],
         "{}",
         run.stdout
     );
@@ -332,6 +378,7 @@ fn probes_are_listed_with_translated_argument_types() {
         "lwp-exit",
         "lwp-start",
         "signal-clear",
+        "signal-discard",
         "signal-handle",
         "signal-send",
         "start",

@@ -411,3 +411,117 @@ fn ucaller_at_pid_entry_is_the_calling_function() {
         run.stdout
     );
 }
+
+/// `name`'s offset in `exe` from the start of the mapping that holds it: its link-time
+/// address less its loadable segment's page-aligned start (`nm`, `readelf -l`).
+fn mapping_offset(exe: &std::path::Path, name: &str) -> u64 {
+    let run = |cmd: &str, args: &[&str]| {
+        let out = std::process::Command::new(cmd)
+            .args(args)
+            .arg(exe)
+            .output()
+            .expect(cmd);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let nm = run("nm", &[]);
+    let value = nm
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3 && f[2] == name).then(|| hex(f[0]))
+        })
+        .expect("symbol in nm");
+    let segments = run("readelf", &["-lW"]);
+    segments
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.first() != Some(&"LOAD") {
+                return None;
+            }
+            let (vaddr, memsz) = (hex(f[2]), hex(f[5]));
+            (value >= vaddr && value < vaddr + memsz).then(|| value - (vaddr & !0xfff))
+        })
+        .expect("segment of the symbol")
+}
+
+#[test]
+fn noresolve_shows_user_addresses_as_mapping_offsets() {
+    let exe = program("noresolve");
+    // f2's argument is the address of f1; f2's entry is the stack's first frame.
+    let run = dtrace(&[
+        "-x",
+        "noresolve",
+        "-q",
+        "-n",
+        r#"pid$target:a.out:f2:entry {
+            printf("[%A]\n", arg0 + 1);
+            trace(uaddr(arg0 + 1)); trace(usym(arg0 + 2)); trace(umod(arg0));
+            ustack(2);
+        }"#,
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    let (f1, f2) = (mapping_offset(&exe, "f1"), mapping_offset(&exe, "f2"));
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            format!("[stackprog:0x{:x}]", f1 + 1).as_str(),
+            format!(
+                "  {:<50}  {:<50}  {:<50}",
+                format!("stackprog:0x{:x}", f1 + 1),
+                format!("stackprog:0x{f1:x}"),
+                "stackprog"
+            )
+            .as_str(),
+            format!("              stackprog:0x{f2:x}").as_str(),
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[3].starts_with("              stackprog:0x"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn umod_is_one_row_per_object_however_many_segments() {
+    // `far_fn` is in a second executable segment of its own (a second mapping).
+    let dir = common::scratch("stacks", "segments");
+    let exe = common::build_c(
+        &dir,
+        "segprog",
+        r#"
+#include <time.h>
+__attribute__((noinline)) int near_fn(int x) { return x + 1; }
+__attribute__((noinline, section(".fartext"))) int far_fn(int x) { return x * 2; }
+int main(void) {
+    int r = near_fn(1) + far_fn(2);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, 0);
+    return r == 5 ? 0 : 1;
+}
+"#,
+        &["-O0", "-Wl,--section-start=.fartext=0x400000"],
+    );
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "pid$target:a.out:near_fn:entry, pid$target:a.out:far_fn:entry {
+            @[umod(uregs[R_PC])] = count(); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    assert_eq!(
+        run.stdout,
+        format!("\n  {:<50} {:>16}\n", "segprog", 2),
+        "{}",
+        run.stdout
+    );
+}

@@ -2,7 +2,7 @@
 //! writes the link's object (and rewrites `__dtrace_*` calls in the program's objects),
 //! gcc links, and the probes are traced on the real kernel: is-enabled probes flipping,
 //! translated arguments, typed `args[]`, static functions, sites in leaf functions that
-//! keep data in the red zone.
+//! keep data in the red zone, 32-bit programs (and objects of both kinds refused together).
 
 mod common;
 
@@ -45,7 +45,9 @@ fn build(name: &str, provider: &str, source: &str, cflags: &[&str]) -> PathBuf {
     gcc(&dir, &compile);
     run(dtrace_cmd(&dir).args(["-G", "-s", "prov.d", "test.o"]));
     assert!(dir.join("prov.o").is_file(), "-G wrote no prov.o");
-    gcc(&dir, &["-o", "test", "test.o", "prov.o"]);
+    let mut link = vec!["-o", "test", "test.o", "prov.o"];
+    link.extend_from_slice(cflags);
+    gcc(&dir, &link);
     dir.join("test")
 }
 
@@ -86,8 +88,45 @@ int main(void) {
 #[test]
 fn header_and_link_build_a_program_whose_is_enabled_probes_flip() {
     let exe = build("flip", PROVIDER, PROGRAM, &["-O2"]);
+    is_enabled_probes_flip(&exe);
+}
+
+#[test]
+fn a_32bit_program_is_built_and_traced_the_same_way() {
+    // -G sees 32-bit objects and writes a 32-bit provider object; the notes' addresses
+    // are 4 bytes; the arguments are read from the i386 registers and stack.
+    let exe = build("flip32", PROVIDER, PROGRAM, &["-O2", "-m32"]);
+    let file = run(Command::new("file").arg(&exe));
+    assert!(file.contains("ELF 32-bit"), "{file}");
+    is_enabled_probes_flip(&exe);
+}
+
+#[test]
+fn link_refuses_to_mix_32_and_64bit_objects() {
+    common::require_root();
+    let dir = common::scratch("usdt-build", "mixed");
+    std::fs::write(dir.join("prov.d"), PROVIDER).unwrap();
+    std::fs::write(dir.join("test.c"), PROGRAM).unwrap();
+    run(dtrace_cmd(&dir).args(["-h", "-s", "prov.d"]));
+    gcc(&dir, &["-c", "-o", "test64.o", "test.c"]);
+    gcc(&dir, &["-m32", "-c", "-o", "test32.o", "test.c"]);
+    let out = dtrace_cmd(&dir)
+        .args(["-G", "-s", "prov.d", "test32.o", "test64.o"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "dtrace: can't mix 32-bit and 64-bit object files\n"
+    );
+    assert!(!dir.join("prov.o").exists());
+}
+
+/// `exe` (built from [`PROGRAM`]) untraced and traced: its is-enabled probe flips and its
+/// probes' arguments, translated and typed, are right.
+fn is_enabled_probes_flip(exe: &Path) {
     // Untraced, the semaphore is 0 and the is-enabled branch never runs.
-    let out = run(&mut Command::new(&exe));
+    let out = run(&mut Command::new(exe));
     assert_eq!(out, "enabled 0\n");
     let r = common::dtrace(&[
         "-q",

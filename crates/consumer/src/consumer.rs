@@ -83,11 +83,13 @@ impl Consumer {
 
     pub fn new(desc: ProgramDesc, settings: Settings, output: Box<dyn Output>) -> Consumer {
         let aggs = Aggregations::new(&desc.aggregations);
+        let mut symbols = Symbolizer::new();
+        symbols.set_noresolve(settings.noresolve);
         Consumer {
             desc: Rc::new(desc),
             settings,
             output,
-            symbols: Symbolizer::new(),
+            symbols,
             aggs,
             formats: HashMap::new(),
             drops: DropsSeen::default(),
@@ -405,7 +407,10 @@ impl Consumer {
             ActionKind::Setopt { option, value } => {
                 let value = value.as_deref();
                 let result = match self.settings.set(option, value) {
-                    Some(result) => result,
+                    Some(result) => {
+                        self.symbols.set_noresolve(self.settings.noresolve);
+                        result
+                    }
                     None => match self.effects.as_mut() {
                         Some(effects) => effects.setopt(option, value),
                         None => Err("Invalid option name".into()),

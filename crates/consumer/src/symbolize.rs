@@ -190,8 +190,8 @@ fn debug_symbols(path: &Path) -> Vec<dtrace_elf::Symbol> {
 /// symbol's name and its run-time address.
 pub struct UserSymbol {
     pub object: String,
-    /// Run-time address of the object's mapping that holds the address.
-    pub map_start: u64,
+    /// Run-time address of the object's first mapping (its load base).
+    pub base: u64,
     pub symbol: Option<(String, u64)>,
 }
 
@@ -204,6 +204,8 @@ pub struct Symbolizer {
     objects: HashMap<String, (Rc<ObjectSymbols>, Instant)>,
     /// Call frame information of each object file by path, with when it was last used.
     cfi: HashMap<String, (Rc<ObjectCfi>, Instant)>,
+    /// `-x noresolve`: user addresses are shown as offsets into their objects' mappings.
+    noresolve: bool,
 }
 
 /// How long the symbols of an object file unused stay cached (they can take hundreds of
@@ -216,6 +218,24 @@ const REREAD: Duration = Duration::from_millis(10);
 impl Symbolizer {
     pub fn new() -> Symbolizer {
         Symbolizer::default()
+    }
+
+    /// Show user addresses unresolved (`-x noresolve`), or resolved to symbols again.
+    pub fn set_noresolve(&mut self, on: bool) {
+        self.noresolve = on;
+    }
+
+    /// `object:0xoffset` of user address `pc` of `pid` (`-x noresolve`): its offset from
+    /// the start of the mapping holding it.
+    fn unresolved(&mut self, pid: u32, pc: u64) -> Frame {
+        let place = match self.mapping(pid, pc) {
+            Some(m) => Place::Unresolved {
+                object: base_name(&m.path).to_string(),
+                offset: pc - m.start,
+            },
+            None => Place::Unknown,
+        };
+        Frame { address: pc, place }
     }
 
     /// Read `/proc/kallsyms` now if it was not read yet.
@@ -336,15 +356,28 @@ impl Symbolizer {
     /// Resolve user address `pc` of process `pid`.
     pub fn user(&mut self, pid: u32, pc: u64) -> Option<UserSymbol> {
         let (m, syms) = self.object(pid, pc)?;
-        let object = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
+        let object = base_name(&m.path).to_string();
         let off = pc - m.start + m.offset;
         let symbol = syms.vaddr(off).and_then(|v| {
             syms.lookup(v)
                 .map(|(value, name)| (name.to_string(), pc - (v - value)))
         });
+        // The object's lowest mapping: an object may have several executable segments,
+        // each a mapping of its own.
+        let base = self
+            .procs
+            .get(&pid)
+            .and_then(|p| {
+                p.maps
+                    .iter()
+                    .filter(|x| x.path == m.path)
+                    .map(|x| x.start)
+                    .min()
+            })
+            .unwrap_or(m.start);
         Some(UserSymbol {
             object,
-            map_start: m.start,
+            base,
             symbol,
         })
     }
@@ -353,6 +386,9 @@ impl Symbolizer {
     /// a symbol there (`object`0x...`), or an unknown address: a user stack frame,
     /// `uaddr()` and `%A`.
     pub fn user_frame(&mut self, pid: u32, pc: u64) -> Frame {
+        if self.noresolve {
+            return self.unresolved(pid, pc);
+        }
         let place = match self.user(pid, pc) {
             Some(UserSymbol {
                 object,
@@ -366,8 +402,18 @@ impl Symbolizer {
     }
 
     /// `ufunc()`/`usym()`: `object`name`, at the symbol's address (the key it aggregates
-    /// by).
+    /// by). Under `-x noresolve`, the symbol's address unresolved.
     pub fn user_sym(&mut self, pid: u32, pc: u64) -> Frame {
+        if self.noresolve {
+            let at = match self.user(pid, pc) {
+                Some(UserSymbol {
+                    symbol: Some((_, addr)),
+                    ..
+                }) => addr,
+                _ => pc,
+            };
+            return self.unresolved(pid, at);
+        }
         match self.user(pid, pc) {
             Some(UserSymbol {
                 object,
@@ -385,17 +431,22 @@ impl Symbolizer {
         }
     }
 
-    /// `umod()`: the object's base name, at its mapping's address (the key it aggregates
-    /// by).
+    /// `umod()`: the object's base name, at its load base (the key it aggregates by: one
+    /// row per object of a process, however many segments it has).
     pub fn user_mod(&mut self, pid: u32, pc: u64) -> Frame {
         match self.user(pid, pc) {
             Some(u) => Frame {
-                address: u.map_start,
+                address: u.base,
                 place: Place::Module(u.object),
             },
             None => Frame::unknown(pc),
         }
     }
+}
+
+/// The last component of a path.
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn symbol(module: &str, name: &str, offset: u64) -> Place {

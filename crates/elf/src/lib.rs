@@ -1,7 +1,7 @@
-//! A minimal ELF64 little-endian reader: section headers, program headers, notes and
-//! function/object symbols — what USDT discovery (the probes crate) and user-space
-//! symbolization (the consumer) need and nothing more. Every read is bounds-checked; a
-//! malformed file gives an error, never a panic.
+//! A minimal little-endian ELF reader (ELF64, and ELF32 for i386 programs): section
+//! headers, program headers, notes and function/object symbols — what USDT discovery (the
+//! probes crate) and user-space symbolization (the consumer) need and nothing more. Every
+//! read is bounds-checked; a malformed file gives an error, never a panic.
 //!
 //! # Why a hand-written ELF reader
 //!
@@ -10,7 +10,7 @@
 //! little-endian reads — section and program headers, notes, symbols of one class and byte
 //! order — and the workspace avoids dependencies it can write in a page (the `ebpf` and `btf`
 //! crates made the same call), which also keeps build time down on small CI machines. It
-//! refuses anything but 64-bit little-endian files with a clear error. It is a crate of its
+//! refuses anything but little-endian files with a clear error. It is a crate of its
 //! own so that the consumer reads symbols without depending on the probes crate.
 
 mod debugfile;
@@ -44,6 +44,8 @@ pub const SHT_DYNSYM: u32 = 11;
 pub const PT_LOAD: u32 = 1;
 /// `e_machine` of x86_64.
 pub const EM_X86_64: u16 = 62;
+/// `e_machine` of i386 (32-bit x86 programs).
+pub const EM_386: u16 = 3;
 
 /// A section header.
 #[derive(Clone, Debug)]
@@ -80,10 +82,12 @@ pub struct Symbol {
     pub is_local: bool,
 }
 
-/// A parsed ELF64 little-endian file, borrowing its bytes.
+/// A parsed little-endian ELF file, borrowing its bytes.
 pub struct Elf<'a> {
     data: &'a [u8],
     pub machine: u16,
+    /// ELF32 (`ELFCLASS32`): addresses and sizes are 4 bytes.
+    pub is_32: bool,
     pub sections: Vec<Section>,
     pub segments: Vec<Segment>,
 }
@@ -93,38 +97,69 @@ impl<'a> Elf<'a> {
         if data.get(..4) != Some(b"\x7fELF") {
             return Err(ElfError("not an ELF file".into()));
         }
-        if data.get(4) != Some(&2) || data.get(5) != Some(&1) {
-            return Err(ElfError(
-                "only 64-bit little-endian ELF files are supported".into(),
-            ));
-        }
+        let is_32 = match (data.get(4), data.get(5)) {
+            (Some(1), Some(1)) => true,
+            (Some(2), Some(1)) => false,
+            _ => {
+                return Err(ElfError(
+                    "only little-endian ELF files (32 or 64-bit) are supported".into(),
+                ))
+            }
+        };
         let mut elf = Elf {
             data,
             machine: u16_at(data, 0x12)?,
+            is_32,
             sections: Vec::new(),
             segments: Vec::new(),
         };
+        // A word (address, offset, size) of the file's class at `at`.
+        let word = |at: usize| -> Result<u64> {
+            if is_32 {
+                u32_at(data, at).map(u64::from)
+            } else {
+                u64_at(data, at)
+            }
+        };
+        // Header field offsets: ELF32's, or ELF64's.
+        let (phoff_at, shoff_at, sizes_at) = if is_32 {
+            (0x1c, 0x20, 0x2a)
+        } else {
+            (0x20, 0x28, 0x36)
+        };
         let (phoff, phentsize, phnum) = (
-            u64_at(data, 0x20)?,
-            u16_at(data, 0x36)? as u64,
-            u16_at(data, 0x38)? as u64,
+            word(phoff_at)?,
+            u16_at(data, sizes_at)? as u64,
+            u16_at(data, sizes_at + 2)? as u64,
         );
         for i in 0..phnum {
             let at = to_usize(phoff + i * phentsize)?;
-            elf.segments.push(Segment {
-                kind: u32_at(data, at)?,
-                offset: u64_at(data, at + 8)?,
-                vaddr: u64_at(data, at + 16)?,
-                filesz: u64_at(data, at + 32)?,
-                memsz: u64_at(data, at + 40)?,
+            elf.segments.push(if is_32 {
+                Segment {
+                    kind: u32_at(data, at)?,
+                    offset: word(at + 4)?,
+                    vaddr: word(at + 8)?,
+                    filesz: word(at + 16)?,
+                    memsz: word(at + 20)?,
+                }
+            } else {
+                Segment {
+                    kind: u32_at(data, at)?,
+                    offset: word(at + 8)?,
+                    vaddr: word(at + 16)?,
+                    filesz: word(at + 32)?,
+                    memsz: word(at + 40)?,
+                }
             });
         }
         let (shoff, shentsize, shnum, shstrndx) = (
-            u64_at(data, 0x28)?,
-            u16_at(data, 0x3a)? as u64,
-            u16_at(data, 0x3c)? as u64,
-            u16_at(data, 0x3e)? as usize,
+            word(shoff_at)?,
+            u16_at(data, sizes_at + 4)? as u64,
+            u16_at(data, sizes_at + 6)? as u64,
+            u16_at(data, sizes_at + 8)? as usize,
         );
+        // sh_addr, sh_offset, sh_size, sh_link: after name, type and flags (a word).
+        let w = if is_32 { 4 } else { 8 };
         let mut name_offsets = Vec::new();
         for i in 0..shnum {
             let at = to_usize(shoff + i * shentsize)?;
@@ -132,10 +167,10 @@ impl<'a> Elf<'a> {
             elf.sections.push(Section {
                 name: String::new(),
                 kind: u32_at(data, at + 4)?,
-                addr: u64_at(data, at + 16)?,
-                offset: u64_at(data, at + 24)?,
-                size: u64_at(data, at + 32)?,
-                link: u32_at(data, at + 40)?,
+                addr: word(at + 8 + w)?,
+                offset: word(at + 8 + 2 * w)?,
+                size: word(at + 8 + 3 * w)?,
+                link: u32_at(data, at + 8 + 4 * w)?,
             });
         }
         if let Some(strtab) = elf.sections.get(shstrndx).cloned() {
@@ -227,19 +262,28 @@ impl<'a> Elf<'a> {
         };
         let data = self.section_data(table)?;
         let mut out = Vec::new();
-        for sym in data.chunks_exact(24) {
-            let kind = sym[4] & 0xf;
-            let shndx = u16_at(sym, 6)?;
+        // Elf64_Sym: name, info, other, shndx, value, size; Elf32_Sym: name, value, size,
+        // info, other, shndx.
+        let (size, info_at, shndx_at) = if self.is_32 { (16, 12, 14) } else { (24, 4, 6) };
+        for sym in data.chunks_exact(size) {
+            let info = sym[info_at];
+            let kind = info & 0xf;
+            let shndx = u16_at(sym, shndx_at)?;
             // STT_OBJECT or STT_FUNC, defined in a section.
             if !(kind == 1 || kind == 2) || shndx == 0 {
                 continue;
             }
+            let (value, size) = if self.is_32 {
+                (u32_at(sym, 4)? as u64, u32_at(sym, 8)? as u64)
+            } else {
+                (u64_at(sym, 8)?, u64_at(sym, 16)?)
+            };
             out.push(Symbol {
                 name: cstr_at(strings, u32_at(sym, 0)? as usize)?.to_string(),
-                value: u64_at(sym, 8)?,
-                size: u64_at(sym, 16)?,
+                value,
+                size,
                 is_func: kind == 2,
-                is_local: sym[4] >> 4 == 0,
+                is_local: info >> 4 == 0,
             });
         }
         Ok(out)

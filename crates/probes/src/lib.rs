@@ -182,6 +182,7 @@ const MAPPED_NAMES: &[&str] = &[
     "lwp-exit",
     "lwp-start",
     "signal-clear",
+    "signal-discard",
     "signal-handle",
     "signal-send",
     "start",

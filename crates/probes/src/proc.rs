@@ -14,6 +14,7 @@
 //! | `lwp-create` | `sched_process_fork` | the creating thread |
 //! | `lwp-exit` | `sched_process_exit` | the exiting thread |
 //! | `signal-send` | `signal_generate` | the sender |
+//! | `signal-discard` | `signal_generate` of a signal the target ignores | the sender |
 //! | `signal-handle` | `signal_deliver` | the receiving thread |
 //! | `signal-clear` | `sys_exit` of `rt_sigtimedwait` returning a signal | the waiting thread |
 
@@ -30,6 +31,11 @@ const EXEC_FAILURE: &str = "(args[0]->orig_ax == 59 || args[0]->orig_ax == 322) 
 const CHILD_RETURN: &str = "args[1] == 0 && (args[0]->orig_ax == 56 || args[0]->orig_ax == 57 || args[0]->orig_ax == 58 || args[0]->orig_ax == 435)";
 /// The same, in a new process (its first thread).
 const START: &str = "args[1] == 0 && (args[0]->orig_ax == 56 || args[0]->orig_ax == 57 || args[0]->orig_ax == 58 || args[0]->orig_ax == 435) && pid == tid";
+
+/// The signal `signal_deliver` delivers: a signal whose default action ends the process
+/// arrives as `SIGKILL` (the kernel turns it into a group exit), the signal itself kept in
+/// the process's `group_exit_code` (its low 7 bits; an `exit_group` leaves them 0).
+const SIGNAL_HANDLED: &str = "args[0] == 9 && (curthread->signal->group_exit_code & 0x7f) != 0 ? curthread->signal->group_exit_code & 0x7f : args[0]";
 
 const DEFS: &[Def] = &[
     Def {
@@ -54,7 +60,8 @@ const DEFS: &[Def] = &[
         base: Base::Raw("sys_exit"),
         filter: Some(EXEC_FAILURE),
         fewer_args: None,
-        args: &[("int", "(int)-args[1]")],
+        // The system call's return value, `-errno`, as DTrace gives it.
+        args: &[("int", "(int)args[1]")],
     },
     Def {
         name: "exec-success",
@@ -107,12 +114,24 @@ const DEFS: &[Def] = &[
         args: &[("int", "(int)args[1]")],
     },
     Def {
+        name: "signal-discard",
+        base: Base::Raw("signal_generate"),
+        // `result` is `TRACE_SIGNAL_IGNORED`.
+        filter: Some("args[4] == 1"),
+        fewer_args: None,
+        args: &[
+            ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[2])"),
+            ("psinfo_t *", "xlate <psinfo_t *> (args[2])"),
+            ("int", "args[0]"),
+        ],
+    },
+    Def {
         name: "signal-handle",
         base: Base::Raw("signal_deliver"),
         filter: None,
         fewer_args: None,
         args: &[
-            ("int", "args[0]"),
+            ("int", SIGNAL_HANDLED),
             ("struct kernel_siginfo *", "args[1]"),
             ("uintptr_t", "(uintptr_t)args[2]->sa.sa_handler"),
         ],

@@ -263,6 +263,16 @@ pub fn deferrable(desc: &Description) -> bool {
     matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.contains('/')
 }
 
+/// Whether `desc` names a process with a provider glob (`p*d123`, `pid$target` spelled as
+/// a glob) and no literal module: the libraries that process loads later (`dlopen`) may
+/// hold more of its probes, so they are watched for, as for a glob over processes.
+pub fn follows_libraries(desc: &Description) -> bool {
+    let provider = desc.provider.trim_end_matches(|c: char| c.is_ascii_digit());
+    named_pid(desc).is_some()
+        && is_glob(provider)
+        && (desc.module.is_empty() || is_glob(&desc.module))
+}
+
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
@@ -1162,6 +1172,11 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
     let Ok(elf) = Elf::parse(&data) else {
         return Vec::new();
     };
+    // Instructions are decoded as x86_64 code: a 32-bit program's functions have no
+    // `pid` probes.
+    if elf.is_32 {
+        return Vec::new();
+    }
     let Ok(symbols) = elf.symbols() else {
         return Vec::new();
     };
@@ -1306,9 +1321,15 @@ fn dynamic_entries(elf: &Elf) -> (Vec<String>, Vec<String>) {
     };
     let mut needed = Vec::new();
     let mut paths = Vec::new();
-    for entry in d.chunks_exact(16) {
-        let tag = u64::from_le_bytes(entry[..8].try_into().unwrap_or([0; 8]));
-        let val = u64::from_le_bytes(entry[8..].try_into().unwrap_or([0; 8])) as usize;
+    // Each entry is a tag and a value, words of the file's class.
+    let w = if elf.is_32 { 4 } else { 8 };
+    let word = |b: &[u8]| match w {
+        4 => u32::from_le_bytes(b.try_into().unwrap_or([0; 4])) as u64,
+        _ => u64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
+    };
+    for entry in d.chunks_exact(2 * w) {
+        let tag = word(&entry[..w]);
+        let val = word(&entry[w..]) as usize;
         let text = || {
             strings
                 .get(val..)

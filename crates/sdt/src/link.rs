@@ -26,7 +26,8 @@
 //! crate writes the provider object, but its ELF builder (read, modify, write) refuses
 //! section groups, and every object with a header site has one (`.stapsdt.base`, as with
 //! `sys/sdt.h`); this module reads only the ELF64 header, section headers, the symbol table
-//! and `SHT_RELA` entries.
+//! and `SHT_RELA` entries. A 32-bit (i386) program's objects are not rewritten: their sites
+//! come from the header; the provider object is then written for i386 ([`data_model`]).
 
 use std::path::{Path, PathBuf};
 
@@ -44,33 +45,64 @@ pub struct Linked {
     pub rewritten: Vec<(PathBuf, usize)>,
 }
 
-/// Rewrite `objects` and write the provider object to `output`.
+/// The data model of the program's objects, as DTrace guesses it from their ELF class:
+/// `true` for 32-bit (ELF32) objects. DTrace's error when they mix both; objects that are
+/// not ELF files (or cannot be read) are left for [`link`] to report.
+pub fn data_model(objects: &[PathBuf]) -> Result<bool, String> {
+    let mut model = None;
+    for path in objects {
+        let mut ident = [0u8; 5];
+        let read = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut ident));
+        if read.is_err() || &ident[..4] != b"\x7fELF" || !matches!(ident[4], 1 | 2) {
+            break;
+        }
+        let is_32 = ident[4] == 1;
+        if model.is_some_and(|m| m != is_32) {
+            return Err("can't mix 32-bit and 64-bit object files".to_string());
+        }
+        model = Some(is_32);
+    }
+    Ok(model.unwrap_or(false))
+}
+
+/// Rewrite `objects` and write the provider object to `output`: 32-bit (i386) objects
+/// and provider object when `is_32` ([`data_model`]).
 pub fn link(
     providers: &[ProviderDef],
     objects: &[PathBuf],
     output: &Path,
+    is_32: bool,
 ) -> Result<Linked, String> {
     let mut linked = Linked::default();
     for path in objects {
         let data =
             std::fs::read(path).map_err(|e| format!("failed to open {}: {e}", path.display()))?;
-        if let Some(new) =
-            rewrite(providers, &data).map_err(|e| format!("{}: {e}", path.display()))?
-        {
+        let rewritten = if data.get(4) == Some(&1) {
+            refuse_32bit_calls(&data).map(|()| None)
+        } else {
+            rewrite(providers, &data)
+        };
+        if let Some(new) = rewritten.map_err(|e| format!("{}: {e}", path.display()))? {
             std::fs::write(path, &new.0)
                 .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
             linked.rewritten.push((path.clone(), new.1));
         }
     }
-    let object = provider_object(providers)?;
+    let object = provider_object(providers, is_32)?;
     std::fs::write(output, object)
         .map_err(|e| format!("failed to write {}: {e}", output.display()))?;
     Ok(linked)
 }
 
-/// The provider object's bytes.
-pub fn provider_object(providers: &[ProviderDef]) -> Result<Vec<u8>, String> {
-    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+/// The provider object's bytes: ELF64 x86_64, or ELF32 i386 when `is_32`.
+pub fn provider_object(providers: &[ProviderDef], is_32: bool) -> Result<Vec<u8>, String> {
+    let arch = if is_32 {
+        Architecture::I386
+    } else {
+        Architecture::X86_64
+    };
+    let mut obj = Object::new(BinaryFormat::Elf, arch, Endianness::Little);
     let probes = obj.add_section(
         obj.segment_name(StandardSegment::Data).to_vec(),
         b".probes".to_vec(),
@@ -108,6 +140,42 @@ pub fn provider_object(providers: &[ProviderDef]) -> Result<Vec<u8>, String> {
     };
     obj.write()
         .map_err(|e| format!("failed to write the provider object: {e}"))
+}
+
+/// A 32-bit object is linked as it is when its sites are the `-h` header's (notes
+/// already); calls to `__dtrace_*` probe functions are not rewritten in 32-bit code, so an
+/// object with any is refused, plainly.
+fn refuse_32bit_calls(data: &[u8]) -> Result<(), String> {
+    let word = |at: usize| u32_at(data, at).map(u64::from);
+    let (shoff, shnum) = (word(0x20)?, u16_at(data, 0x30)? as u64);
+    // Elf32_Shdr: type at 4, offset at 16, size at 20, link at 24.
+    let section = |i: u64| -> Result<(u32, u64, u64, u32), String> {
+        let at = (shoff + i * 40) as usize;
+        Ok((
+            u32_at(data, at + 4)?,
+            word(at + 16)?,
+            word(at + 20)?,
+            u32_at(data, at + 24)?,
+        ))
+    };
+    for i in 0..shnum {
+        let (kind, offset, size, link) = section(i)?;
+        if kind != SHT_SYMTAB {
+            continue;
+        }
+        let (_, str_offset, str_size, _) = section(link as u64)?;
+        let strings = data
+            .get(str_offset as usize..(str_offset + str_size) as usize)
+            .ok_or("a section outside the file")?;
+        for j in 0..size / 16 {
+            let name = u32_at(data, (offset + j * 16) as usize)? as usize;
+            let text = strings.get(name..).unwrap_or_default();
+            if text.starts_with(b"__dtrace") {
+                return Err("32-bit objects calling __dtrace_ probe functions cannot be rewritten here: use the probe macros of a header from dtrace -h".to_string());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A call to a probe function found in an object.
@@ -446,10 +514,7 @@ impl<'a> Elf<'a> {
             return Err("not an ELF object".to_string());
         }
         if data.get(4) != Some(&2) {
-            return Err(
-                "32-bit objects cannot hold probes here: only x86_64 (ELF64) objects are supported"
-                    .to_string(),
-            );
+            return Err("not an ELF64 object".to_string());
         }
         if data.get(5) != Some(&1) || u16_at(data, 0x12)? != 62 || u16_at(data, 0x10)? != 1 {
             return Err("not a little-endian x86_64 relocatable object".to_string());
@@ -593,7 +658,7 @@ mod tests {
     #[test]
     fn provider_object_defines_semaphores() {
         let p = defs("provider p { probe x(int); probe y(); };");
-        let bytes = provider_object(&p).unwrap();
+        let bytes = provider_object(&p, false).unwrap();
         let elf = Elf::parse(&bytes).unwrap();
         let t = elf.symtab().unwrap();
         let names: Vec<&[u8]> = (0..t.count)

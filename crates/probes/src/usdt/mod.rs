@@ -19,9 +19,10 @@
 //! offsets through the `PT_LOAD` program header holding them.
 //!
 //! ELF files are read with the workspace's own reader (`dtrace-elf`, re-exported as
-//! [`elf`]), which refuses anything but 64-bit little-endian files with a clear error.
-//! Argument specs are parsed for x86_64 only (see [`args`]); on other machines the notes are
-//! still read and [`UsdtProbe::args`] says why the arguments are not.
+//! [`elf`]), which refuses anything but little-endian files with a clear error; a 32-bit
+//! program's notes hold 4-byte addresses. Argument specs are parsed for x86_64 and i386
+//! (see [`args`]); on other machines the notes are still read and [`UsdtProbe::args`] says
+//! why the arguments are not.
 
 pub mod args;
 pub use dtrace_elf as elf;
@@ -31,7 +32,7 @@ use std::path::Path;
 pub use args::{parse_arg, parse_arg_spec, ArgLocation, ArgSpecError, Reg, UsdtArg};
 pub use elf::ElfError;
 
-use elf::{Elf, Symbol, EM_X86_64};
+use elf::{Elf, Symbol, EM_386, EM_X86_64};
 
 /// `NT_STAPSDT`.
 const NT_STAPSDT: u32 = 3;
@@ -143,10 +144,17 @@ pub fn parse_probes(data: &[u8]) -> Result<Vec<UsdtProbe>, ElfError> {
             continue;
         }
         let bad = |what: &str| ElfError(format!("malformed .note.stapsdt note: {what}"));
-        let mut pc = elf::u64_at(desc, 0).map_err(|_| bad("too short"))?;
-        let base = elf::u64_at(desc, 8).map_err(|_| bad("too short"))?;
-        let mut semaphore = elf::u64_at(desc, 16).map_err(|_| bad("too short"))?;
-        let mut strings = desc[24..].split(|&b| b == 0);
+        // Three addresses (the site, `.stapsdt.base`, the semaphore): words of the
+        // file's class.
+        let w = if elf.is_32 { 4 } else { 8 };
+        let address = |i: usize| match w {
+            4 => elf::u32_at(desc, i * 4).map(u64::from),
+            _ => elf::u64_at(desc, i * 8),
+        };
+        let mut pc = address(0).map_err(|_| bad("too short"))?;
+        let base = address(1).map_err(|_| bad("too short"))?;
+        let mut semaphore = address(2).map_err(|_| bad("too short"))?;
+        let mut strings = desc[3 * w..].split(|&b| b == 0);
         let mut next = |what: &str| {
             strings
                 .next()
@@ -178,7 +186,9 @@ pub fn parse_probes(data: &[u8]) -> Result<Vec<UsdtProbe>, ElfError> {
                 ))
             })?,
         };
-        let args = if elf.machine == EM_X86_64 {
+        // i386 programs' operands name the same registers (`%eax`, `4@8(%esp)`), which
+        // a 32-bit task's `pt_regs` holds in the same slots.
+        let args = if elf.machine == EM_X86_64 || elf.machine == EM_386 {
             parse_arg_spec(&arg_spec).map(|args| resolve_symbols(args, &symbols))
         } else {
             Err(ArgSpecError {
