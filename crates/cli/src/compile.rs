@@ -151,7 +151,7 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
         .map(|(name, text)| {
             (
                 name.to_string(),
-                Source::new(Origin::Script(name.to_string()), text.to_string()),
+                Source::new(Origin::Library(name.to_string()), text.to_string()),
                 true,
             )
         })
@@ -183,7 +183,7 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            found.push((name, Source::new(Origin::Script(shown), text)));
+            found.push((name, Source::new(Origin::Library(shown), text)));
         }
     }
     let ordered = crate::libdeps::order(found)
@@ -774,6 +774,7 @@ pub fn compile(
             ustack_frames: options.ustack_frames,
             jstack_frames: options.jstack_frames,
             max_frames: options.max_frames,
+            tuple_registers: options.tregs,
         },
         codegen: CodegenOptions {
             strsize,

@@ -40,7 +40,7 @@ pub fn parse(
     let mut parser = Parser {
         lexer: Lexer::new(&source.text, source_index),
         text: &source.text,
-        is_script: matches!(source.origin, Origin::Script(_)),
+        is_script: matches!(source.origin, Origin::Script(_) | Origin::Library(_)),
         mode: Mode::Outer,
         lookahead: VecDeque::new(),
         control_end: 0,
