@@ -111,9 +111,19 @@ fn run(argv: &[String]) -> i32 {
         println!("dtrace: Sun D 2.0");
         return 0;
     }
+    let mut options = Options {
+        destructive: args.destructive,
+        ..Options::default()
+    };
+    options.output.quiet = args.quiet;
+    for (name, value) in &args.options {
+        if let Err(why) = options.set(name, value.as_deref()) {
+            eprintln!("dtrace: failed to set -x {name}: {why}");
+            return 1;
+        }
+    }
     if args.header || args.object {
-        let errtags = args.options.iter().any(|(n, _)| n == "errtags");
-        return provider_build::run(&args, errtags);
+        return provider_build::run(&args, options.errtags);
     }
     let pinned_ring = args
         .options
@@ -127,17 +137,6 @@ fn run(argv: &[String]) -> i32 {
     if !args.list {
         if let Err(needed) = privileges::check() {
             eprint!("{needed}");
-            return 1;
-        }
-    }
-    let mut options = Options {
-        destructive: args.destructive,
-        ..Options::default()
-    };
-    options.output.quiet = args.quiet;
-    for (name, value) in &args.options {
-        if let Err(why) = options.set(name, value.as_deref()) {
-            eprintln!("dtrace: failed to set -x {name}: {why}");
             return 1;
         }
     }
@@ -360,7 +359,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     }
-    if args.disassemble {
+    if args.disassemble || options.disassemble {
         for prog in &comp.compiled.programs {
             // As loaded: where its user-memory reads sleep, in their sleepable forms.
             let mut insns = prog.code.insns.clone();

@@ -58,6 +58,10 @@ pub struct Options {
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
+    /// `tregs`: the tuple registers, which bound a key tuple's length.
+    pub tregs: u32,
+    /// `verbose`: show the eBPF code of each program, as `-S` does.
+    pub disassemble: bool,
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
@@ -118,6 +122,8 @@ impl Default for Options {
             defaultargs: false,
             destructive: false,
             zdefs: false,
+            disassemble: false,
+            tregs: dtrace_typing::cook::TUPLE_REGISTERS,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
@@ -145,7 +151,6 @@ const ACCEPTED: &[&str] = &[
     "jstackstrsize",
     "aggpercpu",
     "grabanon",
-    "linkmode",
     "libdir",
     "ldpath",
     "cpp",
@@ -157,7 +162,6 @@ const ACCEPTED: &[&str] = &[
     "cpphdrs",
     "nolibs",
     "core",
-    "verbose",
     "tree",
     "temporal",
     "pspec",
@@ -192,6 +196,10 @@ const COMMAND_LINE_ONLY: &[&str] = &[
     "stdc",
     "lockmem",
 ];
+
+/// Why `linktype=dof` is refused.
+const LINKTYPE_DOF: &str = "DOF objects are not made on Linux: -G writes ELF objects whose \
+probes are stapsdt notes, which the kernel's uprobes fire without DTrace's DOF loader";
 
 /// The integer registers DTrace's code generator was given (`iregs`).
 const IREGS: i64 = 8;
@@ -254,6 +262,7 @@ impl Options {
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
+            "verbose" => self.disassemble = flag(value)?,
             "followfork" => self.followfork = flag(value)?,
             "cpu" => {
                 let cpu = value.and_then(|v| v.parse::<u32>().ok());
@@ -303,6 +312,21 @@ impl Options {
             "version" => version(value)?,
             "stdc" => match value {
                 Some("a" | "c" | "t" | "s") => {}
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            // How kernel symbol references are resolved: moot while they are refused
+            // (the kernel's BTF gives no addresses or types of its variables).
+            "linkmode" => match value {
+                Some("kernel" | "dynamic" | "static") => {}
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "linktype" => match value {
+                Some("elf") => {}
+                Some("dof") => return Err(LINKTYPE_DOF.into()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "tregs" => match value.and_then(|v| v.parse::<u32>().ok()) {
+                Some(n) if n > 0 => self.tregs = n,
                 _ => return Err(INVALID_VALUE.into()),
             },
             "iregs" => match value.and_then(|v| v.parse::<i64>().ok()) {

@@ -3,6 +3,7 @@
 //! the header (`-h`) or the link's object (`-G`, rewriting the program's objects given as
 //! operands where they call DTrace's probe functions). Default output names follow
 //! DTrace: the first script's basename with `.h` or `.o`, in the current directory.
+//! `-x ldpath=LD` has the named linker make the object (`LD -r`) from the one written.
 
 use std::path::{Path, PathBuf};
 
@@ -57,13 +58,66 @@ pub fn run(args: &Args, errtags: bool) -> i32 {
         return 0;
     }
     let objects: Vec<PathBuf> = args.operands.iter().map(PathBuf::from).collect();
-    match dtrace_sdt::link::link(&providers, &objects, &output) {
-        Ok(_) => 0,
+    // As DTrace: the script is named without its `.d` here.
+    let script = script.strip_suffix(".d").unwrap_or(script);
+    let linker = args
+        .options
+        .iter()
+        .filter(|(n, _)| n == "ldpath")
+        .filter_map(|(_, v)| v.as_deref())
+        .last();
+    let made = match linker {
+        None => dtrace_sdt::link::link(&providers, &objects, &output).map(drop),
+        Some(ld) => through_linker(ld, &output, |tmp| {
+            dtrace_sdt::link::link(&providers, &objects, tmp).map(drop)
+        }),
+    };
+    match made {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("dtrace: failed to link script {script}: {e}");
             1
         }
     }
+}
+
+/// `-x ldpath=LD`: the object is written beside `output`, then `LD -o OUTPUT -r OBJECT`
+/// makes `output` from it, run by the shell as DTrace runs its linker (so `LD` may carry
+/// arguments of its own).
+fn through_linker(
+    ld: &str,
+    output: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut tmp = output.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let linked = write(&tmp).and_then(|()| {
+        let status = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("{ld} -o \"$1\" -r \"$2\""))
+            .arg("sh")
+            .arg(output)
+            .arg(&tmp)
+            .status()
+            .map_err(|e| format!("failed to run {ld}: {}", crate::errno_text(&e)))?;
+        let file = output.display();
+        match (
+            status.code(),
+            std::os::unix::process::ExitStatusExt::signal(&status),
+        ) {
+            (Some(0), _) => Ok(()),
+            (Some(code), _) => Err(format!(
+                "failed to link {file}: {ld} exited with status {code}"
+            )),
+            (None, signal) => Err(format!(
+                "failed to link {file}: {ld} failed due to signal {}",
+                signal.unwrap_or(0)
+            )),
+        }
+    });
+    let _ = std::fs::remove_file(&tmp);
+    linked
 }
 
 /// The providers the program's sources define.

@@ -770,7 +770,7 @@ impl Cook<'_> {
             })
             .collect();
         let id = self.aggregation_for(name, func_kind, signature, &typed_keys, span)?;
-        self.note_keys(super::keys::KeyOwner::Aggregation(id), &typed_keys);
+        self.note_keys(super::keys::KeyOwner::Aggregation(id), &typed_keys)?;
         let mut values = Vec::new();
         for (i, a) in args.iter().take(value_args).enumerate() {
             // lquantize/llquantize's increment is their last argument.

@@ -693,7 +693,7 @@ impl Cook<'_> {
                 v
             });
         }
-        self.note_keys(super::keys::KeyOwner::Assoc(id), &out);
+        self.note_keys(super::keys::KeyOwner::Assoc(id), &out)?;
         Ok(out)
     }
 

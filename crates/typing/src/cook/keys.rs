@@ -8,6 +8,8 @@
 //! Names of user-level probes are left at `strsize`: their clauses are compiled again when
 //! processes start, with the same maps, for probes whose names are not known yet.
 
+use dtrace_frontend::{CompileError, Result};
+
 use super::Cook;
 use crate::ir::{self, Builtin, Expr, ExprKind, KeyUses, ProbeNames, Subr};
 use crate::probe::{ProbeContext, ProbeSite};
@@ -22,8 +24,15 @@ pub(crate) enum KeyOwner {
 }
 
 impl Cook<'_> {
-    /// Note what the key tuple `keys` of `owner` stores.
-    pub(crate) fn note_keys(&mut self, owner: KeyOwner, keys: &[Expr]) {
+    /// Note what the key tuple `keys` of `owner` stores; a tuple longer than the tuple
+    /// registers (`tregs`) allow is DTrace's error.
+    pub(crate) fn note_keys(&mut self, owner: KeyOwner, keys: &[Expr]) -> Result<()> {
+        if keys.len() > self.opts.tuple_registers as usize + 1 {
+            return Err(CompileError::unplaced(
+                "",
+                "Insufficient tuple registers to generate code",
+            ));
+        }
         let strsize = self.strsize();
         let site = self.ctx.as_ref().map(|c| &c.site);
         let noted: Vec<Option<(u32, Option<NameUse>)>> = keys
@@ -59,6 +68,7 @@ impl Cook<'_> {
                 _ => slot.names = None,
             }
         }
+        Ok(())
     }
 }
 

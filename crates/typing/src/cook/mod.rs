@@ -62,7 +62,12 @@ pub struct Options {
     pub jstack_frames: u32,
     /// The most frames a stack records (`maxframes`): more are silently reduced to it.
     pub max_frames: u32,
+    /// The tuple registers (`tregs`): a key tuple holds at most one more element.
+    pub tuple_registers: u32,
 }
+
+/// DTrace's tuple registers when `tregs` is not set.
+pub const TUPLE_REGISTERS: u32 = 8;
 
 impl Default for Options {
     fn default() -> Self {
@@ -73,6 +78,7 @@ impl Default for Options {
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
             jstack_frames: dtrace_abi::datum::JSTACK_FRAMES,
             max_frames: dtrace_abi::datum::MAX_STACK_FRAMES,
+            tuple_registers: TUPLE_REGISTERS,
         }
     }
 }
