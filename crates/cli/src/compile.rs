@@ -775,6 +775,7 @@ pub fn compile(
             jstack_frames: options.jstack_frames,
             max_frames: options.max_frames,
             tuple_registers: options.tregs,
+            version: options.version,
         },
         codegen: CodegenOptions {
             strsize,

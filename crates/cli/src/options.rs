@@ -58,6 +58,8 @@ pub struct Options {
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
+    /// `version`: the D version the program is written to.
+    pub version: u32,
     /// `tregs`: the tuple registers, which bound a key tuple's length.
     pub tregs: u32,
     /// `verbose`: show the eBPF code of each program, as `-S` does.
@@ -124,6 +126,7 @@ impl Default for Options {
             zdefs: false,
             disassemble: false,
             tregs: dtrace_typing::cook::TUPLE_REGISTERS,
+            version: dtrace_typing::builtins::CURRENT_VERSION,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
@@ -211,8 +214,9 @@ const VERSIONS: &[&str] = &[
     "1.12.1", "1.13", "2.0",
 ];
 
-/// A `version` value: a version DTrace defines, in `major.minor[.micro]` form.
-fn version(value: Option<&str>) -> Result<(), String> {
+/// A `version` value: a version DTrace defines, in `major.minor[.micro]` form; its code
+/// ([`dtrace_typing::builtins::d_version`]).
+fn version(value: Option<&str>) -> Result<u32, String> {
     let v = value.ok_or_else(|| INVALID_VALUE.to_string())?;
     let parts: Vec<&str> = v.split('.').collect();
     let numeric = |p: &&str| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit());
@@ -222,7 +226,8 @@ fn version(value: Option<&str>) -> Result<(), String> {
     if !VERSIONS.contains(&v) {
         return Err("Requested version is not supported by compiler".into());
     }
-    Ok(())
+    let n = |i: usize| parts.get(i).map_or(0, |p| p.parse::<u32>().unwrap_or(0));
+    Ok(dtrace_typing::builtins::d_version(n(0), n(1), n(2)))
 }
 
 impl Options {
@@ -309,7 +314,7 @@ impl Options {
                     return Err(INVALID_VALUE.into());
                 }
             }
-            "version" => version(value)?,
+            "version" => self.version = version(value)?,
             "stdc" => match value {
                 Some("a" | "c" | "t" | "s") => {}
                 _ => return Err(INVALID_VALUE.into()),

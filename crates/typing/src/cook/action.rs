@@ -94,7 +94,7 @@ impl Cook<'_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Result<()> {
-        let Some(Kind::Action(a)) = builtins::lookup(name) else {
+        let Some(Kind::Action(a)) = self.predefined(name) else {
             return Ok(());
         };
         let (min, max) = action_arity(a);
@@ -145,7 +145,7 @@ impl Cook<'_> {
             name_span,
         } = &e.kind
         {
-            if let Some(Kind::Action(a)) = builtins::lookup(name) {
+            if let Some(Kind::Action(a)) = self.predefined(name) {
                 let kind = self.action(a, name, args, *name_span, e.span)?;
                 return Ok(ir::Stmt::Action(Action { kind, span: e.span }));
             }
@@ -744,7 +744,7 @@ impl Cook<'_> {
             ));
         };
         if !builtins::is_aggregating(func) {
-            if builtins::lookup(func).is_none() {
+            if self.predefined(func).is_none() {
                 return Err(CompileError::new(
                     "D_FUNC_UNDEF",
                     format!("undefined function name: {func}"),

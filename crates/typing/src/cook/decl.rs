@@ -590,6 +590,13 @@ impl Cook<'_> {
                     self.new_assoc(&d.name, keys, ty, false);
                 }
                 _ => {
+                    if self.predefined(&d.name).is_some() {
+                        return Err(CompileError::new(
+                            "D_DECL_IDRED",
+                            format!("built-in identifier redeclared: {}", d.name),
+                            d.span,
+                        ));
+                    }
                     if self.global(&d.name).is_some() {
                         return Err(CompileError::new(
                             "D_DECL_IDRED",

@@ -366,7 +366,7 @@ impl Cook<'_> {
         if let Some((ty, value)) = self.scope.inlines.get(name).cloned() {
             return self.inline(name, &ty, &value, span);
         }
-        if let Some(Kind::Variable(v)) = builtins::lookup(name) {
+        if let Some(Kind::Variable(v)) = self.predefined(name) {
             return self.builtin(v, span);
         }
         if let Some(c) = kernel_enum_constant(name, span) {

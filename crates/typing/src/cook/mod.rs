@@ -64,6 +64,9 @@ pub struct Options {
     pub max_frames: u32,
     /// The tuple registers (`tregs`): a key tuple holds at most one more element.
     pub tuple_registers: u32,
+    /// The D version the program is written to (`version`, [`builtins::d_version`]):
+    /// identifiers added later are not predefined.
+    pub version: u32,
 }
 
 /// DTrace's tuple registers when `tregs` is not set.
@@ -79,6 +82,7 @@ impl Default for Options {
             jstack_frames: dtrace_abi::datum::JSTACK_FRAMES,
             max_frames: dtrace_abi::datum::MAX_STACK_FRAMES,
             tuple_registers: TUPLE_REGISTERS,
+            version: crate::builtins::CURRENT_VERSION,
         }
     }
 }
@@ -201,6 +205,11 @@ impl<'a> Cook<'a> {
             entry_vtimestamp: false,
             layers: Default::default(),
         }
+    }
+
+    /// What the predefined identifier `name` is, in the program's D version.
+    fn predefined(&self, name: &str) -> Option<crate::builtins::Kind> {
+        crate::builtins::lookup_at(name, self.opts.version)
     }
 
     fn strsize(&self) -> u32 {
