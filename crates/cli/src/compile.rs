@@ -407,8 +407,9 @@ fn needed_libraries(sources: &[Source]) -> Vec<bool> {
 }
 
 /// Parse every source; returns the items of each, then those of each library file (none
-/// for a built-in file the program does not need).
-pub fn parse_all(sources: &[Source]) -> Result<Vec<Vec<Item>>, Failure> {
+/// for a built-in file the program does not need). `pspec`: the `pspec` option's reading
+/// of the program's sources.
+pub fn parse_all(sources: &[Source], pspec: bool) -> Result<Vec<Vec<Item>>, Failure> {
     let mut typedefs: HashSet<String> = HashSet::new();
     let mut library_items = Vec::new();
     let needed = needed_libraries(sources);
@@ -433,7 +434,7 @@ pub fn parse_all(sources: &[Source]) -> Result<Vec<Vec<Item>>, Failure> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            dtrace_frontend::parse(s, i as u16, &known)
+            dtrace_frontend::parse_with(s, i as u16, &known, pspec)
                 .map(|p| p.items)
                 .map_err(|e| Failure::Compile(e, with_library(sources)))
         })

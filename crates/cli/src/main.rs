@@ -280,7 +280,7 @@ fn front_end(
         Ok(s) => s,
         Err(f) => return fail(f, options),
     };
-    let items = match compile::parse_all(&sources) {
+    let items = match compile::parse_all(&sources, options.pspec) {
         Ok(i) => i,
         Err(f) => return fail(f, options),
     };

@@ -62,6 +62,8 @@ pub struct Options {
     pub version: u32,
     /// `tregs`: the tuple registers, which bound a key tuple's length.
     pub tregs: u32,
+    /// `pspec`: words at the outer scope are probe descriptions, never types.
+    pub pspec: bool,
     /// `verbose`: show the eBPF code of each program, as `-S` does.
     pub disassemble: bool,
     /// Default frames of `stack()` and `ustack()` (1..=127).
@@ -125,6 +127,7 @@ impl Default for Options {
             destructive: false,
             zdefs: false,
             disassemble: false,
+            pspec: false,
             tregs: dtrace_typing::cook::TUPLE_REGISTERS,
             version: dtrace_typing::builtins::CURRENT_VERSION,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
@@ -167,7 +170,6 @@ const ACCEPTED: &[&str] = &[
     "core",
     "tree",
     "temporal",
-    "pspec",
     "disasm",
     "amin",
     "debug",
@@ -267,7 +269,8 @@ impl Options {
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
-            "verbose" => self.disassemble = flag(value)?,
+            "verbose" => self.disassemble = compiler_flag(value)?,
+            "pspec" => self.pspec = compiler_flag(value)?,
             "followfork" => self.followfork = flag(value)?,
             "cpu" => {
                 let cpu = value.and_then(|v| v.parse::<u32>().ok());
@@ -358,6 +361,14 @@ impl Options {
             _ => return Err("Invalid option name".into()),
         }
         Ok(())
+    }
+}
+
+/// A compiler flag (`verbose`, `pspec`): set by naming it; it takes no value.
+fn compiler_flag(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None => Ok(true),
+        Some(_) => Err(INVALID_VALUE.into()),
     }
 }
 

@@ -123,7 +123,7 @@ fn through_linker(
 /// The providers the program's sources define.
 fn providers(args: &Args) -> Result<Vec<dtrace_sdt::ProviderDef>, Failure> {
     let sources = compile::read_sources(args)?;
-    let items = compile::parse_all(&sources)?;
+    let items = compile::parse_all(&sources, false)?;
     let user: Vec<_> = items.into_iter().take(sources.len()).flatten().collect();
     Ok(dtrace_sdt::providers(&user))
 }
