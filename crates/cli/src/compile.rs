@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use dtrace_backend::program::{Compiled, ProbeSite};
 use dtrace_backend::CodegenOptions;
 use dtrace_frontend::ast::{self, Item};
-use dtrace_frontend::{CompileError, Origin, Source};
+use dtrace_frontend::{CompileError, Origin, Source, Span};
 use dtrace_probes::{Catalog, Description, Probe};
 use dtrace_typing::macros::MacroArgs;
 use dtrace_typing::types::translators::Provided;
@@ -668,6 +668,26 @@ pub fn compile(
                 next_statement += 1;
                 let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
+                if let Some(min) = &options.amin {
+                    let attr = dtrace_probes::attrs::description_attrs(
+                        &d,
+                        found.probes.first().map(|p| &p.site),
+                    );
+                    if attr.below(min) {
+                        // Where DTrace's clause node is: its end.
+                        let end = clause.span.end as usize;
+                        return Err(fail(
+                            CompileError::new(
+                                "D_ATTR_MIN",
+                                format!(
+                                    "attributes for clause ({attr}) are less than predefined minimum"
+                                ),
+                                Span::new(clause.span.source, end.saturating_sub(1), end),
+                            ),
+                            &sources,
+                        ));
+                    }
+                }
                 // Globs wait for binaries started later; a process's description that
                 // matches nothing yet (-Z) waits for the libraries it will load.
                 if dtrace_probes::user::deferrable(&d)

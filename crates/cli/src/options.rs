@@ -62,6 +62,8 @@ pub struct Options {
     pub version: u32,
     /// `tregs`: the tuple registers, which bound a key tuple's length.
     pub tregs: u32,
+    /// `amin`: the least attributes a clause's probe description may have.
+    pub amin: Option<dtrace_probes::attrs::Attr>,
     /// `pspec`: words at the outer scope are probe descriptions, never types.
     pub pspec: bool,
     /// `verbose`: show the eBPF code of each program, as `-S` does.
@@ -128,6 +130,7 @@ impl Default for Options {
             zdefs: false,
             disassemble: false,
             pspec: false,
+            amin: None,
             tregs: dtrace_typing::cook::TUPLE_REGISTERS,
             version: dtrace_typing::builtins::CURRENT_VERSION,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
@@ -171,7 +174,6 @@ const ACCEPTED: &[&str] = &[
     "tree",
     "temporal",
     "disasm",
-    "amin",
     "debug",
     "knodefs",
     "unodefs",
@@ -271,6 +273,10 @@ impl Options {
             "zdefs" => self.zdefs = flag(value)?,
             "verbose" => self.disassemble = compiler_flag(value)?,
             "pspec" => self.pspec = compiler_flag(value)?,
+            "amin" => {
+                let attr = value.and_then(dtrace_probes::attrs::Attr::parse);
+                self.amin = Some(attr.ok_or_else(|| INVALID_VALUE.to_string())?);
+            }
             "followfork" => self.followfork = flag(value)?,
             "cpu" => {
                 let cpu = value.and_then(|v| v.parse::<u32>().ok());
