@@ -347,7 +347,7 @@ impl<'a> Session<'a> {
                 let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
                     continue;
                 };
-                probe.attach(program)
+                probe.attach(program, self.options.cpu)
             };
             let function = matches!(prog.probe.context, ProbeContext::Function { .. });
             let mut group = false;
