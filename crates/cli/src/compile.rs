@@ -240,6 +240,16 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
             ProgramSource::Function(f) => Source::new(Origin::Description, format!("{f}:")),
             ProgramSource::Id(i) => Source::new(Origin::Description, i.clone()),
         };
+        crate::debug::say(|| {
+            format!(
+                "read {} ({} bytes)",
+                match &source.origin {
+                    Origin::Script(path) => path.as_str(),
+                    _ => source.text.as_str(),
+                },
+                source.text.len()
+            )
+        });
         sources.push(source);
     }
     Ok(sources)
@@ -668,6 +678,13 @@ pub fn compile(
                 next_statement += 1;
                 let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
+                crate::debug::say(|| {
+                    format!(
+                        "description {} matched {} probes",
+                        full_description(&d),
+                        found.probes.len()
+                    )
+                });
                 if let Some(min) = &options.amin {
                     let attr = dtrace_probes::attrs::description_attrs(
                         &d,
@@ -824,6 +841,14 @@ pub fn compile(
             &inputs.clause_statements,
         )
         .map_err(|e| fail(e, &sources))?;
+    crate::debug::say(|| {
+        let insns: usize = compiled.programs.iter().map(|p| p.code.insns.len()).sum();
+        format!(
+            "compiled {} programs ({insns} instructions) and {} maps",
+            compiled.programs.len(),
+            compiled.maps.len()
+        )
+    });
     Ok(Compilation {
         compiled,
         matched,

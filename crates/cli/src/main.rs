@@ -8,6 +8,7 @@ mod args;
 mod binary_defs;
 mod buffers;
 mod compile;
+mod debug;
 mod diagnostics;
 mod early_ring;
 mod effects;
@@ -121,6 +122,10 @@ fn run(argv: &[String]) -> i32 {
             eprintln!("dtrace: failed to set -x {name}: {why}");
             return 1;
         }
+        debug::say(|| match value {
+            Some(v) => format!("set option {name} to {v}"),
+            None => format!("set option {name}"),
+        });
     }
     if args.header || args.object {
         return provider_build::run(&args, options.errtags);

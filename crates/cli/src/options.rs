@@ -174,7 +174,6 @@ const ACCEPTED: &[&str] = &[
     "tree",
     "temporal",
     "disasm",
-    "debug",
     "knodefs",
     "unodefs",
     "lazyload",
@@ -273,6 +272,11 @@ impl Options {
             "zdefs" => self.zdefs = flag(value)?,
             "verbose" => self.disassemble = compiler_flag(value)?,
             "pspec" => self.pspec = compiler_flag(value)?,
+            // Process-wide, as DTrace's.
+            "debug" => {
+                compiler_flag(value)?;
+                crate::debug::enable();
+            }
             "amin" => {
                 let attr = value.and_then(dtrace_probes::attrs::Attr::parse);
                 self.amin = Some(attr.ok_or_else(|| INVALID_VALUE.to_string())?);

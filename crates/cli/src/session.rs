@@ -366,6 +366,13 @@ impl<'a> Session<'a> {
             }
             match links {
                 Ok(links) => {
+                    crate::debug::say(|| {
+                        format!(
+                            "attached {} ({} links)",
+                            prog.probe.full_name(),
+                            links.len()
+                        )
+                    });
                     functions += usize::from(function || group);
                     self.loaded.links.extend(links);
                 }
