@@ -108,6 +108,10 @@ fn run(argv: &[String]) -> i32 {
         }
     };
     args.fold_options();
+    if let Some(flag) = args.anonymous {
+        eprintln!("dtrace: -{flag}: {}", args::ANONYMOUS);
+        return 1;
+    }
     if args.version {
         println!("dtrace: Sun D 2.0");
         return 0;

@@ -159,7 +159,6 @@ const ACCEPTED: &[&str] = &[
     "cleanrate",
     "jstackstrsize",
     "aggpercpu",
-    "grabanon",
     "libdir",
     "ldpath",
     "cpp",
@@ -272,6 +271,7 @@ impl Options {
             "zdefs" => self.zdefs = flag(value)?,
             "verbose" => self.disassemble = compiler_flag(value)?,
             "pspec" => self.pspec = compiler_flag(value)?,
+            "grabanon" => return Err(crate::args::ANONYMOUS.into()),
             // Process-wide, as DTrace's.
             "debug" => {
                 compiler_flag(value)?;
