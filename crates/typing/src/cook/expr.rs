@@ -1404,7 +1404,7 @@ impl Cook<'_> {
 /// Why a symbol reference `` module`name `` cannot be resolved: an empty name is no
 /// symbol; otherwise this dtrace has no kernel symbol table with types (BTF describes no
 /// global variables).
-fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
+pub(super) fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
     let text = format!("{}`{name}", module.unwrap_or(""));
     if name.is_empty() {
         return CompileError::new(
