@@ -63,9 +63,9 @@ pub fn run(args: &Args, errtags: bool) -> i32 {
     let linker = args
         .options
         .iter()
+        .rev()
         .filter(|(n, _)| n == "ldpath")
-        .filter_map(|(_, v)| v.as_deref())
-        .last();
+        .find_map(|(_, v)| v.as_deref());
     let made = match linker {
         None => dtrace_sdt::link::link(&providers, &objects, &output).map(drop),
         Some(ld) => through_linker(ld, &output, |tmp| {
