@@ -440,11 +440,15 @@ pub fn parse_all(sources: &[Source], pspec: bool) -> Result<Vec<Vec<Item>>, Fail
         library_items.push(items);
     }
     let known = |name: &str| typedefs.contains(name) || is_type_name(name);
+    let settings = dtrace_frontend::Settings {
+        probe_specifiers: pspec,
+        is_predefined: &|name| dtrace_typing::builtins::lookup(name).is_some(),
+    };
     let mut all = sources
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            dtrace_frontend::parse_with(s, i as u16, &known, pspec)
+            dtrace_frontend::parse_with(s, i as u16, &known, &settings)
                 .map(|p| p.items)
                 .map_err(|e| Failure::Compile(e, with_library(sources)))
         })

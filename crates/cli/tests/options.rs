@@ -166,6 +166,24 @@ fn pspec_reads_outer_words_as_probe_descriptions() {
 }
 
 #[test]
+fn the_end_of_the_text_in_syntax_errors() {
+    // DTrace's lexer looks past a new identifier, and reads the end there as a character.
+    for (text, words) in [
+        ("BEGIN { trace(zz", "end-of-input"),
+        ("BEGIN { trace(pid", "end of input"),
+        ("BEGIN { zz = 1; trace(zz", "end of input"),
+        ("BEGIN { trace(1);", "end of input"),
+    ] {
+        expect(
+            &dtrace(&["-n", text]),
+            1,
+            "",
+            &format!("dtrace: invalid probe specifier {text}: syntax error near {words}\n"),
+        );
+    }
+}
+
+#[test]
 fn amin_checks_probe_description_attributes() {
     // An unnamed provider's description is Unstable.
     expect(

@@ -37,17 +37,29 @@ pub fn parse(
     source_index: u16,
     is_type_name: &dyn Fn(&str) -> bool,
 ) -> Result<Program> {
-    parse_with(source, source_index, is_type_name, false)
+    let settings = Settings {
+        probe_specifiers: false,
+        is_predefined: &|_| false,
+    };
+    parse_with(source, source_index, is_type_name, &settings)
 }
 
-/// [`parse`], under the `pspec` option if `probe_specifiers` (`#pragma D option pspec`
-/// turns it on from where it stands): a word at the outer scope is always a probe
-/// description.
+/// How [`parse_with`] reads a source beyond [`parse`].
+pub struct Settings<'a> {
+    /// The `pspec` option (`#pragma D option pspec` turns it on from where it stands): a
+    /// word at the outer scope is always a probe description.
+    pub probe_specifiers: bool,
+    /// Whether a name is a predefined D identifier (`pid`, `trace`), for the words of a
+    /// syntax error at the end of the text.
+    pub is_predefined: &'a dyn Fn(&str) -> bool,
+}
+
+/// [`parse`], as `settings` say.
 pub fn parse_with(
     source: &Source,
     source_index: u16,
     is_type_name: &dyn Fn(&str) -> bool,
-    probe_specifiers: bool,
+    settings: &Settings,
 ) -> Result<Program> {
     let mut parser = Parser {
         lexer: Lexer::new(&source.text, source_index),
@@ -66,8 +78,9 @@ pub fn parse_with(
         depth: 0,
         last: Span::new(source_index, 0, 0),
         key_names: Vec::new(),
+        is_predefined: settings.is_predefined,
     };
-    parser.lexer.probe_specifiers = probe_specifiers;
+    parser.lexer.probe_specifiers = settings.probe_specifiers;
     parser.program()
 }
 
@@ -97,6 +110,7 @@ struct Parser<'a> {
     last: Span,
     /// The parameter names of the last associative-array declarator (an inline's keys).
     key_names: Vec<String>,
+    is_predefined: &'a dyn Fn(&str) -> bool,
 }
 
 impl<'a> Parser<'a> {
@@ -295,7 +309,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether the text ends with an identifier met for the first time (not a member
-    /// name, keyword or type). DTrace's lexer looks past such a word to tell a variable
+    /// name, keyword, type or predefined identifier). DTrace's lexer looks past such a word to tell a variable
     /// from a type, and at the end of the text that look reads a NUL it then reports as a
     /// character: its error there says `end-of-input`.
     fn ends_in_new_identifier(&self) -> bool {
@@ -311,6 +325,7 @@ impl<'a> Parser<'a> {
             || Keyword::from_word(word).is_some()
             || self.typedefs.contains(word)
             || (self.is_type_name)(word)
+            || (self.is_predefined)(word)
             || !self.text[end..].trim().is_empty()
         {
             return false;
