@@ -181,7 +181,6 @@ const ACCEPTED: &[&str] = &[
     "syslibs",
     "procs",
     "dynvar",
-    "noresolve",
 ];
 
 /// Options only the command line may set: they shape how the program is read.

@@ -353,3 +353,50 @@ fn link_options_of_dash_g() {
         "dtrace: failed to set -x linkmode: Invalid value for specified option\n",
     );
 }
+
+#[test]
+fn noresolve_shows_user_addresses_as_object_offsets() {
+    let dir = scratch("options", "noresolve");
+    let spin = dir.join("spin.sh");
+    std::fs::write(
+        &spin,
+        "#!/bin/sh\ni=0\nwhile [ $i -lt 300000 ]; do i=$((i+1)); done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&spin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let program = "profile-997 /pid == $target && arg1 != 0/ { @a[uaddr(arg1)] = count(); @s[usym(arg1)] = count(); @k[ustack(1)] = count(); }";
+    let spin = spin.display().to_string();
+    let run = dtrace(&["-x", "noresolve", "-q", "-c", &spin, "-n", program]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // Every address shown (keys of the three, the stack's frames).
+    let addresses = |out: &str| -> Vec<String> {
+        out.split_whitespace()
+            .filter(|w| w.contains("0x") || w.contains('`'))
+            .map(str::to_string)
+            .collect()
+    };
+    let keys = addresses(&run.stdout);
+    assert!(!keys.is_empty(), "no samples: {}", run.stdout);
+    // `object:0xoffset`, never a symbol; the shell's own code is among them.
+    for key in &keys {
+        let (object, offset) = key.split_once(":0x").unwrap_or_else(|| panic!("{key}"));
+        assert!(
+            !object.contains('`') && u64::from_str_radix(offset, 16).is_ok(),
+            "{key}"
+        );
+    }
+    assert!(
+        keys.iter()
+            .any(|k| k.starts_with("dash:") || k.starts_with("sh:")),
+        "{}",
+        run.stdout
+    );
+    // Without it, the same addresses show by symbol or as object`0xaddress.
+    let run = dtrace(&["-q", "-c", &spin, "-n", program]);
+    let shown = addresses(&run.stdout);
+    assert!(
+        !shown.is_empty() && shown.iter().all(|k| !k.contains(":0x")),
+        "{}",
+        run.stdout
+    );
+}

@@ -82,11 +82,13 @@ impl Consumer {
 
     pub fn new(desc: ProgramDesc, settings: Settings, output: Box<dyn Output>) -> Consumer {
         let aggs = Aggregations::new(&desc.aggregations);
+        let mut symbols = Symbolizer::new();
+        symbols.set_noresolve(settings.noresolve);
         Consumer {
             desc: Rc::new(desc),
             settings,
             output,
-            symbols: Symbolizer::new(),
+            symbols,
             aggs,
             formats: HashMap::new(),
             drops: DropsSeen::default(),
@@ -414,6 +416,7 @@ impl Consumer {
                 if let Err(why) = result {
                     self.setopt_failed(firing.epid, option, value, &why);
                 }
+                self.symbols.set_noresolve(self.settings.noresolve);
             }
         }
     }

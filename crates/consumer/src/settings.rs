@@ -22,6 +22,9 @@ pub struct Settings {
     pub rawbytes: bool,
     /// `printsize`: the most bytes of an object `print()` shows (all when unset).
     pub printsize: Option<u32>,
+    /// `noresolve`: user addresses show as `object:0xoffset` (the offset in the object's
+    /// mapping) instead of by symbol.
+    pub noresolve: bool,
 }
 
 impl Settings {
@@ -33,6 +36,7 @@ impl Settings {
             "droptags" => flag(value).map(|v| self.droptags = v),
             "flowindent" => flag(value).map(|v| self.flowindent = v),
             "rawbytes" => flag(value).map(|v| self.rawbytes = v),
+            "noresolve" => flag(value).map(|v| self.noresolve = v),
             // As in DTrace: rounded up to 8 bytes; none, 0 or past 64 KiB is 8 KiB.
             "printsize" => number(value).map(|v| {
                 let v = if v == 0 || v > 65536 { 8192 } else { v };

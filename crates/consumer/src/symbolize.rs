@@ -204,6 +204,8 @@ pub struct Symbolizer {
     objects: HashMap<String, (Rc<ObjectSymbols>, Instant)>,
     /// Call frame information of each object file by path, with when it was last used.
     cfi: HashMap<String, (Rc<ObjectCfi>, Instant)>,
+    /// `noresolve`: user addresses are not looked up in symbol tables.
+    noresolve: bool,
 }
 
 /// How long the symbols of an object file unused stay cached (they can take hundreds of
@@ -216,6 +218,27 @@ const REREAD: Duration = Duration::from_millis(10);
 impl Symbolizer {
     pub fn new() -> Symbolizer {
         Symbolizer::default()
+    }
+
+    /// `noresolve`: show user addresses as offsets in their objects' mappings.
+    pub fn set_noresolve(&mut self, on: bool) {
+        self.noresolve = on;
+    }
+
+    /// Under `noresolve`, `pc` of `pid` as an offset in its object's mapping, or an
+    /// unknown address; `None` otherwise.
+    fn unresolved(&mut self, pid: u32, pc: u64) -> Option<Frame> {
+        if !self.noresolve {
+            return None;
+        }
+        let place = match self.mapping(pid, pc) {
+            Some(m) => Place::Unresolved {
+                object: m.path.rsplit('/').next().unwrap_or(&m.path).to_string(),
+                offset: pc - m.start,
+            },
+            None => Place::Unknown,
+        };
+        Some(Frame { address: pc, place })
     }
 
     /// Read `/proc/kallsyms` now if it was not read yet.
@@ -353,6 +376,9 @@ impl Symbolizer {
     /// a symbol there (`object`0x...`), or an unknown address: a user stack frame,
     /// `uaddr()` and `%A`.
     pub fn user_frame(&mut self, pid: u32, pc: u64) -> Frame {
+        if let Some(frame) = self.unresolved(pid, pc) {
+            return frame;
+        }
         let place = match self.user(pid, pc) {
             Some(UserSymbol {
                 object,
@@ -368,6 +394,9 @@ impl Symbolizer {
     /// `ufunc()`/`usym()`: `object`name`, at the symbol's address (the key it aggregates
     /// by).
     pub fn user_sym(&mut self, pid: u32, pc: u64) -> Frame {
+        if let Some(frame) = self.unresolved(pid, pc) {
+            return frame;
+        }
         match self.user(pid, pc) {
             Some(UserSymbol {
                 object,

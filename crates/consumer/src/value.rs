@@ -44,6 +44,9 @@ pub enum Place {
     },
     /// In a user object without a symbol there: `object`0xaddress`.
     Object(String),
+    /// In a user object, not resolved (`noresolve`): `object:0xoffset`, the offset in the
+    /// object's mapping that holds the address.
+    Unresolved { object: String, offset: u64 },
     /// A module or object itself (`mod()`, `umod()`): its name.
     Module(String),
     /// Nothing known: `0xaddress`.
@@ -73,6 +76,7 @@ impl Frame {
                 offset,
             } => format!("{module}`{symbol}+0x{offset:x}"),
             Place::Object(object) => format!("{object}`0x{:x}", self.address),
+            Place::Unresolved { object, offset } => format!("{object}:0x{offset:x}"),
             Place::Module(module) => module.clone(),
             Place::Unknown => format!("0x{:x}", self.address),
         }
@@ -81,9 +85,10 @@ impl Frame {
     /// The module or object name, when known.
     pub fn module(&self) -> Option<&str> {
         match &self.place {
-            Place::Symbol { module, .. } | Place::Object(module) | Place::Module(module) => {
-                Some(module)
-            }
+            Place::Symbol { module, .. }
+            | Place::Object(module)
+            | Place::Module(module)
+            | Place::Unresolved { object: module, .. } => Some(module),
             Place::Unknown => None,
         }
     }
