@@ -96,7 +96,7 @@ pub use dtrace_runtime::errno_text;
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let status = run(&argv);
-    std::process::exit(status);
+    debug::exit(status);
 }
 
 fn run(argv: &[String]) -> i32 {

@@ -154,34 +154,22 @@ impl Default for Options {
     }
 }
 
-/// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
-const ACCEPTED: &[&str] = &[
-    "cleanrate",
-    "jstackstrsize",
-    "aggpercpu",
-    "libdir",
-    "ldpath",
-    "cpp",
-    "cpppath",
-    "incdir",
-    "define",
-    "undef",
-    "cppargs",
-    "cpphdrs",
+/// Options that act where they are read from the command line's list: the preprocessor's
+/// (`crate::preprocess`), the D library's (`crate::compile`) and `-G`'s linker
+/// (`crate::provider_build`).
+const READ_WHERE_THEY_ACT: &[&str] = &[
+    "libdir", "ldpath", "cpp", "cpppath", "incdir", "define", "undef", "cppargs", "cpphdrs",
     "nolibs",
-    "core",
-    "tree",
-    "temporal",
-    "disasm",
-    "knodefs",
-    "unodefs",
-    "lazyload",
-    "modpath",
-    "strip",
-    "syslibs",
-    "procs",
-    "dynvar",
 ];
+
+/// Options accepted with nothing to act on here: `temporal` (records come from one ring
+/// shared by every CPU, in the order they were made), `lazyload` and `modpath` (no DOF
+/// loader is linked, no module path is searched for types), and DTrace's own debugging
+/// listings (`tree`, `disasm`; `-S` shows the generated code).
+const NOTHING_TO_ACT_ON: &[&str] = &["temporal", "lazyload", "modpath", "tree", "disasm"];
+
+/// Options accepted and not acted on yet.
+const NOT_YET: &[&str] = &["cleanrate", "jstackstrsize", "aggpercpu"];
 
 /// Options only the command line may set: they shape how the program is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
@@ -366,7 +354,19 @@ impl Options {
                     .ok_or(INVALID_VALUE)?
             }
             "maxframes" => self.max_frames = frames(value)?,
-            _ if ACCEPTED.contains(&name) => {}
+            // Compiler flags with nothing to act on: kernel and user symbol references
+            // need not resolve (they are refused anyway), and -G's object has no
+            // non-loadable sections to strip.
+            "knodefs" | "unodefs" | "strip" => {
+                compiler_flag(value)?;
+            }
+            "core" => {
+                compiler_flag(value)?;
+                crate::debug::dump_core_at_exit();
+            }
+            _ if READ_WHERE_THEY_ACT.contains(&name)
+                || NOTHING_TO_ACT_ON.contains(&name)
+                || NOT_YET.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }
         Ok(())

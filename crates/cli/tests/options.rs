@@ -400,3 +400,36 @@ fn noresolve_shows_user_addresses_as_object_offsets() {
         run.stdout
     );
 }
+
+#[test]
+fn flags_with_nothing_to_act_on_take_no_value() {
+    for flag in ["knodefs", "unodefs", "strip", "core", "pspec", "debug"] {
+        expect(
+            &dtrace(&[&format!("-x{flag}=1"), "-qn", "BEGIN { exit(0); }"]),
+            1,
+            "",
+            &format!("dtrace: failed to set -x {flag}: Invalid value for specified option\n"),
+        );
+    }
+    // Names no DTrace has.
+    expect(
+        &dtrace(&["-xsyslibs", "-qn", "BEGIN { exit(0); }"]),
+        1,
+        "",
+        "dtrace: failed to set -x syslibs: Invalid option name\n",
+    );
+}
+
+#[test]
+fn core_aborts_at_exit() {
+    // Where a core goes is the system's choice (core_pattern): run in a scratch directory.
+    let dir = scratch("options", "core");
+    let run = dtrace_in(&dir, &["-xcore", "-qn", "BEGIN { trace(1); exit(0); }"]);
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (128 + libc::SIGABRT, "1\n"),
+        "{}",
+        run.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
