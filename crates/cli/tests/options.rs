@@ -130,12 +130,28 @@ fn version_hides_later_identifiers() {
             "dtrace: failed to compile script {call}: line 2: undefined function name: strstr\n"
         ),
     );
-    // At the current version, built-ins cannot be redeclared.
+    // At the current version, built-ins cannot be redeclared as globals (scalars or
+    // associative arrays); a thread-local variable may take the name.
+    for decl in ["int pid;", "int trace[int];"] {
+        let text = format!("{decl} BEGIN {{ exit(0); }}");
+        let name = if decl.contains("pid") { "pid" } else { "trace" };
+        expect(
+            &dtrace(&["-qn", &text]),
+            1,
+            "",
+            &format!(
+                "dtrace: invalid probe specifier {text}: built-in identifier redeclared: {name}\n"
+            ),
+        );
+    }
     expect(
-        &dtrace(&["-qn", "int pid; BEGIN { exit(0); }"]),
-        1,
+        &dtrace(&[
+            "-qn",
+            "self int trace; BEGIN { self->trace = 2; trace(self->trace); exit(0); }",
+        ]),
+        0,
+        "2\n",
         "",
-        "dtrace: invalid probe specifier int pid; BEGIN { exit(0); }: built-in identifier redeclared: pid\n",
     );
 }
 
