@@ -41,7 +41,13 @@ pub struct Args {
     pub undefines: Vec<String>,
     pub includes: Vec<String>,
     pub operands: Vec<String>,
+    /// `-a` or `-A`, which ask for anonymous tracing (refused: see [`ANONYMOUS`]).
+    pub anonymous: Option<char>,
 }
+
+/// Why anonymous tracing (`-a`, `-A`, `-x grabanon`) is refused.
+pub const ANONYMOUS: &str = "anonymous tracing is not available on Linux: there is no \
+DTrace driver to hold an enabling made at boot (-A) for a later dtrace to claim (-a)";
 
 /// Options that take an argument.
 const WITH_ARG: &[u8] = b"nsPmfixoCcpDUIbLX";
@@ -144,7 +150,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 b'G' => args.object = true,
                 b'F' => args.options.push(("flowindent".into(), None)),
                 b'H' => args.options.push(("cpphdrs".into(), None)),
-                b'a' | b'A' => {}
+                b'a' | b'A' => args.anonymous = Some(flag as char),
                 other => return Err(format!("invalid option -- '{}'", other as char)),
             }
         }

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use dtrace_backend::program::{Compiled, ProbeSite};
 use dtrace_backend::CodegenOptions;
 use dtrace_frontend::ast::{self, Item};
-use dtrace_frontend::{CompileError, Origin, Source};
+use dtrace_frontend::{CompileError, Origin, Source, Span};
 use dtrace_probes::{Catalog, Description, Probe};
 use dtrace_typing::macros::MacroArgs;
 use dtrace_typing::types::translators::Provided;
@@ -151,7 +151,7 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
         .map(|(name, text)| {
             (
                 name.to_string(),
-                Source::new(Origin::Script(name.to_string()), text.to_string()),
+                Source::new(Origin::Library(name.to_string()), text.to_string()),
                 true,
             )
         })
@@ -183,7 +183,7 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            found.push((name, Source::new(Origin::Script(shown), text)));
+            found.push((name, Source::new(Origin::Library(shown), text)));
         }
     }
     let ordered = crate::libdeps::order(found)
@@ -240,6 +240,16 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
             ProgramSource::Function(f) => Source::new(Origin::Description, format!("{f}:")),
             ProgramSource::Id(i) => Source::new(Origin::Description, i.clone()),
         };
+        crate::debug::say(|| {
+            format!(
+                "read {} ({} bytes)",
+                match &source.origin {
+                    Origin::Script(path) => path.as_str(),
+                    _ => source.text.as_str(),
+                },
+                source.text.len()
+            )
+        });
         sources.push(source);
     }
     Ok(sources)
@@ -407,8 +417,9 @@ fn needed_libraries(sources: &[Source]) -> Vec<bool> {
 }
 
 /// Parse every source; returns the items of each, then those of each library file (none
-/// for a built-in file the program does not need).
-pub fn parse_all(sources: &[Source]) -> Result<Vec<Vec<Item>>, Failure> {
+/// for a built-in file the program does not need). `pspec`: the `pspec` option's reading
+/// of the program's sources.
+pub fn parse_all(sources: &[Source], pspec: bool) -> Result<Vec<Vec<Item>>, Failure> {
     let mut typedefs: HashSet<String> = HashSet::new();
     let mut library_items = Vec::new();
     let needed = needed_libraries(sources);
@@ -429,11 +440,15 @@ pub fn parse_all(sources: &[Source]) -> Result<Vec<Vec<Item>>, Failure> {
         library_items.push(items);
     }
     let known = |name: &str| typedefs.contains(name) || is_type_name(name);
+    let settings = dtrace_frontend::Settings {
+        probe_specifiers: pspec,
+        is_predefined: &|name| dtrace_typing::builtins::lookup(name).is_some(),
+    };
     let mut all = sources
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            dtrace_frontend::parse(s, i as u16, &known)
+            dtrace_frontend::parse_with(s, i as u16, &known, &settings)
                 .map(|p| p.items)
                 .map_err(|e| Failure::Compile(e, with_library(sources)))
         })
@@ -667,6 +682,33 @@ pub fn compile(
                 next_statement += 1;
                 let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
+                crate::debug::say(|| {
+                    format!(
+                        "description {} matched {} probes",
+                        full_description(&d),
+                        found.probes.len()
+                    )
+                });
+                if let Some(min) = &options.amin {
+                    let attr = dtrace_probes::attrs::description_attrs(
+                        &d,
+                        found.probes.first().map(|p| &p.site),
+                    );
+                    if attr.below(min) {
+                        // Where DTrace's clause node is: its end.
+                        let end = clause.span.end as usize;
+                        return Err(fail(
+                            CompileError::new(
+                                "D_ATTR_MIN",
+                                format!(
+                                    "attributes for clause ({attr}) are less than predefined minimum"
+                                ),
+                                Span::new(clause.span.source, end.saturating_sub(1), end),
+                            ),
+                            &sources,
+                        ));
+                    }
+                }
                 // Globs wait for binaries started later; a process's description that
                 // matches nothing yet (-Z), or whose provider is a glob over any module,
                 // waits for the libraries it will load.
@@ -780,7 +822,8 @@ pub fn compile(
             ustack_frames: options.ustack_frames,
             jstack_frames: options.jstack_frames,
             max_frames: options.max_frames,
-            tuple_regs: options.tuple_regs,
+            tuple_registers: options.tregs,
+            version: options.version,
         },
         codegen: CodegenOptions {
             strsize,
@@ -823,6 +866,14 @@ pub fn compile(
             )
             .map_err(|e| fail(e, &sources))?;
     }
+    crate::debug::say(|| {
+        let insns: usize = compiled.programs.iter().map(|p| p.code.insns.len()).sum();
+        format!(
+            "compiled {} programs ({insns} instructions) and {} maps",
+            compiled.programs.len(),
+            compiled.maps.len()
+        )
+    });
     Ok(Compilation {
         compiled,
         matched,

@@ -19,11 +19,16 @@ pub fn compile_error(err: &CompileError, sources: &[Source], errtags: bool) -> S
         return format!("dtrace: {tag}{}\n", err.message);
     };
     let message = dtrace_frontend::expand_line_markers(&err.message, sources);
+    let line = |source: &Source| {
+        err.span
+            .map(|s| source.line_col(s.start).0)
+            .unwrap_or_default()
+    };
     match &source.origin {
         Origin::Script(file) => {
             let line = err
                 .span
-                .map(|s| format!("line {}: ", source.line_col(s.start).0))
+                .map(|_| format!("line {}: ", line(source)))
                 .unwrap_or_default();
             format!("dtrace: failed to compile script {file}: {tag}{line}{message}\n")
         }
@@ -31,6 +36,21 @@ pub fn compile_error(err: &CompileError, sources: &[Source], errtags: bool) -> S
             "dtrace: invalid probe specifier {}: {tag}{message}\n",
             source.text
         ),
+        // A library file is read while the first program compiles, as in DTrace: that
+        // program's words, then where in the library.
+        Origin::Library(file) => {
+            let at = format!("{tag}\"{file}\", line {}: {message}", line(source));
+            match sources.first().map(|s| &s.origin) {
+                Some(Origin::Script(first)) => {
+                    format!("dtrace: failed to compile script {first}: {at}\n")
+                }
+                Some(Origin::Description) => format!(
+                    "dtrace: invalid probe specifier {}: {at}\n",
+                    sources[0].text
+                ),
+                _ => format!("dtrace: {at}\n"),
+            }
+        }
     }
 }
 
@@ -40,7 +60,7 @@ pub fn location(err: &CompileError, sources: &[Source]) -> Option<String> {
     let source = sources.get(span.source as usize)?;
     let (line, col) = source.line_col(span.start);
     let name = match &source.origin {
-        Origin::Script(f) => f.as_str(),
+        Origin::Script(f) | Origin::Library(f) => f.as_str(),
         Origin::Description => "<-n>",
     };
     let text = source.text.lines().nth(line - 1).unwrap_or("");

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use dtrace_frontend::ast::Item;
+use dtrace_frontend::span::Origin;
 use dtrace_frontend::{CompileError, Source};
 
 use crate::Failure;
@@ -43,8 +44,8 @@ fn module_present(name: &str) -> bool {
 /// whose modules are missing; why not, in DTrace's words.
 pub fn order(files: Vec<(String, Source)>) -> Result<Vec<(String, Source)>, String> {
     let path = |i: usize| match &files[i].1.origin {
-        dtrace_frontend::span::Origin::Script(p) => p.clone(),
-        dtrace_frontend::span::Origin::Description => files[i].0.clone(),
+        Origin::Script(p) | Origin::Library(p) => p.clone(),
+        Origin::Description => files[i].0.clone(),
     };
     let index: HashMap<&str, usize> = files
         .iter()
@@ -138,12 +139,11 @@ pub fn check_program(items: &[Vec<Item>], sources: &[Source]) -> Result<(), Fail
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dtrace_frontend::span::Origin;
 
     fn lib(name: &str, text: &str) -> (String, Source) {
         (
             name.to_string(),
-            Source::new(Origin::Script(format!("/l/{name}")), text.to_string()),
+            Source::new(Origin::Library(format!("/l/{name}")), text.to_string()),
         )
     }
 

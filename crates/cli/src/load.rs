@@ -287,7 +287,20 @@ fn try_load(
             ok => return ok,
         }
     }
-    load_as(prog, &insns, context, attach, false, verbose)
+    let loaded = load_as(prog, &insns, context, attach, false, verbose);
+    crate::debug::say(|| {
+        format!(
+            "loaded the program for {} ({} instructions): {}",
+            prog.probe.full_name(),
+            insns.len(),
+            if loaded.is_ok() {
+                "accepted"
+            } else {
+                "refused"
+            }
+        )
+    });
+    loaded
 }
 
 /// The context whose kind of program `prog` is: proc and sched probes' programs are of

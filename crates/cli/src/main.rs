@@ -9,6 +9,7 @@ mod args;
 mod binary_defs;
 mod buffers;
 mod compile;
+mod debug;
 mod diagnostics;
 mod early_ring;
 mod effects;
@@ -97,7 +98,7 @@ pub use dtrace_runtime::errno_text;
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let status = run(&argv);
-    std::process::exit(status);
+    debug::exit(status);
 }
 
 fn run(argv: &[String]) -> i32 {
@@ -109,13 +110,31 @@ fn run(argv: &[String]) -> i32 {
         }
     };
     args.fold_options();
+    if let Some(flag) = args.anonymous {
+        eprintln!("dtrace: -{flag}: {}", args::ANONYMOUS);
+        return 1;
+    }
     if args.version {
         println!("dtrace: Sun D 2.0");
         return 0;
     }
+    let mut options = Options {
+        destructive: args.destructive,
+        ..Options::default()
+    };
+    options.output.quiet = args.quiet;
+    for (name, value) in &args.options {
+        if let Err(why) = options.set(name, value.as_deref()) {
+            eprintln!("dtrace: failed to set -x {name}: {why}");
+            return 1;
+        }
+        debug::say(|| match value {
+            Some(v) => format!("set option {name} to {v}"),
+            None => format!("set option {name}"),
+        });
+    }
     if args.header || args.object {
-        let errtags = args.options.iter().any(|(n, _)| n == "errtags");
-        return provider_build::run(&args, errtags);
+        return provider_build::run(&args, options.errtags);
     }
     let pinned_ring = args
         .options
@@ -129,17 +148,6 @@ fn run(argv: &[String]) -> i32 {
     if !args.list {
         if let Err(needed) = privileges::check() {
             eprint!("{needed}");
-            return 1;
-        }
-    }
-    let mut options = Options {
-        destructive: args.destructive,
-        ..Options::default()
-    };
-    options.output.quiet = args.quiet;
-    for (name, value) in &args.options {
-        if let Err(why) = options.set(name, value.as_deref()) {
-            eprintln!("dtrace: failed to set -x {name}: {why}");
             return 1;
         }
     }
@@ -283,7 +291,7 @@ fn front_end(
         Ok(s) => s,
         Err(f) => return fail(f, options),
     };
-    let items = match compile::parse_all(&sources) {
+    let items = match compile::parse_all(&sources, options.pspec) {
         Ok(i) => i,
         Err(f) => return fail(f, options),
     };
@@ -362,7 +370,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     }
-    if args.disassemble {
+    if args.disassemble || options.disassemble {
         for prog in &comp.compiled.programs {
             // As loaded: where its user-memory reads sleep, in their sleepable forms.
             let mut insns = prog.code.insns.clone();

@@ -62,6 +62,16 @@ pub struct Options {
     pub defaultargs: bool,
     pub destructive: bool,
     pub zdefs: bool,
+    /// `version`: the D version the program is written to.
+    pub version: u32,
+    /// `tregs`: the tuple registers, which bound a key tuple's length.
+    pub tregs: u32,
+    /// `amin`: the least attributes a clause's probe description may have.
+    pub amin: Option<dtrace_probes::attrs::Attr>,
+    /// `pspec`: words at the outer scope are probe descriptions, never types.
+    pub pspec: bool,
+    /// `verbose`: show the eBPF code of each program, as `-S` does.
+    pub disassemble: bool,
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
@@ -71,8 +81,6 @@ pub struct Options {
     /// `maxframes`: the most frames any stack records or `stackdepth` counts (1..=127);
     /// larger requests are silently reduced, as in DTrace.
     pub max_frames: u32,
-    /// `tregs`: DTrace's tuple registers, which bound the keys of a tuple.
-    pub tuple_regs: u32,
     /// `followfork`: probes named with a `-c`/`-p` pid (`pid$target`, `myapp$target`) also
     /// fire in that process's descendants (forks at any depth, their threads, and after
     /// `exec` wherever the new image maps a traced binary).
@@ -124,12 +132,16 @@ impl Default for Options {
             defaultargs: false,
             destructive: false,
             zdefs: false,
+            disassemble: false,
+            pspec: false,
+            amin: None,
+            tregs: dtrace_typing::cook::TUPLE_REGISTERS,
+            version: dtrace_typing::builtins::CURRENT_VERSION,
             stack_frames: dtrace_backend::program::STACK_FRAMES,
             ustack_frames: dtrace_backend::program::USTACK_FRAMES,
             jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
             evaltime: crate::evaltime::EvalTime::Main,
             max_frames: dtrace_backend::program::MAX_STACK_FRAMES,
-            tuple_regs: dtrace_typing::cook::TUPLE_REGS,
             followfork: false,
             cpu: None,
             bufpolicy: BufPolicy::Switch,
@@ -146,40 +158,22 @@ impl Default for Options {
     }
 }
 
-/// Options accepted and ignored (they tune DTrace internals with no Linux counterpart yet).
-const ACCEPTED: &[&str] = &[
-    "cleanrate",
-    "jstackstrsize",
-    "aggpercpu",
-    "grabanon",
-    "linkmode",
-    "libdir",
-    "ldpath",
-    "cpp",
-    "cpppath",
-    "incdir",
-    "define",
-    "undef",
-    "cppargs",
-    "cpphdrs",
+/// Options that act where they are read from the command line's list: the preprocessor's
+/// (`crate::preprocess`), the D library's (`crate::compile`) and `-G`'s linker
+/// (`crate::provider_build`).
+const READ_WHERE_THEY_ACT: &[&str] = &[
+    "libdir", "ldpath", "cpp", "cpppath", "incdir", "define", "undef", "cppargs", "cpphdrs",
     "nolibs",
-    "core",
-    "verbose",
-    "tree",
-    "temporal",
-    "pspec",
-    "disasm",
-    "amin",
-    "debug",
-    "knodefs",
-    "unodefs",
-    "lazyload",
-    "modpath",
-    "strip",
-    "syslibs",
-    "procs",
-    "dynvar",
 ];
+
+/// Options accepted with nothing to act on here: `temporal` (records come from one ring
+/// shared by every CPU, in the order they were made), `lazyload` and `modpath` (no DOF
+/// loader is linked, no module path is searched for types), and DTrace's own debugging
+/// listings (`tree`, `disasm`; `-S` shows the generated code).
+const NOTHING_TO_ACT_ON: &[&str] = &["temporal", "lazyload", "modpath", "tree", "disasm"];
+
+/// Options accepted and not acted on yet.
+const NOT_YET: &[&str] = &["cleanrate", "jstackstrsize", "aggpercpu"];
 
 /// Options only the command line may set: they shape how the program is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
@@ -199,6 +193,10 @@ const COMMAND_LINE_ONLY: &[&str] = &[
     "lockmem",
 ];
 
+/// Why `linktype=dof` is refused.
+const LINKTYPE_DOF: &str = "DOF objects are not made on Linux: -G writes ELF objects whose \
+probes are stapsdt notes, which the kernel's uprobes fire without DTrace's DOF loader";
+
 /// The integer registers DTrace's code generator was given (`iregs`).
 const IREGS: i64 = 8;
 
@@ -209,8 +207,9 @@ const VERSIONS: &[&str] = &[
     "1.12.1", "1.13", "2.0",
 ];
 
-/// A `version` value: a version DTrace defines, in `major.minor[.micro]` form.
-fn version(value: Option<&str>) -> Result<(), String> {
+/// A `version` value: a version DTrace defines, in `major.minor[.micro]` form; its code
+/// ([`dtrace_typing::builtins::d_version`]).
+fn version(value: Option<&str>) -> Result<u32, String> {
     let v = value.ok_or_else(|| INVALID_VALUE.to_string())?;
     let parts: Vec<&str> = v.split('.').collect();
     let numeric = |p: &&str| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit());
@@ -220,7 +219,8 @@ fn version(value: Option<&str>) -> Result<(), String> {
     if !VERSIONS.contains(&v) {
         return Err("Requested version is not supported by compiler".into());
     }
-    Ok(())
+    let n = |i: usize| parts.get(i).map_or(0, |p| p.parse::<u32>().unwrap_or(0));
+    Ok(dtrace_typing::builtins::d_version(n(0), n(1), n(2)))
 }
 
 impl Options {
@@ -260,6 +260,18 @@ impl Options {
             "defaultargs" => self.defaultargs = flag(value)?,
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
+            "verbose" => self.disassemble = compiler_flag(value)?,
+            "pspec" => self.pspec = compiler_flag(value)?,
+            "grabanon" => return Err(crate::args::ANONYMOUS.into()),
+            // Process-wide, as DTrace's.
+            "debug" => {
+                compiler_flag(value)?;
+                crate::debug::enable();
+            }
+            "amin" => {
+                let attr = value.and_then(dtrace_probes::attrs::Attr::parse);
+                self.amin = Some(attr.ok_or_else(|| INVALID_VALUE.to_string())?);
+            }
             "followfork" => self.followfork = flag(value)?,
             "cpu" => {
                 let cpu = value.and_then(|v| v.parse::<u32>().ok());
@@ -306,9 +318,24 @@ impl Options {
                     return Err(INVALID_VALUE.into());
                 }
             }
-            "version" => version(value)?,
+            "version" => self.version = version(value)?,
             "stdc" => match value {
                 Some("a" | "c" | "t" | "s") => {}
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            // How kernel symbol references are resolved: moot while they are refused
+            // (the kernel's BTF gives no addresses or types of its variables).
+            "linkmode" => match value {
+                Some("kernel" | "dynamic" | "static") => {}
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "linktype" => match value {
+                Some("elf") => {}
+                Some("dof") => return Err(LINKTYPE_DOF.into()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "tregs" => match value.and_then(|v| v.parse::<u32>().ok()) {
+                Some(n) if n > 0 => self.tregs = n,
                 _ => return Err(INVALID_VALUE.into()),
             },
             "iregs" => match value.and_then(|v| v.parse::<i64>().ok()) {
@@ -331,16 +358,30 @@ impl Options {
                     .ok_or(INVALID_VALUE)?
             }
             "maxframes" => self.max_frames = frames(value)?,
-            "tregs" => {
-                self.tuple_regs = match value.and_then(|v| v.parse::<u32>().ok()) {
-                    Some(n) if n > 0 => n,
-                    _ => return Err(INVALID_VALUE.into()),
-                }
+            // Compiler flags with nothing to act on: kernel and user symbol references
+            // need not resolve (they are refused anyway), and -G's object has no
+            // non-loadable sections to strip.
+            "knodefs" | "unodefs" | "strip" => {
+                compiler_flag(value)?;
             }
-            _ if ACCEPTED.contains(&name) => {}
+            "core" => {
+                compiler_flag(value)?;
+                crate::debug::dump_core_at_exit();
+            }
+            _ if READ_WHERE_THEY_ACT.contains(&name)
+                || NOTHING_TO_ACT_ON.contains(&name)
+                || NOT_YET.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }
         Ok(())
+    }
+}
+
+/// A compiler flag (`verbose`, `pspec`): set by naming it; it takes no value.
+fn compiler_flag(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None => Ok(true),
+        Some(_) => Err(INVALID_VALUE.into()),
     }
 }
 

@@ -49,17 +49,20 @@ pub fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure
     }
     let mut config = Config::system();
     config.list_headers = option(args, "cpphdrs").next().is_some();
-    // DTrace's default `-Xa` runs `cpp -std=c99`: strict ISO C, so system headers leave
-    // out what is not (glibc's inline functions among them).
-    if stdc_mode(args) == "a" {
-        config.macros = [
+    config.macros = match stdc_mode(args) {
+        // `-Xs` runs `cpp -traditional-cpp`: K&R C, no `__STDC__`.
+        "s" => vec![(false, "__STDC__"), (false, "__STDC_VERSION__")],
+        // `-Xa` (the default), `-Xc` and `-Xt` run `cpp -std=c99`: strict ISO C, so
+        // system headers leave out what is not (glibc's inline functions among them).
+        _ => vec![
             (true, "__STRICT_ANSI__=1"),
             (false, "__STDC_VERSION__"),
             (true, "__STDC_VERSION__=199901L"),
-        ]
-        .map(|(d, m)| (d, m.to_string()))
-        .to_vec();
+        ],
     }
+    .into_iter()
+    .map(|(d, m)| (d, m.to_string()))
+    .collect();
     config
         .macros
         .extend(args.defines.iter().map(|d| (true, d.clone())));
@@ -135,15 +138,10 @@ fn external(args: &Args, program: &str, cppargs: &[String], body: &str) -> Resul
     }
     cmd.args(cppargs);
     cmd.arg("-D__SUNW_D_VERSION=0x02000000");
-    match stdc_mode(args) {
-        "a" => {
-            cmd.arg("-std=c99");
-        }
-        "s" => {
-            cmd.arg("-traditional-cpp");
-        }
-        _ => {}
-    }
+    cmd.arg(match stdc_mode(args) {
+        "s" => "-traditional-cpp",
+        _ => "-std=c99",
+    });
     cmd.arg("/dev/stdin");
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

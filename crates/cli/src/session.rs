@@ -354,7 +354,7 @@ impl<'a> Session<'a> {
                 let Some(probe) = self.comp.probes.get(&prog.probe.id) else {
                     continue;
                 };
-                probe.attach(program)
+                probe.attach(program, self.options.cpu)
             };
             let function = matches!(prog.probe.context, ProbeContext::Function { .. });
             let mut group = false;
@@ -373,6 +373,13 @@ impl<'a> Session<'a> {
             }
             match links {
                 Ok(links) => {
+                    crate::debug::say(|| {
+                        format!(
+                            "attached {} ({} links)",
+                            prog.probe.full_name(),
+                            links.len()
+                        )
+                    });
                     functions += usize::from(function || group);
                     self.loaded.links.extend(links);
                 }

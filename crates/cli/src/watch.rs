@@ -309,7 +309,8 @@ impl Thread {
         {
             let program = crate::load::load_program(prog, &fds, &self.probes, self.verbose)?;
             if let Some(probe) = self.probes.get(&prog.probe.id) {
-                let links = probe.attach(&program).map_err(|e| {
+                // User probes: no timer to place on a CPU.
+                let links = probe.attach(&program, None).map_err(|e| {
                     format!("dtrace: failed to enable {}: {e}\n", prog.probe.full_name())
                 })?;
                 self.links.extend(links);

@@ -117,6 +117,12 @@ fn oracle_error_tests() {
 }
 
 const CASES: &[Case] = &[
+    case(
+        "test/unittest/stability/err.D_ATTR_MIN.MinAttributes.d",
+        17,
+        "#pragma D option quiet\n#pragma D option amin=Evolving/Evolving/Common\n\nBEGIN\n{\n\ttrace(curthread->t_procp);\n\texit(0);\n}\n\nERROR\n{\n\texit(0);\n}\n",
+        "dtrace: failed to compile script test/unittest/stability/err.D_ATTR_MIN.MinAttributes.d: [D_ATTR_MIN] line 24: attributes for clause (Unstable/Unstable/Common) are less than predefined minimum\n",
+    ),
     Case {
         // Oracle's tst.D_MACRO_OFLOW.ParIntOvflow.sh, as a script.
         path: "test/unittest/lexer/macro-oflow.d",

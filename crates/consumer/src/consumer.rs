@@ -407,10 +407,7 @@ impl Consumer {
             ActionKind::Setopt { option, value } => {
                 let value = value.as_deref();
                 let result = match self.settings.set(option, value) {
-                    Some(result) => {
-                        self.symbols.set_noresolve(self.settings.noresolve);
-                        result
-                    }
+                    Some(result) => result,
                     None => match self.effects.as_mut() {
                         Some(effects) => effects.setopt(option, value),
                         None => Err("Invalid option name".into()),
@@ -419,6 +416,7 @@ impl Consumer {
                 if let Err(why) = result {
                     self.setopt_failed(firing.epid, option, value, &why);
                 }
+                self.symbols.set_noresolve(self.settings.noresolve);
             }
         }
     }

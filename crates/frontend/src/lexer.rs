@@ -78,6 +78,9 @@ pub struct Lexer<'a> {
     bytes: &'a [u8],
     pos: usize,
     source: u16,
+    /// The `pspec` option: a word at the outer scope is always a probe description, never
+    /// the type starting a declaration (`int*x` is a probe glob).
+    pub probe_specifiers: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -87,6 +90,7 @@ impl<'a> Lexer<'a> {
             bytes: text.as_bytes(),
             pos: 0,
             source,
+            probe_specifiers: false,
         }
     }
 
@@ -297,7 +301,8 @@ impl<'a> Lexer<'a> {
         if let Some(k) = Keyword::from_word(text).filter(|k| k.starts_outer_declaration()) {
             return Ok(TokenKind::Keyword(k));
         }
-        let could_be_type = !text.contains([':', '-', '.', '?', '!', '`'])
+        let could_be_type = !self.probe_specifiers
+            && !text.contains([':', '-', '.', '?', '!', '`'])
             && !matches!(text, "BEGIN" | "END" | "ERROR");
         if could_be_type {
             // `int*x;` declares a pointer, while `int* {}` would be a probe glob: a word

@@ -14,5 +14,5 @@ mod tests;
 
 pub use error::{expand_line_markers, line_marker, CompileError, Result};
 pub use literal::unescape;
-pub use parser::{parse, MAX_EXPR_HEIGHT};
+pub use parser::{parse, parse_with, Settings, MAX_EXPR_HEIGHT};
 pub use span::{Origin, Source, Span};

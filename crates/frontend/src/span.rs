@@ -34,6 +34,9 @@ pub enum Origin {
     Script(String),
     /// `-n text` (or -P/-m/-f/-i): messages say `invalid probe specifier TEXT`.
     Description,
+    /// A D library file (built in, or from `-L`/`-x libdir`): its messages start as the
+    /// first program's and name the file, `"FILE", line N:`, as DTrace's do.
+    Library(String),
 }
 
 /// One D source text.

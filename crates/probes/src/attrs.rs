@@ -11,6 +11,8 @@ use std::fmt;
 
 use dtrace_backend::program::{ProbeContext, ProbeSite, UprobeKind};
 
+use crate::Description;
+
 /// How stable a name or its meaning is, least stable first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stability {
@@ -84,6 +86,35 @@ impl Attr {
         }
     }
 
+    /// An attribute as the `amin` option writes it, `names[/data[/class]]` (any case);
+    /// a part left out is the highest there is.
+    pub fn parse(text: &str) -> Option<Attr> {
+        let mut attr = Attr::new(Standard, Standard, Common);
+        let mut parts = text.split('/');
+        let stability = |p: &str| {
+            STABILITIES
+                .into_iter()
+                .find(|s| s.to_string().eq_ignore_ascii_case(p))
+        };
+        if let Some(p) = parts.next().filter(|p| !p.is_empty()) {
+            attr.names = stability(p)?;
+        }
+        if let Some(p) = parts.next().filter(|p| !p.is_empty()) {
+            attr.data = stability(p)?;
+        }
+        if let Some(p) = parts.next().filter(|p| !p.is_empty()) {
+            attr.class = CLASSES
+                .into_iter()
+                .find(|c| c.to_string().eq_ignore_ascii_case(p))?;
+        }
+        parts.next().is_none().then_some(attr)
+    }
+
+    /// Whether any of the three is below `min`'s.
+    pub fn below(&self, min: &Attr) -> bool {
+        self.names < min.names || self.data < min.data || self.class < min.class
+    }
+
     /// The three `-lv` lines of a section.
     fn lines(&self) -> String {
         format!(
@@ -93,8 +124,22 @@ impl Attr {
     }
 }
 
+impl fmt::Display for Attr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.names, self.data, self.class)
+    }
+}
+
 use Class::*;
 use Stability::*;
+
+const STABILITIES: [Stability; 8] = [
+    Internal, Private, Obsolete, External, Unstable, Evolving, Stable, Standard,
+];
+const CLASSES: [Class; 6] = [Unknown, Cpu, Platform, Group, Isa, Common];
+
+/// The attributes of a description whose provider is not named (or is a glob).
+const UNNAMED_PROVIDER: Attr = Attr::new(Unstable, Unstable, Common);
 
 /// A provider's attributes: provider, module, function, name, arguments.
 type ProviderAttrs = [Attr; 5];
@@ -188,6 +233,28 @@ pub fn probe_attrs(site: &ProbeSite) -> (Attr, Attr) {
     }
     desc = desc.min(name);
     (desc, args)
+}
+
+/// The attributes of a clause's probe description `desc`, of which `site` is a probe it
+/// matched: those of its provider's fields it names without a glob, as DTrace computes
+/// them; Unstable when it names no provider, or by a glob, or matches nothing.
+pub fn description_attrs(desc: &Description, site: Option<&ProbeSite>) -> Attr {
+    let glob = |f: &str| f.is_empty() || f.contains(['*', '?', '[']);
+    let Some(site) = site.filter(|_| !glob(&desc.provider)) else {
+        return UNNAMED_PROVIDER;
+    };
+    let [provider, module, function, name, _] = *provider_attrs(site);
+    let mut attr = provider;
+    for (field, a) in [
+        (&desc.module, module),
+        (&desc.function, function),
+        (&desc.name, name),
+    ] {
+        if !glob(field) {
+            attr = attr.min(a);
+        }
+    }
+    attr
 }
 
 /// The `-lv` attribute sections of a probe, then its `Argument Types` header (the caller

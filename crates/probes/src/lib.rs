@@ -575,13 +575,14 @@ impl Catalog {
 
 impl Probe {
     /// Attach `prog` so it runs when the probe fires. Consumer-run probes need no links.
-    pub fn attach(&self, prog: &Program) -> dtrace_runtime::Result<Vec<Link>> {
+    /// `cpu` (the `cpu` option): a timer goes on that CPU only, as only its firings run.
+    pub fn attach(&self, prog: &Program, cpu: Option<u32>) -> dtrace_runtime::Result<Vec<Link>> {
         match &self.attach {
             Attach::Dtrace(_) => Ok(Vec::new()),
             Attach::Timer {
                 period_ns,
                 every_cpu,
-            } => profile::attach(prog, *period_ns, *every_cpu),
+            } => profile::attach(prog, *period_ns, *every_cpu, cpu),
             Attach::Tracepoint {
                 category, event, ..
             } => {

@@ -95,17 +95,19 @@ fn parse_period(spec: &str) -> Option<u64> {
     }
 }
 
-/// Attach `prog` to a timer on every online CPU, or on the first for `tick`.
+/// Attach `prog` to a timer on every online CPU, or on the first for `tick`; on `only`
+/// alone when it is given (the `cpu` option).
 pub fn attach(
     prog: &Program,
     period_ns: u64,
     every_cpu: bool,
+    only: Option<u32>,
 ) -> dtrace_runtime::Result<Vec<Link>> {
     let online = cpus::online()?;
-    let chosen: Vec<u32> = if every_cpu {
-        online
-    } else {
-        online.into_iter().take(1).collect()
+    let chosen: Vec<u32> = match only {
+        Some(cpu) => vec![cpu],
+        None if every_cpu => online,
+        None => online.into_iter().take(1).collect(),
     };
     chosen
         .into_iter()

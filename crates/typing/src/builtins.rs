@@ -323,6 +323,61 @@ pub fn lookup(name: &str) -> Option<Kind> {
         .map(|i| TABLE[i].1)
 }
 
+/// A D language version as DTrace encodes it: `major << 24 | minor << 12 | micro`.
+pub const fn d_version(major: u32, minor: u32, micro: u32) -> u32 {
+    major << 24 | minor << 12 | micro
+}
+
+/// The D version this compiler implements (the `version` option's default).
+pub const CURRENT_VERSION: u32 = d_version(2, 0, 0);
+
+/// The predefined identifiers added after D 1.0, with the version that added each, as
+/// DTrace's global identifier table dates them (sorted by name).
+const INTRODUCED: &[(&str, u32)] = &[
+    ("freopen", d_version(1, 1, 0)),
+    ("func", d_version(1, 2, 0)),
+    ("htonl", d_version(1, 3, 0)),
+    ("htonll", d_version(1, 3, 0)),
+    ("htons", d_version(1, 3, 0)),
+    ("index", d_version(1, 1, 0)),
+    ("inet_ntoa", d_version(1, 5, 0)),
+    ("inet_ntoa6", d_version(1, 5, 0)),
+    ("inet_ntop", d_version(1, 5, 0)),
+    ("link_ntop", d_version(1, 5, 0)),
+    ("llquantize", d_version(1, 6, 4)),
+    ("mod", d_version(1, 2, 0)),
+    ("ntohl", d_version(1, 3, 0)),
+    ("ntohll", d_version(1, 3, 0)),
+    ("ntohs", d_version(1, 3, 0)),
+    ("pcap", d_version(1, 6, 4)),
+    ("print", d_version(2, 0, 0)),
+    ("rindex", d_version(1, 1, 0)),
+    ("setopt", d_version(1, 2, 0)),
+    ("stddev", d_version(1, 6, 0)),
+    ("strchr", d_version(1, 1, 0)),
+    ("strrchr", d_version(1, 1, 0)),
+    ("strstr", d_version(1, 1, 0)),
+    ("strtok", d_version(1, 1, 0)),
+    ("substr", d_version(1, 1, 0)),
+    ("sym", d_version(1, 2, 0)),
+    ("uaddr", d_version(1, 2, 0)),
+    ("ucaller", d_version(1, 2, 0)),
+    ("ufunc", d_version(1, 2, 0)),
+    ("umod", d_version(1, 2, 0)),
+    ("ustackdepth", d_version(1, 2, 0)),
+    ("usym", d_version(1, 2, 0)),
+];
+
+/// [`lookup`] for a program written to D version `version` (the `version` option): an
+/// identifier added in a later version is no predefined one there, so the program may
+/// name its own variables so.
+pub fn lookup_at(name: &str, version: u32) -> Option<Kind> {
+    let added = INTRODUCED
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .map_or(d_version(1, 0, 0), |i| INTRODUCED[i].1);
+    (added <= version).then(|| lookup(name)).flatten()
+}
+
 /// Whether `name` is a built-in variable.
 pub fn is_variable(name: &str) -> bool {
     matches!(lookup(name), Some(Kind::Variable(_)))

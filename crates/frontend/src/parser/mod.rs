@@ -37,10 +37,34 @@ pub fn parse(
     source_index: u16,
     is_type_name: &dyn Fn(&str) -> bool,
 ) -> Result<Program> {
+    let settings = Settings {
+        probe_specifiers: false,
+        is_predefined: &|_| false,
+    };
+    parse_with(source, source_index, is_type_name, &settings)
+}
+
+/// How [`parse_with`] reads a source beyond [`parse`].
+pub struct Settings<'a> {
+    /// The `pspec` option (`#pragma D option pspec` turns it on from where it stands): a
+    /// word at the outer scope is always a probe description.
+    pub probe_specifiers: bool,
+    /// Whether a name is a predefined D identifier (`pid`, `trace`), for the words of a
+    /// syntax error at the end of the text.
+    pub is_predefined: &'a dyn Fn(&str) -> bool,
+}
+
+/// [`parse`], as `settings` say.
+pub fn parse_with(
+    source: &Source,
+    source_index: u16,
+    is_type_name: &dyn Fn(&str) -> bool,
+    settings: &Settings,
+) -> Result<Program> {
     let mut parser = Parser {
         lexer: Lexer::new(&source.text, source_index),
         text: &source.text,
-        is_script: matches!(source.origin, Origin::Script(_)),
+        is_script: matches!(source.origin, Origin::Script(_) | Origin::Library(_)),
         mode: Mode::Outer,
         defining: false,
         lookahead: VecDeque::new(),
@@ -55,7 +79,9 @@ pub fn parse(
         depth: 0,
         last: Span::new(source_index, 0, 0),
         key_names: Vec::new(),
+        is_predefined: settings.is_predefined,
     };
+    parser.lexer.probe_specifiers = settings.probe_specifiers;
     parser.program()
 }
 
@@ -88,6 +114,7 @@ struct Parser<'a> {
     last: Span,
     /// The parameter names of the last associative-array declarator (an inline's keys).
     key_names: Vec<String>,
+    is_predefined: &'a dyn Fn(&str) -> bool,
 }
 
 impl<'a> Parser<'a> {
@@ -129,19 +156,35 @@ impl<'a> Parser<'a> {
 
     fn lex(&mut self) -> Result<Token> {
         let mut lines: Vec<ControlLine> = Vec::new();
-        let tok = {
-            let (typedefs, is_type_name) = (&self.typedefs, self.is_type_name);
-            let is_type = |name: &str| typedefs.contains(name) || is_type_name(name);
-            self.lexer.next_token(self.mode, &is_type, &mut lines)?
-        };
+        let mut tok = self.next_token(&mut lines)?;
+        let pspec = self.lexer.probe_specifiers;
         for line in lines {
             if line.span.start as usize >= self.control_end {
                 self.control_end = line.span.end as usize;
-                self.pragmas.extend(pragma::interpret(&line)?);
+                let pragmas = pragma::interpret(&line)?;
+                if pragmas
+                    .iter()
+                    .any(|p| p.words[..] == ["D", "option", "pspec"])
+                {
+                    self.lexer.probe_specifiers = true;
+                }
+                self.pragmas.extend(pragmas);
             }
+        }
+        if self.lexer.probe_specifiers != pspec {
+            // The token after `#pragma D option pspec` is read under it.
+            self.lexer.seek(tok.span.start as usize);
+            tok = self.next_token(&mut Vec::new())?;
         }
         self.count_nesting(&tok, 1)?;
         Ok(tok)
+    }
+
+    /// The next token in the current mode; control lines met before it go to `lines`.
+    fn next_token(&mut self, lines: &mut Vec<ControlLine>) -> Result<Token> {
+        let (typedefs, is_type_name) = (&self.typedefs, self.is_type_name);
+        let is_type = |name: &str| typedefs.contains(name) || is_type_name(name);
+        self.lexer.next_token(self.mode, &is_type, lines)
     }
 
     /// Tracks bracket balance like DTrace's lexer, with its errors for a stray closer and
@@ -265,6 +308,9 @@ impl<'a> Parser<'a> {
     fn error_near(&self, tok: &Token) -> CompileError {
         let start = tok.span.start as usize;
         let text = match tok.kind {
+            TokenKind::Eof if self.ends_in_new_identifier() => {
+                return CompileError::new("D_SYNTAX", "syntax error near end-of-input", tok.span)
+            }
             TokenKind::Eof => "",
             // DTrace's lexer reads past an identifier in a clause or declaration to guess
             // whether it names a type, and its message then shows the rest of the line.
@@ -275,6 +321,37 @@ impl<'a> Parser<'a> {
             _ => &self.text[start..tok.span.end as usize],
         };
         syntax_error_near(text, tok.span)
+    }
+
+    /// Whether the text ends with an identifier met for the first time (not a member
+    /// name, keyword, type or predefined identifier). DTrace's lexer looks past such a word to tell a variable
+    /// from a type, and at the end of the text that look reads a NUL it then reports as a
+    /// character: its error there says `end-of-input`.
+    fn ends_in_new_identifier(&self) -> bool {
+        let (start, end) = (self.last.start as usize, self.last.end as usize);
+        let word = &self.text[start..end.min(self.text.len())];
+        let is_word = |w: &str| {
+            w.bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        };
+        if !is_word(word)
+            || Keyword::from_word(word).is_some()
+            || self.typedefs.contains(word)
+            || (self.is_type_name)(word)
+            || (self.is_predefined)(word)
+            || !self.text[end..].trim().is_empty()
+        {
+            return false;
+        }
+        let before = self.text[..start].trim_end();
+        if before.ends_with('.') || before.ends_with("->") {
+            return false;
+        }
+        !before
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == word)
     }
 
     /// A syntax error at the next token.

@@ -94,7 +94,7 @@ impl Cook<'_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Result<()> {
-        let Some(Kind::Action(a)) = builtins::lookup(name) else {
+        let Some(Kind::Action(a)) = self.predefined(name) else {
             return Ok(());
         };
         let (min, max) = action_arity(a);
@@ -147,7 +147,7 @@ impl Cook<'_> {
             name_span,
         } = &e.kind
         {
-            if let Some(Kind::Action(a)) = builtins::lookup(name) {
+            if let Some(Kind::Action(a)) = self.predefined(name) {
                 let kind = self.action(a, name, args, *name_span, e.span)?;
                 return Ok(ir::Stmt::Action(Action { kind, span: e.span }));
             }
@@ -746,7 +746,7 @@ impl Cook<'_> {
             ));
         };
         if !builtins::is_aggregating(func) {
-            if builtins::lookup(func).is_none() {
+            if self.predefined(func).is_none() {
                 return Err(CompileError::new(
                     "D_FUNC_UNDEF",
                     format!("undefined function name: {func}"),
@@ -760,7 +760,6 @@ impl Cook<'_> {
             ));
         }
         let (func_kind, value_args) = parse_function(func, args, rhs.span)?;
-        self.check_tuple_len(keys.len())?;
         let mut typed_keys = Vec::new();
         for (i, k) in keys.iter().enumerate() {
             typed_keys.push(self.agg_key(k, i)?);
@@ -773,7 +772,7 @@ impl Cook<'_> {
             })
             .collect();
         let id = self.aggregation_for(name, func_kind, signature, &typed_keys, span)?;
-        self.note_keys(super::keys::KeyOwner::Aggregation(id), &typed_keys);
+        self.note_keys(super::keys::KeyOwner::Aggregation(id), &typed_keys)?;
         let mut values = Vec::new();
         for (i, a) in args.iter().take(value_args).enumerate() {
             // lquantize/llquantize's increment is their last argument.

@@ -145,7 +145,7 @@ impl Cook<'_> {
         name_span: Span,
         span: Span,
     ) -> Result<Expr> {
-        match builtins::lookup(name) {
+        match self.predefined(name) {
             Some(Kind::Subroutine(s)) => self.subroutine(name, s, args, span),
             Some(Kind::Action(_)) => {
                 // Typed `void`: its user says why it cannot take it. The call itself is

@@ -586,10 +586,12 @@ impl Cook<'_> {
                     self.new_this(&d.name, ty);
                 }
                 (_, Some(keys)) => {
+                    self.not_predefined(d)?;
                     let keys = self.key_types(keys)?;
                     self.new_assoc(&d.name, keys, ty, false);
                 }
                 _ => {
+                    self.not_predefined(d)?;
                     if self.global(&d.name).is_some() {
                         return Err(CompileError::new(
                             "D_DECL_IDRED",
@@ -602,6 +604,18 @@ impl Cook<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A global declaration may not name a predefined identifier of the program's D version.
+    fn not_predefined(&self, d: &ast::Declarator) -> Result<()> {
+        match self.predefined(&d.name) {
+            Some(_) => Err(CompileError::new(
+                "D_DECL_IDRED",
+                format!("built-in identifier redeclared: {}", d.name),
+                d.span,
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The key types of an associative array declaration.

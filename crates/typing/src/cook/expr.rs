@@ -366,7 +366,7 @@ impl Cook<'_> {
         if let Some((ty, value)) = self.scope.inlines.get(name).cloned() {
             return self.inline(name, &ty, &value, span);
         }
-        if let Some(Kind::Variable(v)) = builtins::lookup(name) {
+        if let Some(Kind::Variable(v)) = self.predefined(name) {
             return self.builtin(v, span);
         }
         if let Some(c) = kernel_enum_constant(name, span) {
@@ -665,7 +665,6 @@ impl Cook<'_> {
                 span,
             ));
         }
-        self.check_tuple_len(args.len())?;
         let mut out = Vec::new();
         for (i, (a, want)) in args.iter().zip(&types).enumerate() {
             let v = self.expr(a)?;
@@ -694,7 +693,7 @@ impl Cook<'_> {
                 v
             });
         }
-        self.note_keys(super::keys::KeyOwner::Assoc(id), &out);
+        self.note_keys(super::keys::KeyOwner::Assoc(id), &out)?;
         Ok(out)
     }
 
@@ -1405,7 +1404,7 @@ impl Cook<'_> {
 /// Why a symbol reference `` module`name `` cannot be resolved: an empty name is no
 /// symbol; otherwise this dtrace has no kernel symbol table with types (BTF describes no
 /// global variables).
-fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
+pub(super) fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
     let text = format!("{}`{name}", module.unwrap_or(""));
     if name.is_empty() {
         return CompileError::new(

@@ -8,12 +8,11 @@
 //! Names of user-level probes are left at `strsize`: their clauses are compiled again when
 //! processes start, with the same maps, for probes whose names are not known yet.
 
+use dtrace_frontend::{CompileError, Result};
+
 use super::Cook;
 use crate::ir::{self, Builtin, Expr, ExprKind, KeyUses, ProbeNames, Subr};
 use crate::probe::{ProbeContext, ProbeSite};
-
-/// DTrace's tuple registers (`DIF_DTR_NREGS`), the default of the `tregs` option.
-pub const TUPLE_REGS: u32 = 8;
 
 /// `execname`: the kernel's `comm`, 16 bytes with its NUL.
 const COMM_SIZE: u32 = 16;
@@ -25,20 +24,15 @@ pub(crate) enum KeyOwner {
 }
 
 impl Cook<'_> {
-    /// Whether a key tuple of `len` elements fits the tuple registers (`tregs`). DTrace
-    /// refuses an element whose index (from 0) is past their number, so it takes one more.
-    pub(crate) fn check_tuple_len(&self, len: usize) -> dtrace_frontend::Result<()> {
-        if len > self.opts.tuple_regs as usize + 1 {
-            return Err(dtrace_frontend::CompileError::unplaced(
+    /// Note what the key tuple `keys` of `owner` stores; a tuple longer than the tuple
+    /// registers (`tregs`) allow is DTrace's error.
+    pub(crate) fn note_keys(&mut self, owner: KeyOwner, keys: &[Expr]) -> Result<()> {
+        if keys.len() > self.opts.tuple_registers as usize + 1 {
+            return Err(CompileError::unplaced(
                 "",
                 "Insufficient tuple registers to generate code",
             ));
         }
-        Ok(())
-    }
-
-    /// Note what the key tuple `keys` of `owner` stores.
-    pub(crate) fn note_keys(&mut self, owner: KeyOwner, keys: &[Expr]) {
         let strsize = self.strsize();
         let site = self.ctx.as_ref().map(|c| &c.site);
         let noted: Vec<Option<(u32, Option<NameUse>)>> = keys
@@ -74,6 +68,7 @@ impl Cook<'_> {
                 _ => slot.names = None,
             }
         }
+        Ok(())
     }
 }
 

@@ -48,7 +48,6 @@ pub use aggfunc::MAX_SLOTS;
 pub use binary::BinaryDefs;
 pub use call::COPYIN_MAX;
 pub use consts::constant;
-pub use keys::TUPLE_REGS;
 
 /// Options that change typing.
 #[derive(Clone, Debug)]
@@ -64,9 +63,15 @@ pub struct Options {
     pub jstack_frames: u32,
     /// The most frames a stack records (`maxframes`): more are silently reduced to it.
     pub max_frames: u32,
-    /// DTrace's tuple registers (`tregs`): a key tuple may have one element more.
-    pub tuple_regs: u32,
+    /// The tuple registers (`tregs`): a key tuple holds at most one more element.
+    pub tuple_registers: u32,
+    /// The D version the program is written to (`version`, [`builtins::d_version`]):
+    /// identifiers added later are not predefined.
+    pub version: u32,
 }
+
+/// DTrace's tuple registers when `tregs` is not set.
+pub const TUPLE_REGISTERS: u32 = 8;
 
 impl Default for Options {
     fn default() -> Self {
@@ -77,7 +82,8 @@ impl Default for Options {
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
             jstack_frames: dtrace_abi::datum::JSTACK_FRAMES,
             max_frames: dtrace_abi::datum::MAX_STACK_FRAMES,
-            tuple_regs: TUPLE_REGS,
+            tuple_registers: TUPLE_REGISTERS,
+            version: crate::builtins::CURRENT_VERSION,
         }
     }
 }
@@ -200,6 +206,11 @@ impl<'a> Cook<'a> {
             entry_vtimestamp: false,
             layers: Default::default(),
         }
+    }
+
+    /// What the predefined identifier `name` is, in the program's D version.
+    fn predefined(&self, name: &str) -> Option<crate::builtins::Kind> {
+        crate::builtins::lookup_at(name, self.opts.version)
     }
 
     fn strsize(&self) -> u32 {

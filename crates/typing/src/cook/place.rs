@@ -382,6 +382,14 @@ impl Cook<'_> {
             A::Ident(_) | A::SelfVar(_) | A::ThisVar(_) | A::Aggregation(_) => {
                 return Err(dynamic())
             }
+            // A symbol's address needs the symbol resolved first: say why it cannot be.
+            A::Symbol { module, name } => {
+                return Err(super::expr::symbol_error(
+                    module.as_deref(),
+                    name,
+                    operand.span,
+                ))
+            }
             A::Index { base, .. }
                 if matches!(base.kind, A::Aggregation(_) | A::SelfVar(_))
                     || matches!(&base.kind, A::Ident(n) if self.assoc(n, false).is_some()) =>

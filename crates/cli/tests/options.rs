@@ -1,0 +1,404 @@
+//! Options DTrace honours, each run for real: what the option changes in a traced program
+//! (or in `-G`'s object), and the sentence that refuses a value, or an option Linux cannot
+//! give.
+
+mod common;
+
+use std::path::Path;
+
+use common::{command, dtrace, finish, scratch, Run};
+
+/// Run `dtrace` with `args` in `dir`.
+fn dtrace_in(dir: &Path, args: &[&str]) -> Run {
+    let mut cmd = command(args);
+    cmd.current_dir(dir);
+    finish(cmd.spawn().expect("start dtrace"), &format!("{args:?}"))
+}
+
+fn expect(run: &Run, status: i32, stdout: &str, stderr: &str) {
+    assert_eq!(
+        (run.status, run.stdout.as_str(), run.stderr.as_str()),
+        (status, stdout, stderr)
+    );
+}
+
+const SEVEN_KEYS: &str = "BEGIN { @[1, 2, 3, 4, 5, 6, 7] = count(); exit(0) }";
+
+#[test]
+fn tregs_bounds_key_tuples() {
+    // A tuple takes one more element than there are tuple registers.
+    expect(
+        &dtrace(&["-xtregs=5", "-qn", SEVEN_KEYS]),
+        1,
+        "",
+        &format!("dtrace: invalid probe specifier {SEVEN_KEYS}: Insufficient tuple registers to generate code\n"),
+    );
+    let run = dtrace(&["-xtregs=6", "-qn", SEVEN_KEYS]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(
+        common::row(&run.stdout, &["1", "2", "3", "4", "5", "6", "7"]),
+        Some(1)
+    );
+    // The default, 8, takes nine keys and not ten.
+    let nine =
+        "BEGIN { x[1, 2, 3, 4, 5, 6, 7, 8, 9] = 1; trace(x[1, 2, 3, 4, 5, 6, 7, 8, 9]); exit(0) }";
+    expect(&dtrace(&["-qn", nine]), 0, "1\n", "");
+    let ten = "BEGIN { x[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] = 1; exit(0) }";
+    expect(
+        &dtrace(&["-qn", ten]),
+        1,
+        "",
+        &format!("dtrace: invalid probe specifier {ten}: Insufficient tuple registers to generate code\n"),
+    );
+    expect(
+        &dtrace(&["-xtregs=0", "-qn", SEVEN_KEYS]),
+        1,
+        "",
+        "dtrace: failed to set -x tregs: Invalid value for specified option\n",
+    );
+}
+
+#[test]
+fn verbose_shows_the_programs_as_dash_s_does() {
+    let run = dtrace(&["-xverbose", "-qn", "BEGIN { exit(0); }"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("eBPF program for dtrace:::BEGIN:\n0000: "),
+        "{}",
+        run.stderr
+    );
+    expect(
+        &dtrace(&["-xverbose=1", "-qn", "BEGIN { exit(0); }"]),
+        1,
+        "",
+        "dtrace: failed to set -x verbose: Invalid value for specified option\n",
+    );
+}
+
+#[test]
+fn stdc_s_is_kr_c_without_stdc() {
+    let dir = scratch("options", "stdc");
+    std::fs::write(
+        dir.join("stdc.d"),
+        "BEGIN\n{\n#ifdef __STDC__\n\ttrace(\"iso\");\n#else\n\ttrace(\"k&r\");\n#endif\n\texit(0);\n}\n",
+    )
+    .unwrap();
+    for (mode, said) in [("a", "iso"), ("c", "iso"), ("t", "iso"), ("s", "k&r")] {
+        let run = dtrace_in(&dir, &["-C", &format!("-xstdc={mode}"), "-qs", "stdc.d"]);
+        expect(&run, 0, &format!("{said}\n"), "");
+    }
+    expect(
+        &dtrace_in(&dir, &["-C", "-xstdc=k", "-qs", "stdc.d"]),
+        1,
+        "",
+        "dtrace: failed to set -x stdc: Invalid value for specified option\n",
+    );
+}
+
+#[test]
+fn version_hides_later_identifiers() {
+    let dir = scratch("options", "version");
+    let script = |version: &str, body: &str| {
+        let name = format!("v{version}.d");
+        std::fs::write(
+            dir.join(&name),
+            format!("#pragma D option version={version}\n{body}"),
+        )
+        .unwrap();
+        name
+    };
+    // strstr() came in D 1.1: a 1.0 program may name a variable so.
+    let v10 = script(
+        "1.0",
+        "int strstr;\nBEGIN { strstr = 3; trace(strstr); exit(0); }\n",
+    );
+    expect(&dtrace_in(&dir, &["-qs", &v10]), 0, "3\n", "");
+    let v11 = script("1.1", "int strstr;\nBEGIN { exit(0); }\n");
+    expect(
+        &dtrace_in(&dir, &["-qs", &v11]),
+        1,
+        "",
+        &format!("dtrace: failed to compile script {v11}: line 2: built-in identifier redeclared: strstr\n"),
+    );
+    let call = script("1.0", "BEGIN { trace(strstr(\"ab\", \"b\")); exit(0); }\n");
+    expect(
+        &dtrace_in(&dir, &["-qs", &call]),
+        1,
+        "",
+        &format!(
+            "dtrace: failed to compile script {call}: line 2: undefined function name: strstr\n"
+        ),
+    );
+    // At the current version, built-ins cannot be redeclared as globals (scalars or
+    // associative arrays); a thread-local variable may take the name.
+    for decl in ["int pid;", "int trace[int];"] {
+        let text = format!("{decl} BEGIN {{ exit(0); }}");
+        let name = if decl.contains("pid") { "pid" } else { "trace" };
+        expect(
+            &dtrace(&["-qn", &text]),
+            1,
+            "",
+            &format!(
+                "dtrace: invalid probe specifier {text}: built-in identifier redeclared: {name}\n"
+            ),
+        );
+    }
+    expect(
+        &dtrace(&[
+            "-qn",
+            "self int trace; BEGIN { self->trace = 2; trace(self->trace); exit(0); }",
+        ]),
+        0,
+        "2\n",
+        "",
+    );
+}
+
+#[test]
+fn pspec_reads_outer_words_as_probe_descriptions() {
+    let dir = scratch("options", "pspec");
+    std::fs::write(dir.join("on.d"), "#pragma D option pspec\n\nint*x\n").unwrap();
+    std::fs::write(dir.join("off.d"), "\nint*x\n").unwrap();
+    expect(
+        &dtrace_in(&dir, &["-s", "on.d"]),
+        1,
+        "",
+        "dtrace: failed to compile script on.d: line 3: expected predicate and/or actions following probe description\n",
+    );
+    // Without it, `int*x` declares a pointer (whose `;` is missing).
+    expect(
+        &dtrace_in(&dir, &["-s", "off.d"]),
+        1,
+        "",
+        "dtrace: failed to compile script off.d: line 3: syntax error near end-of-input\n",
+    );
+    expect(
+        &dtrace(&["-xpspec", "-n", "int*x"]),
+        1,
+        "",
+        "dtrace: invalid probe specifier int*x: probe description :::int*x does not match any probes\n",
+    );
+}
+
+#[test]
+fn the_end_of_the_text_in_syntax_errors() {
+    // DTrace's lexer looks past a new identifier, and reads the end there as a character.
+    for (text, words) in [
+        ("BEGIN { trace(zz", "end-of-input"),
+        ("BEGIN { trace(pid", "end of input"),
+        ("BEGIN { zz = 1; trace(zz", "end of input"),
+        ("BEGIN { trace(1);", "end of input"),
+    ] {
+        expect(
+            &dtrace(&["-n", text]),
+            1,
+            "",
+            &format!("dtrace: invalid probe specifier {text}: syntax error near {words}\n"),
+        );
+    }
+}
+
+#[test]
+fn amin_checks_probe_description_attributes() {
+    // An unnamed provider's description is Unstable.
+    expect(
+        &dtrace(&["-xamin=Evolving/Evolving/Common", "-qn", "BEGIN { exit(0); }"]),
+        1,
+        "",
+        "dtrace: invalid probe specifier BEGIN { exit(0); }: attributes for clause (Unstable/Unstable/Common) are less than predefined minimum\n",
+    );
+    expect(
+        &dtrace(&[
+            "-xamin=Evolving/Evolving/Common",
+            "-qn",
+            "dtrace:::BEGIN { trace(1); exit(0); }",
+        ]),
+        0,
+        "1\n",
+        "",
+    );
+    expect(
+        &dtrace(&["-xamin=Firm", "-qn", "BEGIN { exit(0); }"]),
+        1,
+        "",
+        "dtrace: failed to set -x amin: Invalid value for specified option\n",
+    );
+}
+
+#[test]
+fn cpu_puts_tick_on_that_cpu() {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    // The last online CPU: tick would otherwise fire on the first.
+    let last = online.trim().rsplit([',', '-']).next().unwrap().to_string();
+    let run = dtrace(&[
+        &format!("-xcpu={last}"),
+        "-qn",
+        "tick-100ms { trace(cpu); exit(0); }",
+    ]);
+    expect(&run, 0, &format!("{last}\n"), "");
+}
+
+#[test]
+fn debug_writes_dtrace_debug_lines() {
+    let run = dtrace(&["-xdebug", "-qn", "BEGIN { exit(0); }"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let messages: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("dtrace DEBUG ")?;
+            let (secs, message) = rest.split_once(": ")?;
+            (secs.parse::<u64>().ok()? > 0).then_some(message)
+        })
+        .collect();
+    assert_eq!(messages.len(), run.stderr.lines().count(), "{}", run.stderr);
+    assert!(
+        messages.contains(&"attached dtrace:::BEGIN (0 links)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        dtrace(&["-qn", "BEGIN { exit(0); }"]).stderr.is_empty(),
+        "no messages without it"
+    );
+}
+
+#[test]
+fn anonymous_tracing_is_refused() {
+    let why = "anonymous tracing is not available on Linux: there is no DTrace driver to hold an enabling made at boot (-A) for a later dtrace to claim (-a)";
+    expect(&dtrace(&["-a"]), 1, "", &format!("dtrace: -a: {why}\n"));
+    expect(
+        &dtrace(&["-A", "-n", "BEGIN"]),
+        1,
+        "",
+        &format!("dtrace: -A: {why}\n"),
+    );
+    expect(
+        &dtrace(&["-xgrabanon", "-n", "BEGIN"]),
+        1,
+        "",
+        &format!("dtrace: failed to set -x grabanon: {why}\n"),
+    );
+}
+
+#[test]
+fn library_errors_name_the_library_file() {
+    let dir = scratch("options", "libdir");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/faulty.d"),
+        "BEGIN {\n\tnonexistent_action();\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("s.d"), "BEGIN { exit(0); }\n").unwrap();
+    expect(
+        &dtrace_in(&dir, &["-xlibdir=sub", "-n", "BEGIN {exit(0)}"]),
+        1,
+        "",
+        "dtrace: invalid probe specifier BEGIN {exit(0)}: \"sub/faulty.d\", line 2: undefined function name: nonexistent_action\n",
+    );
+    expect(
+        &dtrace_in(&dir, &["-xerrtags", "-Lsub", "-s", "s.d"]),
+        1,
+        "",
+        "dtrace: failed to compile script s.d: [D_FUNC_UNDEF] \"sub/faulty.d\", line 2: undefined function name: nonexistent_action\n",
+    );
+}
+
+#[test]
+fn link_options_of_dash_g() {
+    let dir = scratch("options", "link");
+    std::fs::write(
+        dir.join("prov.d"),
+        "provider test_prov {\n\tprobe go();\n};\n",
+    )
+    .unwrap();
+    let g = |opts: &[&str]| {
+        let _ = std::fs::remove_file(dir.join("prov.o"));
+        let mut args = vec!["-G"];
+        args.extend_from_slice(opts);
+        args.extend(["-s", "prov.d"]);
+        dtrace_in(&dir, &args)
+    };
+    expect(&g(&["-xlinktype=elf"]), 0, "", "");
+    assert!(dir.join("prov.o").exists());
+    expect(
+        &g(&["-xlinktype=foo"]),
+        1,
+        "",
+        "dtrace: failed to set -x linktype: Invalid value for specified option\n",
+    );
+    expect(
+        &g(&["-xlinktype=dof"]),
+        1,
+        "",
+        "dtrace: failed to set -x linktype: DOF objects are not made on Linux: -G writes ELF objects whose probes are stapsdt notes, which the kernel's uprobes fire without DTrace's DOF loader\n",
+    );
+    expect(
+        &g(&["-xnonsense"]),
+        1,
+        "",
+        "dtrace: failed to set -x nonsense: Invalid option name\n",
+    );
+    // ldpath: the named linker makes the object.
+    let run = g(&["-xldpath=/nonexistent/ld"]);
+    assert_eq!(run.status, 1);
+    // The shell's words, then DTrace's.
+    let (shell, ours) = run.stderr.split_once('\n').expect("two lines");
+    assert!(shell.contains("/nonexistent/ld"), "{}", run.stderr);
+    assert_eq!(
+        ours,
+        "dtrace: failed to link script prov: failed to link prov.o: /nonexistent/ld exited with status 127\n"
+    );
+    assert!(!dir.join("prov.o").exists());
+    expect(&g(&["-xldpath=ld"]), 0, "", "");
+    let headers = std::process::Command::new("readelf")
+        .arg("-S")
+        .arg(dir.join("prov.o"))
+        .output()
+        .expect("run readelf");
+    assert!(
+        String::from_utf8_lossy(&headers.stdout).contains(".note.GNU-stack"),
+        "the linked object keeps the provider object's sections"
+    );
+    expect(
+        &dtrace(&["-xlinkmode=foo", "-qn", "BEGIN { exit(0); }"]),
+        1,
+        "",
+        "dtrace: failed to set -x linkmode: Invalid value for specified option\n",
+    );
+}
+
+#[test]
+fn flags_with_nothing_to_act_on_take_no_value() {
+    for flag in ["knodefs", "unodefs", "strip", "core", "pspec", "debug"] {
+        expect(
+            &dtrace(&[&format!("-x{flag}=1"), "-qn", "BEGIN { exit(0); }"]),
+            1,
+            "",
+            &format!("dtrace: failed to set -x {flag}: Invalid value for specified option\n"),
+        );
+    }
+    // Names no DTrace has.
+    expect(
+        &dtrace(&["-xsyslibs", "-qn", "BEGIN { exit(0); }"]),
+        1,
+        "",
+        "dtrace: failed to set -x syslibs: Invalid option name\n",
+    );
+}
+
+#[test]
+fn core_aborts_at_exit() {
+    // Where a core goes is the system's choice (core_pattern): run in a scratch directory.
+    let dir = scratch("options", "core");
+    let run = dtrace_in(&dir, &["-xcore", "-qn", "BEGIN { trace(1); exit(0); }"]);
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (128 + libc::SIGABRT, "1\n"),
+        "{}",
+        run.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
