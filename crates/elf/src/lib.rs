@@ -54,7 +54,12 @@ pub struct Section {
     pub offset: u64,
     pub size: u64,
     pub link: u32,
+    /// `sh_flags` ([`SHF_COMPRESSED`]...).
+    pub flags: u64,
 }
+
+/// `sh_flags` of a section whose data is compressed (behind an `Elf64_Chdr`).
+pub const SHF_COMPRESSED: u64 = 0x800;
 
 /// A program header.
 #[derive(Clone, Copy, Debug)]
@@ -136,6 +141,7 @@ impl<'a> Elf<'a> {
                 offset: u64_at(data, at + 24)?,
                 size: u64_at(data, at + 32)?,
                 link: u32_at(data, at + 40)?,
+                flags: u64_at(data, at + 8)?,
             });
         }
         if let Some(strtab) = elf.sections.get(shstrndx).cloned() {

@@ -760,6 +760,7 @@ pub fn list_line_verbose(site: &ProbeSite) -> String {
                     context: ProbeContext::Uprobe(UprobeContext {
                         functions: Vec::new(),
                         kernel: vec![f.clone()],
+                        object: None,
                         ..u.clone()
                     }),
                     ..site.clone()
@@ -810,6 +811,7 @@ mod tests {
                 functions: kernel.iter().map(|f| f.function.clone()).collect(),
                 family: None,
                 kernel: kernel.to_vec(),
+                object: None,
             }),
         };
         let out = list_line_verbose(&site);

@@ -477,6 +477,7 @@ impl UserProbes {
                 functions: Vec::new(),
                 family: None,
                 kernel: Vec::new(),
+                object: None,
             }),
         };
         probes.push(Probe {
@@ -685,6 +686,7 @@ impl UserProbes {
                 functions: Vec::new(),
                 family,
                 kernel: Vec::new(),
+                object: None,
             });
             let site = ProbeSite {
                 id: self.next_id(),
@@ -826,6 +828,9 @@ impl UserProbes {
                         },
                         family,
                         kernel: Vec::new(),
+                        // An instruction offset's arguments are not the parameters.
+                        object: matches!(pid_name, PidName::Entry | PidName::Return)
+                            .then(|| path.to_path_buf()),
                     }),
                 };
                 let per_process = self.per_process(attach_pid, sites.len());

@@ -114,6 +114,9 @@ pub struct UprobeContext {
     /// An `fbt` kprobe's kernel functions (in the order of [`UprobeContext::functions`], or
     /// the one function), whose BTF prototypes type `args[]`; empty for a user probe.
     pub kernel: Vec<KernelFunction>,
+    /// The object of a `pid` entry or return probe, whose DWARF (its own or its separate
+    /// debug file's) types `args[]` where it describes the functions (`types::user`).
+    pub object: Option<std::path::PathBuf>,
 }
 
 /// A kernel function traced by a kprobe: `vmlinux`'s or a loaded module's.

@@ -18,6 +18,7 @@ use super::expr::{convert, int, mk, undefined};
 use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
+use crate::probe::ProbeContext;
 use crate::types::{self, Type};
 
 /// DTrace's error for `.` or `->` on something that is not a struct or union.
@@ -170,7 +171,7 @@ impl Cook<'_> {
                 span,
             ));
         }
-        Ok(Place::whole(PlaceBase::Kernel(Box::new(p)), inner))
+        Ok(Place::whole(self.memory(p), inner))
     }
 
     /// `base->name` or `base.name`.
@@ -190,7 +191,7 @@ impl Cook<'_> {
                     if !matches!(inner, Type::Struct(_)) && !is_forward(&inner) {
                         return Err(not_record(op, &inner, span));
                     }
-                    Place::whole(PlaceBase::Kernel(Box::new(v)), inner)
+                    Place::whole(self.memory(v), inner)
                 }
                 _ => {
                     return Err(CompileError::new(
@@ -366,7 +367,38 @@ impl Cook<'_> {
             ty,
             span,
         );
-        Ok(Place::whole(PlaceBase::Kernel(Box::new(addr)), elem))
+        Ok(Place::whole(self.memory(addr), elem))
+    }
+
+    /// The memory pointer `p` points into: the traced process's when [`Self::user_space`]
+    /// says so, else the kernel's (D's scratch memory included).
+    pub(crate) fn memory(&self, p: Expr) -> PlaceBase {
+        if self.user_space(&p) {
+            PlaceBase::User(Box::new(p))
+        } else {
+            PlaceBase::Kernel(Box::new(p))
+        }
+    }
+
+    /// Whether the pointer `p` is an address in the traced process: an argument of a
+    /// `pid` probe typed from DWARF, a pointer read from (or an address taken of) the
+    /// process's memory, and what casts and pointer arithmetic make of one; as DTrace
+    /// marks such values "userland", so that dereferences read them with copyin.
+    pub(crate) fn user_space(&self, p: &Expr) -> bool {
+        match &p.kind {
+            ExprKind::ProbeArg(_) => {
+                matches!(self.context(), ProbeContext::Uprobe(u) if u.object.is_some())
+            }
+            ExprKind::Load(place) => p.ty.is_scalar() && matches!(place.base, PlaceBase::User(_)),
+            ExprKind::AddrOf(place) => matches!(place.base, PlaceBase::User(_)),
+            ExprKind::Convert(inner) => self.user_space(inner),
+            ExprKind::Arith { lhs, rhs, .. } => self.user_space(lhs) || self.user_space(rhs),
+            ExprKind::Cond {
+                then, otherwise, ..
+            } => self.user_space(then) || self.user_space(otherwise),
+            ExprKind::Comma(_, value) | ExprKind::Let { body: value, .. } => self.user_space(value),
+            _ => false,
+        }
     }
 
     /// `&operand`.

@@ -1,0 +1,460 @@
+//! A traced program's DWARF as BTF: the debugging information entries of the functions a
+//! `pid` probe names, and the types their parameters and results need (structs, unions,
+//! enums, typedefs, arrays, pointers, qualifiers, bit-fields, function types), converted
+//! into a [`Builder`] so that [`super::user`] types them with the kernel's conversion.
+//!
+//! Nothing is read before a clause types `args[]` of a `pid` probe: then the object's
+//! debugging sections (its own, else its separate debug file's, found by build ID or
+//! `.gnu_debuglink`) are mapped, the names of its functions indexed once, and only the
+//! types reachable from the functions asked for are converted (each once per object).
+//!
+//! C++: classes and structs convert as structs (base classes as anonymous members, so
+//! theirs are reached through them; methods and static members are left out), references
+//! as pointers; a function is found by its DWARF name or its mangled linkage name.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use dtrace_btf::{
+    Array, Builder, Composite, Enum, Enumerator, FuncProto, Int, Member, Param, TypeId, TypeKind,
+};
+use gimli::{AttributeValue, DwTag, EndianSlice, LittleEndian, UnitOffset};
+
+type R = EndianSlice<'static, LittleEndian>;
+
+/// How many levels of types a conversion follows before it gives up (as `void`).
+const MAX_DEPTH: usize = 64;
+
+/// Where a debugging information entry is: its unit (an index) and offset in it.
+type Die = (usize, UnitOffset);
+
+/// One object's DWARF and what has been converted from it.
+pub(crate) struct Types {
+    dwarf: gimli::Dwarf<R>,
+    units: Vec<gimli::Unit<R>>,
+    /// Every function's entries by name (DWARF and linkage names), built on first use.
+    functions: Option<HashMap<String, Vec<Die>>>,
+    converted: HashMap<Die, TypeId>,
+    /// The functions asked for: parameter types (None past the fixed ones) and result.
+    signatures: HashMap<String, Option<(Vec<TypeId>, TypeId)>>,
+    pub(crate) btf: Builder,
+}
+
+impl Types {
+    /// The DWARF of the object at `path`, or of its separate debug file; an error says why
+    /// there is none.
+    pub(crate) fn load(path: &Path) -> Result<Types, String> {
+        let own = read(path)?;
+        let elf = dtrace_elf::Elf::parse(own).map_err(|e| e.0)?;
+        let elf = if elf.section(".debug_info").is_some() {
+            elf
+        } else {
+            let debug = dtrace_elf::debug_file(path, &elf)
+                .ok_or_else(|| format!("{} has no DWARF", path.display()))?;
+            let data = read(&debug)?;
+            let elf = dtrace_elf::Elf::parse(data).map_err(|e| e.0)?;
+            if elf.section(".debug_info").is_none() {
+                return Err(format!("{} has no DWARF", debug.display()));
+            }
+            elf
+        };
+        let mut compressed = None;
+        let dwarf = gimli::Dwarf::load(|id| -> Result<R, String> {
+            let bytes = match elf.section(id.name()) {
+                Some(s) if s.flags & dtrace_elf::SHF_COMPRESSED != 0 => {
+                    compressed = Some(s.name.clone());
+                    &[][..]
+                }
+                Some(s) => elf.section_data(s).map_err(|e| e.0)?,
+                None => &[][..],
+            };
+            Ok(EndianSlice::new(bytes, LittleEndian))
+        })?;
+        if let Some(name) = compressed {
+            return Err(format!(
+                "{}'s DWARF is compressed ({name}), which is not supported",
+                path.display()
+            ));
+        }
+        let mut units = Vec::new();
+        let mut headers = dwarf.units();
+        while let Ok(Some(header)) = headers.next() {
+            if let Ok(unit) = dwarf.unit(header) {
+                units.push(unit);
+            }
+        }
+        Ok(Types {
+            dwarf,
+            units,
+            functions: None,
+            converted: HashMap::new(),
+            signatures: HashMap::new(),
+            btf: Builder::default(),
+        })
+    }
+
+    /// The BTF ids of `function`'s parameter types and result type (`void` is 0), None
+    /// if the DWARF does not describe it.
+    pub(crate) fn signature(&mut self, function: &str) -> Option<(Vec<TypeId>, TypeId)> {
+        if let Some(s) = self.signatures.get(function) {
+            return s.clone();
+        }
+        let s = self.convert_function(function);
+        self.signatures.insert(function.to_string(), s.clone());
+        s
+    }
+
+    fn convert_function(&mut self, function: &str) -> Option<(Vec<TypeId>, TypeId)> {
+        if self.functions.is_none() {
+            self.functions = Some(self.index_functions());
+        }
+        let candidates = self.functions.as_ref()?.get(function)?.clone();
+        // The definition (code of its own) describes the parameters; a declaration may
+        // name them only.
+        let die = candidates
+            .iter()
+            .copied()
+            .find(|&d| self.has(d, gimli::DW_AT_low_pc) || self.has(d, gimli::DW_AT_ranges))
+            .or_else(|| candidates.first().copied())?;
+        let ret = match self.type_ref(die) {
+            Some(t) => self.convert(t, 0),
+            None => 0,
+        };
+        let mut params = Vec::new();
+        for (tag, child) in self.children(die) {
+            if tag == gimli::DW_TAG_unspecified_parameters {
+                break;
+            }
+            if tag != gimli::DW_TAG_formal_parameter {
+                continue;
+            }
+            let ty = match self.type_ref(child) {
+                Some(t) => self.convert(t, 0),
+                None => return None,
+            };
+            params.push(ty);
+        }
+        Some((params, ret))
+    }
+
+    /// Every function's entries by name.
+    fn index_functions(&self) -> HashMap<String, Vec<Die>> {
+        let mut index: HashMap<String, Vec<Die>> = HashMap::new();
+        for (u, unit) in self.units.iter().enumerate() {
+            let mut cursor = unit.entries();
+            while let Ok(Some((_, entry))) = cursor.next_dfs() {
+                if entry.tag() != gimli::DW_TAG_subprogram {
+                    continue;
+                }
+                for at in [gimli::DW_AT_name, gimli::DW_AT_linkage_name] {
+                    if let Some(name) = self.string(unit, entry.attr_value(at).ok().flatten()) {
+                        index.entry(name).or_default().push((u, entry.offset()));
+                    }
+                }
+            }
+        }
+        index
+    }
+
+    /// The BTF id of the type entry `die`, converting it (and what it needs) on first use.
+    fn convert(&mut self, die: Die, depth: usize) -> TypeId {
+        if let Some(&id) = self.converted.get(&die) {
+            return id;
+        }
+        if depth > MAX_DEPTH {
+            return 0;
+        }
+        let Some(tag) = self.tag(die) else { return 0 };
+        let name = self.name(die).unwrap_or_default();
+        let target = |me: &mut Self| match me.type_ref(die) {
+            Some(t) => me.convert(t, depth + 1),
+            None => 0,
+        };
+        let kind = match tag {
+            gimli::DW_TAG_base_type => base_type(
+                self.udata(die, gimli::DW_AT_byte_size).unwrap_or(0) as u32,
+                self.udata(die, gimli::DW_AT_encoding).unwrap_or(0),
+            ),
+            gimli::DW_TAG_pointer_type
+            | gimli::DW_TAG_reference_type
+            | gimli::DW_TAG_rvalue_reference_type => TypeKind::Ptr(target(self)),
+            gimli::DW_TAG_const_type => TypeKind::Const(target(self)),
+            gimli::DW_TAG_volatile_type => TypeKind::Volatile(target(self)),
+            gimli::DW_TAG_restrict_type | gimli::DW_TAG_atomic_type => {
+                TypeKind::Restrict(target(self))
+            }
+            gimli::DW_TAG_typedef => {
+                let id = self.placeholder(die, &name);
+                let t = target(self);
+                self.btf.set(id, TypeKind::Typedef(t));
+                return id;
+            }
+            gimli::DW_TAG_structure_type | gimli::DW_TAG_class_type | gimli::DW_TAG_union_type => {
+                return self.record(die, tag, &name, depth)
+            }
+            gimli::DW_TAG_enumeration_type => self.enumeration(die),
+            gimli::DW_TAG_array_type => return self.array(die, depth),
+            gimli::DW_TAG_subroutine_type => {
+                let id = self.placeholder(die, "");
+                let ret = target(self);
+                let mut params = Vec::new();
+                for (tag, child) in self.children(die) {
+                    if tag == gimli::DW_TAG_formal_parameter {
+                        let ty = self
+                            .type_ref(child)
+                            .map_or(0, |t| self.convert(t, depth + 1));
+                        params.push(Param {
+                            name: Default::default(),
+                            ty,
+                        });
+                    }
+                }
+                self.btf
+                    .set(id, TypeKind::FuncProto(FuncProto { ret, params }));
+                return id;
+            }
+            // Anything else (a pointer to member, `decltype(nullptr)`) is opaque.
+            _ => TypeKind::Fwd { union: false },
+        };
+        let id = self.btf.push(&name, kind);
+        self.converted.insert(die, id);
+        id
+    }
+
+    /// A type id for `die` before its contents are converted (they may refer to it).
+    fn placeholder(&mut self, die: Die, name: &str) -> TypeId {
+        let id = self.btf.push(name, TypeKind::Fwd { union: false });
+        self.converted.insert(die, id);
+        id
+    }
+
+    fn record(&mut self, die: Die, tag: DwTag, name: &str, depth: usize) -> TypeId {
+        let union = tag == gimli::DW_TAG_union_type;
+        let id = self.placeholder(die, name);
+        if self.has(die, gimli::DW_AT_declaration) {
+            self.btf.set(id, TypeKind::Fwd { union });
+            return id;
+        }
+        let size = self.udata(die, gimli::DW_AT_byte_size).unwrap_or(0) as u32;
+        let mut members = Vec::new();
+        for (tag, child) in self.children(die) {
+            let base_class = tag == gimli::DW_TAG_inheritance;
+            if (tag != gimli::DW_TAG_member && !base_class)
+                || self.has(child, gimli::DW_AT_external)
+                || self.has(child, gimli::DW_AT_declaration)
+            {
+                continue;
+            }
+            let Some(t) = self.type_ref(child) else {
+                continue;
+            };
+            let ty = self.convert(t, depth + 1);
+            let byte = self
+                .udata(child, gimli::DW_AT_data_member_location)
+                .unwrap_or(0);
+            let width = self.udata(child, gimli::DW_AT_bit_size).unwrap_or(0);
+            let bit = match self.udata(child, gimli::DW_AT_data_bit_offset) {
+                Some(bit) => bit,
+                // DWARF 2-3: bits from the top of the storage unit at the location.
+                None => match self.udata(child, gimli::DW_AT_bit_offset) {
+                    Some(from_top) => {
+                        let unit = self
+                            .udata(child, gimli::DW_AT_byte_size)
+                            .unwrap_or((width + 7) / 8);
+                        byte * 8 + (unit * 8).saturating_sub(from_top + width)
+                    }
+                    None => byte * 8,
+                },
+            };
+            let member_name = if base_class {
+                String::new()
+            } else {
+                self.name(child).unwrap_or_default()
+            };
+            members.push(Member {
+                name: self.btf.name(&member_name),
+                ty,
+                bit_offset: u32::try_from(bit).unwrap_or(u32::MAX),
+                bitfield_size: u8::try_from(width).unwrap_or(0),
+            });
+        }
+        let c = Composite { size, members };
+        self.btf.set(
+            id,
+            if union {
+                TypeKind::Union(c)
+            } else {
+                TypeKind::Struct(c)
+            },
+        );
+        id
+    }
+
+    fn enumeration(&mut self, die: Die) -> TypeKind {
+        let size = self.udata(die, gimli::DW_AT_byte_size).unwrap_or(4) as u32;
+        let mut values = Vec::new();
+        for (tag, child) in self.children(die) {
+            if tag != gimli::DW_TAG_enumerator {
+                continue;
+            }
+            let value = match self.attr(child, gimli::DW_AT_const_value) {
+                Some(AttributeValue::Sdata(v)) => v,
+                Some(v) => v.udata_value().map_or(0, |v| v as i64),
+                None => 0,
+            };
+            let name = self.name(child).unwrap_or_default();
+            values.push(Enumerator {
+                name: self.btf.name(&name),
+                value,
+            });
+        }
+        let signed = values.iter().any(|v| v.value < 0);
+        TypeKind::Enum(Enum {
+            size,
+            signed,
+            values,
+        })
+    }
+
+    /// An array: one BTF array per dimension, the last dimension innermost.
+    fn array(&mut self, die: Die, depth: usize) -> TypeId {
+        let id = self.placeholder(die, "");
+        let mut lens = Vec::new();
+        for (tag, child) in self.children(die) {
+            if tag != gimli::DW_TAG_subrange_type {
+                continue;
+            }
+            let len = match self.udata(child, gimli::DW_AT_count) {
+                Some(n) => n,
+                None => self
+                    .udata(child, gimli::DW_AT_upper_bound)
+                    .map_or(0, |upper| upper + 1),
+            };
+            lens.push(u32::try_from(len).unwrap_or(0));
+        }
+        let mut elem = self.type_ref(die).map_or(0, |t| self.convert(t, depth + 1));
+        let outer = lens.first().copied().unwrap_or(0);
+        for &len in lens.iter().skip(1).rev() {
+            elem = self.btf.push(
+                "",
+                TypeKind::Array(Array {
+                    elem,
+                    index: 0,
+                    len,
+                }),
+            );
+        }
+        self.btf.set(
+            id,
+            TypeKind::Array(Array {
+                elem,
+                index: 0,
+                len: outer,
+            }),
+        );
+        id
+    }
+
+    fn children(&self, (u, offset): Die) -> Vec<(DwTag, Die)> {
+        let mut out = Vec::new();
+        let Ok(mut tree) = self.units[u].entries_tree(Some(offset)) else {
+            return out;
+        };
+        let Ok(root) = tree.root() else { return out };
+        let mut children = root.children();
+        while let Ok(Some(child)) = children.next() {
+            out.push((child.entry().tag(), (u, child.entry().offset())));
+        }
+        out
+    }
+
+    fn tag(&self, (u, offset): Die) -> Option<DwTag> {
+        self.units[u].entry(offset).ok().map(|e| e.tag())
+    }
+
+    /// Attribute `at` of `die`, or of the entry it completes (`DW_AT_abstract_origin`,
+    /// `DW_AT_specification`).
+    fn attr(&self, die: Die, at: gimli::DwAt) -> Option<AttributeValue<R>> {
+        let mut die = die;
+        for _ in 0..4 {
+            let entry = self.units[die.0].entry(die.1).ok()?;
+            if let Some(v) = entry.attr_value(at).ok().flatten() {
+                return Some(v);
+            }
+            let origin = entry
+                .attr_value(gimli::DW_AT_abstract_origin)
+                .ok()
+                .flatten()
+                .or_else(|| entry.attr_value(gimli::DW_AT_specification).ok().flatten())?;
+            die = self.reference(die.0, origin)?;
+        }
+        None
+    }
+
+    fn has(&self, die: Die, at: gimli::DwAt) -> bool {
+        self.units[die.0]
+            .entry(die.1)
+            .is_ok_and(|e| e.attr_value(at).ok().flatten().is_some())
+    }
+
+    fn udata(&self, die: Die, at: gimli::DwAt) -> Option<u64> {
+        match self.attr(die, at)? {
+            AttributeValue::Sdata(v) => u64::try_from(v).ok(),
+            v => v.udata_value(),
+        }
+    }
+
+    fn name(&self, die: Die) -> Option<String> {
+        self.string(&self.units[die.0], self.attr(die, gimli::DW_AT_name))
+    }
+
+    fn string(&self, unit: &gimli::Unit<R>, v: Option<AttributeValue<R>>) -> Option<String> {
+        let s = self.dwarf.attr_string(unit, v?).ok()?;
+        Some(String::from_utf8_lossy(s.slice()).into_owned())
+    }
+
+    /// The entry `DW_AT_type` of `die` refers to.
+    fn type_ref(&self, die: Die) -> Option<Die> {
+        let v = self.attr(die, gimli::DW_AT_type)?;
+        self.reference(die.0, v)
+    }
+
+    /// The entry a reference attribute of an entry of unit `u` names.
+    fn reference(&self, u: usize, v: AttributeValue<R>) -> Option<Die> {
+        match v {
+            AttributeValue::UnitRef(offset) => Some((u, offset)),
+            AttributeValue::DebugInfoRef(offset) => self
+                .units
+                .iter()
+                .enumerate()
+                .find_map(|(i, unit)| offset.to_unit_offset(&unit.header).map(|o| (i, o))),
+            _ => None,
+        }
+    }
+}
+
+/// A base type by its size and `DW_ATE_*` encoding.
+fn base_type(size: u32, encoding: u64) -> TypeKind {
+    let ate = gimli::DwAte(encoding as u8);
+    if matches!(
+        ate,
+        gimli::DW_ATE_float | gimli::DW_ATE_complex_float | gimli::DW_ATE_decimal_float
+    ) {
+        return TypeKind::Float { size };
+    }
+    TypeKind::Int(Int {
+        size,
+        signed: matches!(ate, gimli::DW_ATE_signed | gimli::DW_ATE_signed_char),
+        char: matches!(ate, gimli::DW_ATE_signed_char | gimli::DW_ATE_unsigned_char),
+        bool: ate == gimli::DW_ATE_boolean,
+        bit_offset: 0,
+        bits: (size * 8).min(128) as u8,
+    })
+}
+
+/// The bytes of the file at `path`, kept for the rest of the process (the DWARF read from
+/// them is).
+fn read(path: &Path) -> Result<&'static [u8], String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Box::leak(bytes.into_boxed_slice()))
+}
