@@ -110,7 +110,12 @@ impl Walk<'_> {
                         if v == 0 {
                             return Ok(());
                         }
-                        v
+                        // A signed field's top bit is its sign.
+                        if *signed && width < 64 && v >> (width - 1) & 1 == 1 {
+                            v | !((1u64 << width) - 1)
+                        } else {
+                            v
+                        }
                     }
                     None => le(data),
                 };

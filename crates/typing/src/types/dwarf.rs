@@ -173,7 +173,10 @@ impl Types {
         let kind = match tag {
             gimli::DW_TAG_base_type => base_type(
                 self.udata(die, gimli::DW_AT_byte_size).unwrap_or(0) as u32,
-                self.udata(die, gimli::DW_AT_encoding).unwrap_or(0),
+                match self.attr(die, gimli::DW_AT_encoding) {
+                    Some(AttributeValue::Encoding(ate)) => ate,
+                    _ => gimli::DwAte(0),
+                },
             ),
             gimli::DW_TAG_pointer_type
             | gimli::DW_TAG_reference_type
@@ -434,8 +437,7 @@ impl Types {
 }
 
 /// A base type by its size and `DW_ATE_*` encoding.
-fn base_type(size: u32, encoding: u64) -> TypeKind {
-    let ate = gimli::DwAte(encoding as u8);
+fn base_type(size: u32, ate: gimli::DwAte) -> TypeKind {
     if matches!(
         ate,
         gimli::DW_ATE_float | gimli::DW_ATE_complex_float | gimli::DW_ATE_decimal_float
