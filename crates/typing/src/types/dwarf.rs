@@ -5,7 +5,7 @@
 //!
 //! Nothing is read before a clause types `args[]` of a `pid` probe: then the object's
 //! debugging sections (its own, else its separate debug file's, found by build ID or
-//! `.gnu_debuglink`) are mapped, the names of its functions indexed once, and only the
+//! `.gnu_debuglink`; zlib-compressed sections are unpacked) are read, the names of its functions indexed once, and only the
 //! types reachable from the functions asked for are converted (each once per object).
 //!
 //! C++: classes and structs convert as structs (base classes as anonymous members, so
@@ -32,8 +32,10 @@ type Die = (usize, UnitOffset);
 pub(crate) struct Types {
     dwarf: gimli::Dwarf<R>,
     units: Vec<gimli::Unit<R>>,
-    /// Every function's entries by name (DWARF and linkage names), built on first use.
-    functions: Option<HashMap<String, Vec<Die>>>,
+    /// The addresses of the object's function symbols, by name.
+    addresses: HashMap<String, u64>,
+    /// The functions' entries, built on first use.
+    functions: Option<Functions>,
     converted: HashMap<Die, TypeId>,
     /// The functions asked for: parameter types (None past the fixed ones) and result.
     signatures: HashMap<String, Option<(Vec<TypeId>, TypeId)>>,
@@ -46,6 +48,12 @@ impl Types {
     pub(crate) fn load(path: &Path) -> Result<Types, String> {
         let own = read(path)?;
         let elf = dtrace_elf::Elf::parse(own).map_err(|e| e.0)?;
+        let mut addresses = HashMap::new();
+        for sym in elf.symbols().unwrap_or_default() {
+            if sym.is_func {
+                addresses.entry(sym.name).or_insert(sym.value);
+            }
+        }
         let elf = if elf.section(".debug_info").is_some() {
             elf
         } else {
@@ -58,24 +66,13 @@ impl Types {
             }
             elf
         };
-        let mut compressed = None;
         let dwarf = gimli::Dwarf::load(|id| -> Result<R, String> {
             let bytes = match elf.section(id.name()) {
-                Some(s) if s.flags & dtrace_elf::SHF_COMPRESSED != 0 => {
-                    compressed = Some(s.name.clone());
-                    &[][..]
-                }
-                Some(s) => elf.section_data(s).map_err(|e| e.0)?,
+                Some(s) => section_bytes(&elf, s)?,
                 None => &[][..],
             };
             Ok(EndianSlice::new(bytes, LittleEndian))
         })?;
-        if let Some(name) = compressed {
-            return Err(format!(
-                "{}'s DWARF is compressed ({name}), which is not supported",
-                path.display()
-            ));
-        }
         let mut units = Vec::new();
         let mut headers = dwarf.units();
         while let Ok(Some(header)) = headers.next() {
@@ -86,6 +83,7 @@ impl Types {
         Ok(Types {
             dwarf,
             units,
+            addresses,
             functions: None,
             converted: HashMap::new(),
             signatures: HashMap::new(),
@@ -108,14 +106,26 @@ impl Types {
         if self.functions.is_none() {
             self.functions = Some(self.index_functions());
         }
-        let candidates = self.functions.as_ref()?.get(function)?.clone();
-        // The definition (code of its own) describes the parameters; a declaration may
-        // name them only.
-        let die = candidates
-            .iter()
-            .copied()
-            .find(|&d| self.has(d, gimli::DW_AT_low_pc) || self.has(d, gimli::DW_AT_ranges))
-            .or_else(|| candidates.first().copied())?;
+        let index = self.functions.as_ref()?;
+        // The code at the symbol's address is the function (whatever name DWARF gives it:
+        // `fclose` is `_IO_new_fclose`); else an entry of that name, the definition (code
+        // of its own) first, as a declaration may name the parameters only.
+        let at_address = self
+            .addresses
+            .get(function)
+            .and_then(|a| index.by_address.get(a))
+            .copied();
+        let die = match at_address {
+            Some(die) => die,
+            None => {
+                let candidates = index.by_name.get(function)?;
+                candidates
+                    .iter()
+                    .copied()
+                    .find(|&d| self.has(d, gimli::DW_AT_low_pc) || self.has(d, gimli::DW_AT_ranges))
+                    .or_else(|| candidates.first().copied())?
+            }
+        };
         let ret = match self.type_ref(die) {
             Some(t) => self.convert(t, 0),
             None => 0,
@@ -137,19 +147,24 @@ impl Types {
         Some((params, ret))
     }
 
-    /// Every function's entries by name.
-    fn index_functions(&self) -> HashMap<String, Vec<Die>> {
-        let mut index: HashMap<String, Vec<Die>> = HashMap::new();
+    /// Every function's entries, by name and by address.
+    fn index_functions(&self) -> Functions {
+        let mut index = Functions::default();
         for (u, unit) in self.units.iter().enumerate() {
             let mut cursor = unit.entries();
             while let Ok(Some((_, entry))) = cursor.next_dfs() {
                 if entry.tag() != gimli::DW_TAG_subprogram {
                     continue;
                 }
+                let die = (u, entry.offset());
                 for at in [gimli::DW_AT_name, gimli::DW_AT_linkage_name] {
                     if let Some(name) = self.string(unit, entry.attr_value(at).ok().flatten()) {
-                        index.entry(name).or_default().push((u, entry.offset()));
+                        index.by_name.entry(name).or_default().push(die);
                     }
+                }
+                let low_pc = entry.attr_value(gimli::DW_AT_low_pc).ok().flatten();
+                if let Some(Ok(Some(pc))) = low_pc.map(|v| self.dwarf.attr_address(unit, v)) {
+                    index.by_address.entry(pc).or_insert(die);
                 }
             }
         }
@@ -436,6 +451,15 @@ impl Types {
     }
 }
 
+/// Where the functions' entries are.
+#[derive(Default)]
+struct Functions {
+    /// By DWARF name and linkage name.
+    by_name: HashMap<String, Vec<Die>>,
+    /// Definitions by the address of their code.
+    by_address: HashMap<u64, Die>,
+}
+
 /// A base type by its size and `DW_ATE_*` encoding.
 fn base_type(size: u32, ate: gimli::DwAte) -> TypeKind {
     if matches!(
@@ -452,6 +476,42 @@ fn base_type(size: u32, ate: gimli::DwAte) -> TypeKind {
         bit_offset: 0,
         bits: (size * 8).min(128) as u8,
     })
+}
+
+/// `Elf64_Chdr`'s `ch_type` of zlib-compressed data.
+const ELFCOMPRESS_ZLIB: u32 = 1;
+/// The most bytes a compressed section may unpack to.
+const MAX_SECTION: u64 = 1 << 32;
+
+/// The bytes of section `s` of `elf` (whose bytes live as long as the process),
+/// uncompressed if they are (`SHF_COMPRESSED` with zlib, as distributions ship debug
+/// files; the uncompressed copy is kept for the rest of the process too).
+fn section_bytes(
+    elf: &dtrace_elf::Elf<'static>,
+    s: &dtrace_elf::Section,
+) -> Result<&'static [u8], String> {
+    let data = elf.section_data(s).map_err(|e| e.0)?;
+    if s.flags & dtrace_elf::SHF_COMPRESSED == 0 {
+        return Ok(data);
+    }
+    let bad = || format!("{}: a compressed section that cannot be read", s.name);
+    let kind = dtrace_elf::u32_at(data, 0).map_err(|_| bad())?;
+    let size = dtrace_elf::u64_at(data, 8).map_err(|_| bad())?;
+    if kind != ELFCOMPRESS_ZLIB {
+        return Err(format!(
+            "{} is compressed in a way not supported (type {kind}; zlib is)",
+            s.name
+        ));
+    }
+    if size > MAX_SECTION {
+        return Err(bad());
+    }
+    let bytes = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(
+        data.get(24..).ok_or_else(bad)?,
+        size as usize,
+    )
+    .map_err(|_| bad())?;
+    Ok(Box::leak(bytes.into_boxed_slice()))
 }
 
 /// The bytes of the file at `path`, kept for the rest of the process (the DWARF read from
