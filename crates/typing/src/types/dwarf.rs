@@ -12,6 +12,7 @@
 //! theirs are reached through them; methods and static members are left out), references
 //! as pointers; a function is found by its DWARF name or its mangled linkage name.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -31,7 +32,9 @@ type Die = (usize, UnitOffset);
 /// One object's DWARF and what has been converted from it.
 pub(crate) struct Types {
     dwarf: gimli::Dwarf<R>,
-    units: Vec<gimli::Unit<R>>,
+    headers: Vec<gimli::UnitHeader<R>>,
+    /// The units, each parsed on first use.
+    units: Vec<OnceCell<Option<gimli::Unit<R>>>>,
     /// The addresses of the object's function symbols, by name.
     addresses: HashMap<String, u64>,
     /// The functions' entries, built on first use.
@@ -67,22 +70,21 @@ impl Types {
             elf
         };
         let dwarf = gimli::Dwarf::load(|id| -> Result<R, String> {
-            let bytes = match elf.section(id.name()) {
+            let bytes = match elf.section(id.name()).filter(|_| needed(id)) {
                 Some(s) => section_bytes(&elf, s)?,
                 None => &[][..],
             };
             Ok(EndianSlice::new(bytes, LittleEndian))
         })?;
-        let mut units = Vec::new();
-        let mut headers = dwarf.units();
-        while let Ok(Some(header)) = headers.next() {
-            if let Ok(unit) = dwarf.unit(header) {
-                units.push(unit);
-            }
+        let mut headers = Vec::new();
+        let mut iter = dwarf.units();
+        while let Ok(Some(header)) = iter.next() {
+            headers.push(header);
         }
         Ok(Types {
             dwarf,
-            units,
+            units: headers.iter().map(|_| OnceCell::new()).collect(),
+            headers,
             addresses,
             functions: None,
             converted: HashMap::new(),
@@ -103,21 +105,21 @@ impl Types {
     }
 
     fn convert_function(&mut self, function: &str) -> Option<(Vec<TypeId>, TypeId)> {
-        if self.functions.is_none() {
-            self.functions = Some(self.index_functions());
-        }
-        let index = self.functions.as_ref()?;
         // The code at the symbol's address is the function (whatever name DWARF gives it:
-        // `fclose` is `_IO_new_fclose`); else an entry of that name, the definition (code
-        // of its own) first, as a declaration may name the parameters only.
-        let at_address = self
-            .addresses
-            .get(function)
-            .and_then(|a| index.by_address.get(a))
-            .copied();
-        let die = match at_address {
+        // `fclose` is `_IO_new_fclose`), found in the unit `.debug_aranges` says holds
+        // it; else an entry of that name (every function indexed once), the definition
+        // (code of its own) first, as a declaration may name the parameters only.
+        let address = self.addresses.get(function).copied();
+        let die = match address.and_then(|a| self.at_address(a)) {
             Some(die) => die,
             None => {
+                if self.functions.is_none() {
+                    self.functions = Some(self.index_functions());
+                }
+                let index = self.functions.as_ref()?;
+                if let Some(&die) = address.and_then(|a| index.by_address.get(&a)) {
+                    return self.convert_signature(die);
+                }
                 let candidates = index.by_name.get(function)?;
                 candidates
                     .iter()
@@ -126,6 +128,11 @@ impl Types {
                     .or_else(|| candidates.first().copied())?
             }
         };
+        self.convert_signature(die)
+    }
+
+    /// The types of the parameters and result of function entry `die`, converted.
+    fn convert_signature(&mut self, die: Die) -> Option<(Vec<TypeId>, TypeId)> {
         let ret = match self.type_ref(die) {
             Some(t) => self.convert(t, 0),
             None => 0,
@@ -147,28 +154,72 @@ impl Types {
         Some((params, ret))
     }
 
+    /// The definition of the function whose code starts at `address`, looked for in the
+    /// unit `.debug_aranges` gives for it.
+    fn at_address(&self, address: u64) -> Option<Die> {
+        let mut headers = self.dwarf.debug_aranges.headers();
+        while let Ok(Some(header)) = headers.next() {
+            let mut entries = header.entries();
+            while let Ok(Some(entry)) = entries.next() {
+                let range = entry.range();
+                if !(range.begin..range.end).contains(&address) {
+                    continue;
+                }
+                let offset = gimli::UnitSectionOffset::DebugInfoOffset(header.debug_info_offset());
+                let u = self.headers.iter().position(|h| h.offset() == offset)?;
+                let mut found = None;
+                self.each_function(u, |die, _, pc| {
+                    if pc == Some(address) && found.is_none() {
+                        found = Some(die);
+                    }
+                });
+                return found;
+            }
+        }
+        None
+    }
+
     /// Every function's entries, by name and by address.
     fn index_functions(&self) -> Functions {
         let mut index = Functions::default();
-        for (u, unit) in self.units.iter().enumerate() {
-            let mut cursor = unit.entries();
-            while let Ok(Some((_, entry))) = cursor.next_dfs() {
-                if entry.tag() != gimli::DW_TAG_subprogram {
-                    continue;
+        for u in 0..self.headers.len() {
+            self.each_function(u, |die, names, pc| {
+                for name in names {
+                    index.by_name.entry(name).or_default().push(die);
                 }
-                let die = (u, entry.offset());
-                for at in [gimli::DW_AT_name, gimli::DW_AT_linkage_name] {
-                    if let Some(name) = self.string(unit, entry.attr_value(at).ok().flatten()) {
-                        index.by_name.entry(name).or_default().push(die);
-                    }
-                }
-                let low_pc = entry.attr_value(gimli::DW_AT_low_pc).ok().flatten();
-                if let Some(Ok(Some(pc))) = low_pc.map(|v| self.dwarf.attr_address(unit, v)) {
+                if let Some(pc) = pc {
                     index.by_address.entry(pc).or_insert(die);
                 }
-            }
+            });
         }
         index
+    }
+
+    /// Calls `f` with each function entry of unit `u`, its names (DWARF and linkage) and
+    /// the address its code starts at.
+    fn each_function(&self, u: usize, mut f: impl FnMut(Die, Vec<String>, Option<u64>)) {
+        let Some(unit) = self.unit(u) else { return };
+        let mut cursor = unit.entries();
+        while let Ok(Some((_, entry))) = cursor.next_dfs() {
+            if entry.tag() != gimli::DW_TAG_subprogram {
+                continue;
+            }
+            let names = [gimli::DW_AT_name, gimli::DW_AT_linkage_name]
+                .into_iter()
+                .filter_map(|at| self.string(unit, entry.attr_value(at).ok().flatten()))
+                .collect();
+            let low_pc = entry.attr_value(gimli::DW_AT_low_pc).ok().flatten();
+            let pc = low_pc.and_then(|v| self.dwarf.attr_address(unit, v).ok().flatten());
+            f((u, entry.offset()), names, pc);
+        }
+    }
+
+    /// Unit `u`, parsed on first use (None if it cannot be).
+    fn unit(&self, u: usize) -> Option<&gimli::Unit<R>> {
+        self.units
+            .get(u)?
+            .get_or_init(|| self.dwarf.unit(self.headers[u]).ok())
+            .as_ref()
     }
 
     /// The BTF id of the type entry `die`, converting it (and what it needs) on first use.
@@ -375,7 +426,7 @@ impl Types {
 
     fn children(&self, (u, offset): Die) -> Vec<(DwTag, Die)> {
         let mut out = Vec::new();
-        let Ok(mut tree) = self.units[u].entries_tree(Some(offset)) else {
+        let Some(Ok(mut tree)) = self.unit(u).map(|unit| unit.entries_tree(Some(offset))) else {
             return out;
         };
         let Ok(root) = tree.root() else { return out };
@@ -387,7 +438,7 @@ impl Types {
     }
 
     fn tag(&self, (u, offset): Die) -> Option<DwTag> {
-        self.units[u].entry(offset).ok().map(|e| e.tag())
+        self.unit(u)?.entry(offset).ok().map(|e| e.tag())
     }
 
     /// Attribute `at` of `die`, or of the entry it completes (`DW_AT_abstract_origin`,
@@ -395,7 +446,7 @@ impl Types {
     fn attr(&self, die: Die, at: gimli::DwAt) -> Option<AttributeValue<R>> {
         let mut die = die;
         for _ in 0..4 {
-            let entry = self.units[die.0].entry(die.1).ok()?;
+            let entry = self.unit(die.0)?.entry(die.1).ok()?;
             if let Some(v) = entry.attr_value(at).ok().flatten() {
                 return Some(v);
             }
@@ -410,9 +461,9 @@ impl Types {
     }
 
     fn has(&self, die: Die, at: gimli::DwAt) -> bool {
-        self.units[die.0]
-            .entry(die.1)
-            .is_ok_and(|e| e.attr_value(at).ok().flatten().is_some())
+        self.unit(die.0)
+            .and_then(|unit| unit.entry(die.1).ok())
+            .is_some_and(|e| e.attr_value(at).ok().flatten().is_some())
     }
 
     fn udata(&self, die: Die, at: gimli::DwAt) -> Option<u64> {
@@ -423,7 +474,7 @@ impl Types {
     }
 
     fn name(&self, die: Die) -> Option<String> {
-        self.string(&self.units[die.0], self.attr(die, gimli::DW_AT_name))
+        self.string(self.unit(die.0)?, self.attr(die, gimli::DW_AT_name))
     }
 
     fn string(&self, unit: &gimli::Unit<R>, v: Option<AttributeValue<R>>) -> Option<String> {
@@ -442,10 +493,10 @@ impl Types {
         match v {
             AttributeValue::UnitRef(offset) => Some((u, offset)),
             AttributeValue::DebugInfoRef(offset) => self
-                .units
+                .headers
                 .iter()
                 .enumerate()
-                .find_map(|(i, unit)| offset.to_unit_offset(&unit.header).map(|o| (i, o))),
+                .find_map(|(i, header)| offset.to_unit_offset(header).map(|o| (i, o))),
             _ => None,
         }
     }
@@ -476,6 +527,26 @@ fn base_type(size: u32, ate: gimli::DwAte) -> TypeKind {
         bit_offset: 0,
         bits: (size * 8).min(128) as u8,
     })
+}
+
+/// Whether types and functions are read from section `id` (not locations, call frames,
+/// macros: reading, and above all unpacking, them would be wasted; a unit needs its line
+/// table's header).
+fn needed(id: gimli::SectionId) -> bool {
+    use gimli::SectionId as S;
+    matches!(
+        id,
+        S::DebugInfo
+            | S::DebugAbbrev
+            | S::DebugLine
+            | S::DebugStr
+            | S::DebugLineStr
+            | S::DebugStrOffsets
+            | S::DebugAddr
+            | S::DebugAranges
+            | S::DebugRanges
+            | S::DebugRngLists
+    )
 }
 
 /// `Elf64_Chdr`'s `ch_type` of zlib-compressed data.
