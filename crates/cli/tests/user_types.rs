@@ -109,6 +109,20 @@ fn pointers_to_pointers_and_enum_arguments() {
 }
 
 #[test]
+fn variables_assigned_user_pointers_keep_reading_user_memory() {
+    let exe = program("variables", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:handle:entry { self->r = args[0]; recs[tid] = args[0]->next; }
+           pid$target:a.out:handle:return {
+               this->p = self->r->next;
+               printf("%d %s %d %s\n", self->r->id, self->r->next->name, recs[tid]->id, this->p->name);
+           }"#,
+    );
+    assert_eq!(out.stdout, "1 bravo 2 bravo\n\n");
+}
+
+#[test]
 fn print_shows_a_user_struct() {
     let exe = program("print", &["-g", "-O1"]);
     let out = run(

@@ -1231,6 +1231,11 @@ impl Cook<'_> {
                 } else {
                     ty
                 };
+                if place.offset == 0 && place.index.is_none() && self.user_space(&value) {
+                    if let Some(key) = super::place::var_key(&place.base) {
+                        self.user_vars.insert(key);
+                    }
+                }
                 Ok(mk(
                     ExprKind::Assign {
                         place: Box::new(place),

@@ -382,14 +382,20 @@ impl Cook<'_> {
 
     /// Whether the pointer `p` is an address in the traced process: an argument of a
     /// `pid` probe typed from DWARF, a pointer read from (or an address taken of) the
-    /// process's memory, and what casts and pointer arithmetic make of one; as DTrace
+    /// process's memory, a variable once assigned one (from then on in program order), and
+    /// what casts and pointer arithmetic make of one; as DTrace
     /// marks such values "userland", so that dereferences read them with copyin.
     pub(crate) fn user_space(&self, p: &Expr) -> bool {
         match &p.kind {
             ExprKind::ProbeArg(_) => {
                 matches!(self.context(), ProbeContext::Uprobe(u) if u.object.is_some())
             }
-            ExprKind::Load(place) => p.ty.is_scalar() && matches!(place.base, PlaceBase::User(_)),
+            ExprKind::Load(place) => {
+                p.ty.is_scalar()
+                    && (matches!(place.base, PlaceBase::User(_))
+                        || place.offset == 0
+                            && var_key(&place.base).is_some_and(|k| self.user_vars.contains(&k)))
+            }
             ExprKind::AddrOf(place) => matches!(place.base, PlaceBase::User(_)),
             ExprKind::Convert(inner) => self.user_space(inner),
             ExprKind::Arith { lhs, rhs, .. } => self.user_space(lhs) || self.user_space(rhs),
@@ -743,4 +749,16 @@ fn add(a: Expr, b: Expr, span: Span) -> Expr {
         types::LONG,
         span,
     )
+}
+
+/// A D variable's identity, for the set of those holding user addresses: its kind and id
+/// (an associative array's, for its elements); None for memory.
+pub(crate) fn var_key(base: &PlaceBase) -> Option<(u8, crate::ir::VarId)> {
+    match base {
+        PlaceBase::Global(id) => Some((0, *id)),
+        PlaceBase::This(id) => Some((1, *id)),
+        PlaceBase::Thread(id) => Some((2, *id)),
+        PlaceBase::Assoc { var, .. } => Some((3, *var)),
+        PlaceBase::Kernel(_) | PlaceBase::User(_) => None,
+    }
 }

@@ -329,7 +329,7 @@ impl Types {
                     Some(from_top) => {
                         let unit = self
                             .udata(child, gimli::DW_AT_byte_size)
-                            .unwrap_or((width + 7) / 8);
+                            .unwrap_or(width.div_ceil(8));
                         byte * 8 + (unit * 8).saturating_sub(from_top + width)
                     }
                     None => byte * 8,
