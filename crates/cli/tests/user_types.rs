@@ -277,3 +277,67 @@ fn user_type_constructs_load_and_run() {
     );
     assert!(out.stdout.contains("alpha"), "{}", out.stdout);
 }
+
+const CPP_PROGRAM: &str = r#"
+#include <string>
+struct Base { int b; };
+struct Rec : Base {
+    int id;
+    char name[8];
+    std::string s;
+    static int count;
+    int get() const { return id; }
+};
+int Rec::count = 0;
+namespace ns {
+__attribute__((noinline)) int handle(Rec *r, const Rec &ref) { return r->id + ref.b; }
+}
+extern "C" __attribute__((noinline)) int chandle(Rec *r) { return r->id; }
+int main() {
+    Rec r;
+    r.b = 4;
+    r.id = 7;
+    r.name[0] = 'x';
+    r.name[1] = 0;
+    r.s = "hello";
+    return ns::handle(&r, r) + chandle(&r) == 0;
+}
+"#;
+
+/// C++: classes as structs (a base class's members reached through it), references as
+/// pointers, functions named as `pid` probes name them (`ns::handle`); `print()` of a
+/// class holding a `std::string` runs.
+#[test]
+fn cpp_classes_references_and_nested_names() {
+    let dir = common::scratch("utypes", "cpp");
+    let src = dir.join("cpp.cc");
+    std::fs::write(&src, CPP_PROGRAM).expect("write the C++ source");
+    let exe = dir.join("cppprog");
+    tool(
+        "g++",
+        &[
+            "-g",
+            "-O1",
+            "-o",
+            exe.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:ns??handle:entry { printf("%s %d %d %d\n", probefunc, args[0]->id, args[1]->b, args[1]->id); }
+           pid$target:a.out:chandle:entry { printf("%s %s %d\n", probefunc, args[0]->name, args[0]->b); print(args[0]); }"#,
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[..2],
+        ["ns::handle 7 4 7", "chandle x 4"],
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("(struct Rec) {") && out.stdout.contains(".id = (int)7,"),
+        "{}",
+        out.stdout
+    );
+}

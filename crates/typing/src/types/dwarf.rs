@@ -195,19 +195,42 @@ impl Types {
         index
     }
 
-    /// Calls `f` with each function entry of unit `u`, its names (DWARF and linkage) and
-    /// the address its code starts at.
+    /// Calls `f` with each function entry of unit `u`, its names (DWARF name, linkage
+    /// name, and for C++ the name nested in its namespaces and classes, `ns::handle`, as
+    /// `pid` probes name demangled functions) and the address its code starts at.
     fn each_function(&self, u: usize, mut f: impl FnMut(Die, Vec<String>, Option<u64>)) {
         let Some(unit) = self.unit(u) else { return };
         let mut cursor = unit.entries();
-        while let Ok(Some((_, entry))) = cursor.next_dfs() {
-            if entry.tag() != gimli::DW_TAG_subprogram {
-                continue;
+        // The names of the scopes around the entry, by depth.
+        let mut scopes: Vec<(isize, String)> = Vec::new();
+        let mut depth = 0;
+        while let Ok(Some((delta, entry))) = cursor.next_dfs() {
+            depth += delta;
+            while scopes.last().is_some_and(|(d, _)| *d >= depth) {
+                scopes.pop();
             }
-            let names = [gimli::DW_AT_name, gimli::DW_AT_linkage_name]
-                .into_iter()
-                .filter_map(|at| self.string(unit, entry.attr_value(at).ok().flatten()))
-                .collect();
+            let name = self.string(unit, entry.attr_value(gimli::DW_AT_name).ok().flatten());
+            match entry.tag() {
+                gimli::DW_TAG_namespace
+                | gimli::DW_TAG_class_type
+                | gimli::DW_TAG_structure_type
+                | gimli::DW_TAG_union_type => {
+                    if let Some(name) = name {
+                        scopes.push((depth, name));
+                    }
+                    continue;
+                }
+                gimli::DW_TAG_subprogram => {}
+                _ => continue,
+            }
+            let linkage = entry.attr_value(gimli::DW_AT_linkage_name).ok().flatten();
+            let mut names: Vec<String> = name.iter().cloned().collect();
+            names.extend(self.string(unit, linkage));
+            if let (Some(name), false) = (name, scopes.is_empty()) {
+                let mut nested: Vec<&str> = scopes.iter().map(|(_, s)| s.as_str()).collect();
+                nested.push(&name);
+                names.push(nested.join("::"));
+            }
             let low_pc = entry.attr_value(gimli::DW_AT_low_pc).ok().flatten();
             let pc = low_pc.and_then(|v| self.dwarf.attr_address(unit, v).ok().flatten());
             f((u, entry.offset()), names, pc);
