@@ -191,6 +191,35 @@ fn a_return_probe_types_args1_with_the_result() {
 }
 
 #[test]
+fn list_verbose_shows_the_dwarf_types() {
+    let exe = program("listv", &["-g", "-O1"]);
+    let run = common::dtrace(&[
+        "-lv",
+        "-n",
+        "pid$target:a.out:find:entry,pid$target:a.out:find:return",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let types: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("\t\targs["))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "\t\targs[0]: int",
+            "\t\targs[1]: struct rec *",
+            "\t\targs[0]: uint64_t",
+            "\t\targs[1]: struct rec *",
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn a_separate_debug_file_by_debuglink_types_the_same() {
     let exe = program("debuglink", &["-g", "-O1"]);
     let debug = exe.with_file_name("utprog.debug");

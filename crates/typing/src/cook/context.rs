@@ -15,7 +15,7 @@ use super::expr::{convert, int, mk};
 use super::{Cook, SYSCALL_GROUP_MIN};
 use crate::builtins::Variable;
 use crate::ir::{Builtin, Expr, ExprKind, Place, PlaceBase};
-use crate::probe::{usdt_arg_type, FieldKind, ProbeContext, UprobeKind};
+use crate::probe::{usdt_arg_type, user_arg_types, FieldKind, ProbeContext, UprobeKind};
 use crate::regs;
 use crate::types::{self, kernel, Type};
 
@@ -493,38 +493,6 @@ fn agreed_arg_type(signatures: &[(String, Option<Vec<Type>>)], n: usize) -> Kern
         }
     }
     first.map_or(KernelArg::Untyped, |(_, ty)| KernelArg::Typed(ty))
-}
-
-/// The `args[]` types of user function `function` of `object` from its DWARF, at entry
-/// (its parameters) or return (`ret`: the return offset, a `uint64_t`, then the result
-/// unless it is `void`). As `argN` is the Nth integer register, an argument is typed only
-/// when it and every one before it are integers or pointers; after a floating-point or
-/// struct parameter (passed elsewhere), arguments stay 64-bit values (`int64_t`).
-fn user_arg_types(object: &std::path::Path, function: &str, ret: bool) -> Option<Vec<Type>> {
-    let sig = types::user::signature(object, function)?;
-    let in_register = |t: &Type| t.is_scalar();
-    Some(if ret {
-        let mut types = vec![types::UINT64];
-        match sig.ret {
-            Type::Void => {}
-            t if in_register(&t) => types.push(t),
-            _ => types.push(types::INT64),
-        }
-        types
-    } else {
-        let mut integers = true;
-        sig.params
-            .into_iter()
-            .map(|t| {
-                integers &= in_register(&t);
-                if integers {
-                    t
-                } else {
-                    types::INT64
-                }
-            })
-            .collect()
-    })
 }
 
 /// The BTF type of an fbt probe's `args[n]`: parameter `n` of function `btf_id` at entry,
