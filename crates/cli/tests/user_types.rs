@@ -84,11 +84,12 @@ const MEMBERS: &str = r#"pid$target:a.out:handle:entry {
     printf("%d %s %d %s|%d %u %d %d %d %d %c\n", args[0]->id, args[0]->name, args[0]->next->id,
         args[0]->next->name, args[0]->color, args[0]->tag, args[0]->flag, args[0]->next->level,
         args[0]->pts[1].y, args[0]->next->v.i, args[0]->next->v.c[3]);
-    printf("%s %d\n", copyinstr((uintptr_t)args[0]->label), args[0]->color == 5);
+    printf("%s %s %d\n", copyinstr((uintptr_t)args[0]->label), stringof(args[0]->label),
+        args[0]->color == 5);
 }"#;
 
 /// (`-q` output ends with an empty line, as DTrace's.)
-const MEMBERS_OUT: &str = "1 alpha 2 bravo|5 9 1 -2 4 1094861636 A\nlabel a 1\n\n";
+const MEMBERS_OUT: &str = "1 alpha 2 bravo|5 9 1 -2 4 1094861636 A\nlabel a label a 1\n\n";
 
 #[test]
 fn members_through_a_user_pointer() {

@@ -688,7 +688,8 @@ impl Cook<'_> {
     }
 
     /// `stringof(e)`: a string as it is; a `char` array as its text; an integer or pointer
-    /// as the address of a kernel string.
+    /// as the address of a kernel string, or of a string in the traced process for a user
+    /// address (`stringof(args[0]->label)`).
     pub(crate) fn stringof(&mut self, inner: &ast::Expr, span: Span) -> Result<Expr> {
         let v = self.expr(inner)?;
         if v.ty.is_string() {
@@ -698,6 +699,15 @@ impl Cook<'_> {
             return Err(CompileError::new(
                 "D_STRINGOF_TYPE",
                 format!("cannot apply stringof to a value of type {}", v.ty),
+                span,
+            ));
+        }
+        if self.user_space(&v) {
+            // A string in the traced process: read as copyinstr( ) reads it.
+            let addr = convert(v, &types::builtin_typedef("uintptr_t").expect("uintptr_t"));
+            return Ok(mk(
+                ExprKind::Call(crate::ir::Subr::Copyinstr, vec![addr]),
+                Type::String,
                 span,
             ));
         }
