@@ -85,7 +85,7 @@ const MEMBERS: &str = r#"pid$target:a.out:handle:entry {
         args[0]->next->name, args[0]->color, args[0]->tag, args[0]->flag, args[0]->next->level,
         args[0]->pts[1].y, args[0]->next->v.i, args[0]->next->v.c[3]);
     printf("%s %s %d\n", copyinstr((uintptr_t)args[0]->label), stringof(args[0]->label),
-        args[0]->color == 5);
+        args[0]->color == GREEN && args[0]->next->color == BLUE);
 }"#;
 
 /// (`-q` output ends with an empty line, as DTrace's.)

@@ -369,6 +369,10 @@ impl Cook<'_> {
         if let Some(Kind::Variable(v)) = builtins::lookup(name) {
             return self.builtin(v, span);
         }
+        if let Some((ty, value)) = crate::types::user::enum_constant(name) {
+            let ty = if ty.is_integer() { ty } else { types::LONG };
+            return Ok(int(value as u64, ty, span));
+        }
         if let Some(c) = kernel_enum_constant(name, span) {
             return Ok(c);
         }

@@ -142,3 +142,15 @@ pub fn enum_constants(tag: &str) -> Option<Vec<(String, i64)>> {
         }
     })
 }
+
+/// The user enum constant `name` (of the types converted so far, the first object that has
+/// it), typed as its enum, and its value.
+pub fn enum_constant(name: &str) -> Option<(Type, i64)> {
+    let objects = objects();
+    objects.iter().enumerate().find_map(|(i, o)| {
+        let btf = o.btf?;
+        let c = btf.enum_value(name)?;
+        let base = USER_RECORD_BASE + OBJECT_IDS * i as u32;
+        Some((kernel::from_user_btf(btf, c.ty, base), c.value))
+    })
+}
