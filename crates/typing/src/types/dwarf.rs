@@ -40,7 +40,7 @@ pub(crate) struct Types {
     /// The functions' entries, built on first use.
     functions: Option<Functions>,
     converted: HashMap<Die, TypeId>,
-    /// The functions asked for: parameter types (None past the fixed ones) and result.
+    /// The functions asked for: their parameter types and result (None: not described).
     signatures: HashMap<String, Option<(Vec<TypeId>, TypeId)>>,
     pub(crate) btf: Builder,
 }

@@ -28,7 +28,8 @@ const OBJECT_IDS: u32 = 1 << 20;
 /// One object's user types.
 struct Object {
     path: PathBuf,
-    /// Its DWARF, or why there is none.
+    /// Its DWARF, or why there is none (the arguments then stay integers, as they are
+    /// without DWARF).
     types: Result<Types, String>,
     /// The BTF converted so far, as last handed out (types are only ever added, so ids
     /// stay valid in every later copy).
@@ -85,13 +86,6 @@ pub fn signature(path: &Path, function: &str) -> Option<Signature> {
         params: params.into_iter().map(ty).collect(),
         ret: ty(ret),
     })
-}
-
-/// Why the object at `path` has no user types, if it has none (after [`signature`]).
-pub fn missing(path: &Path) -> Option<String> {
-    let objects = objects();
-    let object = objects.iter().find(|o| o.path == path)?;
-    object.types.as_ref().err().cloned()
 }
 
 /// Whether `record` comes from user DWARF.
