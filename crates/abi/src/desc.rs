@@ -26,18 +26,11 @@ impl ProgramDesc {
 
     /// Every datum the program records or keys by (records first).
     pub fn data(&self) -> impl Iterator<Item = &ValueType> {
-        let records = self.probes.iter().flat_map(|p| &p.actions).flat_map(|a| {
-            let fields: Vec<&Field> = match &a.kind {
-                ActionKind::Trace(f) | ActionKind::Exit(f) => vec![f],
-                ActionKind::Printf { args, .. }
-                | ActionKind::System { args, .. }
-                | ActionKind::Freopen { args, .. } => args.iter().collect(),
-                ActionKind::Trunc { count, .. } => count.iter().collect(),
-                ActionKind::Normalize { factor, .. } => vec![factor],
-                _ => Vec::new(),
-            };
-            fields.into_iter().map(|f| &f.ty)
-        });
+        let records = self
+            .probes
+            .iter()
+            .flat_map(|p| &p.actions)
+            .flat_map(|a| a.data().into_iter().map(|f| &f.ty));
         let keys = self
             .aggregations
             .iter()
@@ -99,6 +92,20 @@ impl Action {
     /// Whether the action ran, by the record's presence word.
     pub fn ran(&self, presence: u64) -> bool {
         self.presence.is_none_or(|bit| presence & (1 << bit) != 0)
+    }
+
+    /// The data the action records and the user sees (not a speculation's id, nor
+    /// `print()`'s object).
+    pub fn data(&self) -> Vec<&Field> {
+        match &self.kind {
+            ActionKind::Trace(f) | ActionKind::Exit(f) => vec![f],
+            ActionKind::Printf { args, .. }
+            | ActionKind::System { args, .. }
+            | ActionKind::Freopen { args, .. } => args.iter().collect(),
+            ActionKind::Trunc { count, .. } => count.iter().collect(),
+            ActionKind::Normalize { factor, .. } => vec![factor],
+            _ => Vec::new(),
+        }
     }
 }
 

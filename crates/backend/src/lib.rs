@@ -9,6 +9,7 @@ mod describe;
 pub mod emit;
 pub mod program;
 pub mod sleepable;
+pub mod space;
 pub use dtrace_abi::slots;
 pub use dtrace_typing::{signals, types};
 

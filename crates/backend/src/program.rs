@@ -209,6 +209,10 @@ pub struct CoreMaps {
 /// [`TracingState`].
 pub const STATE_OFFSET: u32 = 0;
 
+/// Offset in the [`CoreMaps::globals`] map's value of the count of dynamic variables that
+/// exist, kept when `dynvarsize` binds (`codegen/dynvars.rs`).
+pub const DYNVARS_OFFSET: u32 = 8;
+
 /// The tracing state word's values. As in DTrace, no clause runs until every probe is
 /// enabled (BEGIN runs first, while the session enables the rest), and once `exit()` ran
 /// only END and ERROR clauses do.
@@ -253,6 +257,9 @@ pub struct Compiled {
     /// The largest data a clause's record holds, in bytes after the record's header (what
     /// `bufsize` counts: the trace buffer must hold it).
     pub max_record_data: u32,
+    /// The largest dynamic variable and aggregation entries, as DTrace counts them
+    /// against `dynvarsize` and `aggsize`.
+    pub space: crate::space::Space,
     /// The largest data an END clause's record holds (with `bufpolicy=fill`, the buffer
     /// keeps room for it).
     pub max_end_record_data: u32,

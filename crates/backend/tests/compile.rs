@@ -266,3 +266,45 @@ fn typed_args_need_a_specific_system_call() {
         "{msg}"
     );
 }
+
+/// A system call entry compiled for fentry on its function reads its arguments from the
+/// call's `struct pt_regs` (the context's one argument), not from the tracepoint's record.
+#[test]
+fn a_system_call_entry_for_fentry_reads_the_registers() {
+    use dtrace_backend::program::{FieldKind, TracepointField};
+    use dtrace_ebpf::{helpers, Insn, Size, BPF_ADD, R0, R1, R3};
+    let field = |name: &str, offset| TracepointField {
+        name: name.into(),
+        ctype: "unsigned long".into(),
+        offset,
+        size: 8,
+        signed: false,
+        kind: FieldKind::Pointer,
+    };
+    let insns = |fentry| {
+        let mut s = syscall_site(100, 257, false);
+        s.context = ProbeContext::Tracepoint(TracepointLayout {
+            args: vec![field("dfd", 16), field("filename", 24)],
+            syscall_nr: Some(257),
+            fentry,
+            ..TracepointLayout::default()
+        });
+        let c = build_on("syscall::call257:entry { trace(arg1); }", vec![vec![s]]).unwrap();
+        c.programs[0].code.insns.clone()
+    };
+    let has = |insns: &[Insn], want: &[Insn]| insns.windows(want.len()).any(|w| w == want);
+    let record = insns(None);
+    assert!(has(&record, &[Insn::ldx(Size::DW, R0, R1, 24)]));
+    // arg1: rsi, 104 bytes into struct pt_regs.
+    let regs = insns(Some(7));
+    assert!(!has(&regs, &[Insn::ldx(Size::DW, R0, R1, 24)]));
+    assert!(has(
+        &regs,
+        &[
+            Insn::ldx(Size::DW, R1, R1, 0),
+            Insn::mov64_reg(R3, R1),
+            Insn::alu64_imm(BPF_ADD, R3, 104),
+        ]
+    ));
+    assert!(has(&regs, &[Insn::call(helpers::PROBE_READ_KERNEL)]));
+}

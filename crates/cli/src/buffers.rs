@@ -4,10 +4,16 @@
 //! aggregation maps' entries (128 bytes each) and the dynamic variable maps' entries
 //! (64 bytes each), between 1,024 and 1,048,576 entries.
 //!
+//! Before tracing starts, each buffer must hold at least one of what goes in it, as in
+//! DTrace ([`enabling_fits`]): the principal buffer the largest record's data, the
+//! aggregation and dynamic variable space one entry of the largest key and value (counted
+//! as DTrace counts them, `dtrace_backend::space`).
+//!
 //! A size larger than what can be made is handled as DTrace's `bufresize` option says:
 //! under `auto` (the default) it is lowered and `dtrace` says so, as DTrace does ("buffer
 //! size lowered to 1g"; `quietresize` silences it); under `manual` tracing is refused.
 
+use dtrace_backend::program::Compiled;
 use dtrace_consumer::policy::BufPolicy;
 
 use crate::options::{BufResize, Options};
@@ -54,6 +60,27 @@ pub fn agg_entries(options: &Options) -> u32 {
 /// The entries of each dynamic variable's map.
 pub fn dynvar_entries(options: &Options) -> u32 {
     (options.dynvarsize / DYNVAR_ENTRY).clamp(MIN_ENTRIES, MAX_ENTRIES) as u32
+}
+
+/// Why `compiled` cannot be enabled with the buffers `options` size, as DTrace says it.
+pub fn enabling_fits(options: &Options, compiled: &Compiled) -> Result<(), &'static str> {
+    // A buffer that fills up keeps room for END's records: one END could not fill.
+    let end = u64::from(compiled.max_end_record_data);
+    if options.bufpolicy == BufPolicy::Fill && options.bufsize < end {
+        return Err("END enablings exceed size of principal buffer");
+    }
+    // The trace buffer must hold the largest record's data (what bufsize counts, as the
+    // buffer policies do).
+    let largest = u64::from(compiled.max_record_data);
+    let space = &compiled.space;
+    if options.bufsize == 0
+        || options.bufsize < largest
+        || space.entries(options.aggsize, space.aggdata) == Some(0)
+        || space.entries(options.dynvarsize, space.dynvar) == Some(0)
+    {
+        return Err("Enabling exceeds size of buffer");
+    }
+    Ok(())
 }
 
 /// What to say of sizes that could not be honoured: the notices (without `dtrace: `) of

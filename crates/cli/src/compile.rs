@@ -763,7 +763,7 @@ pub fn compile(
         .collect();
     // A string holds `strsize` characters and its NUL, as in DTrace.
     let strsize = (options.strsize.clamp(1, 8191) + 1) as u32;
-    let inputs = Inputs {
+    let mut inputs = Inputs {
         program,
         clause_probes,
         clause_statements,
@@ -774,12 +774,14 @@ pub fn compile(
             ustack_frames: options.ustack_frames,
             jstack_frames: options.jstack_frames,
             max_frames: options.max_frames,
+            tuple_regs: options.tuple_regs,
         },
         codegen: CodegenOptions {
             strsize,
             bufsize: crate::buffers::ring_size(options),
             wakeup_at: crate::buffers::wakeup_at(options),
             dynvar_entries: crate::buffers::dynvar_entries(options),
+            dynvarsize: options.dynvarsize,
             agg_entries: crate::buffers::agg_entries(options),
             wall_offset: wall_offset(),
             cpu: options.cpu,
@@ -794,13 +796,27 @@ pub fn compile(
         entry_sites,
         binaries,
     };
-    let compiled = inputs
+    let mut compiled = inputs
         .compile(
             &inputs.program,
             &inputs.clause_probes,
             &inputs.clause_statements,
         )
         .map_err(|e| fail(e, &sources))?;
+    let sites = inputs.clause_probes.iter_mut().flatten();
+    if crate::syscall_fentry::move_to_fentry(
+        &compiled,
+        &mut probes,
+        sites.chain(inputs.entry_sites.iter_mut()),
+    ) {
+        compiled = inputs
+            .compile(
+                &inputs.program,
+                &inputs.clause_probes,
+                &inputs.clause_statements,
+            )
+            .map_err(|e| fail(e, &sources))?;
+    }
     Ok(Compilation {
         compiled,
         matched,

@@ -12,8 +12,8 @@ use crate::output_file::OutputFile;
 #[derive(Debug)]
 pub struct Rates {
     pub switchrate_ns: Cell<Option<u64>>,
-    pub statusrate_ns: Cell<u64>,
-    pub aggrate_ns: Cell<u64>,
+    pub statusrate_ns: Cell<Option<u64>>,
+    pub aggrate_ns: Cell<Option<u64>>,
 }
 
 impl Rates {
@@ -33,9 +33,10 @@ pub struct SessionEffects {
 }
 
 impl dtrace_consumer::Effects for SessionEffects {
-    fn system(&mut self, command: &str) -> Result<(), String> {
+    fn system(&mut self, command: &[u8]) -> Result<(), String> {
+        use std::os::unix::ffi::OsStrExt;
         let mut child = std::process::Command::new("/bin/sh");
-        child.arg("-c").arg(command);
+        child.arg("-c").arg(std::ffi::OsStr::from_bytes(command));
         if let Some(out) = self.output.command_stdout() {
             child.stdout(out);
         }

@@ -270,7 +270,7 @@ fn try_load(
     let attach = probes.get(&prog.probe.id).map(|p| &p.attach);
     let reads = program_reads(prog, probes);
     if verbose {
-        if let Some(line) = user_reads::describe(&prog.probe.full_name(), &reads) {
+        if let Some(line) = user_reads::describe(&prog.probe, &reads) {
             eprint!("{line}");
         }
     }
@@ -305,7 +305,7 @@ pub fn program_reads(
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
 ) -> user_reads::Reads {
     let attach = probes.get(&prog.probe.id).map(|p| &p.attach);
-    user_reads::reads(&prog.code.insns, base_context(prog), attach)
+    user_reads::reads(&prog.code.insns, &prog.probe, base_context(prog), attach)
 }
 
 /// Load `insns`, the program of `prog` with its maps patched, as a program for `context`.
@@ -325,7 +325,15 @@ fn load_as(
         // A system call group: a raw tracepoint program on sys_enter/sys_exit.
         ProbeContext::ArgArray | ProbeContext::SyscallGroup(_) | ProbeContext::Mapped(_) => {}
         ProbeContext::PerfEvent => spec.prog_type = ProgramType::PerfEvent,
-        ProbeContext::Tracepoint(_) => spec.prog_type = ProgramType::Tracepoint,
+        // A system call's entry compiled for fentry on its function (crate::syscall_fentry).
+        ProbeContext::Tracepoint(ref l) => match l.fentry {
+            Some(btf_id) => {
+                spec.prog_type = ProgramType::Tracing;
+                spec.expected_attach_type = Some(AttachType::TraceFentry);
+                spec.attach_btf_id = btf_id;
+            }
+            None => spec.prog_type = ProgramType::Tracepoint,
+        },
         // User probes: uprobe_multi links, or per-process perf events (see user.rs); a group
         // of fbt functions: a kprobe_multi link.
         ProbeContext::Uprobe(_) => {

@@ -4,6 +4,7 @@
 //! (maps and programs into the kernel) -> [`session`] (BEGIN, attach, consume, END).
 
 mod agg_maps;
+mod agg_snapshot;
 mod args;
 mod binary_defs;
 mod buffers;
@@ -27,6 +28,7 @@ mod prometheus;
 mod provider_build;
 mod session;
 mod signals;
+mod syscall_fentry;
 mod target;
 mod user_reads;
 mod watch;
@@ -381,23 +383,6 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
         }
     }
-    // As DTrace: the trace buffer must hold the largest record's data (what bufsize
-    // counts, as the buffer policies do).
-    let largest = u64::from(comp.compiled.max_record_data);
-    // A buffer that fills up keeps room for END's records: one END could not fill.
-    let end = u64::from(comp.compiled.max_end_record_data);
-    if options.bufpolicy == dtrace_consumer::policy::BufPolicy::Fill && options.bufsize < end {
-        consumer.flush();
-        eprintln!(
-            "dtrace: could not enable tracing: END enablings exceed size of principal buffer"
-        );
-        return 1;
-    }
-    if options.bufsize == 0 || options.bufsize < largest {
-        consumer.flush();
-        eprintln!("dtrace: could not enable tracing: Enabling exceeds size of buffer");
-        return 1;
-    }
     if comp.compiled.destructive && !options.destructive {
         consumer.flush();
         eprintln!("dtrace: could not enable tracing: Destructive actions not allowed");
@@ -424,6 +409,12 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             }
             None => 0,
         };
+    }
+    // As DTrace, -e stops before the buffers are made, so their sizes are not checked.
+    if let Err(why) = buffers::enabling_fits(&options, &comp.compiled) {
+        consumer.flush();
+        eprintln!("dtrace: could not enable tracing: {why}");
+        return 1;
     }
     if let Some(addr) = options.prometheus {
         let naming = options.naming.clone();

@@ -47,9 +47,13 @@ pub struct Options {
     /// Nanoseconds between buffer reads; `None` (Oracle's default, 0) reads as records come
     /// (`crate::session`).
     pub switchrate_ns: Option<u64>,
-    pub aggrate_ns: u64,
-    /// Nanoseconds between drop reports while tracing (`statusrate`).
-    pub statusrate_ns: u64,
+    /// Nanoseconds between the snapshots of the aggregations `printa()` shows (`aggrate`);
+    /// `None` (Oracle's default, 0): each `printa()` reads them afresh.
+    pub aggrate_ns: Option<u64>,
+    /// Nanoseconds between status checks (`statusrate`): drop reports, and, when set, the
+    /// moment an `exit()` ends tracing, as in DTrace. `None`: drops are reported every
+    /// second and `exit()` ends tracing as soon as its record is read.
+    pub statusrate_ns: Option<u64>,
     pub errtags: bool,
     /// `empty`: a script with no clause or declaration is no error.
     pub empty: bool,
@@ -67,6 +71,8 @@ pub struct Options {
     /// `maxframes`: the most frames any stack records or `stackdepth` counts (1..=127);
     /// larger requests are silently reduced, as in DTrace.
     pub max_frames: u32,
+    /// `tregs`: DTrace's tuple registers, which bound the keys of a tuple.
+    pub tuple_regs: u32,
     /// `followfork`: probes named with a `-c`/`-p` pid (`pid$target`, `myapp$target`) also
     /// fire in that process's descendants (forks at any depth, their threads, and after
     /// `exec` wherever the new image maps a traced binary).
@@ -110,8 +116,8 @@ impl Default for Options {
             dynvarsize: 1 << 20,
             aggsize: 4 << 20,
             switchrate_ns: None,
-            aggrate_ns: 1_000_000_000,
-            statusrate_ns: 1_000_000_000,
+            aggrate_ns: None,
+            statusrate_ns: None,
             errtags: false,
             empty: false,
             argref: false,
@@ -123,6 +129,7 @@ impl Default for Options {
             jstack_frames: dtrace_backend::program::JSTACK_FRAMES,
             evaltime: crate::evaltime::EvalTime::Main,
             max_frames: dtrace_backend::program::MAX_STACK_FRAMES,
+            tuple_regs: dtrace_typing::cook::TUPLE_REGS,
             followfork: false,
             cpu: None,
             bufpolicy: BufPolicy::Switch,
@@ -314,8 +321,8 @@ impl Options {
             "dynvarsize" => self.dynvarsize = size(value)?,
             "aggsize" => self.aggsize = size(value)?,
             "switchrate" => self.switchrate_ns = Some(rate(value)?),
-            "aggrate" => self.aggrate_ns = rate(value)?,
-            "statusrate" => self.statusrate_ns = rate(value)?,
+            "aggrate" => self.aggrate_ns = Some(rate(value)?),
+            "statusrate" => self.statusrate_ns = Some(rate(value)?),
             "stackframes" => self.stack_frames = frames(value)?,
             "ustackframes" => self.ustack_frames = frames(value)?,
             "jstackframes" => self.jstack_frames = frames(value)?,
@@ -325,6 +332,12 @@ impl Options {
                     .ok_or(INVALID_VALUE)?
             }
             "maxframes" => self.max_frames = frames(value)?,
+            "tregs" => {
+                self.tuple_regs = match value.and_then(|v| v.parse::<u32>().ok()) {
+                    Some(n) if n > 0 => n,
+                    _ => return Err(INVALID_VALUE.into()),
+                }
+            }
             _ if ACCEPTED.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }
@@ -408,7 +421,7 @@ mod tests {
         o.set("switchrate", Some("10hz")).unwrap();
         assert_eq!(o.switchrate_ns, Some(100_000_000));
         o.set("aggrate", Some("250ms")).unwrap();
-        assert_eq!(o.aggrate_ns, 250_000_000);
+        assert_eq!(o.aggrate_ns, Some(250_000_000));
         o.set("quiet", None).unwrap();
         assert!(o.output.quiet);
         o.set("aggsortkey", None).unwrap();

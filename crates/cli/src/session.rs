@@ -38,6 +38,8 @@ const MIN_SWITCH: Duration = Duration::from_millis(1);
 /// Between reads, the loop looks this often at what ends tracing: a signal that went to
 /// another thread, the end of a traced process.
 const HOUSEKEEPING: Duration = Duration::from_millis(10);
+/// How often drops are reported when `statusrate` is not set: DTrace's default.
+const DEFAULT_STATUS: Duration = Duration::from_secs(1);
 
 /// How the consumer loop ended.
 pub struct Outcome {
@@ -62,6 +64,8 @@ pub struct Session<'a> {
     crashed: Option<(i32, &'static str)>,
     /// `-x ringpin`: the ring pinned to outlive this process (unpinned when dropped).
     pin: Option<crate::pinned::Pin>,
+    /// While tracing, the aggregations as records see them under `aggrate`.
+    agg_snapshot: Option<crate::agg_snapshot::AggSnapshot>,
 }
 
 impl<'a> Session<'a> {
@@ -90,6 +94,7 @@ impl<'a> Session<'a> {
             postmortem: None,
             crashed: None,
             pin: None,
+            agg_snapshot: None,
         })
     }
 
@@ -170,7 +175,9 @@ impl<'a> Session<'a> {
             for t in &mut targets {
                 t.release();
             }
+            self.agg_snapshot = Some(Default::default());
             self.consume_until_done(&mut targets);
+            self.agg_snapshot = None;
         }
         detach(std::mem::take(&mut self.loaded.links));
         if let Some(w) = &mut self.watcher {
@@ -405,7 +412,15 @@ impl<'a> Session<'a> {
         };
         let mut last_read = Instant::now();
         let mut last_drop_check = Instant::now();
-        while self.consumer.exit_status().is_none()
+        // With a statusrate set, exit() ends tracing at the next status check, as in
+        // DTrace; without, as soon as its record is read.
+        let status_period = || {
+            rates
+                .statusrate_ns
+                .get()
+                .map_or(DEFAULT_STATUS, Duration::from_nanos)
+        };
+        while (self.consumer.exit_status().is_none() || rates.statusrate_ns.get().is_some())
             && !signals::stop_requested()
             && self.output.failure().is_none()
         {
@@ -418,7 +433,7 @@ impl<'a> Session<'a> {
             }
             // Processes in user stack and symbol keys: their mappings, while they run.
             self.see_aggregation_processes();
-            if last_drop_check.elapsed() >= Duration::from_nanos(self.rates.statusrate_ns.get()) {
+            if last_drop_check.elapsed() >= status_period() {
                 self.report_drops();
                 last_drop_check = Instant::now();
                 // exit() ran but its record has not come: a full buffer dropped it. Tracing
@@ -482,9 +497,26 @@ impl<'a> Session<'a> {
         for r in &records {
             self.consumer.see_processes(r);
         }
+        let live = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
+        let snapshot = self.agg_snapshot.as_mut().zip(self.rates.aggrate_ns.get());
+        if let Some((snap, every)) = snapshot {
+            let count = self.comp.compiled.aggregations.len();
+            snap.refresh(
+                &live,
+                count,
+                Duration::from_nanos(every),
+                !records.is_empty(),
+            );
+        }
         for r in records {
-            let maps = AggMaps::new(&self.comp.compiled, &self.loaded.maps);
-            self.consumer.record(&r, &maps);
+            match self
+                .agg_snapshot
+                .as_ref()
+                .filter(|_| self.rates.aggrate_ns.get().is_some())
+            {
+                Some(snap) => self.consumer.record(&r, &snap.over(&live)),
+                None => self.consumer.record(&r, &live),
+            }
         }
         self.free_speculations();
         self.consumer.flush();

@@ -1,7 +1,8 @@
 //! Drops, reported in DTrace's words: an aggregation that cannot take a new key counts
 //! aggregation drops on its CPU (not dynamic variable drops), and `-x droptags` puts the
 //! kind's tag in front of each message. An `exit()` whose record was dropped still ends
-//! tracing.
+//! tracing. Dynamic variables share the `dynvarsize` space as DTrace counts it: one past
+//! it is a dynamic variable drop, and deleting one makes room.
 
 mod common;
 
@@ -12,7 +13,7 @@ fn a_full_aggregation_counts_aggregation_drops_with_their_tag() {
         "-x",
         "droptags",
         "-x",
-        "aggsize=1",
+        "aggsize=64",
         "-qn",
         "BEGIN { i = 0; } tick-1ms /i++ < 1100/ { @[i] = count(); } tick-1ms /i > 1100/ { exit(0); }",
     ]);
@@ -76,4 +77,47 @@ fn an_exit_whose_record_was_dropped_still_ends_tracing() {
         .and_then(|rest| rest.strip_suffix('\n'))
         .unwrap_or_else(|| panic!("stderr: {}", run.stderr));
     assert!(cpu.parse::<u32>().is_ok(), "{}", run.stderr);
+}
+
+/// `dynvarsize=15` holds three `int` thread-local variables (DTrace counts 4 bytes each,
+/// with no key tuple): a fourth is one dynamic variable drop, reported once, and it is not
+/// stored.
+#[test]
+fn dynamic_variables_past_the_dynvarsize_space_are_dropped() {
+    let run = common::dtrace(&[
+        "-x",
+        "dynvarsize=15",
+        "-x",
+        "droptags",
+        "-qn",
+        "BEGIN { self->a = 1; self->b = 2; self->c = 3; self->d = 4; } \
+         BEGIN { printf(\"%d %d %d %d\\n\", self->a, self->b, self->c, self->d); exit(0); }",
+    ]);
+    assert_eq!(
+        (run.status, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            0,
+            "1 2 3 0\n\n",
+            "dtrace: [DTRACEDROP_DYNAMIC] 1 dynamic variable drop\n"
+        )
+    );
+}
+
+/// Storing 0 deletes a dynamic variable and gives its place back: in a space of one
+/// associative array element, a second element fits once the first is deleted, and only
+/// an element created while the space is full is dropped.
+#[test]
+fn deleting_a_dynamic_variable_makes_room_for_another() {
+    // An element of a[int] counts 12 bytes of key tuple and 4 of value: 20 bytes hold one.
+    let run = common::dtrace(&[
+        "-x",
+        "dynvarsize=20",
+        "-qn",
+        "BEGIN { a[1] = 1; a[2] = 2; a[1] = 0; a[3] = 3; a[3] = 33; \
+         printf(\"%d %d %d\\n\", a[1], a[2], a[3]); exit(0); }",
+    ]);
+    assert_eq!(
+        (run.status, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "0 0 33\n\n", "dtrace: 1 dynamic variable drop\n")
+    );
 }

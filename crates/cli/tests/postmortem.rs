@@ -57,7 +57,8 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// Each step's record holds 8 bytes of data: a 40-byte buffer keeps the last five.
+/// Each step's record counts 16 bytes as DTrace counts them (its 4-byte id, then the
+/// 8-byte `arg0` at its alignment): an 80-byte buffer keeps the last five.
 const SCRIPT: &str =
     "crashy$target:::step { printf(\"step %d\\n\", arg0); @steps = count(); @last = max(arg0); }";
 
@@ -74,9 +75,9 @@ fn setup(name: &str) -> (PathBuf, String) {
     (dir, exe.display().to_string())
 }
 
-/// `dtrace -q -x bufpolicy=ring -x bufsize=40 EXTRA... -n SCRIPT`, run in `dir`.
+/// `dtrace -q -x bufpolicy=ring -x bufsize=80 EXTRA... -n SCRIPT`, run in `dir`.
 fn ring_dtrace(dir: &Path, extra: &[&str]) -> Command {
-    let mut args = vec!["-q", "-x", "bufpolicy=ring", "-x", "bufsize=40"];
+    let mut args = vec!["-q", "-x", "bufpolicy=ring", "-x", "bufsize=80"];
     args.extend(extra);
     args.extend(["-n", SCRIPT]);
     let mut cmd = common::command(&args);
@@ -169,7 +170,7 @@ fn a_process_followed_with_p_gets_its_postmortem() {
         "-x",
         "bufpolicy=ring",
         "-x",
-        "bufsize=40",
+        "bufsize=80",
         "-p",
         &pid,
         "-n",

@@ -1,5 +1,5 @@
 //! String subroutines on the live kernel: `substr index rindex strstr strchr strrchr
-//! cleanpath link_ntop toupper tolower lltostr basename dirname strtoll`, run in `BEGIN` and
+//! cleanpath link_ntop toupper tolower lltostr basename dirname strtoll json`, run in `BEGIN` and
 //! compared with the output DTrace gives (the cases and answers of Oracle's `tst.substr.d`, `tst.index.d`,
 //! `tst.lltostr.d`, `tst.basename.d`, ...; basename/dirname also against coreutils), plus
 //! their prototype errors and a check that each loads in a `profile-97` clause with
@@ -551,6 +551,8 @@ fn each_loads_in_a_profile_clause() {
         "dirname(this->s)",
         "strtoll(execname)",
         "strtoll(this->s, this->j)",
+        "json(this->s, execname)",
+        "json(execname, this->s)",
     ];
     for e in exprs {
         let program = format!(
@@ -570,5 +572,44 @@ fn each_loads_in_a_profile_clause() {
         out.status.success(),
         "combined clause does not load:\n{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `json()` filtering a program's JSON log lines, the use it was made for: a USDT probe
+/// passes each line; the predicate and the clause select members of the line read from the
+/// process with `copyinstr`.
+#[test]
+fn json_selects_members_of_user_log_lines() {
+    common::require_root();
+    let dir = common::scratch("strsubr", "json");
+    let exe = common::build_c(
+        &dir,
+        "logger",
+        r#"#include <stdio.h>
+#include <sys/sdt.h>
+int main(void) {
+    char line[128];
+    for (int i = 0; i < 6; i++) {
+        snprintf(line, sizeof line,
+                 "{\"seq\": %d, \"action\": \"%s\", \"sizes\": [%d, %d, %d], \"who\": {\"uid\": %d}}",
+                 i, i % 3 == 1 ? "ignore" : "write", i, 2 * i, 3 * i, 100 + i);
+        DTRACE_PROBE1(app, log, line);
+    }
+    DTRACE_PROBE1(app, log, "{\"finished\": true}");
+    return 0;
+}
+"#,
+        &["-O1"],
+    );
+    let program = r#"app$target:::log { this->j = copyinstr(arg0); }
+app$target:::log /json(this->j, "finished") == NULL && json(this->j, "action") != "ignore"/ {
+    printf("%d %s %s\n", strtoll(json(this->j, "seq")), json(this->j, "sizes[2]"), json(this->j, "who.uid"));
+}
+app$target:::log /json(this->j, "finished") != NULL/ { printf("finished %s\n", json(this->j, "finished")); }"#;
+    let run = common::trace(exe.to_str().unwrap(), program);
+    assert_eq!(
+        run.stdout, "0 0 100\n2 6 102\n3 9 103\n5 15 105\nfinished true\n\n",
+        "stderr: {}",
+        run.stderr
     );
 }

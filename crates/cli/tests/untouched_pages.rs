@@ -159,7 +159,8 @@ fn pid_probes_read_untouched_arguments() {
 }
 
 /// A system call probe cannot sleep on this kernel (it refuses sleepable tracepoint
-/// programs, and fentry altogether): `-v` says its reads fail on untouched pages, and why.
+/// programs, and fentry altogether, which sleepable system call probes would be): `-v`
+/// says its reads fail on untouched pages, and why.
 #[test]
 fn verbose_says_why_system_call_reads_cannot_sleep() {
     let run = common::dtrace(&[
@@ -173,7 +174,7 @@ fn verbose_says_why_system_call_reads_cannot_sleep() {
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(
         run.stderr.contains(
-            "dtrace: syscall:vmlinux:openat:entry: user memory read with bpf_probe_read_user, which fails on pages not touched yet: tracepoint programs cannot sleep to fault pages in; only uprobe programs can\n"
+            "dtrace: syscall:vmlinux:openat:entry: user memory read with bpf_probe_read_user, which fails on pages not touched yet: the kernel refuses fentry programs, which system calls would need to sleep (BPF_PROG_LOAD of an fentry program fails with EPERM (Operation not permitted))\n"
         ),
         "{}",
         run.stderr

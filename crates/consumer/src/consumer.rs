@@ -27,8 +27,9 @@ use crate::value::Value;
 /// What records ask of the world beyond the output, done when the record is read, in
 /// the order of its actions (the output written before is flushed first).
 pub trait Effects {
-    /// `system()`: run `command` with `/bin/sh`, and wait for it.
-    fn system(&mut self, command: &str) -> Result<(), String>;
+    /// `system()`: run `command` with `/bin/sh`, and wait for it. The command is bytes:
+    /// a D string may hold any (`"\xc0"`), and the shell gets them as written.
+    fn system(&mut self, command: &[u8]) -> Result<(), String>;
     /// `freopen()`: the output goes to `path` from now on (`""`: the original output).
     fn freopen(&mut self, path: &str) -> Result<(), String>;
     /// `ftruncate()`: empty the output file.
@@ -198,10 +199,10 @@ impl Consumer {
                     return;
                 }
             }
-            let extra = if spec.is_some() { SPEC_ID_SIZE } else { 0 };
+            let size = crate::policy::counted_size(ran());
             match self
                 .buffers
-                .admit(header.cpu, rec, extra, dtrace_probe("END"))
+                .admit(header.cpu, rec, size, dtrace_probe("END"))
             {
                 Admit::Show => {}
                 Admit::Kept => {
@@ -383,14 +384,13 @@ impl Consumer {
                 let Some(text) = self.printf(format, &values) else {
                     return;
                 };
-                let text = String::from_utf8_lossy(&text).into_owned();
                 self.output.flush();
                 let Some(effects) = self.effects.as_mut() else {
                     return;
                 };
                 let done = match kind {
                     ActionKind::System { .. } => effects.system(&text),
-                    _ => effects.freopen(&text),
+                    _ => effects.freopen(&String::from_utf8_lossy(&text)),
                 };
                 if let Err(why) = done {
                     self.output.warning(&why);

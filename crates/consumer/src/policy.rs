@@ -1,6 +1,7 @@
 //! Buffer policies (`bufpolicy`): what happens to records as the principal buffer of a
-//! CPU fills, counted as DTrace counts `bufsize` (the bytes of a record's data, without
-//! its header).
+//! CPU fills, counted as DTrace counts `bufsize` ([`counted_size`]: a record's 4-byte
+//! enabled probe id, then each datum it shows at its natural alignment; not our record's
+//! header or padding).
 //!
 //! - `switch` (the default): every record is shown as it is read.
 //! - `fill`: records are shown until a CPU's buffer is full; the record that does not fit
@@ -13,7 +14,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use dtrace_abi::record::HEADER_SIZE;
+use dtrace_abi::datum::ValueType;
+use dtrace_abi::desc::Action;
 
 /// `bufpolicy`'s values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,17 +67,27 @@ pub(crate) struct Buffers {
     arrivals: u64,
 }
 
-/// The bytes of `rec` that count against `bufsize`.
-fn data_size(rec: &[u8], extra_header: u32) -> u64 {
-    rec.len()
-        .saturating_sub((HEADER_SIZE + extra_header) as usize) as u64
+/// The bytes a record whose `actions` ran counts against `bufsize`, as DTrace lays its
+/// records out: the enabled probe id (4 bytes), then each datum aligned to its size (a
+/// scalar), to 1 (a string) or to 8 (anything else).
+pub(crate) fn counted_size<'a>(actions: impl Iterator<Item = &'a Action>) -> u64 {
+    let mut end = 4u64;
+    for field in actions.flat_map(Action::data) {
+        let size = u64::from(field.ty.size());
+        let align = match &field.ty {
+            ty if ty.scalar().is_some() => size.max(1),
+            ValueType::String { .. } => 1,
+            _ => 8,
+        };
+        end = end.next_multiple_of(align) + size;
+    }
+    end
 }
 
 impl Buffers {
-    /// A record read from CPU `cpu`; `extra_header` bytes after the header do not count
-    /// (a speculation's id); `end`: a record of END, which `fill` always shows.
-    pub(crate) fn admit(&mut self, cpu: u32, rec: &[u8], extra_header: u32, end: bool) -> Admit {
-        let size = data_size(rec, extra_header);
+    /// A record read from CPU `cpu`, counting `size` bytes ([`counted_size`]); `end`: a
+    /// record of END, which `fill` always shows.
+    pub(crate) fn admit(&mut self, cpu: u32, rec: &[u8], size: u64, end: bool) -> Admit {
         match self.policy {
             BufPolicy::Switch => Admit::Show,
             BufPolicy::Fill => {
@@ -130,8 +142,30 @@ impl Buffers {
 mod tests {
     use super::*;
 
+    const HEADER_SIZE: u32 = dtrace_abi::record::HEADER_SIZE;
+
     fn rec(data: usize) -> Vec<u8> {
         vec![0; HEADER_SIZE as usize + data]
+    }
+
+    #[test]
+    fn records_count_as_dtrace_lays_them_out() {
+        use dtrace_abi::desc::{ActionKind, Field};
+        let action = |ty: ValueType| Action {
+            kind: ActionKind::Trace(Field { offset: 16, ty }),
+            presence: None,
+        };
+        let int = |size: u8| ValueType::Integer {
+            size,
+            signed: true,
+            name: "int".into(),
+        };
+        // The enabled probe id, then an int: 8; then a 64-bit value, 8-aligned: 16.
+        assert_eq!(counted_size([action(int(4))].iter()), 8);
+        assert_eq!(counted_size([action(int(8))].iter()), 16);
+        assert_eq!(counted_size([action(int(1)), action(int(2))].iter()), 8);
+        let s = action(ValueType::String { size: 5 });
+        assert_eq!(counted_size([action(int(4)), s].iter()), 13);
     }
 
     #[test]
@@ -142,11 +176,11 @@ mod tests {
             ..Buffers::default()
         };
         for _ in 0..8 {
-            assert_eq!(b.admit(0, &rec(8), 0, false), Admit::Show);
+            assert_eq!(b.admit(0, &rec(8), 8, false), Admit::Show);
         }
-        assert_eq!(b.admit(0, &rec(8), 0, false), Admit::Full);
-        assert_eq!(b.admit(1, &rec(8), 0, false), Admit::Full);
-        assert_eq!(b.admit(0, &rec(8), 0, true), Admit::Show);
+        assert_eq!(b.admit(0, &rec(8), 8, false), Admit::Full);
+        assert_eq!(b.admit(1, &rec(8), 8, false), Admit::Full);
+        assert_eq!(b.admit(0, &rec(8), 8, true), Admit::Show);
     }
 
     #[test]
@@ -159,9 +193,9 @@ mod tests {
         for i in 0..10u8 {
             let mut r = rec(8);
             r[HEADER_SIZE as usize] = i;
-            b.admit(1, &r, 0, false);
+            b.admit(1, &r, 8, false);
         }
-        b.admit(0, &rec(8), 0, false);
+        b.admit(0, &rec(8), 8, false);
         let kept = b.take_rings();
         assert_eq!(kept.len(), 7);
         let firsts: Vec<u8> = kept[1..].iter().map(|r| r[HEADER_SIZE as usize]).collect();
@@ -178,7 +212,7 @@ mod tests {
         for (i, cpu) in [1, 0, 1, 0, 1].into_iter().enumerate() {
             let mut r = rec(8);
             r[HEADER_SIZE as usize] = i as u8;
-            b.admit(cpu, &r, 0, false);
+            b.admit(cpu, &r, 8, false);
         }
         let kept = b.take_rings_in_arrival_order();
         let firsts: Vec<u8> = kept.iter().map(|r| r[HEADER_SIZE as usize]).collect();

@@ -95,6 +95,9 @@ pub struct Clause {
     /// `None` when the clause has no `{ ... }` at all (DTrace then applies the default action).
     pub body: Option<Vec<Stmt>>,
     pub span: Span,
+    /// Where the token after the predicate is (its body's `{`): DTrace types the predicate
+    /// once it has read that token, so its errors carry that token's line.
+    pub after_predicate: Option<Span>,
 }
 
 impl Clause {
@@ -105,7 +108,7 @@ impl Clause {
         let mut stmts: Vec<&Stmt> = self.body.iter().flatten().collect();
         while let Some(s) = stmts.pop() {
             match s {
-                Stmt::Expr(e) => exprs.push(e),
+                Stmt::Expr(e, _) => exprs.push(e),
                 Stmt::If {
                     cond,
                     then,
@@ -177,7 +180,10 @@ pub struct Pragma {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Expr(Expr),
+    /// An expression statement, and where the token after it (its `;`, or the `}` of a
+    /// last statement without one) is: DTrace makes the nodes that end the expression once
+    /// it has read that token, so their errors carry that token's line.
+    Expr(Expr, Span),
     /// `if (cond) stmt-or-block [else stmt-or-block]` (Oracle D).
     If {
         cond: Expr,
@@ -231,6 +237,44 @@ impl Expr {
     }
 
     /// Call `f` on each operand of this expression.
+    /// The spans of the nodes DTrace's parser makes only once it has read the token after
+    /// this expression: the expression itself, then down its right edge while a node ends
+    /// with an operand (a leaf needs that token too, to know it is complete); a node that
+    /// ends with its own closing token (`f(...)`, `a[i]`, `sizeof(t)`, `x++`) is made at
+    /// that token, and so is everything inside it. DTrace reports a node's errors at the
+    /// line where it was made.
+    pub fn made_after(&self) -> Vec<Span> {
+        let mut spans = Vec::new();
+        let mut node = self;
+        loop {
+            let leaf = matches!(
+                node.kind,
+                ExprKind::Int { .. }
+                    | ExprKind::Char(_)
+                    | ExprKind::Str(_)
+                    | ExprKind::Ident(_)
+                    | ExprKind::Macro(_)
+                    | ExprKind::SelfVar(_)
+                    | ExprKind::ThisVar(_)
+                    | ExprKind::Aggregation(_)
+                    | ExprKind::Symbol { .. }
+            );
+            let mut last = None;
+            node.for_each_child(|c| {
+                if c.span.end == node.span.end {
+                    last = Some(c);
+                }
+            });
+            if leaf || last.is_some() {
+                spans.push(node.span);
+            }
+            match last {
+                Some(child) => node = child,
+                None => return spans,
+            }
+        }
+    }
+
     fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Int { .. }

@@ -178,8 +178,7 @@ pub fn layout(fields: Vec<TracepointField>, skip: &[&str]) -> TracepointLayout {
             .into_iter()
             .filter(|f| !f.name.starts_with("common_") && !skip.contains(&f.name.as_str()))
             .collect(),
-        syscall_return: false,
-        syscall_nr: None,
+        ..TracepointLayout::default()
     }
 }
 

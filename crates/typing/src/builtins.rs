@@ -38,7 +38,8 @@ pub enum Variable {
 /// A subroutine and its prototype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Subroutine {
-    /// `None`: DTrace has it, this dtrace does not implement it yet.
+    /// `None`: a Solaris subroutine for what Linux does not have (STREAMS messages),
+    /// refused in words once its arguments check.
     pub subr: Option<Subr>,
     pub params: &'static [Param],
     /// Parameters from this index on are optional.
@@ -76,6 +77,8 @@ pub(crate) const CSTR: Param = param(Accepts::String, "char *");
 pub(crate) const INT: Param = param(Accepts::Integer, "int");
 /// The kernel mutex the `mutex_*` subroutines examine.
 const MUTEXP: Param = param(Accepts::Destination, "struct mutex *");
+const MBLKP: Param = param(Accepts::Pointer, "mblk_t *");
+const RWLOCKP: Param = param(Accepts::Destination, "rwlock_t *");
 const CHAR: Param = param(Accepts::Integer, "char");
 const INT64: Param = param(Accepts::Integer, "int64_t");
 pub(crate) const ADDR: Param = param(Accepts::Scalar, "uintptr_t");
@@ -132,7 +135,7 @@ const fn subr(subr: Subr, params: &'static [Param], required: usize) -> Kind {
     })
 }
 
-const fn missing(params: &'static [Param], required: usize) -> Kind {
+const fn streams_only(params: &'static [Param], required: usize) -> Kind {
     Kind::Subroutine(Subroutine {
         subr: None,
         params,
@@ -224,6 +227,7 @@ const TABLE: &[(&str, Kind)] = &[
             "ipl (the interrupt priority level) has no meaning on Linux",
         )),
     ),
+    ("json", subr(Subr::Json, &[CSTR, CSTR], 2)),
     ("jstack", Kind::Action(ActionName::Jstack)),
     ("link_ntop", subr(Subr::LinkNtop, &[INT, VOIDP], 2)),
     ("llquantize", Kind::Aggregating),
@@ -232,12 +236,15 @@ const TABLE: &[(&str, Kind)] = &[
     ("max", Kind::Aggregating),
     ("min", Kind::Aggregating),
     ("mod", Kind::Action(ActionName::Symbol)),
-    ("msgdsize", missing(&[VOIDP], 1)),
-    ("msgsize", missing(&[VOIDP], 1)),
-    ("mutex_owned", missing(&[MUTEXP], 1)),
-    ("mutex_owner", missing(&[MUTEXP], 1)),
-    ("mutex_type_adaptive", missing(&[MUTEXP], 1)),
-    ("mutex_type_spin", missing(&[MUTEXP], 1)),
+    ("msgdsize", streams_only(&[MBLKP], 1)),
+    ("msgsize", streams_only(&[MBLKP], 1)),
+    ("mutex_owned", subr(Subr::MutexOwned, &[MUTEXP], 1)),
+    ("mutex_owner", subr(Subr::MutexOwner, &[MUTEXP], 1)),
+    (
+        "mutex_type_adaptive",
+        subr(Subr::MutexTypeAdaptive, &[MUTEXP], 1),
+    ),
+    ("mutex_type_spin", subr(Subr::MutexTypeSpin, &[MUTEXP], 1)),
     ("normalize", Kind::Action(ActionName::Normalize)),
     ("ntohl", subr(Subr::Ntohl, &[U32], 1)),
     ("ntohll", subr(Subr::Ntohll, &[U64], 1)),
@@ -260,9 +267,9 @@ const TABLE: &[(&str, Kind)] = &[
     ("raise", Kind::Action(ActionName::Raise)),
     ("rand", subr(Subr::Rand, &[], 0)),
     ("rindex", subr(Subr::Rindex, &[CSTR, CSTR, INT], 2)),
-    ("rw_iswriter", missing(&[VOIDP], 1)),
-    ("rw_read_held", missing(&[VOIDP], 1)),
-    ("rw_write_held", missing(&[VOIDP], 1)),
+    ("rw_iswriter", subr(Subr::RwIswriter, &[RWLOCKP], 1)),
+    ("rw_read_held", subr(Subr::RwReadHeld, &[RWLOCKP], 1)),
+    ("rw_write_held", subr(Subr::RwWriteHeld, &[RWLOCKP], 1)),
     ("setopt", Kind::Action(ActionName::Setopt)),
     ("speculate", Kind::Action(ActionName::Speculate)),
     ("speculation", subr(Subr::Speculation, &[], 0)),

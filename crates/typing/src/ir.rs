@@ -280,6 +280,11 @@ pub enum Builtin {
     /// The stack pointer of the probe's register context (a uprobe's or kprobe's `struct
     /// pt_regs`): what keys the state an entry saves for `entry->` (no D name).
     StackPointer,
+    /// The address of an fentry or fexit program's context: the argument array on its BPF
+    /// trampoline's stack frame, which the fentry and the fexit programs of one call share
+    /// and no other active call has (no D name; keys `entry->` in fbt returns traced by
+    /// fexit).
+    TrampolineFrame,
 }
 
 /// A subroutine.
@@ -300,6 +305,17 @@ pub enum Subr {
     Dirname,
     Cleanpath,
     Strtoll,
+    /// `json(s, elemspec)`: the value `elemspec` selects in the JSON text `s`, or NULL.
+    Json,
+    /// The lock subroutines on a `struct mutex *` / `rwlock_t *`: lowered to loads and
+    /// arithmetic by typing (`cook/locks.rs`), so no call of them reaches code generation.
+    MutexOwned,
+    MutexOwner,
+    MutexTypeAdaptive,
+    MutexTypeSpin,
+    RwReadHeld,
+    RwWriteHeld,
+    RwIswriter,
     Rand,
     /// `copyin(addr, size)`: `size` is a constant ([`Expr`] of kind `Int`).
     Copyin,

@@ -251,6 +251,12 @@ pub struct TracepointLayout {
     /// A system call's x86_64 number, when known: lets many system call probes share one
     /// [`ProbeContext::SyscallGroup`] program.
     pub syscall_nr: Option<u32>,
+    /// A system call's entry whose program is loaded as a sleepable fentry program on the
+    /// call's `__x64_sys_NAME` function, this vmlinux BTF id, so that its reads of user
+    /// memory fault pages in: the context is then that function's one argument, the
+    /// call's `struct pt_regs *`, from which the arguments [`TracepointLayout::args`]
+    /// describe are read (the record's `args[N]` is the N-th argument register).
+    pub fentry: Option<u32>,
 }
 
 /// One field of a tracepoint record.

@@ -232,6 +232,9 @@ impl Gen<'_, '_> {
                 self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
                 self.e.emit(Insn::ldx(Size::DW, R0, R1, PT_REGS_SP));
             }
+            // The context pointer itself, kept as a number (dtrace runs with CAP_PERFMON,
+            // under which the verifier lets a pointer be stored in a map).
+            Builtin::TrampolineFrame => self.e.emit(Insn::ldx(Size::DW, R0, R10, CTX_SLOT)),
         }
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
@@ -803,8 +806,22 @@ impl Gen<'_, '_> {
     }
 
     /// r0 = the integer or pointer field `f` of the tracepoint record (r1 = the context),
-    /// sign-extended to 64 bits when the format says it is signed.
+    /// sign-extended to 64 bits when the format says it is signed. A system call's entry
+    /// loaded as fentry has the record's arguments in its `struct pt_regs`.
     fn load_field(&mut self, f: &TracepointField) {
+        if let ProbeContext::Tracepoint(layout) = &self.probe.context {
+            if layout.fentry.is_some() {
+                let n = layout.args.iter().position(|a| a == f);
+                match n.and_then(|n| PT_REGS_SYSCALL_ARGS.get(n)) {
+                    Some(&off) => {
+                        self.e.emit(Insn::ldx(Size::DW, R1, R1, 0));
+                        self.read_kernel(R1, off, 8);
+                    }
+                    None => self.e.emit(Insn::mov64_imm(R0, 0)),
+                }
+                return;
+            }
+        }
         let size = match f.size {
             1 | 2 | 4 | 8 => f.size,
             _ => 8,

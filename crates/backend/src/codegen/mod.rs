@@ -32,10 +32,12 @@ mod arena;
 mod cleanpath;
 mod context;
 mod dpath;
+mod dynvars;
 mod entry;
 mod expr;
 mod fault;
 mod inet;
+mod json;
 mod keys;
 mod place;
 mod regs;
@@ -77,6 +79,9 @@ pub struct CodegenOptions {
     pub wakeup_at: u32,
     /// Maximum entries of each dynamic variable map.
     pub dynvar_entries: u32,
+    /// Bytes of dynamic variable space (`dynvarsize`), shared by them all as DTrace
+    /// counts them (`dynvars.rs`).
+    pub dynvarsize: u64,
     /// Maximum keys of each aggregation.
     pub agg_entries: u32,
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC, for `walltimestamp`.
@@ -102,6 +107,7 @@ impl Default for CodegenOptions {
             bufsize: 4 << 20,
             wakeup_at: 2 << 20,
             dynvar_entries: 16384,
+            dynvarsize: 1 << 20,
             agg_entries: 16384,
             wall_offset: 0,
             cpu: None,
@@ -268,6 +274,11 @@ pub(crate) struct Compiler<'a> {
     max_end_record_data: u32,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
+    /// The largest entries as DTrace counts them ([`Compiled::space`]).
+    space: crate::space::Space,
+    /// The dynamic variables the shared space holds, when fewer than one map does
+    /// (`dynvars.rs`).
+    dynvar_places: Option<u64>,
 }
 
 /// The most instructions the kernel loads in one program (`BPF_COMPLEXITY_LIMIT_INSNS`).
@@ -294,6 +305,10 @@ impl<'a> Compiler<'a> {
             MapId(maps.len() - 1)
         };
         let opts = input.options.clone();
+        let space = crate::space::needs(input.program, opts.strsize);
+        let dynvar_places = space
+            .entries(opts.dynvarsize, space.dynvar)
+            .filter(|&places| places < u64::from(opts.dynvar_entries));
         let array = |name: &str, value_size: u32, entries_per_cpu: u32| MapSpec {
             name: name.into(),
             kind: MapKind::Array,
@@ -327,6 +342,8 @@ impl<'a> Compiler<'a> {
         Compiler {
             rodata: vars::Rodata::default(),
             vars: vars::Storage::new(input.program, opts.strsize),
+            space,
+            dynvar_places,
             scratch_size: record_limit(opts.strsize),
             opts,
             kernel: input.kernel,
@@ -494,6 +511,7 @@ impl<'a> Compiler<'a> {
             destructive: self.destructive,
             max_record_data: self.max_record_data,
             max_end_record_data: self.max_end_record_data,
+            space: self.space,
         }
     }
 }
@@ -658,6 +676,8 @@ struct ProgState {
     arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
+    /// The program's `json()` area and callback, once it calls `json()`.
+    json: Option<json::JsonArea>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
 }
@@ -743,6 +763,7 @@ impl ProgState {
             timestamp,
             arena,
             search: None,
+            json: None,
             scratch_peak: 0,
         }
     }
@@ -809,6 +830,7 @@ impl ProgState {
             timestamp: None,
             arena: None,
             search: None,
+            json: None,
             scratch_peak: 0,
         }
     }
@@ -847,6 +869,8 @@ pub(crate) struct Gen<'c, 'a> {
     arena: Option<u32>,
     /// The program's substring search area and callback, once it searches.
     search: Option<strsubr::SearchArea>,
+    /// The program's `json()` area and callback, once it calls `json()`.
+    json: Option<json::JsonArea>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
 }
@@ -872,6 +896,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             timestamp: p.timestamp,
             arena: p.arena,
             search: p.search,
+            json: p.json,
             scratch_peak: p.scratch_peak,
         }
     }
@@ -891,6 +916,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             timestamp: self.timestamp,
             arena: self.arena,
             search: self.search,
+            json: self.json,
             scratch_peak: self.scratch_peak,
         }
     }
@@ -904,6 +930,8 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.emit(Insn::exit());
         self.error_clauses()?;
         self.search_callback();
+        self.json_callback();
+        self.json_split_callback();
         let top = self.scratch_top.max(self.scratch_peak);
         if top > i16::MAX as u32 {
             return Err(CompileError::unplaced(

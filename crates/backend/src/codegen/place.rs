@@ -144,15 +144,19 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
         if create {
+            let full = self.e.label();
+            self.take_dynvar(full);
             self.e.ld_map(R1, map);
             regs::read_into(&mut self.e, v, R2);
             self.e.ld_map_value(R3, self.c.core.rodata, Rodata::ZEROS);
             self.e.emit(Insn::mov64_imm(R4, 1)); // BPF_NOEXIST
             self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
+            self.give_back_unless_created();
             self.e.ld_map(R1, map);
             regs::read_into(&mut self.e, v, R2);
             self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
             self.e.jmp_imm(BPF_JNE, R0, 0, found);
+            self.e.bind(full);
             self.count_drop(DropKind::Dynamic);
             let end = self.clause_state().end;
             self.e.goto(end);
@@ -404,6 +408,7 @@ impl Gen<'_, '_> {
         };
         self.e.ld_map(R1, map);
         self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+        self.give_back_if_deleted();
         self.constant(0, crate::types::INT, span)
     }
 

@@ -100,6 +100,9 @@ impl Gen<'_, '_> {
         if matches!(subr, Subr::Index | Subr::Rindex | Subr::Strstr) {
             self.search_area();
         }
+        if subr == Subr::Json {
+            self.json_area();
+        }
         let mark = self.scratch_top;
         let ty = match subr {
             Subr::Substr => {
@@ -152,6 +155,10 @@ impl Gen<'_, '_> {
             }
             Subr::Strtok => {
                 self.strtok(res, args, &a);
+                Type::String
+            }
+            Subr::Json => {
+                self.json(res, &a);
                 Type::String
             }
             _ => {

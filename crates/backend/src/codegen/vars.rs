@@ -15,6 +15,11 @@ use dtrace_frontend::{Result, Span};
 use dtrace_typing::ir::{self, VarId};
 
 use super::regs::{self, SCRATCH};
+
+/// `bpf_map_update_elem`'s flags.
+const BPF_ANY: i32 = 0;
+const BPF_NOEXIST: i32 = 1;
+const BPF_EXIST: i32 = 2;
 use super::{Compiler, Gen};
 use crate::program::{KeyStore, MapId, MapKind, MapSpec};
 use crate::types::Type;
@@ -87,8 +92,9 @@ pub(crate) struct Storage {
 
 impl Storage {
     pub fn new(prog: &ir::Program, strsize: u32) -> Storage {
-        // The state word comes first; user globals follow it.
-        let mut size = STATE_OFFSET + 8;
+        // The state word and the count of dynamic variables come first; user globals
+        // follow them.
+        let mut size = crate::program::DYNVARS_OFFSET + 8;
         let mut global_offsets = Vec::new();
         for g in &prog.globals {
             global_offsets.push(size);
@@ -279,7 +285,7 @@ impl Gen<'_, '_> {
     }
 
     /// With the key pointer in r2: delete the entry if the value is 0 (a NULL string),
-    /// else update it.
+    /// else update it (creating it takes a place in the dynamic variable space).
     pub(crate) fn update_or_delete(
         &mut self,
         map: MapId,
@@ -287,13 +293,15 @@ impl Gen<'_, '_> {
         span: Span,
     ) -> Result<()> {
         let delete = self.e.label();
+        let drop = self.e.label();
         let done = self.e.label();
         // Zero (or NULL) deletes the entry; a struct or array is always stored.
         let deletes = !matches!(val.ty, Type::Struct(_) | Type::Array(..));
         let mark = self.scratch_top;
         let key = self.push(span)?;
         regs::write(&mut self.e, key, R2);
-        match &val.ty {
+        // Where the value to store is: a scratch copy, or the struct's address.
+        let copy = match &val.ty {
             Type::String => {
                 // Stored from a copy: the string may be at any address.
                 let r = regs::read(&mut self.e, val.reg, R3);
@@ -302,25 +310,40 @@ impl Gen<'_, '_> {
                 let tmp = self.string_buffer(false);
                 self.e.emit(Insn::st(Size::H, SCRATCH, self.small(tmp), 0));
                 self.copy_string(tmp, val);
-                self.scratch_addr(R3, tmp);
+                Some(tmp)
             }
-            Type::Struct(_) | Type::Array(..) => {
-                regs::read_into(&mut self.e, val.reg, R3);
-            }
+            Type::Struct(_) | Type::Array(..) => None,
             _ => {
                 let r = regs::read(&mut self.e, val.reg, R3);
                 self.e.jmp_imm(BPF_JEQ, r, 0, delete);
                 let tmp = self.scratch(8);
                 self.e
                     .emit(Insn::stx(Size::DW, SCRATCH, self.small(tmp), r));
-                self.scratch_addr(R3, tmp);
+                Some(tmp)
             }
+        };
+        let update = |g: &mut Self, flags: i32| {
+            match copy {
+                Some(tmp) => g.scratch_addr(R3, tmp),
+                None => regs::read_into(&mut g.e, val.reg, R3),
+            }
+            g.e.ld_map(R1, map);
+            regs::read_into(&mut g.e, key, R2);
+            g.e.emit(Insn::mov64_imm(R4, flags));
+            g.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
+        };
+        if self.c.dynvar_places.is_some() {
+            // An existing variable is updated in its place; a new one takes a place.
+            update(self, BPF_EXIST);
+            self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+            self.take_dynvar(drop);
+            update(self, BPF_NOEXIST);
+            self.give_back_unless_created();
+        } else {
+            update(self, BPF_ANY);
         }
-        self.e.ld_map(R1, map);
-        regs::read_into(&mut self.e, key, R2);
-        self.e.emit(Insn::mov64_imm(R4, 0));
-        self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+        self.e.bind(drop);
         self.count_drop(crate::program::DropKind::Dynamic);
         if deletes {
             self.e.goto(done);
@@ -328,6 +351,7 @@ impl Gen<'_, '_> {
             self.e.ld_map(R1, map);
             regs::read_into(&mut self.e, key, R2);
             self.e.emit(Insn::call(helpers::MAP_DELETE_ELEM));
+            self.give_back_if_deleted();
         }
         self.e.bind(done);
         self.pop(key);

@@ -17,6 +17,7 @@ impl Parser<'_> {
         let descs_span = probes[0].span.to(probes[probes.len() - 1].span);
         let mut span = descs_span;
 
+        let mut after_predicate = None;
         let predicate = if self.eat_punct(Punct::Slash)?.is_some() {
             self.set_mode(Mode::Expr);
             let pred = self.expression()?;
@@ -28,6 +29,7 @@ impl Parser<'_> {
                     pred.span,
                 ));
             }
+            after_predicate = Some(self.peek()?.span);
             Some(pred)
         } else {
             None
@@ -54,6 +56,7 @@ impl Parser<'_> {
             predicate,
             body,
             span,
+            after_predicate,
         })
     }
 
@@ -105,12 +108,13 @@ impl Parser<'_> {
                 _ if p.at_declaration_start()? => p.unexpected(),
                 _ => {
                     let expr = p.expression()?;
+                    let after = p.peek()?.span;
                     if p.eat_punct(Punct::Semi)?.is_none()
                         && (needs_semi || !p.at_punct(Punct::RBrace)?)
                     {
                         return p.unexpected();
                     }
-                    Ok(Some(Stmt::Expr(expr)))
+                    Ok(Some(Stmt::Expr(expr, after)))
                 }
             }
         })
@@ -178,7 +182,7 @@ impl Parser<'_> {
 
 fn stmt_span(stmt: &Stmt) -> Span {
     match stmt {
-        Stmt::Expr(e) => e.span,
+        Stmt::Expr(e, _) => e.span,
         Stmt::If { span, .. } | Stmt::Block(_, span) => *span,
     }
 }

@@ -144,7 +144,7 @@ fn operator_chains_are_limited_by_height() {
             let Item::Clause(c) = &e.items[0] else {
                 panic!("not a clause")
             };
-            let Some([Stmt::Expr(assign)]) = c.body.as_deref() else {
+            let Some([Stmt::Expr(assign, _)]) = c.body.as_deref() else {
                 panic!("not one statement")
             };
             assert_eq!(assign.height(), MAX_EXPR_HEIGHT + 1);

@@ -11,7 +11,7 @@ fn int(text: &str) -> ExprKind {
         .body
         .unwrap();
     match &body[0] {
-        crate::ast::Stmt::Expr(e) => e.kind.clone(),
+        crate::ast::Stmt::Expr(e, _) => e.kind.clone(),
         other => panic!("{other:?}"),
     }
 }

@@ -47,7 +47,7 @@ pub fn expr(text: &str) -> String {
         .body
         .expect("body");
     match &body[..] {
-        [Stmt::Expr(e)] => render(e),
+        [Stmt::Expr(e, _)] => render(e),
         other => panic!("{text:?}: not one expression statement: {other:?}"),
     }
 }

@@ -103,7 +103,9 @@ impl Cook<'_> {
 
     pub(crate) fn stmt(&mut self, stmt: &Stmt) -> Result<ir::Stmt> {
         match stmt {
-            Stmt::Expr(e) => self.expr_stmt(e),
+            Stmt::Expr(e, after) => self
+                .expr_stmt(e)
+                .map_err(|err| super::at_token_after(err, e, *after)),
             Stmt::Block(stmts, _) => Ok(ir::Stmt::Block(
                 stmts.iter().map(|s| self.stmt(s)).collect::<Result<_>>()?,
             )),
@@ -769,6 +771,7 @@ impl Cook<'_> {
             ));
         }
         let (func_kind, value_args) = parse_function(func, args, rhs.span)?;
+        self.check_tuple_len(keys.len())?;
         let mut typed_keys = Vec::new();
         for (i, k) in keys.iter().enumerate() {
             typed_keys.push(self.agg_key(k, i)?);

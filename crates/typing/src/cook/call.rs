@@ -218,10 +218,17 @@ impl Cook<'_> {
         let Some(subr) = s.subr else {
             return Err(CompileError::new(
                 "D_UNSUPPORTED",
-                format!("the {name}( ) subroutine is not supported yet"),
+                format!(
+                    "{name}( ) measures a Solaris STREAMS message (mblk_t); Linux has no STREAMS"
+                ),
                 span,
             ));
         };
+        if let Some(arg) = typed.first() {
+            if let Some(lowered) = super::locks::lower(name, subr, arg, span)? {
+                return Ok(lowered);
+            }
+        }
         if subr == Subr::Strtok {
             self.prog.strtok = true;
         }

@@ -57,7 +57,7 @@ impl Cook<'_> {
                     Builtin::Ucaller => types::UINT64,
                     Builtin::Curthread => kernel_struct_pointer("task_struct"),
                     Builtin::UserRegs => kernel_struct_pointer("pt_regs"),
-                    Builtin::StackPointer => types::UINT64,
+                    Builtin::StackPointer | Builtin::TrampolineFrame => types::UINT64,
                 };
                 if matches!(b, Builtin::Timestamp | Builtin::Vtimestamp) {
                     self.prog.timestamp = true;

@@ -1,13 +1,14 @@
 //! `entry->`: what a return probe sees of its function's entry (our extension of D).
 //!
-//! In the return probe of a `pid` function, of a system call or of kernel functions traced
-//! by kprobes, `entry->arg0`..`arg9`,
+//! In the return probe of a `pid` function, of a system call or of a kernel function (`fbt`,
+//! by a kretprobe or fexit), `entry->arg0`..`arg9`,
 //! `entry->args[N]` (typed as the entry probe's `args[N]`), `entry->timestamp` and
 //! `entry->vtimestamp` are the values they had when the function was entered. The entry
 //! probes of such clauses ([`Input::entry_sites`](super::Input)) get a hidden clause that
 //! saves them ([`ir::Stmt::SaveEntry`]) keyed by the thread and the stack pointer at entry,
-//! which the return finds again (its stack pointer less the return address), so recursion
-//! and threads each find their own entry. A clause reading `entry->` looks the saved state
+//! which the return finds again (its stack pointer less the return address), or, for fentry
+//! and fexit, the address of their context on the BPF trampoline's frame, which both
+//! programs of one call share; so recursion and threads each find their own entry. A clause reading `entry->` looks the saved state
 //! up before its predicate ([`ir::Body::entry`]); when the entry was not seen (the function
 //! was running when tracing started), the clause is skipped.
 
@@ -159,16 +160,7 @@ impl Cook<'_> {
             }
             ProbeContext::Tracepoint(l) if l.syscall_return => int(0, types::UINT64, span),
             ProbeContext::SyscallGroup(g) if g.ret => int(0, types::UINT64, span),
-            ProbeContext::Function { ret: true, .. } => {
-                return Err(CompileError::new(
-                    "D_ENTRY_PROBE",
-                    format!(
-                        "entry-> is not available in fbt return probes traced by fexit yet ({}): use the self-> idiom",
-                        site.full_name()
-                    ),
-                    span,
-                ))
-            }
+            ProbeContext::Function { ret: true, .. } => self.trampoline_frame(span),
             _ => {
                 return Err(CompileError::new(
                     "D_ENTRY_PROBE",
@@ -195,6 +187,16 @@ impl Cook<'_> {
         )
     }
 
+    /// The address of an fentry/fexit program's context, on the trampoline frame its
+    /// call's fentry and fexit programs share.
+    fn trampoline_frame(&self, span: Span) -> Expr {
+        mk(
+            ExprKind::Builtin(Builtin::TrampolineFrame),
+            types::UINT64,
+            span,
+        )
+    }
+
     /// The hidden clause saving the entry state on `sites` (the entry probes of the
     /// clauses reading `entry->`), typed in each context they run in.
     pub(crate) fn entry_savers(&mut self, sites: &[ProbeSite]) -> Result<()> {
@@ -205,6 +207,7 @@ impl Cook<'_> {
             self.ctx = Some(super::Ctx::new(context.clone()));
             let frame = match &context.context {
                 ProbeContext::Uprobe(_) => self.stack_pointer(span),
+                ProbeContext::Function { .. } => self.trampoline_frame(span),
                 _ => int(0, types::UINT64, span),
             };
             let mut values = vec![(

@@ -669,6 +669,7 @@ impl Cook<'_> {
                 span,
             ));
         }
+        self.check_tuple_len(args.len())?;
         let mut out = Vec::new();
         for (i, (a, want)) in args.iter().zip(&types).enumerate() {
             let v = self.expr(a)?;

@@ -12,6 +12,9 @@ use super::Cook;
 use crate::ir::{self, Builtin, Expr, ExprKind, KeyUses, ProbeNames, Subr};
 use crate::probe::{ProbeContext, ProbeSite};
 
+/// DTrace's tuple registers (`DIF_DTR_NREGS`), the default of the `tregs` option.
+pub const TUPLE_REGS: u32 = 8;
+
 /// `execname`: the kernel's `comm`, 16 bytes with its NUL.
 const COMM_SIZE: u32 = 16;
 
@@ -22,6 +25,18 @@ pub(crate) enum KeyOwner {
 }
 
 impl Cook<'_> {
+    /// Whether a key tuple of `len` elements fits the tuple registers (`tregs`). DTrace
+    /// refuses an element whose index (from 0) is past their number, so it takes one more.
+    pub(crate) fn check_tuple_len(&self, len: usize) -> dtrace_frontend::Result<()> {
+        if len > self.opts.tuple_regs as usize + 1 {
+            return Err(dtrace_frontend::CompileError::unplaced(
+                "",
+                "Insufficient tuple registers to generate code",
+            ));
+        }
+        Ok(())
+    }
+
     /// Note what the key tuple `keys` of `owner` stores.
     pub(crate) fn note_keys(&mut self, owner: KeyOwner, keys: &[Expr]) {
         let strsize = self.strsize();

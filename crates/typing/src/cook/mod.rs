@@ -30,12 +30,13 @@ mod entry;
 mod expr;
 mod keys;
 mod layout;
+mod locks;
 mod place;
 mod scope;
 mod xlate;
 
 use dtrace_frontend::ast::{self, Item};
-use dtrace_frontend::{CompileError, Result};
+use dtrace_frontend::{CompileError, Result, Span};
 
 use crate::format::FormatCheck;
 use crate::ir::{self, ExprKind};
@@ -47,6 +48,7 @@ pub use aggfunc::MAX_SLOTS;
 pub use binary::BinaryDefs;
 pub use call::COPYIN_MAX;
 pub use consts::constant;
+pub use keys::TUPLE_REGS;
 
 /// Options that change typing.
 #[derive(Clone, Debug)]
@@ -62,6 +64,8 @@ pub struct Options {
     pub jstack_frames: u32,
     /// The most frames a stack records (`maxframes`): more are silently reduced to it.
     pub max_frames: u32,
+    /// DTrace's tuple registers (`tregs`): a key tuple may have one element more.
+    pub tuple_regs: u32,
 }
 
 impl Default for Options {
@@ -73,6 +77,7 @@ impl Default for Options {
             ustack_frames: dtrace_abi::datum::USTACK_FRAMES,
             jstack_frames: dtrace_abi::datum::JSTACK_FRAMES,
             max_frames: dtrace_abi::datum::MAX_STACK_FRAMES,
+            tuple_regs: TUPLE_REGS,
         }
     }
 }
@@ -305,7 +310,10 @@ impl<'a> Cook<'a> {
         let Some(p) = &clause.predicate else {
             return Ok(None);
         };
-        let v = self.expr(p)?;
+        let v = self.expr(p).map_err(|e| match clause.after_predicate {
+            Some(after) => at_token_after(e, p, after),
+            None => e,
+        })?;
         let array = matches!(&v.kind, ExprKind::AddrOf(place) if matches!(place.ty, crate::types::Type::Array(..)));
         if !v.ty.is_scalar() || array {
             // Where DTrace checks it: at the clause's end.
@@ -425,4 +433,17 @@ fn group_site(members: &[ProbeSite], ret: bool) -> ProbeSite {
         name: if ret { "return" } else { "entry" }.into(),
         context: ProbeContext::SyscallGroup(SyscallGroup { ret, calls }),
     }
+}
+
+/// An error of a node of `expr` that DTrace's parser makes once it has read the token
+/// after the expression ([`ast::Expr::made_after`]), placed at `after`, that token (a
+/// statement's `;`, the `{` after a predicate): DTrace reports it at that token's line.
+/// Other errors stay where they are.
+pub(crate) fn at_token_after(mut e: CompileError, expr: &ast::Expr, after: Span) -> CompileError {
+    if let Some(at) = e.span.as_mut() {
+        if expr.made_after().contains(at) {
+            *at = after;
+        }
+    }
+    e
 }

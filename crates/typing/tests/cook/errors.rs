@@ -725,7 +725,7 @@ const CALLS: Cases = &[
     (
         "BEGIN { x = msgsize(curthread); }",
         "D_UNSUPPORTED",
-        "the msgsize( ) subroutine is not supported yet",
+        "msgsize( ) measures a Solaris STREAMS message (mblk_t); Linux has no STREAMS",
     ),
     (
         "BEGIN { copyin(arg0, 0); }",

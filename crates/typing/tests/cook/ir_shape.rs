@@ -364,3 +364,38 @@ fn key_positions_note_the_longest_string_their_uses_store() {
     assert!(p.aggregations[1].uses[1].names.is_none());
     assert!(p.aggregations[0].uses[0].names.is_none());
 }
+
+/// `entry->` in an fbt return: a kretprobe's keyed by the stack pointer, fexit's by the
+/// trampoline frame its fentry saver shares; the saver is a clause of its own on the entry.
+#[test]
+fn entry_state_is_keyed_by_the_frame_both_ends_share() {
+    use dtrace_typing::ir::Builtin;
+    for (text, key) in [
+        (
+            "fbt::vfs_read:return { trace(entry->arg1); }",
+            Builtin::TrampolineFrame,
+        ),
+        (
+            "fbt::vfs_rea*:return { trace(entry->arg1); }",
+            Builtin::StackPointer,
+        ),
+    ] {
+        let p = program(text);
+        let body = &p.clauses[0].bodies[0];
+        let Some(frame) = &body.entry else {
+            panic!("{text}: no entry lookup")
+        };
+        let frame = match &frame.kind {
+            // A kretprobe's key: its stack pointer less the return address.
+            ExprKind::Arith { lhs, .. } => &lhs.kind,
+            other => other,
+        };
+        assert_eq!(frame, &ExprKind::Builtin(key), "{text}");
+        let saver = &p.clauses[1].bodies[0];
+        assert_eq!(saver.context.name, "entry", "{text}");
+        let [Stmt::SaveEntry { frame, .. }] = &saver.stmts[..] else {
+            panic!("{text}: {:?}", saver.stmts)
+        };
+        assert_eq!(frame.kind, ExprKind::Builtin(key), "{text}");
+    }
+}

@@ -238,6 +238,33 @@ fn compile(
         })
         .into_iter()
         .collect();
+    // A clause reading entry-> on return probes also has their entry probes, as the
+    // command line gives them.
+    let mut entry_sites = Vec::new();
+    for (item, clause_sites) in program
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Clause(c) => Some(c),
+            _ => None,
+        })
+        .zip(&sites)
+    {
+        if item.reads_entry() {
+            for s in clause_sites
+                .iter()
+                .filter(|s| s.provider == "fbt" && s.name == "return")
+            {
+                let desc = format!("{}::{}:entry", s.provider, s.function);
+                if !entry_sites
+                    .iter()
+                    .any(|e: &ProbeSite| e.id == site(&desc).id)
+                {
+                    entry_sites.push(site(&desc));
+                }
+            }
+        }
+    }
     let statements: Vec<Vec<u32>> = sites
         .iter()
         .enumerate()
@@ -251,7 +278,7 @@ fn compile(
         macros: &macros,
         formats: &AnyFormat,
         translators: &translators,
-        entry_sites: &[],
+        entry_sites: &entry_sites,
         binaries: &binaries,
     })
     .map_err(fail)
