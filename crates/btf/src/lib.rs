@@ -16,7 +16,8 @@
 //! function prototypes ([`Btf::func_proto`]) and a C-like type printer
 //! ([`Btf::type_name`], [`Btf::decl`], [`Btf::func_decl`]).
 //!
-//! It also writes BTF: [`Btf::subset`] encodes some root types and what they need as
+//! BTF can also be made ([`Builder`]: the typing pass converts a traced program's DWARF
+//! into it). It also writes BTF: [`Btf::subset`] encodes some root types and what they need as
 //! a new, small blob (the typing pass's tests type against such a recording of a
 //! kernel, `examples/record_subset.rs`).
 //!
@@ -28,6 +29,7 @@
 //! enum-constant index, and `btf` adds `byteorder` and `thiserror`. BTF is
 //! a small, stable format; this reader is pure `std`, with no `unsafe`.
 
+mod build;
 mod error;
 mod index;
 mod parse;
@@ -42,6 +44,7 @@ mod write;
 use std::path::Path;
 use std::sync::OnceLock;
 
+pub use build::Builder;
 pub use error::Error;
 pub use query::{EnumConst, Field};
 pub use types::*;

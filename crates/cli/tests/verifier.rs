@@ -155,3 +155,83 @@ fn more_aggregations_than_a_program_may_name_maps_run() {
     );
     assert!(stdout.contains("\n                1\n"), "{stdout}");
 }
+
+/// A C program built with `-g`, whose `pid` probes' `args[]` are typed from its DWARF.
+const USER_TYPES_PROGRAM: &str = r#"
+enum kind { K0, K1 };
+struct inner { short s; unsigned char bytes[3]; };
+struct rec { int id; char name[16]; struct rec *next; enum kind kind; unsigned flag : 1;
+             int level : 3; struct inner in[2]; union { int i; char c[4]; } u; const char *label; };
+__attribute__((noinline)) int handle(struct rec *r, struct rec **pp, long n) { return r->id + (int)n + (pp != 0); }
+__attribute__((noinline)) struct rec *find(struct rec *r) { return r->next; }
+int main(void) {
+    struct rec b = { 2, "b", 0, K1, 0, -1, {{1, {1, 2, 3}}, {2, {4, 5, 6}}}, {.i = 7}, "x" };
+    struct rec a = { 1, "a", &b, K0, 1, 2, {{3, {0}}, {4, {0}}}, {.i = 8}, "y" };
+    struct rec *p = &a;
+    return handle(&a, &p, 3) + (find(&a) == &b) == 0;
+}
+"#;
+
+/// What a clause does with user types: each loads (`-e`) on the typed `pid` probes.
+const USER_TYPE_SNIPPETS: &[&str] = &[
+    "trace(args[0]->id); trace(args[0]->name); trace(args[0]->next->next->id);",
+    "trace((*args[1])->name); trace(args[1][0]->in[1].bytes[2]); trace(args[0]->in[args[2] & 1].s);",
+    "trace(args[0]->flag + args[0]->level); trace(args[0]->kind); trace(args[0]->u.c[3]);",
+    "print(args[0]); print(*args[0]->next); print(&args[0]->in[1]); print(args[0]->in);",
+    "self->r = args[0]; this->n = args[0]->next; trace(self->r->name); trace(this->n->id); self->r = 0;",
+    "@[args[0]->name, args[0]->next->id] = count(); @s = sum(args[0]->in[0].s); k[args[0]->name] = args[0]->id;",
+    "trace(copyinstr((uintptr_t)args[0]->label)); trace(stringof(args[0]->name)); trace(sizeof (*args[0]));",
+    "x = args[0]->id > 0 ? args[0]->next : args[0]; trace(x->id); trace((long)args[0] + args[2]);",
+];
+
+#[test]
+fn user_types_from_dwarf_load() {
+    let dir = std::env::temp_dir().join(format!("dtrace-verifier-utypes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("ut.c");
+    std::fs::write(&src, USER_TYPES_PROGRAM).unwrap();
+    let exe = dir.join("ut");
+    let gcc = Command::new("gcc")
+        .args(["-g", "-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run gcc");
+    assert!(
+        gcc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gcc.stderr)
+    );
+    let exe = exe.to_str().unwrap();
+    let mut failures = Vec::new();
+    for probe in [
+        "pid$target:a.out:handle:entry",
+        "pid$target:a.out:find:return",
+    ] {
+        for snippet in USER_TYPE_SNIPPETS {
+            let snippet = if probe.ends_with("return") {
+                // The return probe's args[1] is the struct rec * result: it stands for
+                // the entry's struct rec * and (dereferenced) struct rec **.
+                snippet
+                    .replace("(*args[1])", "args[1]")
+                    .replace("args[1][0]", "args[1]")
+                    .replace("args[0]", "args[1]")
+                    .replace("args[2]", "arg0")
+            } else {
+                snippet.to_string()
+            };
+            let script = format!("{probe} {{ {snippet} }}");
+            let out = dtrace()
+                .args(["-e", "-q", "-n", &script, "-c", exe])
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                failures.push(format!(
+                    "{script}\n  {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "rejected:\n{}", failures.join("\n"));
+}

@@ -110,7 +110,12 @@ impl Walk<'_> {
                         if v == 0 {
                             return Ok(());
                         }
-                        v
+                        // A signed field's top bit is its sign.
+                        if *signed && width < 64 && v >> (width - 1) & 1 == 1 {
+                            v | !((1u64 << width) - 1)
+                        } else {
+                            v
+                        }
                     }
                     None => le(data),
                 };
@@ -155,6 +160,8 @@ impl Walk<'_> {
                     }
                     self.visit(None, element, at, depth + 1)?;
                 }
+                // The last element's braces close before the array's.
+                self.close(depth + 1);
                 (self.open, self.last_depth) = (open, last_depth);
                 self.line(depth, "],");
             }
@@ -282,5 +289,38 @@ mod tests {
     fn an_empty_object_still_has_its_braces() {
         let text = print(0x10, &pair(), &[0u8; 16], usize::MAX);
         assert_eq!(text, format!("0x10 = *\n{PAD}(struct pair) {{\n{PAD}}}\n"));
+    }
+
+    #[test]
+    fn every_struct_of_an_array_is_closed() {
+        let point = ValueType::Record {
+            union: false,
+            name: "struct point".into(),
+            size: 4,
+            members: vec![member("x", 0, int("int", 4, true))],
+        };
+        let outer = ValueType::Record {
+            union: false,
+            name: "struct line".into(),
+            size: 8,
+            members: vec![member(
+                "p",
+                0,
+                ValueType::Array {
+                    element: Box::new(point),
+                    len: 2,
+                },
+            )],
+        };
+        let mut bytes = vec![0u8; 8];
+        bytes[0] = 1;
+        bytes[4] = 2;
+        let text = print(0x10, &outer, &bytes, usize::MAX);
+        let want = format!(
+            "0x10 = *\n{PAD}(struct line) {{\n{PAD} .p = (struct point [2]) [\n\
+             {PAD}  (struct point) {{\n{PAD}   .x = (int)1,\n{PAD}  }},\n\
+             {PAD}  (struct point) {{\n{PAD}   .x = (int)2,\n{PAD}  }},\n{PAD} ],\n{PAD}}}\n"
+        );
+        assert_eq!(text, want);
     }
 }

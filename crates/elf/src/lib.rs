@@ -56,7 +56,12 @@ pub struct Section {
     pub offset: u64,
     pub size: u64,
     pub link: u32,
+    /// `sh_flags` ([`SHF_COMPRESSED`]...).
+    pub flags: u64,
 }
+
+/// `sh_flags` of a section whose data is compressed (behind an `Elf64_Chdr`).
+pub const SHF_COMPRESSED: u64 = 0x800;
 
 /// A program header.
 #[derive(Clone, Copy, Debug)]
@@ -171,6 +176,7 @@ impl<'a> Elf<'a> {
                 offset: word(at + 8 + 2 * w)?,
                 size: word(at + 8 + 3 * w)?,
                 link: u32_at(data, at + 8 + 4 * w)?,
+                flags: word(at + 8)?,
             });
         }
         if let Some(strtab) = elf.sections.get(shstrndx).cloned() {

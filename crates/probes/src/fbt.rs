@@ -98,6 +98,7 @@ fn module_probes(mut id: u32, mut next: impl FnMut(Probe)) {
                             module: module.clone(),
                             function: function.clone(),
                         }],
+                        object: None,
                     }),
                 },
                 attach: Attach::KernelMulti {
@@ -251,6 +252,7 @@ pub fn group(id: u32, module_glob: &str, glob: &str, members: &[Probe]) -> Optio
             functions: functions.clone(),
             family: None,
             kernel,
+            object: None,
         }),
     };
     Some(Probe {

@@ -714,16 +714,23 @@ pub fn arg_types(site: &ProbeSite) -> Vec<String> {
                     .map(|i| dtrace_backend::program::usdt_arg_type(specs, i).to_string())
                     .collect()
             }
-            // An fbt kprobe of one function: its BTF prototype's.
-            UprobeKind::Entry | UprobeKind::Return => match u.kernel.as_slice() {
-                [f] => f
-                    .arg_types(u.kind == UprobeKind::Return)
+            // An fbt kprobe of one function: its BTF prototype's; a `pid` probe of one
+            // function: its DWARF's.
+            UprobeKind::Entry | UprobeKind::Return => {
+                let ret = u.kind == UprobeKind::Return;
+                let types = match (u.kernel.as_slice(), &u.object) {
+                    ([f], _) => f.arg_types(ret),
+                    ([], Some(object)) if u.functions.is_empty() => {
+                        dtrace_backend::program::user_arg_types(object, &site.function, ret)
+                    }
+                    _ => None,
+                };
+                types
                     .unwrap_or_default()
                     .iter()
                     .map(ToString::to_string)
-                    .collect(),
-                _ => Vec::new(),
-            },
+                    .collect()
+            }
         },
         // Arguments without a type are only for the D library's translators (`tcp`'s
         // `arg6`, `arg7`): not listed.
@@ -762,6 +769,7 @@ pub fn list_line_verbose(site: &ProbeSite) -> String {
                     context: ProbeContext::Uprobe(UprobeContext {
                         functions: Vec::new(),
                         kernel: vec![f.clone()],
+                        object: None,
                         ..u.clone()
                     }),
                     ..site.clone()
@@ -812,6 +820,7 @@ mod tests {
                 functions: kernel.iter().map(|f| f.function.clone()).collect(),
                 family: None,
                 kernel: kernel.to_vec(),
+                object: None,
             }),
         };
         let out = list_line_verbose(&site);

@@ -126,6 +126,7 @@ pub(crate) fn kprobe_probe(provider: &str, name: &str, function: &str, id: u32) 
                     functions: Vec::new(),
                     family: None,
                     kernel: Vec::new(),
+                    object: None,
                 })),
                 filter: None,
                 args: Vec::new(),

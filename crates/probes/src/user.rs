@@ -487,6 +487,7 @@ impl UserProbes {
                 functions: Vec::new(),
                 family: None,
                 kernel: Vec::new(),
+                object: None,
             }),
         };
         probes.push(Probe {
@@ -695,6 +696,7 @@ impl UserProbes {
                 functions: Vec::new(),
                 family,
                 kernel: Vec::new(),
+                object: None,
             });
             let site = ProbeSite {
                 id: self.next_id(),
@@ -836,6 +838,9 @@ impl UserProbes {
                         },
                         family,
                         kernel: Vec::new(),
+                        // An instruction offset's arguments are not the parameters.
+                        object: matches!(pid_name, PidName::Entry | PidName::Return)
+                            .then(|| path.to_path_buf()),
                     }),
                 };
                 let per_process = self.per_process(attach_pid, sites.len());

@@ -426,12 +426,13 @@ pub enum ActionKind {
         size: u32,
         dynsize: Option<Expr>,
     },
-    /// `print(addr)`: the address, then the `size` bytes of kernel (or D) memory there,
-    /// shown as `layout` says.
+    /// `print(addr)`: the address, then the `size` bytes of kernel (or D) memory there
+    /// (`user`: of the traced process's memory), shown as `layout` says.
     Print {
         addr: Expr,
         size: u32,
         layout: dtrace_abi::datum::ValueType,
+        user: bool,
     },
     Printf {
         format: String,

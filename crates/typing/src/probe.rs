@@ -114,6 +114,9 @@ pub struct UprobeContext {
     /// An `fbt` kprobe's kernel functions (in the order of [`UprobeContext::functions`], or
     /// the one function), whose BTF prototypes type `args[]`; empty for a user probe.
     pub kernel: Vec<KernelFunction>,
+    /// The object of a `pid` entry or return probe, whose DWARF (its own or its separate
+    /// debug file's) types `args[]` where it describes the functions (`types::user`).
+    pub object: Option<std::path::PathBuf>,
 }
 
 /// A kernel function traced by a kprobe: `vmlinux`'s or a loaded module's.
@@ -144,6 +147,38 @@ impl KernelFunction {
             proto.params.iter().map(|p| ty(p.ty)).collect()
         })
     }
+}
+
+/// The `args[]` types of user function `function` of `object` from its DWARF, at entry
+/// (its parameters) or return (`ret`: the return offset, a `uint64_t`, then the result
+/// unless it is `void`). As `argN` is the Nth integer register, an argument is typed only
+/// when it and every one before it are integers or pointers; after a floating-point or
+/// struct parameter (passed elsewhere), arguments stay 64-bit values (`int64_t`).
+pub fn user_arg_types(object: &std::path::Path, function: &str, ret: bool) -> Option<Vec<Type>> {
+    let sig = crate::types::user::signature(object, function)?;
+    let in_register = |t: &Type| t.is_scalar();
+    Some(if ret {
+        let mut types = vec![crate::types::UINT64];
+        match sig.ret {
+            Type::Void => {}
+            t if in_register(&t) => types.push(t),
+            _ => types.push(crate::types::INT64),
+        }
+        types
+    } else {
+        let mut integers = true;
+        sig.params
+            .into_iter()
+            .map(|t| {
+                integers &= in_register(&t);
+                if integers {
+                    t
+                } else {
+                    crate::types::INT64
+                }
+            })
+            .collect()
+    })
 }
 
 /// What a user-level probe is.

@@ -6,12 +6,17 @@
 //! named `enum X`), typedefs (integers keep the typedef's name) and functions (opaque, only
 //! behind pointers). [`kernel`] converts BTF types into these.
 //!
+//! A traced program's own types come from its DWARF ([`user`]), converted to BTF and then
+//! into these as the kernel's are; their records have ids from [`user::USER_RECORD_BASE`].
+//!
 //! Structs and unions a D program or library defines (`struct psinfo { ... };`) are
 //! [`Record`]s too, with ids from [`D_RECORD_BASE`] up; the code generator keeps their
 //! members. [`translators`] carries the translator definitions of one compilation.
 
+mod dwarf;
 pub mod kernel;
 pub mod translators;
+pub mod user;
 
 use std::fmt;
 
@@ -51,7 +56,8 @@ pub struct Record {
 pub const D_RECORD_BASE: u32 = 1 << 31;
 
 impl Record {
-    /// Whether D (a program or library) defined this struct, rather than kernel BTF.
+    /// Whether D (a program or library) defined this struct, rather than kernel BTF or
+    /// user DWARF.
     pub fn is_d(&self) -> bool {
         self.id >= D_RECORD_BASE
     }

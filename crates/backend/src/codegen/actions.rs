@@ -283,7 +283,12 @@ impl Gen<'_, '_> {
                 size,
                 dynsize,
             } => self.tracemem(addr, *size, dynsize.as_ref())?,
-            ir::ActionKind::Print { addr, size, layout } => self.print(addr, *size, layout)?,
+            ir::ActionKind::Print {
+                addr,
+                size,
+                layout,
+                user,
+            } => self.print(addr, *size, layout, *user)?,
             ir::ActionKind::Stack(datum) => {
                 let datum = self.recorded_stack(*datum);
                 let offset = self.clause_state().record_len;
@@ -616,8 +621,15 @@ impl Gen<'_, '_> {
         })
     }
 
-    /// `print(addr)`: the address, then `size` bytes of the object it points to.
-    fn print(&mut self, addr: &Expr, size: u32, layout: &ValueType) -> Result<ActionKind> {
+    /// `print(addr)`: the address, then `size` bytes of the object it points to (in the
+    /// traced process if `user`).
+    fn print(
+        &mut self,
+        addr: &Expr,
+        size: u32,
+        layout: &ValueType,
+        user: bool,
+    ) -> Result<ActionKind> {
         let offset = self.clause_state().record_len;
         self.clause_state().record_len = offset + 8 + size.next_multiple_of(8);
         let v = self.expr(addr)?;
@@ -627,7 +639,11 @@ impl Gen<'_, '_> {
         self.scratch_addr(R1, offset + 8);
         self.e.emit(Insn::mov64_imm(R2, size as i32));
         regs::read_into(&mut self.e, v.reg, R3);
-        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        self.e.emit(Insn::call(if user {
+            helpers::PROBE_READ_USER
+        } else {
+            helpers::PROBE_READ_KERNEL
+        }));
         self.fault_if_negative(v.reg);
         self.pop(v.reg);
         Ok(ActionKind::Print {

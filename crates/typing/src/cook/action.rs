@@ -13,7 +13,7 @@ use super::expr::{convert, is_void, mk};
 use super::Cook;
 use crate::builtins::{self, ActionName, Kind};
 use crate::format::FormatArg;
-use crate::ir::{self, Action, ActionKind, Datum, Expr, ExprKind};
+use crate::ir::{self, Action, ActionKind, Datum, Expr, ExprKind, PlaceBase};
 use crate::types::{self, Type};
 
 /// Whether a clause writes a record, as DTrace decides: an empty clause does (the probe
@@ -464,9 +464,19 @@ impl Cook<'_> {
 
     /// `print(p)`: the address, and the whole object it points to, laid out for the
     /// consumer. The argument is checked as DTrace checks it: a pointer to an object of
-    /// known, non-zero size.
+    /// known, non-zero size. A struct or union in memory (`print(*p)`, as illumos DTrace
+    /// takes it) is printed as a pointer to it would be.
     fn print(&mut self, arg: &ast::Expr) -> Result<ActionKind> {
-        let addr = self.expr(arg)?;
+        let addr = match self.place_of(arg)? {
+            Some(p)
+                if matches!(p.ty, Type::Struct(_))
+                    && matches!(p.base, PlaceBase::Kernel(_) | PlaceBase::User(_)) =>
+            {
+                let ty = Type::Ptr(Box::new(p.ty.clone()));
+                mk(ExprKind::AddrOf(Box::new(p)), ty, arg.span)
+            }
+            _ => self.expr(arg)?,
+        };
         let Type::Ptr(target) = &addr.ty else {
             return Err(prototype_arg("print", 1, "void *", &addr.ty, arg.span));
         };
@@ -485,6 +495,7 @@ impl Cook<'_> {
         }
         let layout = self.layout(target);
         Ok(ActionKind::Print {
+            user: self.user_space(&addr),
             addr,
             size: (size as u32).min(super::layout::PRINT_MAX),
             layout,

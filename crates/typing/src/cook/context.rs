@@ -15,7 +15,7 @@ use super::expr::{convert, int, mk};
 use super::{Cook, SYSCALL_GROUP_MIN};
 use crate::builtins::Variable;
 use crate::ir::{Builtin, Expr, ExprKind, Place, PlaceBase};
-use crate::probe::{usdt_arg_type, FieldKind, KernelFunction, ProbeContext, UprobeKind};
+use crate::probe::{usdt_arg_type, user_arg_types, FieldKind, ProbeContext, UprobeKind};
 use crate::regs;
 use crate::types::{self, kernel, Type};
 
@@ -283,12 +283,32 @@ impl Cook<'_> {
             ProbeContext::Uprobe(u) => match &u.kind {
                 // The operand is read at its size and sign-extended (or not) already.
                 UprobeKind::Usdt(specs) => Ok(raw(usdt_arg_type(specs, i as usize))),
-                UprobeKind::Entry | UprobeKind::Return if !u.kernel.is_empty() => {
+                UprobeKind::Entry | UprobeKind::Return
+                    if !u.kernel.is_empty() || u.object.is_some() =>
+                {
                     let ret = u.kind == UprobeKind::Return;
-                    match kernel_arg_type(&u.kernel, ret, i as usize) {
+                    let signatures: Vec<(String, Option<Vec<Type>>)> = match &u.object {
+                        None => u
+                            .kernel
+                            .iter()
+                            .map(|f| (f.function.clone(), f.arg_types(ret)))
+                            .collect(),
+                        Some(object) => {
+                            let functions = if u.functions.is_empty() {
+                                std::slice::from_ref(&self.site().function)
+                            } else {
+                                &u.functions[..]
+                            };
+                            functions
+                                .iter()
+                                .map(|f| (f.clone(), user_arg_types(object, f, ret)))
+                                .collect()
+                        }
+                    };
+                    match agreed_arg_type(&signatures, i as usize) {
                         KernelArg::Typed(ty) => self.typed_arg(raw(types::INT64), ty, i, span),
                         KernelArg::Untyped => Ok(raw(types::INT64)),
-                        KernelArg::OutOfRange(f) if u.kernel.len() > 1 => {
+                        KernelArg::OutOfRange(f) if signatures.len() > 1 => {
                             let mut e = out_of_range();
                             e.message = format!("{} ({f} has no args[{i}])", e.message);
                             Err(e)
@@ -443,11 +463,11 @@ fn typedef(name: &str) -> Type {
     types::builtin_typedef(name).expect("a built-in typedef")
 }
 
-/// What `args[n]` of an fbt kprobe standing for `functions` is.
+/// What `args[n]` of a kprobe or `pid` probe standing for some functions is.
 enum KernelArg {
-    /// Every function BTF describes has it, with this type.
+    /// Every function typed has it, with this type.
     Typed(Type),
-    /// BTF describes none of the functions: a 64-bit value.
+    /// No function is typed (BTF or DWARF describes none): a 64-bit value.
     Untyped,
     /// This function has no such argument.
     OutOfRange(String),
@@ -455,21 +475,21 @@ enum KernelArg {
     Differs((String, Type), (String, Type)),
 }
 
-/// `args[n]` of a kprobe on `functions` (at their return if `ret`), from their BTF
-/// prototypes; functions BTF does not describe are read as the others are.
-fn kernel_arg_type(functions: &[KernelFunction], ret: bool, n: usize) -> KernelArg {
+/// `args[n]` of a probe on functions given with their `args[]` types (None: not typed;
+/// such functions are read as the others are).
+fn agreed_arg_type(signatures: &[(String, Option<Vec<Type>>)], n: usize) -> KernelArg {
     let mut first: Option<(String, Type)> = None;
-    for f in functions {
-        let Some(types) = f.arg_types(ret) else {
+    for (function, types) in signatures {
+        let Some(types) = types else {
             continue;
         };
-        let Some(ty) = types.into_iter().nth(n) else {
-            return KernelArg::OutOfRange(f.function.clone());
+        let Some(ty) = types.get(n).cloned() else {
+            return KernelArg::OutOfRange(function.clone());
         };
         match &first {
-            None => first = Some((f.function.clone(), ty)),
+            None => first = Some((function.clone(), ty)),
             Some((_, t)) if *t == ty => {}
-            Some(a) => return KernelArg::Differs(a.clone(), (f.function.clone(), ty)),
+            Some(a) => return KernelArg::Differs(a.clone(), (function.clone(), ty)),
         }
     }
     first.map_or(KernelArg::Untyped, |(_, ty)| KernelArg::Typed(ty))

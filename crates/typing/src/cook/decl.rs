@@ -221,7 +221,7 @@ impl Cook<'_> {
         Some(self.resolve_type(&t.spec, &t.parts, t.span))
     }
 
-    /// Member `name` of a D or kernel struct or union.
+    /// Member `name` of a D, kernel or user struct or union.
     pub(crate) fn member(&self, record: &Record, name: &str) -> Option<MemberAt> {
         if record.is_d() {
             let r = self
@@ -234,8 +234,12 @@ impl Cook<'_> {
                 bitfield: m.bits.map(|w| (0, w)),
             });
         }
-        let btf = kernel::vmlinux()?;
-        kernel::member(btf, record, name).map(|m| MemberAt {
+        let m = if crate::types::user::is_user(record) {
+            crate::types::user::member(record, name)
+        } else {
+            kernel::member(kernel::vmlinux()?, record, name)
+        };
+        m.map(|m| MemberAt {
             ty: m.ty,
             offset: m.offset as u64,
             bitfield: m.bitfield,

@@ -369,6 +369,10 @@ impl Cook<'_> {
         if let Some(Kind::Variable(v)) = self.predefined(name) {
             return self.builtin(v, span);
         }
+        if let Some((ty, value)) = crate::types::user::enum_constant(name) {
+            let ty = if ty.is_integer() { ty } else { types::LONG };
+            return Ok(int(value as u64, ty, span));
+        }
         if let Some(c) = kernel_enum_constant(name, span) {
             return Ok(c);
         }
@@ -1231,6 +1235,11 @@ impl Cook<'_> {
                 } else {
                     ty
                 };
+                if place.offset == 0 && place.index.is_none() && self.user_space(&value) {
+                    if let Some(key) = super::place::var_key(&place.base) {
+                        self.user_vars.insert(key);
+                    }
+                }
                 Ok(mk(
                     ExprKind::Assign {
                         place: Box::new(place),

@@ -1,12 +1,12 @@
 //! What `print()` shows of an object: its type's whole layout in the record ABI's terms
-//! ([`ValueType`]): the members of D and kernel structs and unions in order (anonymous
+//! ([`ValueType`]): the members of D, kernel and user (DWARF) structs and unions in order (anonymous
 //! ones too, as C nests them), bit-fields, arrays, and the constants of D and kernel
 //! enums. The consumer lays the object's bytes out from it, without the kernel's BTF.
 
 use dtrace_abi::datum::{Member, ValueType};
 
 use super::Cook;
-use crate::types::{kernel, Record, Type};
+use crate::types::{kernel, user, Record, Type};
 
 /// The most bytes of an object `print()` records (DTrace's default `printsize`).
 pub(crate) const PRINT_MAX: u32 = 8192;
@@ -28,6 +28,7 @@ impl Cook<'_> {
                         .enums
                         .get(tag)
                         .cloned()
+                        .or_else(|| user::enum_constants(tag))
                         .unwrap_or_else(|| kernel::enum_constants(tag))
                 })
             }
@@ -68,6 +69,14 @@ impl Cook<'_> {
                 ),
                 None => (false, Vec::new()),
             }
+        } else if user::is_user(r) {
+            (
+                user::is_union(r),
+                user::members(r)
+                    .into_iter()
+                    .map(|(name, m)| (name, m.ty, m.offset, m.bitfield))
+                    .collect(),
+            )
         } else {
             match kernel::vmlinux() {
                 Some(btf) => (

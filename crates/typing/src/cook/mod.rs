@@ -160,6 +160,9 @@ pub(crate) struct Cook<'a> {
     entry_vtimestamp: bool,
     /// The traced binaries' own definitions.
     layers: binary::Layers,
+    /// The variables assigned a pointer into the traced process (`place::var_key`): as
+    /// DTrace's identifiers, they hold user addresses from then on.
+    user_vars: std::collections::HashSet<(u8, ir::VarId)>,
 }
 
 /// What a clause body is typed for.
@@ -205,6 +208,7 @@ impl<'a> Cook<'a> {
             entry_sites: input.entry_sites,
             entry_vtimestamp: false,
             layers: Default::default(),
+            user_vars: Default::default(),
         }
     }
 

@@ -18,6 +18,7 @@ use super::expr::{convert, int, mk, undefined};
 use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
+use crate::probe::ProbeContext;
 use crate::types::{self, Type};
 
 /// DTrace's error for `.` or `->` on something that is not a struct or union.
@@ -170,7 +171,7 @@ impl Cook<'_> {
                 span,
             ));
         }
-        Ok(Place::whole(PlaceBase::Kernel(Box::new(p)), inner))
+        Ok(Place::whole(self.memory(p), inner))
     }
 
     /// `base->name` or `base.name`.
@@ -190,7 +191,7 @@ impl Cook<'_> {
                     if !matches!(inner, Type::Struct(_)) && !is_forward(&inner) {
                         return Err(not_record(op, &inner, span));
                     }
-                    Place::whole(PlaceBase::Kernel(Box::new(v)), inner)
+                    Place::whole(self.memory(v), inner)
                 }
                 _ => {
                     return Err(CompileError::new(
@@ -366,7 +367,44 @@ impl Cook<'_> {
             ty,
             span,
         );
-        Ok(Place::whole(PlaceBase::Kernel(Box::new(addr)), elem))
+        Ok(Place::whole(self.memory(addr), elem))
+    }
+
+    /// The memory pointer `p` points into: the traced process's when [`Self::user_space`]
+    /// says so, else the kernel's (D's scratch memory included).
+    pub(crate) fn memory(&self, p: Expr) -> PlaceBase {
+        if self.user_space(&p) {
+            PlaceBase::User(Box::new(p))
+        } else {
+            PlaceBase::Kernel(Box::new(p))
+        }
+    }
+
+    /// Whether the pointer `p` is an address in the traced process: an argument of a
+    /// `pid` probe typed from DWARF, a pointer read from (or an address taken of) the
+    /// process's memory, a variable once assigned one (from then on in program order), and
+    /// what casts and pointer arithmetic make of one; as DTrace
+    /// marks such values "userland", so that dereferences read them with copyin.
+    pub(crate) fn user_space(&self, p: &Expr) -> bool {
+        match &p.kind {
+            ExprKind::ProbeArg(_) => {
+                matches!(self.context(), ProbeContext::Uprobe(u) if u.object.is_some())
+            }
+            ExprKind::Load(place) => {
+                p.ty.is_scalar()
+                    && (matches!(place.base, PlaceBase::User(_))
+                        || place.offset == 0
+                            && var_key(&place.base).is_some_and(|k| self.user_vars.contains(&k)))
+            }
+            ExprKind::AddrOf(place) => matches!(place.base, PlaceBase::User(_)),
+            ExprKind::Convert(inner) => self.user_space(inner),
+            ExprKind::Arith { lhs, rhs, .. } => self.user_space(lhs) || self.user_space(rhs),
+            ExprKind::Cond {
+                then, otherwise, ..
+            } => self.user_space(then) || self.user_space(otherwise),
+            ExprKind::Comma(_, value) | ExprKind::Let { body: value, .. } => self.user_space(value),
+            _ => false,
+        }
     }
 
     /// `&operand`.
@@ -658,7 +696,8 @@ impl Cook<'_> {
     }
 
     /// `stringof(e)`: a string as it is; a `char` array as its text; an integer or pointer
-    /// as the address of a kernel string.
+    /// as the address of a kernel string, or of a string in the traced process for a user
+    /// address (`stringof(args[0]->label)`).
     pub(crate) fn stringof(&mut self, inner: &ast::Expr, span: Span) -> Result<Expr> {
         let v = self.expr(inner)?;
         if v.ty.is_string() {
@@ -668,6 +707,15 @@ impl Cook<'_> {
             return Err(CompileError::new(
                 "D_STRINGOF_TYPE",
                 format!("cannot apply stringof to a value of type {}", v.ty),
+                span,
+            ));
+        }
+        if self.user_space(&v) {
+            // A string in the traced process: read as copyinstr( ) reads it.
+            let addr = convert(v, &types::builtin_typedef("uintptr_t").expect("uintptr_t"));
+            return Ok(mk(
+                ExprKind::Call(crate::ir::Subr::Copyinstr, vec![addr]),
+                Type::String,
                 span,
             ));
         }
@@ -719,4 +767,16 @@ fn add(a: Expr, b: Expr, span: Span) -> Expr {
         types::LONG,
         span,
     )
+}
+
+/// A D variable's identity, for the set of those holding user addresses: its kind and id
+/// (an associative array's, for its elements); None for memory.
+pub(crate) fn var_key(base: &PlaceBase) -> Option<(u8, crate::ir::VarId)> {
+    match base {
+        PlaceBase::Global(id) => Some((0, *id)),
+        PlaceBase::This(id) => Some((1, *id)),
+        PlaceBase::Thread(id) => Some((2, *id)),
+        PlaceBase::Assoc { var, .. } => Some((3, *var)),
+        PlaceBase::Kernel(_) | PlaceBase::User(_) => None,
+    }
 }

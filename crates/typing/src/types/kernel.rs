@@ -103,7 +103,7 @@ pub fn named(btf: &Btf, tag: Tag, name: &str) -> Option<Type> {
 
 /// The D type of BTF type `id`.
 pub fn from_btf(btf: &Btf, id: TypeId) -> Type {
-    convert(btf, id, 0, u32::MAX)
+    convert(btf, id, 0, Space::KERNEL)
 }
 
 /// The D type of BTF type `id` of a module's BTF ([`module`]): as [`from_btf`], but a
@@ -111,11 +111,41 @@ pub fn from_btf(btf: &Btf, id: TypeId) -> Type {
 /// records by their `vmlinux` id.
 pub fn from_module_btf(btf: &Btf, id: TypeId) -> Type {
     let own = vmlinux().map_or(0, |v| v.len() as u32);
-    convert(btf, id, 0, own)
+    convert(btf, id, 0, Space { own, base: 0 })
 }
 
-/// `own`: the first id whose records are opaque.
-fn convert(btf: &Btf, id: TypeId, depth: usize, own: u32) -> Type {
+/// The D type of type `id` of BTF made from a program's DWARF (`super::user`), whose
+/// records take ids from `base` on.
+pub(crate) fn from_user_btf(btf: &Btf, id: TypeId, base: u32) -> Type {
+    convert(
+        btf,
+        id,
+        0,
+        Space {
+            own: u32::MAX,
+            base,
+        },
+    )
+}
+
+/// Where a BTF's records stand among D's record ids.
+#[derive(Clone, Copy)]
+struct Space {
+    /// The first BTF id whose records are opaque (a module's own).
+    own: u32,
+    /// What a record's BTF id is offset by in its [`Record::id`] (user types').
+    base: u32,
+}
+
+impl Space {
+    const KERNEL: Space = Space {
+        own: u32::MAX,
+        base: 0,
+    };
+}
+
+fn convert(btf: &Btf, id: TypeId, depth: usize, space: Space) -> Type {
+    let own = space.own;
     let name = || intern(&btf.type_name(id));
     let Some(t) = btf.get(id).filter(|_| depth <= MAX_DEPTH) else {
         return Type::Opaque("?");
@@ -144,24 +174,24 @@ fn convert(btf: &Btf, id: TypeId, depth: usize, own: u32) -> Type {
                 // A function pointer: opaque, spelled as C does (`void (*)(int)`).
                 Type::Ptr(Box::new(Type::Opaque(name())))
             } else {
-                Type::Ptr(Box::new(convert(btf, *target, depth + 1, own)))
+                Type::Ptr(Box::new(convert(btf, *target, depth + 1, space)))
             }
         }
-        TypeKind::Array(a) => Type::Array(Box::new(convert(btf, a.elem, depth + 1, own)), a.len),
+        TypeKind::Array(a) => Type::Array(Box::new(convert(btf, a.elem, depth + 1, space)), a.len),
         TypeKind::Struct(_) | TypeKind::Union(_) if id >= own => Type::Opaque(name()),
         TypeKind::Struct(c) | TypeKind::Union(c) => Type::Struct(Record {
-            id,
+            id: space.base + id,
             name: name(),
             size: c.size,
         }),
         TypeKind::Fwd { union } => {
             let kind = if *union { Kind::Union } else { Kind::Struct };
             match btf.find(kind, btf.name_of(id)) {
-                Some(def) => convert(btf, def, depth + 1, own),
+                Some(def) => convert(btf, def, depth + 1, space),
                 None => Type::Opaque(name()),
             }
         }
-        TypeKind::Typedef(target) => match convert(btf, *target, depth + 1, own) {
+        TypeKind::Typedef(target) => match convert(btf, *target, depth + 1, space) {
             Type::Int { size, signed, .. } => Type::Int {
                 size,
                 signed,
@@ -175,7 +205,7 @@ fn convert(btf: &Btf, id: TypeId, depth: usize, own: u32) -> Type {
         TypeKind::Const(target)
         | TypeKind::Volatile(target)
         | TypeKind::Restrict(target)
-        | TypeKind::TypeTag { ty: target, .. } => convert(btf, *target, depth + 1, own),
+        | TypeKind::TypeTag { ty: target, .. } => convert(btf, *target, depth + 1, space),
         TypeKind::Func { .. }
         | TypeKind::FuncProto(_)
         | TypeKind::Float { .. }
@@ -206,9 +236,14 @@ pub fn enum_constants(tag: &str) -> Vec<(String, i64)> {
 /// The members of the kernel struct or union `record`, in order (anonymous ones with
 /// empty names), located as [`member`] locates one.
 pub fn members(btf: &Btf, record: &Record) -> Vec<(String, MemberInfo)> {
-    btf.members(record.id)
+    members_at(btf, record.id, 0)
+}
+
+/// The members of record `id` of a BTF whose records take ids from `base` on.
+pub(crate) fn members_at(btf: &Btf, id: TypeId, base: u32) -> Vec<(String, MemberInfo)> {
+    btf.members(id)
         .into_iter()
-        .map(|(name, f)| (name.to_string(), located(btf, &f)))
+        .map(|(name, f)| (name.to_string(), located(btf, &f, base)))
         .collect()
 }
 
@@ -224,15 +259,28 @@ pub struct MemberInfo {
 /// Member `name` of the struct or union `record` (through anonymous members, as C finds
 /// them).
 pub fn member(btf: &Btf, record: &Record, name: &str) -> Option<MemberInfo> {
-    Some(located(btf, &btf.member(record.id, name)?))
+    member_at(btf, record.id, name, 0)
 }
 
-fn located(btf: &Btf, f: &dtrace_btf::Field) -> MemberInfo {
+/// Member `name` of record `id` of a BTF whose records take ids from `base` on.
+pub(crate) fn member_at(btf: &Btf, id: TypeId, name: &str, base: u32) -> Option<MemberInfo> {
+    Some(located(btf, &btf.member(id, name)?, base))
+}
+
+fn located(btf: &Btf, f: &dtrace_btf::Field, base: u32) -> MemberInfo {
     let bitfield = f
         .is_bitfield()
         .then(|| ((f.bit_offset % 8) as u8, f.bitfield_size.min(64) as u8));
     MemberInfo {
-        ty: from_btf(btf, f.ty),
+        ty: convert(
+            btf,
+            f.ty,
+            0,
+            Space {
+                base,
+                ..Space::KERNEL
+            },
+        ),
         offset: (f.bit_offset / 8) as u32,
         bitfield,
     }

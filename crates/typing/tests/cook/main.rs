@@ -138,6 +138,7 @@ fn kprobe(ret: bool) -> ProbeContext {
                 function: f.to_string(),
             })
             .collect(),
+        object: None,
     })
 }
 

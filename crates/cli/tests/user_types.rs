@@ -1,0 +1,373 @@
+//! `args[]` of `pid` probes typed from the traced program's DWARF (docs/USER-TYPES.md): a
+//! C program built here with `gcc -g`, its functions probed on the live kernel; members
+//! read through user pointers, char arrays as strings, `print()` of a user struct, a return
+//! probe's typed `args[1]`, the same program stripped with its DWARF in a separate file
+//! (found by `.gnu_debuglink`, and by build ID), and the program built without `-g`, whose
+//! arguments stay 64-bit integers.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Run;
+
+const PROGRAM: &str = r#"
+enum color { RED, GREEN = 5, BLUE };
+typedef unsigned int tag_t;
+struct point { int x, y; };
+union val { int i; char c[4]; };
+struct rec {
+    int id;
+    char name[16];
+    struct rec *next;
+    enum color color;
+    tag_t tag;
+    unsigned flag : 1;
+    int level : 3;
+    struct point pts[2];
+    union val v;
+    const char *label;
+};
+
+__attribute__((noinline)) int handle(struct rec *r) { return r->id + 1; }
+__attribute__((noinline)) int handle2(struct rec **rp, enum color c) { return (*rp)->id + c; }
+__attribute__((noinline)) struct rec *find(int id, struct rec *list) {
+    for (; list; list = list->next)
+        if (list->id == id)
+            return list;
+    return 0;
+}
+
+int main(void) {
+    struct rec b = { 2, "bravo", 0, BLUE, 7, 0, -2, {{5, 6}, {7, 8}}, {.i = 0x41424344}, 0 };
+    struct rec a = { 1, "alpha", &b, GREEN, 9, 1, 3, {{1, 2}, {3, 4}}, {.i = 65}, "label a" };
+    struct rec *p = &a;
+    return handle(&a) + handle2(&p, RED) + (find(2, &a) == &b) == 0;
+}
+"#;
+
+/// The program built with `flags` into a scratch directory of its own.
+fn program(name: &str, flags: &[&str]) -> PathBuf {
+    common::build_c(&common::scratch("utypes", name), "utprog", PROGRAM, flags)
+}
+
+fn run(exe: &Path, script: &str) -> Run {
+    common::trace(&exe.display().to_string(), script)
+}
+
+fn tool(cmd: &str, args: &[&str]) {
+    let out = Command::new(cmd).args(args).output().expect("run binutils");
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `exe` stripped of its DWARF, which goes to `debug` (and `exe` links to it by name).
+fn split_debug(exe: &Path, debug: &Path) {
+    let (exe, debug) = (exe.to_str().unwrap(), debug.to_str().unwrap());
+    tool("objcopy", &["--only-keep-debug", exe, debug]);
+    tool("strip", &["-g", exe]);
+    let out = Command::new("readelf")
+        .args(["-S", exe])
+        .output()
+        .expect("readelf");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains(".debug_info"),
+        "still has DWARF"
+    );
+}
+
+const MEMBERS: &str = r#"pid$target:a.out:handle:entry {
+    printf("%d %s %d %s|%d %u %d %d %d %d %c\n", args[0]->id, args[0]->name, args[0]->next->id,
+        args[0]->next->name, args[0]->color, args[0]->tag, args[0]->flag, args[0]->next->level,
+        args[0]->pts[1].y, args[0]->next->v.i, args[0]->next->v.c[3]);
+    printf("%s %s %d\n", copyinstr((uintptr_t)args[0]->label), stringof(args[0]->label),
+        args[0]->color == GREEN && args[0]->next->color == BLUE);
+}"#;
+
+/// (`-q` output ends with an empty line, as DTrace's.)
+const MEMBERS_OUT: &str = "1 alpha 2 bravo|5 9 1 -2 4 1094861636 A\nlabel a label a 1\n\n";
+
+#[test]
+fn members_through_a_user_pointer() {
+    let exe = program("members", &["-g", "-O1"]);
+    assert_eq!(run(&exe, MEMBERS).stdout, MEMBERS_OUT);
+}
+
+#[test]
+fn pointers_to_pointers_and_enum_arguments() {
+    let exe = program("ptrptr", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:handle2:entry {
+            printf("%d %s %d %s\n", (*args[0])->id, args[0][0]->next->name, args[1], probefunc);
+        }"#,
+    );
+    assert_eq!(out.stdout, "1 bravo 0 handle2\n\n");
+}
+
+#[test]
+fn variables_assigned_user_pointers_keep_reading_user_memory() {
+    let exe = program("variables", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:handle:entry { self->r = args[0]; recs[tid] = args[0]->next; }
+           pid$target:a.out:handle:return {
+               this->p = self->r->next;
+               printf("%d %s %d %s\n", self->r->id, self->r->next->name, recs[tid]->id, this->p->name);
+           }"#,
+    );
+    assert_eq!(out.stdout, "1 bravo 2 bravo\n\n");
+}
+
+#[test]
+fn print_shows_a_user_struct() {
+    let exe = program("print", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        "pid$target:a.out:handle:entry { print(*args[0]->next); print(args[0]->next); }",
+    );
+    let pad = " ".repeat(44);
+    let body = [
+        "(struct rec) {",
+        " .id = (int)2,",
+        " .name = (char [16]) [",
+        "  (char)'b',",
+        "  (char)'r',",
+        "  (char)'a',",
+        "  (char)'v',",
+        "  (char)'o',",
+        " ],",
+        " .color = (enum color)BLUE,",
+        " .tag = (tag_t)7,",
+        " .level = (int)-2,",
+        " .pts = (struct point [2]) [",
+        "  (struct point) {",
+        "   .x = (int)5,",
+        "   .y = (int)6,",
+        "  },",
+        "  (struct point) {",
+        "   .x = (int)7,",
+        "   .y = (int)8,",
+        "  },",
+        " ],",
+        " .v = (union val) {",
+        "  .i = (int)1094861636,",
+        "  .c = (char [4]) [",
+        "   (char)'D',",
+        "   (char)'C',",
+        "   (char)'B',",
+        "   (char)'A',",
+        "  ],",
+        " },",
+        "}",
+    ]
+    .map(|l| format!("{pad}{l}\n"))
+    .concat();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty()).collect();
+    let (first, second) = lines.split_at(lines.len() / 2);
+    for half in [first, second] {
+        assert!(
+            half[0].starts_with("0x7f") && half[0].ends_with(" = *"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(half[1..].join("\n") + "\n", body, "{}", out.stdout);
+    }
+    assert_eq!(first[0], second[0]);
+}
+
+#[test]
+fn a_return_probe_types_args1_with_the_result() {
+    let exe = program("return", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:find:return { printf("%d %s %d\n", args[1]->id, args[1]->name, args[1]->next == NULL); }
+           pid$target:a.out:handle:return { printf("%d\n", args[1]); }"#,
+    );
+    assert_eq!(out.stdout, "2\n2 bravo 1\n\n");
+}
+
+#[test]
+fn list_verbose_shows_the_dwarf_types() {
+    let exe = program("listv", &["-g", "-O1"]);
+    let run = common::dtrace(&[
+        "-lv",
+        "-n",
+        "pid$target:a.out:find:entry,pid$target:a.out:find:return",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let types: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("\t\targs["))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "\t\targs[0]: int",
+            "\t\targs[1]: struct rec *",
+            "\t\targs[0]: uint64_t",
+            "\t\targs[1]: struct rec *",
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_separate_debug_file_by_debuglink_types_the_same() {
+    let exe = program("debuglink", &["-g", "-O1"]);
+    let debug = exe.with_file_name("utprog.debug");
+    split_debug(&exe, &debug);
+    let (e, d) = (exe.to_str().unwrap(), debug.to_str().unwrap());
+    tool("objcopy", &[&format!("--add-gnu-debuglink={d}"), e]);
+    assert_eq!(run(&exe, MEMBERS).stdout, MEMBERS_OUT);
+}
+
+#[test]
+fn a_separate_debug_file_by_build_id_types_the_same() {
+    // A build ID of this run's own, so the file under /usr/lib/debug is this test's.
+    let id = format!("{:08x}{:08x}", std::process::id(), 0x5eed_u32);
+    let exe = program("buildid", &["-g", "-O1", &format!("-Wl,--build-id=0x{id}")]);
+    let dir = PathBuf::from(format!("/usr/lib/debug/.build-id/{}", &id[..2]));
+    std::fs::create_dir_all(&dir).expect("create the build-id directory");
+    let debug = dir.join(format!("{}.debug", &id[2..]));
+    split_debug(&exe, &debug);
+    let out = run(&exe, MEMBERS);
+    let _ = std::fs::remove_file(&debug);
+    assert_eq!(out.stdout, MEMBERS_OUT);
+}
+
+#[test]
+fn without_dwarf_arguments_stay_integers() {
+    let exe = program("nodwarf", &["-O1"]);
+    let out = run(
+        &exe,
+        "pid$target:a.out:handle2:entry { printf(\"%d %d\\n\", args[1], args[0] == arg0); }",
+    );
+    assert_eq!(out.stdout, "0 1\n\n");
+    let run = common::dtrace(&[
+        "-q",
+        "-c",
+        exe.to_str().unwrap(),
+        "-n",
+        "pid$target:a.out:handle:entry { trace(args[0]->id); }",
+    ]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr
+            .contains("operator -> must be applied to a pointer"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn typed_arguments_are_checked_as_dtrace_checks_them() {
+    let exe = program("errors", &["-g", "-O1"]);
+    let exe = exe.to_str().unwrap();
+    for (script, message) in [
+        (
+            "pid$target:a.out:handle:entry { trace(args[1]); }",
+            "index 1 is out of range for pid",
+        ),
+        (
+            "pid$target:a.out:handle:entry { trace(args[0]->nosuch); }",
+            "nosuch is not a member of struct rec",
+        ),
+    ] {
+        let run = common::dtrace(&["-q", "-c", exe, "-n", script]);
+        assert_eq!(run.status, 1, "{script}: {}", run.stdout);
+        assert!(run.stderr.contains(message), "{script}: {}", run.stderr);
+    }
+}
+
+/// Every construct on user types compiles to code the verifier accepts, and runs.
+#[test]
+fn user_type_constructs_load_and_run() {
+    let exe = program("verifier", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:handle:entry {
+            this->r = args[0]->next;
+            trace(args[0]->pts[arg1 & 1].x); trace(args[0]->name[2]); trace(args[0]->v.c[1]);
+            trace(stringof(args[0]->name)); trace(args[0]->next->next == NULL);
+            @[args[0]->name] = count(); @n[args[0]->id, args[0]->next->name] = sum(args[0]->tag);
+            self->s = args[0]->name; trace(self->s); trace(sizeof (*args[0]));
+            print(&args[0]->pts[1]); print(args[0]->pts); trace(args[0]->level + args[0]->flag);
+        }
+        pid$target:a.out:handle2:entry { print(*args[0]); trace((*args[0])->name); }
+        pid$target:a.out:find:return /args[1]/ { print(args[1]); }"#,
+    );
+    assert!(out.stdout.contains("alpha"), "{}", out.stdout);
+}
+
+const CPP_PROGRAM: &str = r#"
+#include <string>
+struct Base { int b; };
+struct Rec : Base {
+    int id;
+    char name[8];
+    std::string s;
+    static int count;
+    int get() const { return id; }
+};
+int Rec::count = 0;
+namespace ns {
+__attribute__((noinline)) int handle(Rec *r, const Rec &ref) { return r->id + ref.b; }
+}
+extern "C" __attribute__((noinline)) int chandle(Rec *r) { return r->id; }
+int main() {
+    Rec r;
+    r.b = 4;
+    r.id = 7;
+    r.name[0] = 'x';
+    r.name[1] = 0;
+    r.s = "hello";
+    return ns::handle(&r, r) + chandle(&r) == 0;
+}
+"#;
+
+/// C++: classes as structs (a base class's members reached through it), references as
+/// pointers, functions named as `pid` probes name them (`ns::handle`); `print()` of a
+/// class holding a `std::string` runs.
+#[test]
+fn cpp_classes_references_and_nested_names() {
+    let dir = common::scratch("utypes", "cpp");
+    let src = dir.join("cpp.cc");
+    std::fs::write(&src, CPP_PROGRAM).expect("write the C++ source");
+    let exe = dir.join("cppprog");
+    tool(
+        "g++",
+        &[
+            "-g",
+            "-O1",
+            "-o",
+            exe.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:ns??handle:entry { printf("%s %d %d %d\n", probefunc, args[0]->id, args[1]->b, args[1]->id); }
+           pid$target:a.out:chandle:entry { printf("%s %s %d\n", probefunc, args[0]->name, args[0]->b); print(args[0]); }"#,
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[..2],
+        ["ns::handle 7 4 7", "chandle x 4"],
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("(struct Rec) {") && out.stdout.contains(".id = (int)7,"),
+        "{}",
+        out.stdout
+    );
+}
