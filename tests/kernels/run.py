@@ -176,6 +176,13 @@ TESTS = [
             " { printf(\"%s read %d of %d\\n\", probefunc, arg1, entry->arg2); exit(0); }'"
             f" -c '{CAT}'",
      "expect": r"vfs_read read 13 of [1-9]\d+\n"},
+    # A per-CPU kernel variable, typed from BTF, found by the kernel through kallsyms (which
+    # lists data symbols only with CONFIG_KALLSYMS_ALL, as Debian's kernels have and this
+    # machine's has not).
+    {"name": "percpu-variable", "group": "core",
+     "on": {"host": {"expect": r"this kernel's symbol table does not list it", "rc": 1}},
+     "cmd": "dtrace -qn 'BEGIN { printf(\"%d %d\\n\", `runqueues.cpu == cpu, `runqueues.curr == curthread); exit(0); }'",
+     "expect": r"1 1\n"},
     # The lock subroutines on a real kernel mutex: when mutex_lock() returns, the caller
     # holds the mutex it was given.
     {"name": "fbt-mutex-owned", "group": "fbt", "on": {"host": NO_FBT},

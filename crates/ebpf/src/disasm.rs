@@ -90,6 +90,7 @@ pub fn describe(insns: &[Insn], i: usize) -> (String, usize) {
                 BPF_PSEUDO_MAP_FD => format!("r{d} = map[fd {}]", insn.imm),
                 BPF_PSEUDO_MAP_VALUE => format!("r{d} = &map[fd {}] + {hi}", insn.imm),
                 BPF_PSEUDO_FUNC => format!("r{d} = func pc{:+}", insn.imm),
+                BPF_PSEUDO_BTF_ID => format!("r{d} = kernel variable [btf {}]", insn.imm),
                 _ => format!("r{d} = {value:#x} ll"),
             };
             return (text, 2);

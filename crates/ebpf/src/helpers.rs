@@ -26,6 +26,8 @@ pub const RINGBUF_QUERY: i32 = 134;
 /// `bpf_copy_from_user`: sleepable programs only (it may fault the page in).
 pub const COPY_FROM_USER: i32 = 148;
 pub const GET_CURRENT_TASK_BTF: i32 = 158;
+/// `bpf_this_cpu_ptr`: this CPU's instance of a per-CPU kernel variable.
+pub const THIS_CPU_PTR: i32 = 154;
 pub const TASK_PT_REGS: i32 = 175;
 pub const KTIME_GET_BOOT_NS: i32 = 125;
 pub const GET_STACK: i32 = 67;

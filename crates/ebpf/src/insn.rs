@@ -93,6 +93,9 @@ pub const BPF_JSLE: u8 = 0xd0;
 pub const BPF_PSEUDO_MAP_FD: u8 = 1;
 /// `src_reg` of a 64-bit immediate load of a map value's address (map fd + offset).
 pub const BPF_PSEUDO_MAP_VALUE: u8 = 2;
+/// `src_reg` of a 64-bit immediate load of a kernel variable by its BTF id (imm; the
+/// second imm is the BTF object's fd, 0 for vmlinux).
+pub const BPF_PSEUDO_BTF_ID: u8 = 3;
 /// `src_reg` of a call to a function inside the same program.
 pub const BPF_PSEUDO_CALL: u8 = 1;
 /// `src_reg` of a call to a kernel function (kfunc); imm = its BTF id in vmlinux.

@@ -54,6 +54,9 @@ pub enum ExprKind {
     AddrOf(Box<Place>),
     /// A built-in variable.
     Builtin(Builtin),
+    /// The address of this CPU's instance of the per-CPU kernel variable with this BTF id
+    /// (`` `runqueues ``).
+    PercpuVariable(u32),
     /// `argN`: the probe's raw argument as a 64-bit integer.
     Arg(u8),
     /// `args[N]` of a probe whose context types it (tracepoint fields, BTF prototypes, USDT

@@ -53,6 +53,7 @@ impl Gen<'_, '_> {
             ExprKind::Load(p) => self.load(p, &e.ty, span),
             ExprKind::AddrOf(p) => self.address(p, &e.ty, span),
             ExprKind::Builtin(b) => self.builtin(*b, &e.ty, span),
+            ExprKind::PercpuVariable(id) => self.percpu_variable(*id, &e.ty, span),
             ExprKind::Arg(n) => self.arg(*n, span),
             ExprKind::ProbeArg(n) => self.probe_arg(*n, &e.ty, span),
             ExprKind::Entry(field) => self.entry_value(*field, e, span),

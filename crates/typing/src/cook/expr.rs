@@ -339,7 +339,11 @@ impl Cook<'_> {
                     }
                 }
             }
-            A::Symbol { module, name } => Err(symbol_error(module.as_deref(), name, span)),
+            A::Symbol { .. } => {
+                let place = self.place_of(e)?.expect("a symbol's place");
+                let ty = place.ty.clone();
+                Ok(mk(ExprKind::Load(Box::new(place)), ty, span))
+            }
             A::Offsetof { ty, member } => self.offsetof(ty, member, span),
             A::CallOf { callee, .. } => Err(CompileError::new(
                 "D_FUNC_IDENT",
@@ -1411,8 +1415,8 @@ impl Cook<'_> {
 }
 
 /// Why a symbol reference `` module`name `` cannot be resolved: an empty name is no
-/// symbol; otherwise this dtrace has no kernel symbol table with types (BTF describes no
-/// global variables).
+/// symbol; otherwise the kernel's BTF describes only per-CPU variables, and no symbol table
+/// with types of the others is at hand.
 pub(super) fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
     let text = format!("{}`{name}", module.unwrap_or(""));
     if name.is_empty() {
@@ -1425,7 +1429,7 @@ pub(super) fn symbol_error(module: Option<&str>, name: &str, span: Span) -> Comp
     CompileError::new(
         "D_UNSUPPORTED",
         format!(
-            "failed to resolve {text}: symbol references are not supported (the kernel's BTF gives no addresses or types of its variables)"
+            "failed to resolve {text}: only per-CPU kernel variables can be read (the kernel's BTF gives the types of no others)"
         ),
         span,
     )

@@ -19,7 +19,7 @@ use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
 use crate::probe::ProbeContext;
-use crate::types::{self, Type};
+use crate::types::{self, kernel, Type};
 
 /// DTrace's error for `.` or `->` on something that is not a struct or union.
 fn not_record(op: &str, ty: &Type, span: Span) -> CompileError {
@@ -100,6 +100,7 @@ impl Cook<'_> {
                 Some(id) => Place::whole(PlaceBase::This(id), self.prog.this_vars[id].ty.clone()),
                 None => return Err(undefined(&format!("this->{name}"), span)),
             },
+            A::Symbol { module, name } => symbol_place(module.as_deref(), name, span)?,
             A::Member { .. } if self.is_entry_ref(e) => return Ok(None),
             A::Index { base, .. } if self.is_entry_ref(base) => return Ok(None),
             A::Member { base, name, arrow } => {
@@ -419,14 +420,6 @@ impl Cook<'_> {
         match &operand.kind {
             A::Ident(_) | A::SelfVar(_) | A::ThisVar(_) | A::Aggregation(_) => {
                 return Err(dynamic())
-            }
-            // A symbol's address needs the symbol resolved first: say why it cannot be.
-            A::Symbol { module, name } => {
-                return Err(super::expr::symbol_error(
-                    module.as_deref(),
-                    name,
-                    operand.span,
-                ))
             }
             A::Index { base, .. }
                 if matches!(base.kind, A::Aggregation(_) | A::SelfVar(_))
@@ -779,4 +772,34 @@ pub(crate) fn var_key(base: &PlaceBase) -> Option<(u8, crate::ir::VarId)> {
         PlaceBase::Assoc { var, .. } => Some((3, *var)),
         PlaceBase::Kernel(_) | PlaceBase::User(_) => None,
     }
+}
+
+/// The place of the kernel variable `` module`name ``: this CPU's instance of a per-CPU
+/// variable (the only variables the kernel's BTF describes, and the kernel finds their
+/// address itself); any other is refused in words.
+fn symbol_place(module: Option<&str>, name: &str, span: Span) -> Result<Place> {
+    let found = match module {
+        None | Some("vmlinux") => {
+            kernel::vmlinux().and_then(|btf| kernel::percpu_variable(btf, name))
+        }
+        Some(_) => None,
+    };
+    let Some((id, ty)) = found else {
+        return Err(super::expr::symbol_error(module, name, span));
+    };
+    if !kernel::lists_data_symbol(name) {
+        return Err(CompileError::new(
+            "D_UNSUPPORTED",
+            format!(
+                "failed to resolve `{name}: this kernel's symbol table does not list it (data symbols are listed only in kernels built with CONFIG_KALLSYMS_ALL), so the kernel cannot find it for a program"
+            ),
+            span,
+        ));
+    }
+    let address = mk(
+        ExprKind::PercpuVariable(id),
+        Type::Ptr(Box::new(ty.clone())),
+        span,
+    );
+    Ok(Place::whole(PlaceBase::Kernel(Box::new(address)), ty))
 }

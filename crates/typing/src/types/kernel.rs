@@ -233,6 +233,40 @@ pub fn enum_constants(tag: &str) -> Vec<(String, i64)> {
     }
 }
 
+/// Whether the kernel's symbol table (`/proc/kallsyms`) lists the data symbol `name`: the
+/// kernel finds a variable a program names by BTF id there, and lists data symbols only
+/// when built with `CONFIG_KALLSYMS_ALL`.
+pub fn lists_data_symbol(name: &str) -> bool {
+    static DATA: OnceLock<HashSet<String>> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+        text.lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let (_, kind, symbol) = (words.next()?, words.next()?, words.next()?);
+                // Per-CPU variables are absolute (`A`) on x86_64, others data or bss.
+                matches!(kind, "A" | "d" | "D" | "b" | "B").then(|| symbol.to_string())
+            })
+            .collect()
+    })
+    .contains(name)
+}
+
+/// The per-CPU kernel variable `name` (in BTF's `.data..percpu` section, the only
+/// variables the kernel's BTF describes): its BTF id, which a program hands the kernel to
+/// find this CPU's instance, and its type.
+pub fn percpu_variable(btf: &Btf, name: &str) -> Option<(u32, Type)> {
+    let id = btf.find(Kind::Var, name)?;
+    let TypeKind::Var { ty, .. } = btf.get(id)?.kind else {
+        return None;
+    };
+    let percpu = btf.find(Kind::Datasec, ".data..percpu")?;
+    match &btf.get(percpu)?.kind {
+        TypeKind::Datasec(d) if d.vars.iter().any(|v| v.ty == id) => Some((id, from_btf(btf, ty))),
+        _ => None,
+    }
+}
+
 /// The members of the kernel struct or union `record`, in order (anonymous ones with
 /// empty names), located as [`member`] locates one.
 pub fn members(btf: &Btf, record: &Record) -> Vec<(String, MemberInfo)> {

@@ -1092,7 +1092,7 @@ const EXPRESSIONS: Cases = &[
     (
         "BEGIN { trace(vmlinux`jiffies); }",
         "D_UNSUPPORTED",
-        "failed to resolve vmlinux`jiffies: symbol references are not supported (the kernel's BTF gives no addresses or types of its variables)",
+        "failed to resolve vmlinux`jiffies: only per-CPU kernel variables can be read (the kernel's BTF gives the types of no others)",
     ),
     (
         "BEGIN { trace(sizeof (`)); }",
