@@ -371,3 +371,23 @@ fn cpp_classes_references_and_nested_names() {
         out.stdout
     );
 }
+
+/// libc's `fclose` (DWARF's `_IO_new_fclose`, its code in two pieces: gcc moved the cold
+/// part out as `.cold`, so DWARF gives ranges, not a start) is typed from the separate debug
+/// file Debian's libc6-dbg installs (.ci/run installs it).
+#[test]
+fn a_libc_function_in_pieces_is_typed_from_its_debug_file() {
+    let dir = common::scratch("utypes", "libc");
+    let exe = common::build_c(
+        &dir,
+        "closer",
+        "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"/dev/null\", \"r\"); return f == NULL || fclose(f) != 0; }\n",
+        &["-O1"],
+    );
+    let out = run(
+        &exe,
+        "pid$target:libc.so.6:fclose:entry { printf(\"%d %x\\n\", args[0]->_fileno, (args[0]->_flags >> 16) & 0xffff); exit(0); }",
+    );
+    // The stream's descriptor, and _IO_MAGIC in the high half of its flags.
+    assert_eq!(out.stdout, "3 fbad\n\n", "stderr: {}", out.stderr);
+}

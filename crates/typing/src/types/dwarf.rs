@@ -168,8 +168,8 @@ impl Types {
                 let offset = gimli::UnitSectionOffset::DebugInfoOffset(header.debug_info_offset());
                 let u = self.headers.iter().position(|h| h.offset() == offset)?;
                 let mut found = None;
-                self.each_function(u, |die, _, pc| {
-                    if pc == Some(address) && found.is_none() {
+                self.each_function(u, |die, _, starts| {
+                    if starts.contains(&address) && found.is_none() {
                         found = Some(die);
                     }
                 });
@@ -183,11 +183,11 @@ impl Types {
     fn index_functions(&self) -> Functions {
         let mut index = Functions::default();
         for u in 0..self.headers.len() {
-            self.each_function(u, |die, names, pc| {
+            self.each_function(u, |die, names, starts| {
                 for name in names {
                     index.by_name.entry(name).or_default().push(die);
                 }
-                if let Some(pc) = pc {
+                for pc in starts {
                     index.by_address.entry(pc).or_insert(die);
                 }
             });
@@ -197,8 +197,10 @@ impl Types {
 
     /// Calls `f` with each function entry of unit `u`, its names (DWARF name, linkage
     /// name, and for C++ the name nested in its namespaces and classes, `ns::handle`, as
-    /// `pid` probes name demangled functions) and the address its code starts at.
-    fn each_function(&self, u: usize, mut f: impl FnMut(Die, Vec<String>, Option<u64>)) {
+    /// `pid` probes name demangled functions) and where its code starts: its `low_pc`, or
+    /// for a function in pieces (`DW_AT_ranges`: gcc moves cold code out as `name.cold`)
+    /// where each piece starts, its symbol's address among them.
+    fn each_function(&self, u: usize, mut f: impl FnMut(Die, Vec<String>, Vec<u64>)) {
         let Some(unit) = self.unit(u) else { return };
         let mut cursor = unit.entries();
         // The names of the scopes around the entry, by depth.
@@ -232,8 +234,18 @@ impl Types {
                 names.push(nested.join("::"));
             }
             let low_pc = entry.attr_value(gimli::DW_AT_low_pc).ok().flatten();
-            let pc = low_pc.and_then(|v| self.dwarf.attr_address(unit, v).ok().flatten());
-            f((u, entry.offset()), names, pc);
+            let mut starts: Vec<u64> = low_pc
+                .and_then(|v| self.dwarf.attr_address(unit, v).ok().flatten())
+                .into_iter()
+                .collect();
+            if starts.is_empty() {
+                if let Ok(mut ranges) = self.dwarf.die_ranges(unit, entry) {
+                    while let Ok(Some(r)) = ranges.next() {
+                        starts.push(r.begin);
+                    }
+                }
+            }
+            f((u, entry.offset()), names, starts);
         }
     }
 
