@@ -182,15 +182,12 @@ fn vtimestamp_pairs_match_the_programs_own_cpu_time() {
         );
     }
     // The sleeps are not on-CPU time: timestamp differences hold them, vtimestamp's don't.
+    // (No upper bound: on a loaded machine the time the program waits for a CPU is in
+    // timestamp's differences too; vtimestamp's are checked against its CPU time above.)
     let slept = items as i64 * nap_us * 1000;
     assert!(
         wall - vtotal >= slept,
         "timestamp {wall} - vtimestamp {vtotal} < {slept} ns slept\n{}",
-        run.stdout
-    );
-    assert!(
-        wall - vtotal < slept * 3,
-        "timestamp {wall} - vtimestamp {vtotal} ≫ {slept} ns slept\n{}",
         run.stdout
     );
 }
