@@ -247,25 +247,20 @@ impl Expr {
         let mut spans = Vec::new();
         let mut node = self;
         loop {
-            let leaf = matches!(
-                node.kind,
-                ExprKind::Int { .. }
-                    | ExprKind::Char(_)
-                    | ExprKind::Str(_)
-                    | ExprKind::Ident(_)
-                    | ExprKind::Macro(_)
-                    | ExprKind::SelfVar(_)
-                    | ExprKind::ThisVar(_)
-                    | ExprKind::Aggregation(_)
-                    | ExprKind::Symbol { .. }
-            );
             let mut last = None;
+            let mut children = 0;
             node.for_each_child(|c| {
+                children += 1;
                 if c.span.end == node.span.end {
                     last = Some(c);
                 }
             });
-            if leaf || last.is_some() {
+            // A leaf is a token; the other childless nodes end with their own `)`.
+            let closed = matches!(
+                node.kind,
+                ExprKind::SizeofType(_) | ExprKind::Offsetof { .. } | ExprKind::Call { .. }
+            );
+            if last.is_some() || (children == 0 && !closed) {
                 spans.push(node.span);
             }
             match last {

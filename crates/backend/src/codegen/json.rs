@@ -304,9 +304,7 @@ impl Gen<'_, '_> {
         self.e.goto(advance);
         self.e.bind(states[UNICODE as usize]);
         let (hex, digit) = (l(self), l(self));
-        self.e.emit(Insn::mov64_reg(R1, R7));
-        self.e.emit(Insn::alu64_imm(BPF_SUB, R1, b'0' as i32));
-        self.e.jmp_imm(BPF_JLE, R1, 9, hex);
+        self.if_in(b'0', b'9', hex);
         self.e.emit(Insn::mov64_reg(R1, R7));
         self.e.emit(Insn::alu64_imm(BPF_OR, R1, 0x20));
         self.e.emit(Insn::alu64_imm(BPF_SUB, R1, b'a' as i32));
