@@ -53,15 +53,13 @@ impl<M: Borrow<Map>> AggMaps<M> {
 }
 
 impl<M: Borrow<Map>> AggregationMaps for AggMaps<M> {
-    fn entries(&self, agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
+    fn entries(&self, agg: usize, each: &mut dyn FnMut(&[u8], &[Vec<u8>])) {
         let map = self.map(agg);
-        map.keys()
-            .flatten()
-            .filter_map(|key| {
-                let percpu = map.lookup_percpu(&key).ok().flatten()?;
-                Some((key, percpu))
-            })
-            .collect()
+        for key in map.keys().flatten() {
+            if let Ok(Some(percpu)) = map.lookup_percpu(&key) {
+                each(&key, &percpu);
+            }
+        }
     }
 
     fn keys(&self, agg: usize) -> Vec<Vec<u8>> {

@@ -177,9 +177,7 @@ fn read_desc(map: &Map) -> Option<(RunInfo, ProgramDesc)> {
 struct NoAggregations;
 
 impl AggregationMaps for NoAggregations {
-    fn entries(&self, _agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
-        Vec::new()
-    }
+    fn entries(&self, _agg: usize, _each: &mut dyn FnMut(&[u8], &[Vec<u8>])) {}
     fn keys(&self, _agg: usize) -> Vec<Vec<u8>> {
         Vec::new()
     }

@@ -454,7 +454,7 @@ impl Consumer {
             };
             *v = Value::Sym {
                 raw: vec![pc],
-                frame,
+                frame: Box::new(frame),
             };
         }
         Some(self.parsed(format)?.render_bytes(&shown))
@@ -626,9 +626,9 @@ mod tests {
     struct Counts;
 
     impl AggregationMaps for Counts {
-        fn entries(&self, _agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
+        fn entries(&self, _agg: usize, each: &mut dyn FnMut(&[u8], &[Vec<u8>])) {
             let cpu = |n: u64| n.to_le_bytes().to_vec();
-            vec![(vec![0; 8], vec![cpu(2), cpu(3)])]
+            each(&[0; 8], &[cpu(2), cpu(3)]);
         }
         fn keys(&self, _agg: usize) -> Vec<Vec<u8>> {
             vec![vec![0; 8]]

@@ -162,14 +162,14 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
             let frame = symbols.kernel_sym(u64_at(bytes, at));
             Value::Sym {
                 raw: vec![frame.address],
-                frame,
+                frame: Box::new(frame),
             }
         }
         Datum::Mod => {
             let (id, frame) = symbols.kernel_mod(u64_at(bytes, at));
             Value::Sym {
                 raw: vec![id],
-                frame,
+                frame: Box::new(frame),
             }
         }
         Datum::USym | Datum::UMod | Datum::UAddr => {
@@ -181,7 +181,7 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
             };
             Value::Sym {
                 raw: vec![u64::from(pid), frame.address],
-                frame,
+                frame: Box::new(frame),
             }
         }
     }
