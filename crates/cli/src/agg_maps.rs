@@ -6,7 +6,7 @@
 use std::borrow::Borrow;
 
 use dtrace_backend::program::Compiled;
-use dtrace_consumer::AggregationMaps;
+use dtrace_consumer::{AggregationMaps, EntryVisitor};
 use dtrace_runtime::{Map, Update};
 
 /// The aggregation maps of a compiled program, numbered as its aggregations, and the
@@ -53,7 +53,7 @@ impl<M: Borrow<Map>> AggMaps<M> {
 }
 
 impl<M: Borrow<Map>> AggregationMaps for AggMaps<M> {
-    fn entries(&self, agg: usize, each: &mut dyn FnMut(&[u8], &[Vec<u8>])) {
+    fn entries(&self, agg: usize, each: &mut EntryVisitor) {
         let map = self.map(agg);
         for key in map.keys().flatten() {
             if let Ok(Some(percpu)) = map.lookup_percpu(&key) {

@@ -626,7 +626,7 @@ mod tests {
     struct Counts;
 
     impl AggregationMaps for Counts {
-        fn entries(&self, _agg: usize, each: &mut dyn FnMut(&[u8], &[Vec<u8>])) {
+        fn entries(&self, _agg: usize, each: &mut crate::EntryVisitor) {
             let cpu = |n: u64| n.to_le_bytes().to_vec();
             each(&[0; 8], &[cpu(2), cpu(3)]);
         }

@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn finds_each_row_of_many_keys() {
         let keys: Vec<Vec<Value>> = (0..10_000)
-            .map(|i| vec![Value::i32(i % 100), Value::str(&format!("k{}", i / 100))])
+            .map(|i| vec![Value::i32(i % 100), Value::str(format!("k{}", i / 100))])
             .collect();
         let mut index = RowIndex::default();
         for k in &keys {

@@ -15,8 +15,8 @@ pub use dtrace_abi::slots::{
     AggFunc, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
 pub use print::{printa, printa_format, render_exit, write_exit, StackFormat};
-pub use snapshot::AggregationMaps;
 pub(crate) use snapshot::Aggregations;
+pub use snapshot::{AggregationMaps, EntryVisitor};
 pub use summary::{summary, Bucket, Summary};
 
 use crate::Value;

@@ -12,13 +12,16 @@ use crate::decode;
 use crate::symbolize::Symbolizer;
 use crate::Value;
 
+/// What [`AggregationMaps::entries`] hands each entry to: its key's bytes and its value's
+/// bytes on each CPU.
+pub type EntryVisitor<'a> = dyn FnMut(&[u8], &[Vec<u8>]) + 'a;
+
 /// The aggregation maps, read and changed for the consumer by the side that owns them.
 /// Aggregations are numbered as in [`desc::ProgramDesc::aggregations`].
 pub trait AggregationMaps {
     /// Every entry of aggregation `agg`, each in turn (none is kept: a million-key
-    /// aggregation is read without a second copy of it): its key's bytes and its value's
-    /// bytes on each CPU.
-    fn entries(&self, agg: usize, each: &mut dyn FnMut(&[u8], &[Vec<u8>]));
+    /// aggregation is read without a second copy of it).
+    fn entries(&self, agg: usize, each: &mut EntryVisitor);
     /// The keys of aggregation `agg`.
     fn keys(&self, agg: usize) -> Vec<Vec<u8>>;
     /// Set every value of aggregation `agg` to zero, keeping the keys (`clear()`).
