@@ -135,7 +135,7 @@ fn compare_key(a: &Value, b: &Value) -> Ordering {
 pub(crate) struct Bundle<'a> {
     pub key: &'a [Value],
     first: Option<&'a [u64]>,
-    rest: Vec<Option<&'a [u64]>>,
+    rest: Box<[Option<&'a [u64]>]>,
 }
 
 impl<'a> Bundle<'a> {
@@ -143,7 +143,7 @@ impl<'a> Bundle<'a> {
         Bundle {
             key,
             first: None,
-            rest: vec![None; aggs.saturating_sub(1)],
+            rest: vec![None; aggs.saturating_sub(1)].into_boxed_slice(),
         }
     }
 
@@ -200,8 +200,10 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<B
         })
         .collect();
     let of = |k: usize| &measures[k * m..k * m + m];
-    let mut order: Vec<usize> = (0..out.len()).collect();
+    // Row numbers fit in 32 bits: a map holds at most 2^32 keys.
+    let mut order: Vec<u32> = (0..out.len() as u32).collect();
     order.sort_by(|&a, &b| {
+        let (a, b) = (a as usize, b as usize);
         let keys = || compare_keys(out[a].key, out[b].key, opts.key_position);
         if opts.by_key {
             keys().then_with(|| of(a).cmp(of(b)))
@@ -218,12 +220,13 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<B
 
 /// Reorder `items` so that the `k`th is the one that was at `order[k]`, in place (`order`
 /// is used up).
-fn permute<T>(items: &mut [T], order: &mut [usize]) {
+fn permute<T>(items: &mut [T], order: &mut [u32]) {
+    const DONE: u32 = u32::MAX;
     for start in 0..items.len() {
         let mut k = start;
-        while order[k] != usize::MAX {
-            let from = order[k];
-            order[k] = usize::MAX;
+        while order[k] != DONE {
+            let from = order[k] as usize;
+            order[k] = DONE;
             if from == start {
                 break;
             }
