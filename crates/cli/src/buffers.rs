@@ -37,12 +37,12 @@ pub fn ring_size(options: &Options) -> u32 {
 }
 
 /// The ring buffer of a program whose probes each fire at most once
-/// ([`dtrace_backend::program::Compiled::one_shot_output`]): big enough for all it can ever send, if that is less than
-/// the options' size, which it could then never fill (the kernel makes and maps a 4 MiB
-/// ring in about as long as the rest of start-up takes). Tracing behaves as with the full
-/// size: no record the full ring would have kept is dropped. A pinned ring
-/// (`-x ringpin`), which others read, keeps the size asked for, as does a program that may
-/// gain probes while tracing ([`Compilation::deferred`]).
+/// ([`dtrace_backend::program::Compiled::one_shot_output`]): big enough for all it can
+/// ever send, if that is less than the options' size, which it could then never fill (the
+/// kernel makes and maps a 4 MiB ring in about as long as the rest of start-up takes).
+/// Tracing behaves as with the full size: no record the full ring would have kept is
+/// dropped. A pinned ring (`-x ringpin`), which others read, keeps the size asked for, as
+/// does a program that may gain probes while tracing ([`Compilation::deferred`]).
 pub fn fit_ring(comp: &mut Compilation, options: &Options) {
     let compiled = &mut comp.compiled;
     let Some(most) = compiled.one_shot_output else {

@@ -295,7 +295,7 @@ fn front_end(
     }
     if !args.list {
         if let Some(size) = early_ring::wanted(&items, options) {
-            // The main thread may have gone: then there is no ring to make.
+            // The receiver lives until the compiler returns: the send cannot fail.
             let _ = ring.send(size);
         }
     }
