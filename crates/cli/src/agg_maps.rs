@@ -54,12 +54,7 @@ impl<M: Borrow<Map>> AggMaps<M> {
 
 impl<M: Borrow<Map>> AggregationMaps for AggMaps<M> {
     fn entries(&self, agg: usize, each: &mut EntryVisitor) {
-        let map = self.map(agg);
-        for key in map.keys().flatten() {
-            if let Ok(Some(percpu)) = map.lookup_percpu(&key) {
-                each(&key, &percpu);
-            }
-        }
+        let _ = self.map(agg).for_each_percpu(each);
     }
 
     fn keys(&self, agg: usize) -> Vec<Vec<u8>> {

@@ -627,8 +627,7 @@ mod tests {
 
     impl AggregationMaps for Counts {
         fn entries(&self, _agg: usize, each: &mut crate::EntryVisitor) {
-            let cpu = |n: u64| n.to_le_bytes().to_vec();
-            each(&[0; 8], &[cpu(2), cpu(3)]);
+            each(&[0; 8], &[&2u64.to_le_bytes(), &3u64.to_le_bytes()]);
         }
         fn keys(&self, _agg: usize) -> Vec<Vec<u8>> {
             vec![vec![0; 8]]

@@ -218,7 +218,7 @@ fn user_stack(
 }
 
 /// Per-CPU map values as u64 slot arrays.
-pub fn slots(percpu: &[Vec<u8>]) -> Vec<Vec<u64>> {
+pub fn slots(percpu: &[&[u8]]) -> Vec<Vec<u64>> {
     percpu
         .iter()
         .map(|v| {
@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn decodes_slots_and_drops() {
         let cpu0: Vec<u8> = [1u64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(slots(std::slice::from_ref(&cpu0)), vec![vec![1, 2, 3]]);
+        assert_eq!(slots(&[cpu0.as_slice()]), vec![vec![1, 2, 3]]);
         assert_eq!(drops(&cpu0, DropKind::Record), 1);
         assert_eq!(drops(&cpu0, DropKind::Nested), 3);
     }

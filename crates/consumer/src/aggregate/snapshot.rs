@@ -14,7 +14,7 @@ use crate::Value;
 
 /// What [`AggregationMaps::entries`] hands each entry to: its key's bytes and its value's
 /// bytes on each CPU.
-pub type EntryVisitor<'a> = dyn FnMut(&[u8], &[Vec<u8>]) + 'a;
+pub type EntryVisitor<'a> = dyn FnMut(&[u8], &[&[u8]]) + 'a;
 
 /// The aggregation maps, read and changed for the consumer by the side that owns them.
 /// Aggregations are numbered as in [`desc::ProgramDesc::aggregations`].
