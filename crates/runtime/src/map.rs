@@ -6,6 +6,9 @@ use crate::error::{Error, Result};
 use crate::sys::{self, cmd, MapBatchAttr, MapCreateAttr, MapElemAttr};
 use crate::{cpus, rlimit};
 
+/// What [`Map::for_each_percpu`] hands each entry to: its key, and its value on each CPU.
+pub type PercpuVisitor<'a> = dyn FnMut(&[u8], &[&[u8]]) + 'a;
+
 /// Entries [`Map::for_each_percpu`] reads a system call.
 pub const BATCH: usize = 4096;
 
@@ -336,7 +339,7 @@ impl Map {
     /// order of [`cpus::possible`]). Read [`BATCH`] entries a system call
     /// (`BPF_MAP_LOOKUP_BATCH`), or key by key where the kernel cannot read this map in
     /// batches. Entries added or deleted meanwhile may or may not be seen.
-    pub fn for_each_percpu(&self, each: &mut dyn FnMut(&[u8], &[&[u8]])) -> Result<()> {
+    pub fn for_each_percpu(&self, each: &mut PercpuVisitor) -> Result<()> {
         self.percpu_only("for_each_percpu")?;
         let (stride, size) = (self.percpu_stride(), self.spec.value_size as usize);
         let mut split = |key: &[u8], value: &[u8]| {
