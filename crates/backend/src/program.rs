@@ -263,6 +263,12 @@ pub struct Compiled {
     /// The largest data an END clause's record holds (with `bufpolicy=fill`, the buffer
     /// keeps room for it).
     pub max_end_record_data: u32,
+    /// When every program is one the session fires itself (`dtrace:::BEGIN`, `END`,
+    /// `ERROR`: each runs at most once, ERROR's clauses inside them), the most bytes the
+    /// programs can put in the ring buffer in a whole session: no record is sent from a
+    /// loop, so each place that sends one does so at most once per run. `None` when a
+    /// probe can fire any number of times.
+    pub one_shot_output: Option<u64>,
     /// Whether a clause has a destructive action (`system`, `raise`, `stop`, `freopen`):
     /// the program runs only with the `destructive` option (`-w`).
     pub destructive: bool,

@@ -6,7 +6,7 @@
 use std::borrow::Borrow;
 
 use dtrace_backend::program::Compiled;
-use dtrace_consumer::AggregationMaps;
+use dtrace_consumer::{AggregationMaps, EntryVisitor};
 use dtrace_runtime::{Map, Update};
 
 /// The aggregation maps of a compiled program, numbered as its aggregations, and the
@@ -53,15 +53,8 @@ impl<M: Borrow<Map>> AggMaps<M> {
 }
 
 impl<M: Borrow<Map>> AggregationMaps for AggMaps<M> {
-    fn entries(&self, agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
-        let map = self.map(agg);
-        map.keys()
-            .flatten()
-            .filter_map(|key| {
-                let percpu = map.lookup_percpu(&key).ok().flatten()?;
-                Some((key, percpu))
-            })
-            .collect()
+    fn entries(&self, agg: usize, each: &mut EntryVisitor) {
+        let _ = self.map(agg).for_each_percpu(each);
     }
 
     fn keys(&self, agg: usize) -> Vec<Vec<u8>> {

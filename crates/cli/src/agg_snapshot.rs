@@ -7,10 +7,19 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use dtrace_consumer::AggregationMaps;
+use dtrace_consumer::{AggregationMaps, EntryVisitor};
 
 /// One aggregation's entries: each key's bytes and its value's bytes on each CPU.
 type Entries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
+
+/// A copy of the entries of aggregation `agg` of `maps`.
+fn copy(maps: &impl AggregationMaps, agg: usize) -> Entries {
+    let mut entries = Entries::new();
+    maps.entries(agg, &mut |key, percpu| {
+        entries.push((key.to_vec(), percpu.iter().map(|v| v.to_vec()).collect()));
+    });
+    entries
+}
 
 /// The copy of every aggregation and when it was taken.
 #[derive(Default)]
@@ -37,7 +46,7 @@ impl AggSnapshot {
             None if records => Instant::now(),
             None => return,
         };
-        *self.entries.get_mut() = (0..count).map(|agg| live.entries(agg)).collect();
+        *self.entries.get_mut() = (0..count).map(|agg| copy(live, agg)).collect();
         self.taken = Some(taken);
     }
 
@@ -54,13 +63,11 @@ pub struct Snapshot<'m, L> {
 }
 
 impl<L: AggregationMaps> AggregationMaps for Snapshot<'_, L> {
-    fn entries(&self, agg: usize) -> Entries {
-        self.snap
-            .entries
-            .borrow()
-            .get(agg)
-            .cloned()
-            .unwrap_or_default()
+    fn entries(&self, agg: usize, each: &mut EntryVisitor) {
+        for (key, percpu) in self.snap.entries.borrow().get(agg).into_iter().flatten() {
+            let values: Vec<&[u8]> = percpu.iter().map(Vec::as_slice).collect();
+            each(key, &values);
+        }
     }
 
     fn keys(&self, agg: usize) -> Vec<Vec<u8>> {
@@ -94,9 +101,9 @@ mod tests {
     struct Counting(RefCell<u8>);
 
     impl AggregationMaps for Counting {
-        fn entries(&self, _: usize) -> Entries {
+        fn entries(&self, _: usize, each: &mut EntryVisitor) {
             *self.0.borrow_mut() += 1;
-            vec![(vec![7], vec![vec![*self.0.borrow()]])]
+            each(&[7], &[&[*self.0.borrow()]]);
         }
         fn keys(&self, _: usize) -> Vec<Vec<u8>> {
             vec![vec![7]]
@@ -110,14 +117,14 @@ mod tests {
         let live = Counting::default();
         let mut snap = AggSnapshot::default();
         snap.refresh(&live, 1, Duration::ZERO, false);
-        assert!(snap.over(&live).entries(0).is_empty());
+        assert!(copy(&snap.over(&live), 0).is_empty());
         snap.refresh(&live, 1, Duration::from_secs(60), true);
         snap.refresh(&live, 1, Duration::from_secs(60), true);
-        assert_eq!(snap.over(&live).entries(0)[0].1, vec![vec![1]]);
+        assert_eq!(copy(&snap.over(&live), 0)[0].1, vec![vec![1]]);
         snap.refresh(&live, 1, Duration::ZERO, false);
-        assert_eq!(snap.over(&live).entries(0)[0].1, vec![vec![2]]);
+        assert_eq!(copy(&snap.over(&live), 0)[0].1, vec![vec![2]]);
         snap.over(&live).clear(0);
-        assert_eq!(snap.over(&live).entries(0)[0].1, vec![vec![0]]);
+        assert_eq!(copy(&snap.over(&live), 0)[0].1, vec![vec![0]]);
         snap.over(&live).remove(0, &[7]);
         assert!(snap.over(&live).keys(0).is_empty());
     }

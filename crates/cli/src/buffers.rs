@@ -16,6 +16,7 @@
 use dtrace_backend::program::Compiled;
 use dtrace_consumer::policy::BufPolicy;
 
+use crate::compile::Compilation;
 use crate::options::{BufResize, Options};
 
 /// The largest ring buffer.
@@ -39,6 +40,26 @@ pub fn ring_size(options: &Options) -> u32 {
         _ => 4096,
     };
     options.bufsize.clamp(least, MAX_RING).next_power_of_two() as u32
+}
+
+/// The ring buffer of a program whose probes each fire at most once
+/// ([`dtrace_backend::program::Compiled::one_shot_output`]): big enough for all it can
+/// ever send, if that is less than the options' size, which it could then never fill (the
+/// kernel makes and maps a 4 MiB ring in about as long as the rest of start-up takes).
+/// Tracing behaves as with the full size: no record the full ring would have kept is
+/// dropped. A pinned ring (`-x ringpin`), which others read, keeps the size asked for, as
+/// does a program that may gain probes while tracing ([`Compilation::deferred`]).
+pub fn fit_ring(comp: &mut Compilation, options: &Options) {
+    let compiled = &mut comp.compiled;
+    let Some(most) = compiled.one_shot_output else {
+        return;
+    };
+    if options.ringpin.is_some() || !comp.deferred.is_empty() {
+        return;
+    }
+    let ring = &mut compiled.maps[compiled.core.ringbuf.0];
+    let fits = most.clamp(4096, MAX_RING).next_power_of_two() as u32;
+    ring.max_entries = ring.max_entries.min(fits);
 }
 
 /// Unread bytes in the ring buffer past which a record wakes the consumer before its next

@@ -13,29 +13,26 @@ pub const STACK_SIZE: usize = 512 << 20;
 
 /// Run `f` on a thread with [`STACK_SIZE`] bytes of stack, and `beside` on the caller's
 /// thread meanwhile; what both return. A panic in `f` goes on in the caller. Where no such
-/// thread can be started (address space limits), `beside` runs, then `f` on the caller's
-/// thread: ordinary programs need no more.
+/// thread can be started (address space limits), `f` runs on the caller's thread, then
+/// `beside` (which may wait for what `f` sends it): ordinary programs need no more.
 pub fn run_beside<T: Send, U>(f: impl FnOnce() -> T + Send, beside: impl FnOnce() -> U) -> (T, U) {
     let job = std::sync::Mutex::new(Some(f));
     let take = || job.lock().ok().and_then(|mut f| f.take());
-    let (on_thread, beside) = std::thread::scope(|scope| {
+    let mut beside = Some(beside);
+    let on_thread = std::thread::scope(|scope| {
         let thread = std::thread::Builder::new()
             .name("dtrace-compile".into())
             .stack_size(STACK_SIZE)
             .spawn_scoped(scope, || take().map(|f| f()))
-            .ok();
-        let beside = beside();
-        let on_thread = thread.map(|t| {
-            t.join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        });
-        (on_thread, beside)
+            .ok()?;
+        let beside = beside.take().expect("run once")();
+        let result = thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Some((result.expect("the thread took the job"), beside))
     });
-    match on_thread.flatten() {
-        Some(result) => (result, beside),
-        None => (
-            take().expect("the compiler ran on neither thread")(),
-            beside,
-        ),
-    }
+    on_thread.unwrap_or_else(|| {
+        let result = take().expect("the compiler ran on neither thread")();
+        (result, beside.take().expect("run once")())
+    })
 }

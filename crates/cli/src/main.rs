@@ -279,12 +279,14 @@ fn report(failure: Failure, errtags: bool, verbose: bool) -> i32 {
 }
 
 /// The compiler's half of a run, on the large stack: read and parse the sources, apply
-/// pragmas, then list the probes (`-l`) or match and compile. `Break` is the exit status
+/// pragmas (then send `ring` the size of the ring buffer to make meanwhile, unless
+/// listing), then list the probes (`-l`) or match and compile. `Break` is the exit status
 /// of a run that ends here (a listing, or an error already reported).
 fn front_end(
     args: &Args,
     options: &mut Options,
     targets: &[Target],
+    ring: std::sync::mpsc::Sender<u32>,
 ) -> ControlFlow<i32, (compile::Compilation, Catalog)> {
     let fail = |f, options: &Options| ControlFlow::Break(report(f, options.errtags, args.verbose));
     let sources = match compile::read_sources(args) {
@@ -301,6 +303,13 @@ fn front_end(
     {
         return fail(f, options);
     }
+    if !args.list {
+        if let Some(size) = early_ring::wanted(&items, options) {
+            // The receiver lives until the compiler returns: the send cannot fail.
+            let _ = ring.send(size);
+        }
+    }
+    drop(ring);
     let macros = macros(args, options, targets.first());
     if let Err(f) = compile::check_macro_args(&items, &sources, &macros, options) {
         return fail(f, options);
@@ -332,14 +341,16 @@ fn front_end(
 }
 
 fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
-    // The ring buffer the command line asks for is made while the compiler runs.
-    let ring_size = buffers::ring_size(&options);
-    let early = || (!args.list).then(|| EarlyRing::make(ring_size)).flatten();
-    let (front, early) = large_stack::run_beside(|| front_end(args, &mut options, targets), early);
+    // The ring buffer the parsed program wants is made while the compiler goes on.
+    let (wanted, ring) = std::sync::mpsc::channel();
+    let early = || ring.recv().ok().and_then(EarlyRing::make);
+    let (front, early) =
+        large_stack::run_beside(|| front_end(args, &mut options, targets, wanted), early);
     let (mut comp, catalog) = match front {
         ControlFlow::Continue(found) => found,
         ControlFlow::Break(status) => return status,
     };
+    buffers::fit_ring(&mut comp, &options);
     let out = OutputFile::new(args.output.as_deref());
     let output = make_output(&options, &out);
     let resized = buffers::lowered(&options);

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use dtrace_abi::desc::ProgramDesc;
 use dtrace_consumer::policy::BufPolicy;
-use dtrace_consumer::{AggregationMaps, Consumer, Output, Settings};
+use dtrace_consumer::{AggregationMaps, Consumer, EntryVisitor, Output, Settings};
 use dtrace_runtime::{Map, MapSpec, MapType, RingBuf, Update};
 
 /// The name a bare `-x ringpin` (`ringread`, `ringclear`) uses.
@@ -177,9 +177,7 @@ fn read_desc(map: &Map) -> Option<(RunInfo, ProgramDesc)> {
 struct NoAggregations;
 
 impl AggregationMaps for NoAggregations {
-    fn entries(&self, _agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
-        Vec::new()
-    }
+    fn entries(&self, _agg: usize, _each: &mut EntryVisitor) {}
     fn keys(&self, _agg: usize) -> Vec<Vec<u8>> {
         Vec::new()
     }

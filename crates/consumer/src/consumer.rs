@@ -457,7 +457,7 @@ impl Consumer {
             };
             *v = Value::Sym {
                 raw: vec![pc],
-                frame,
+                frame: Box::new(frame),
             };
         }
         Some(self.parsed(format)?.render_bytes(&shown))
@@ -629,9 +629,8 @@ mod tests {
     struct Counts;
 
     impl AggregationMaps for Counts {
-        fn entries(&self, _agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
-            let cpu = |n: u64| n.to_le_bytes().to_vec();
-            vec![(vec![0; 8], vec![cpu(2), cpu(3)])]
+        fn entries(&self, _agg: usize, each: &mut crate::EntryVisitor) {
+            each(&[0; 8], &[&2u64.to_le_bytes(), &3u64.to_le_bytes()]);
         }
         fn keys(&self, _agg: usize) -> Vec<Vec<u8>> {
             vec![vec![0; 8]]

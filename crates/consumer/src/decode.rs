@@ -162,14 +162,14 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
             let frame = symbols.kernel_sym(u64_at(bytes, at));
             Value::Sym {
                 raw: vec![frame.address],
-                frame,
+                frame: Box::new(frame),
             }
         }
         Datum::Mod => {
             let (id, frame) = symbols.kernel_mod(u64_at(bytes, at));
             Value::Sym {
                 raw: vec![id],
-                frame,
+                frame: Box::new(frame),
             }
         }
         Datum::USym | Datum::UMod | Datum::UAddr => {
@@ -181,7 +181,7 @@ fn datum(bytes: &[u8], off: usize, datum: Datum, symbols: &mut Symbolizer) -> Va
             };
             Value::Sym {
                 raw: vec![u64::from(pid), frame.address],
-                frame,
+                frame: Box::new(frame),
             }
         }
     }
@@ -218,7 +218,7 @@ fn user_stack(
 }
 
 /// Per-CPU map values as u64 slot arrays.
-pub fn slots(percpu: &[Vec<u8>]) -> Vec<Vec<u64>> {
+pub fn slots(percpu: &[&[u8]]) -> Vec<Vec<u64>> {
     percpu
         .iter()
         .map(|v| {
@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn decodes_slots_and_drops() {
         let cpu0: Vec<u8> = [1u64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(slots(std::slice::from_ref(&cpu0)), vec![vec![1, 2, 3]]);
+        assert_eq!(slots(&[cpu0.as_slice()]), vec![vec![1, 2, 3]]);
         assert_eq!(drops(&cpu0, DropKind::Record), 1);
         assert_eq!(drops(&cpu0, DropKind::Nested), 3);
     }

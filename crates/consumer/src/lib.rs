@@ -25,7 +25,7 @@ pub mod trace;
 mod unwind;
 mod value;
 
-pub use aggregate::AggregationMaps;
+pub use aggregate::{AggregationMaps, EntryVisitor};
 pub use consumer::{Consumer, Effects};
 pub use output::Output;
 pub use settings::Settings;

@@ -266,14 +266,14 @@ mod tests {
         assert_eq!(record(stack, true), expected);
         let sym = Value::Sym {
             raw: vec![1],
-            frame: Frame {
+            frame: Box::new(Frame {
                 address: 1,
                 place: crate::value::Place::Symbol {
                     module: "prog".into(),
                     symbol: "f1".into(),
                     offset: 0,
                 },
-            },
+            }),
         };
         assert_eq!(record(sym, true), format!("  {:<50}", "prog`f1"));
     }

@@ -18,7 +18,8 @@ pub enum Value {
     /// A symbolized address (`func() sym() mod() ufunc() usym() umod() uaddr()`, `%a`,
     /// `%A`): `raw` identifies it (a user address's process id, then the address as the
     /// datum keeps it).
-    Sym { raw: Vec<u64>, frame: Frame },
+    /// (The frame is boxed: every key of a million-key aggregation is a `Value`.)
+    Sym { raw: Vec<u64>, frame: Box<Frame> },
     /// The bytes of a value without a scalar form (a struct, union, array or opaque type),
     /// interpreted by its [`dtrace_abi::datum::ValueType`].
     Bytes(Vec<u8>),

@@ -205,14 +205,14 @@ fn keyed_histogram_and_avg_stddev() {
     );
 
     let mut avg = Aggregation::new("avg", AggFunc::Avg);
-    avg.set_percpu(vec![], &[&[3, 6], &[0, 0], &[1, 4]]);
+    avg.merge_percpu(vec![], &[&[3, 6], &[0, 0], &[1, 4]]);
     let mut neg = Aggregation::new("neg", AggFunc::Avg);
     neg.set(vec![], vec![2, (-7i64) as u64]);
     let mut sd = Aggregation::new("sd", AggFunc::Stddev);
     let vals = [2u64, 4, 4, 4, 5, 5, 7, 9];
     sd.set(vec![], vec![8, 40, vals.iter().map(|v| v * v).sum(), 0]);
     let mut min = Aggregation::new("min", AggFunc::Min);
-    min.set_percpu(vec![], &[&[1, (-4i64) as u64], &[0, 0], &[1, 3]]);
+    min.merge_percpu(vec![], &[&[1, (-4i64) as u64], &[0, 0], &[1, 3]]);
     let expected = "\n                2\n               -3\n                2\n               -4\n";
     assert_eq!(
         render_exit(

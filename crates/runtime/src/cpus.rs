@@ -8,9 +8,14 @@ pub fn online() -> Result<Vec<u32>> {
 }
 
 /// The CPUs that could ever exist (`/sys/devices/system/cpu/possible`), ascending.
-/// Per-CPU maps hold one value for each of these, in this order.
+/// Per-CPU maps hold one value for each of these, in this order. Fixed at boot: read once.
 pub fn possible() -> Result<Vec<u32>> {
-    read_list("/sys/devices/system/cpu/possible")
+    static POSSIBLE: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    if let Some(list) = POSSIBLE.get() {
+        return Ok(list.clone());
+    }
+    let list = read_list("/sys/devices/system/cpu/possible")?;
+    Ok(POSSIBLE.get_or_init(|| list).clone())
 }
 
 /// Pins the calling thread to `cpu`.

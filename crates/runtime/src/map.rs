@@ -3,8 +3,18 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use crate::error::{Error, Result};
-use crate::sys::{self, cmd, MapCreateAttr, MapElemAttr};
+use crate::sys::{self, cmd, MapBatchAttr, MapCreateAttr, MapElemAttr};
 use crate::{cpus, rlimit};
+
+/// What [`Map::for_each_percpu`] hands each entry to: its key, and its value on each CPU.
+pub type PercpuVisitor<'a> = dyn FnMut(&[u8], &[&[u8]]) + 'a;
+
+/// Entries [`Map::for_each_percpu`] reads a system call.
+pub const BATCH: usize = 4096;
+
+/// The kernel's own "not supported" (`ENOTSUPP`, which user space has no name for): what
+/// `BPF_MAP_LOOKUP_BATCH` says of a map type without batch operations.
+const ENOTSUPP: i32 = 524;
 
 /// The map types this crate creates (`enum bpf_map_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,6 +335,81 @@ impl Map {
         }
     }
 
+    /// Every entry of a per-CPU map, each in turn: its key and its value on each CPU (in the
+    /// order of [`cpus::possible`]). Read [`BATCH`] entries a system call
+    /// (`BPF_MAP_LOOKUP_BATCH`), or key by key where the kernel cannot read this map in
+    /// batches. Entries added or deleted meanwhile may or may not be seen.
+    pub fn for_each_percpu(&self, each: &mut PercpuVisitor) -> Result<()> {
+        self.percpu_only("for_each_percpu")?;
+        let (stride, size) = (self.percpu_stride(), self.spec.value_size as usize);
+        let mut split = |key: &[u8], value: &[u8]| {
+            let cpus: Vec<&[u8]> = value.chunks(stride).map(|c| &c[..size]).collect();
+            each(key, &cpus);
+        };
+        if self.lookup_batches(&mut split)? {
+            return Ok(());
+        }
+        for key in self.keys() {
+            let key = key?;
+            if let Some(value) = self.lookup_raw(&key)? {
+                split(&key, &value);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every entry by `BPF_MAP_LOOKUP_BATCH`, as key and value buffer; false (having read
+    /// nothing) where the kernel cannot read this map so.
+    fn lookup_batches(&self, each: &mut dyn FnMut(&[u8], &[u8])) -> Result<bool> {
+        let (key_size, value_size) = (self.spec.key_size as usize, self.value_buf_len());
+        let mut room = BATCH;
+        let mut keys = vec![0u8; room * key_size];
+        let mut values = vec![0u8; room * value_size];
+        // Hash maps keep their position as a bucket number (4 bytes); room for a key too.
+        let (mut at, mut next) = (vec![0u8; key_size.max(8)], vec![0u8; key_size.max(8)]);
+        let mut first = true;
+        loop {
+            let mut attr = MapBatchAttr {
+                in_batch: if first { 0 } else { at.as_ptr() as u64 },
+                out_batch: next.as_mut_ptr() as u64,
+                keys: keys.as_mut_ptr() as u64,
+                values: values.as_mut_ptr() as u64,
+                count: room as u32,
+                map_fd: self.fd() as u32,
+                ..Default::default()
+            };
+            // SAFETY: the key and value buffers hold `count` keys and values of this map's
+            // sizes, the batch positions room for what the kernel reads and writes there;
+            // all outlive the call.
+            let done = match unsafe { sys::bpf(cmd::MAP_LOOKUP_BATCH, &mut attr) } {
+                Ok(_) => false,
+                Err(libc::ENOENT) => true,
+                // A bucket holds more entries than there is room for: make more room.
+                Err(libc::ENOSPC) if room < 1 << 20 => {
+                    room *= 2;
+                    keys.resize(room * key_size, 0);
+                    values.resize(room * value_size, 0);
+                    continue;
+                }
+                Err(libc::EINVAL | libc::ENOTSUP | ENOTSUPP) if first => return Ok(false),
+                Err(errno) => return Err(self.os_error("BPF_MAP_LOOKUP_BATCH", errno)),
+            };
+            let read = attr.count as usize;
+            for (key, value) in keys
+                .chunks(key_size)
+                .zip(values.chunks(value_size))
+                .take(read)
+            {
+                each(key, value);
+            }
+            if done {
+                return Ok(true);
+            }
+            std::mem::swap(&mut at, &mut next);
+            first = false;
+        }
+    }
+
     /// Iterates over all keys (in the kernel's order). Keys deleted or added meanwhile may
     /// or may not be seen; a hash map may restart from its first key if the current key is deleted.
     pub fn keys(&self) -> Keys<'_> {
@@ -464,6 +549,41 @@ mod tests {
         assert_eq!(m.lookup_percpu(&k(9)).unwrap(), None);
         assert!(testutil::map(MapType::Hash, 8, 4)
             .lookup_percpu(&k(0))
+            .is_err());
+    }
+
+    #[test]
+    fn every_entry_of_a_percpu_map_is_read_in_batches() {
+        // More entries than one batch holds, values of 12 bytes (16 per CPU).
+        let n = BATCH as u32 * 2 + 123;
+        let m = testutil::map(MapType::PercpuHash, 12, n);
+        for i in 0..n {
+            let value: Vec<u8> = (0..12).map(|b| (i as u8).wrapping_add(b)).collect();
+            m.update_percpu(&k(i), &value, Update::Any).unwrap();
+        }
+        let ncpus = crate::cpus::possible().unwrap().len();
+        let mut seen = vec![false; n as usize];
+        m.for_each_percpu(&mut |key, cpus| {
+            let i = u32::from_ne_bytes(key.try_into().unwrap());
+            assert!(
+                !std::mem::replace(&mut seen[i as usize], true),
+                "key {i} twice"
+            );
+            assert_eq!(cpus.len(), ncpus);
+            let value: Vec<u8> = (0..12).map(|b| (i as u8).wrapping_add(b)).collect();
+            assert!(
+                cpus.iter().all(|c| *c == value.as_slice()),
+                "key {i}: {cpus:?}"
+            );
+        })
+        .unwrap();
+        assert!(seen.iter().all(|&s| s), "every key read");
+        let empty = testutil::map(MapType::PercpuHash, 8, 4);
+        empty
+            .for_each_percpu(&mut |_, _| panic!("an entry"))
+            .unwrap();
+        assert!(testutil::map(MapType::Hash, 8, 4)
+            .for_each_percpu(&mut |_, _| {})
             .is_err());
     }
 

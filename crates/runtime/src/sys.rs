@@ -25,6 +25,7 @@ pub mod cmd {
     pub const OBJ_GET_INFO_BY_FD: u32 = 15;
     pub const RAW_TRACEPOINT_OPEN: u32 = 17;
     pub const BTF_LOAD: u32 = 18;
+    pub const MAP_LOOKUP_BATCH: u32 = 24;
     pub const LINK_CREATE: u32 = 28;
 }
 
@@ -55,6 +56,24 @@ pub struct MapElemAttr {
     pub key: u64,
     /// Pointer to the value (or to the next key, for `BPF_MAP_GET_NEXT_KEY`).
     pub value: u64,
+    pub flags: u64,
+}
+
+/// The `BPF_MAP_*_BATCH` part of `union bpf_attr`.
+#[repr(C)]
+#[derive(Default, Debug, Clone, Copy)]
+pub struct MapBatchAttr {
+    /// Pointer to where the previous batch ended (0 for the first batch).
+    pub in_batch: u64,
+    /// Pointer to where this batch ends, written by the kernel.
+    pub out_batch: u64,
+    /// Pointer to room for `count` keys, and to room for `count` values.
+    pub keys: u64,
+    pub values: u64,
+    /// Elements room is given for; the kernel writes how many it read.
+    pub count: u32,
+    pub map_fd: u32,
+    pub elem_flags: u64,
     pub flags: u64,
 }
 
@@ -358,6 +377,8 @@ mod tests {
         assert_eq!(offset_of!(TestRunAttr, _pad), 76);
         assert_eq!(size_of::<MapCreateAttr>(), 44);
         assert_eq!(size_of::<MapElemAttr>(), 32);
+        assert_eq!(offset_of!(MapBatchAttr, count), 32);
+        assert_eq!(size_of::<MapBatchAttr>(), 56);
         assert_eq!(size_of::<LinkCreateAttr>(), 24);
         assert_eq!(size_of::<RawTracepointAttr>(), 16);
         assert_eq!(size_of::<ObjAttr>(), 16);

@@ -235,6 +235,12 @@ fn drains(site: &ProbeSite) -> bool {
     site.provider == "dtrace" && matches!(site.name.as_str(), "END" | "ERROR")
 }
 
+/// Whether `site` is `dtrace:::BEGIN`, `END` or `ERROR`: a probe the session fires itself,
+/// BEGIN and END once each (ERROR's clauses run inside the programs that fault).
+fn drains_or_begins(site: &ProbeSite) -> bool {
+    drains(site) || is_begin_probe(site)
+}
+
 /// Whether `site` is `dtrace:::BEGIN`, which runs while the other probes are enabled.
 fn is_begin_probe(site: &ProbeSite) -> bool {
     site.provider == "dtrace" && site.name == "BEGIN"
@@ -272,6 +278,9 @@ pub(crate) struct Compiler<'a> {
     /// The largest record's data ([`Compiled::max_record_data`]), and an END clause's.
     max_record_data: u32,
     max_end_record_data: u32,
+    /// The ring buffer bytes of every place a record is sent from
+    /// ([`Compiled::one_shot_output`]).
+    output_bytes: u64,
     /// The ERROR probe's clause bodies and their epids, compiled into programs that fault.
     error_bodies: Vec<(ir::Body, u32)>,
     /// The largest entries as DTrace counts them ([`Compiled::space`]).
@@ -360,6 +369,7 @@ impl<'a> Compiler<'a> {
             destructive: false,
             max_record_data: 0,
             max_end_record_data: 0,
+            output_bytes: 0,
             error_bodies: Vec::new(),
         }
     }
@@ -497,6 +507,9 @@ impl<'a> Compiler<'a> {
         let ro = &mut self.maps[self.core.rodata.0];
         ro.value_size = rodata.len() as u32;
         ro.initial = Some(rodata);
+        let one_shot = programs
+            .iter()
+            .all(|p| p.probe.provider == "dtrace" && drains_or_begins(&p.probe));
         Compiled {
             desc: crate::describe::describe(&self.enabled, &self.aggregations, strsize as u32),
             maps: self.maps,
@@ -512,6 +525,7 @@ impl<'a> Compiler<'a> {
             max_record_data: self.max_record_data,
             max_end_record_data: self.max_end_record_data,
             space: self.space,
+            one_shot_output: one_shot.then_some(self.output_bytes),
         }
     }
 }
@@ -1145,6 +1159,8 @@ impl<'c, 'a> Gen<'c, 'a> {
     /// `r0` = `bpf_ringbuf_output` of the first `len` bytes of scratch (the record), waking
     /// the consumer only when `wakeup.rs` says so.
     fn ringbuf_output(&mut self, len: u32) {
+        // The ring buffer takes a record as an 8-byte header and the data, 8-byte aligned.
+        self.c.output_bytes += u64::from(len.next_multiple_of(8) + 8);
         self.output_flags();
         self.e.ld_map(R1, self.c.core.ringbuf);
         self.e.emit(Insn::mov64_reg(R2, SCRATCH));

@@ -4,23 +4,23 @@
 
 pub mod folded;
 mod histogram;
+mod index;
 mod print;
 mod snapshot;
 mod sort;
 mod summary;
 
-use std::collections::HashMap;
-
 pub use dtrace_abi::slots::{
     llquantize_bucket, lquantize_bucket, merge, quantize_bucket, quantize_bucket_value, slot_count,
     AggFunc, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
-pub use print::{printa, printa_format, render_exit, StackFormat};
-pub use snapshot::AggregationMaps;
+pub use print::{printa, printa_format, render_exit, write_exit, StackFormat};
 pub(crate) use snapshot::Aggregations;
+pub use snapshot::{AggregationMaps, EntryVisitor};
 pub use summary::{summary, Bucket, Summary};
 
 use crate::Value;
+use index::RowIndex;
 
 /// Options controlling the order of aggregation rows (DTrace's
 /// `aggsortkey`, `aggsortrev`, `aggsortpos` and `aggsortkeypos`).
@@ -56,7 +56,7 @@ pub struct Aggregation {
     pub printed: bool,
     normal: u64,
     rows: Vec<AggRow>,
-    index: HashMap<Vec<Value>, usize>,
+    index: RowIndex,
 }
 
 impl Aggregation {
@@ -67,7 +67,7 @@ impl Aggregation {
             printed: false,
             normal: 1,
             rows: Vec::new(),
-            index: HashMap::new(),
+            index: RowIndex::default(),
         }
     }
 
@@ -80,25 +80,53 @@ impl Aggregation {
     pub fn sorted_rows(&self, opts: &SortOptions) -> Vec<(&[Value], &[u64])> {
         sort::bundles(&[self], opts)
             .into_iter()
-            .filter_map(|b| Some((b.key, b.data[0]?)))
+            .filter_map(|b| Some((b.key, b.data(0)?)))
             .collect()
+    }
+
+    /// The row of `key` (indexing the rows again if [`Aggregation::merged`] let the index
+    /// go).
+    fn find(&mut self, key: &[Value]) -> Option<usize> {
+        if self.index.len() < self.rows.len() {
+            self.index.clear();
+            for row in &self.rows {
+                self.index.push(&row.key);
+            }
+        }
+        self.index.find(key, |i| &self.rows[i].key)
+    }
+
+    /// Done adding rows for now: the index goes (it is made again if needed), leaving its
+    /// memory to what prints the rows.
+    pub fn merged(&mut self) {
+        self.index = RowIndex::default();
+    }
+
+    /// Add a row.
+    fn push(&mut self, key: Vec<Value>, data: Vec<u64>) {
+        self.index.push(&key);
+        self.rows.push(AggRow { key, data });
     }
 
     /// Set the merged slots of `key` (adding the key if new).
     pub fn set(&mut self, key: Vec<Value>, data: Vec<u64>) {
-        match self.index.get(&key) {
-            Some(&i) => self.rows[i].data = data,
-            None => {
-                self.index.insert(key.clone(), self.rows.len());
-                self.rows.push(AggRow { key, data });
-            }
+        match self.find(&key) {
+            Some(i) => self.rows[i].data = data,
+            None => self.push(key, data),
         }
     }
 
-    /// Merge per-CPU slots (one slice per CPU) and set them for `key`.
-    pub fn set_percpu(&mut self, key: Vec<Value>, percpu: &[&[u64]]) {
+    /// Merge per-CPU slots (one slice per CPU) into those of `key` (adding the key if
+    /// new): merged slots merge again as one more CPU's.
+    pub fn merge_percpu(&mut self, key: Vec<Value>, percpu: &[&[u64]]) {
         let data = merge(&self.func, percpu);
-        self.set(key, data);
+        match self.find(&key) {
+            Some(i) => {
+                let row = &mut self.rows[i].data;
+                *row = merge(&self.func, &[row, &data]);
+            }
+            None => self.push(key, data),
+        }
     }
 
     /// The normalization factor values are divided by when printed.
@@ -143,5 +171,34 @@ impl Aggregation {
         for row in keep {
             self.set(row.key, row.data);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_merge_into_their_rows_before_and_after_the_index_goes() {
+        let mut agg = Aggregation::new("a", AggFunc::Max);
+        agg.merge_percpu(vec![Value::i32(1)], &[&[1, 5], &[0, 0]]);
+        agg.merge_percpu(vec![Value::i32(2)], &[&[1, 3]]);
+        agg.merge_percpu(vec![Value::i32(1)], &[&[1, 9]]);
+        agg.merged();
+        agg.merge_percpu(vec![Value::i32(2)], &[&[1, 2], &[1, 4]]);
+        agg.set(vec![Value::i32(3)], vec![1, 1]);
+        let rows: Vec<(Vec<Value>, Vec<u64>)> = agg
+            .rows()
+            .iter()
+            .map(|r| (r.key.clone(), r.data.clone()))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (vec![Value::i32(1)], vec![1, 9]),
+                (vec![Value::i32(2)], vec![1, 4]),
+                (vec![Value::i32(3)], vec![1, 1]),
+            ]
+        );
     }
 }

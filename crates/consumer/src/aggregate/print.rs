@@ -16,19 +16,41 @@ use crate::printf::Format;
 use crate::Value;
 use dtrace_abi::slots;
 
+/// Text gathered before [`write_exit`] hands it on, in bytes.
+const PIECE: usize = 64 << 10;
+
 /// Everything printed when tracing ends: dtrace(1)'s newline, then every
 /// aggregation not already printed by `printa()`, in the given order (that
 /// of first use; reversed with `aggsortrev`), each in the default layout.
 pub fn render_exit(aggs: &[Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
+    let mut all = String::new();
+    write_exit(aggs, opts, stacks, &mut |piece| all.push_str(piece));
+    all
+}
+
+/// [`render_exit`]'s text handed to `write` in pieces of about [`PIECE`] bytes as it is
+/// made, not kept whole: a million rows print without a copy of their text.
+pub fn write_exit(
+    aggs: &[Aggregation],
+    opts: &SortOptions,
+    stacks: StackFormat,
+    write: &mut dyn FnMut(&str),
+) {
     let mut out = String::from("\n");
     let mut order: Vec<&Aggregation> = aggs.iter().filter(|a| !a.printed).collect();
     if opts.reverse {
         order.reverse();
     }
+    let mut piece = |out: &mut String| {
+        if out.len() >= PIECE {
+            write(out);
+            out.clear();
+        }
+    };
     for agg in order {
-        rows(&mut out, &[agg], opts, stacks);
+        rows(&mut out, &[agg], opts, stacks, &mut piece);
     }
-    out
+    write(&out);
 }
 
 /// How the default layout shows an aggregation keyed by a stack (`stackformat`).
@@ -42,11 +64,20 @@ pub enum StackFormat {
 }
 
 /// The rows of `aggs` in the default layout, or folded when they are one aggregation keyed
-/// by a stack and `stacks` asks for it.
-fn rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) {
+/// by a stack and `stacks` asks for it; `row_done` sees `out` after each row.
+fn rows(
+    out: &mut String,
+    aggs: &[&Aggregation],
+    opts: &SortOptions,
+    stacks: StackFormat,
+    row_done: &mut dyn FnMut(&mut String),
+) {
     match aggs {
-        [agg] if stacks == StackFormat::Folded && has_stack_key(agg) => folded(out, agg),
-        _ => default_rows(out, aggs, opts),
+        [agg] if stacks == StackFormat::Folded && has_stack_key(agg) => {
+            folded(out, agg);
+            row_done(out);
+        }
+        _ => default_rows(out, aggs, opts, row_done),
     }
 }
 
@@ -55,7 +86,7 @@ fn rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions, stacks: Sta
 /// aggregation's value (zero where it lacks the key).
 pub fn printa(aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
     let mut out = String::from("\n");
-    rows(&mut out, aggs, opts, stacks);
+    rows(&mut out, aggs, opts, stacks, &mut |_| {});
     out
 }
 
@@ -86,11 +117,18 @@ pub fn printa_format(fmt: &Format, aggs: &[&Aggregation], opts: &SortOptions) ->
 
 /// The slots of aggregation `i` in a bundle (zeros where absent).
 fn slots_of(bundle: &Bundle, i: usize, func: &AggFunc) -> Vec<u64> {
-    bundle.data[i].map_or_else(|| vec![0; slot_count(func)], <[u64]>::to_vec)
+    bundle
+        .data(i)
+        .map_or_else(|| vec![0; slot_count(func)], <[u64]>::to_vec)
 }
 
 /// Rows of `aggs` joined by key, in the default layout.
-fn default_rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions) {
+fn default_rows(
+    out: &mut String,
+    aggs: &[&Aggregation],
+    opts: &SortOptions,
+    row_done: &mut dyn FnMut(&mut String),
+) {
     for bundle in bundles(aggs, opts) {
         for key in bundle.key {
             key_column(out, key);
@@ -100,6 +138,7 @@ fn default_rows(out: &mut String, aggs: &[&Aggregation], opts: &SortOptions) {
             value_column(out, &agg.func, &data, agg.normal());
         }
         out.push('\n');
+        row_done(out);
     }
 }
 

@@ -12,11 +12,16 @@ use crate::decode;
 use crate::symbolize::Symbolizer;
 use crate::Value;
 
+/// What [`AggregationMaps::entries`] hands each entry to: its key's bytes and its value's
+/// bytes on each CPU.
+pub type EntryVisitor<'a> = dyn FnMut(&[u8], &[&[u8]]) + 'a;
+
 /// The aggregation maps, read and changed for the consumer by the side that owns them.
 /// Aggregations are numbered as in [`desc::ProgramDesc::aggregations`].
 pub trait AggregationMaps {
-    /// Every entry of aggregation `agg`: its key's bytes and its value's bytes on each CPU.
-    fn entries(&self, agg: usize) -> Vec<(Vec<u8>, Vec<Vec<u8>>)>;
+    /// Every entry of aggregation `agg`, each in turn (none is kept: a million-key
+    /// aggregation is read without a second copy of it).
+    fn entries(&self, agg: usize, each: &mut EntryVisitor);
     /// The keys of aggregation `agg`.
     fn keys(&self, agg: usize) -> Vec<Vec<u8>>;
     /// Set every value of aggregation `agg` to zero, keeping the keys (`clear()`).
@@ -53,7 +58,7 @@ impl Aggregations {
         }
     }
 
-    /// Read aggregation `i`; also returns each row's raw keys. Keys that print alike
+    /// Read aggregation `i`; with `raw`, also each row's raw keys. Keys that print alike
     /// because they name one symbol (`ufunc(pc)` of two addresses of one function) are one
     /// row, as in DTrace: their slots merge as if from more CPUs.
     fn snapshot(
@@ -61,38 +66,30 @@ impl Aggregations {
         i: usize,
         maps: &dyn AggregationMaps,
         symbols: &mut Symbolizer,
-    ) -> (Aggregation, RawKeys) {
+        mut raw: Option<&mut RawKeys>,
+    ) -> Aggregation {
         let desc = &self.descs[i];
         let mut agg = Aggregation::new(desc.name.clone(), desc.func);
-        let mut raw: RawKeys = HashMap::new();
-        let mut rows: Vec<(Vec<Value>, Vec<Vec<u64>>)> = Vec::new();
-        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
-        for (key, percpu) in maps.entries(i) {
-            let slots = decode::slots(&percpu);
+        maps.entries(i, &mut |key, percpu| {
+            let slots = decode::slots(percpu);
             let values: Vec<Value> = desc
                 .keys
                 .iter()
-                .map(|f| decode::value(&key, f, symbols))
+                .map(|f| decode::value(key, f, symbols))
                 .collect();
-            match index.get(&values) {
-                Some(&at) => rows[at].1.extend(slots),
-                None => {
-                    index.insert(values.clone(), rows.len());
-                    rows.push((values.clone(), slots));
-                }
+            if let Some(raw) = raw.as_deref_mut() {
+                raw.entry(values.clone()).or_default().push(key.to_vec());
             }
-            raw.entry(values).or_default().push(key);
-        }
-        for (values, slots) in rows {
             let refs: Vec<&[u64]> = slots.iter().map(Vec::as_slice).collect();
-            agg.set_percpu(values, &refs);
-        }
+            agg.merge_percpu(values, &refs);
+        });
+        agg.merged();
         let state = &self.states[i];
         if state.normal != 1 {
             agg.normalize(state.normal);
         }
         agg.printed = state.printed;
-        (agg, raw)
+        agg
     }
 
     /// Read the mappings of every process named by a user stack or symbol key (the first
@@ -135,7 +132,7 @@ impl Aggregations {
     ) -> Vec<Aggregation> {
         let aggs = indices
             .iter()
-            .map(|&i| self.snapshot(i, maps, symbols).0)
+            .map(|&i| self.snapshot(i, maps, symbols, None))
             .collect();
         for &i in indices {
             self.states[i].printed = true;
@@ -151,7 +148,8 @@ impl Aggregations {
         maps: &dyn AggregationMaps,
         symbols: &mut Symbolizer,
     ) {
-        let (mut agg, raw) = self.snapshot(i, maps, symbols);
+        let mut raw = RawKeys::new();
+        let mut agg = self.snapshot(i, maps, symbols, Some(&mut raw));
         agg.trunc(n.unwrap_or(0));
         let kept: Vec<&Vec<Value>> = agg.rows().iter().map(|r| &r.key).collect();
         for (key, keys) in &raw {
@@ -174,7 +172,7 @@ impl Aggregations {
     /// Every aggregation, read when tracing ends.
     pub fn all(&self, maps: &dyn AggregationMaps, symbols: &mut Symbolizer) -> Vec<Aggregation> {
         (0..self.descs.len())
-            .map(|i| self.snapshot(i, maps, symbols).0)
+            .map(|i| self.snapshot(i, maps, symbols, None))
             .collect()
     }
 }

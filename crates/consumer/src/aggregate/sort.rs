@@ -128,27 +128,60 @@ fn compare_key(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-/// One printed row of one or more aggregations joined by key: the key and
-/// each aggregation's slots (`None` where it has no such key).
+/// One printed row of one or more aggregations joined by key: the key and each
+/// aggregation's slots (`None` where it has no such key). A row of one aggregation keeps
+/// nothing on the heap.
+#[derive(Clone)]
 pub(crate) struct Bundle<'a> {
     pub key: &'a [Value],
-    pub data: Vec<Option<&'a [u64]>>,
+    first: Option<&'a [u64]>,
+    rest: Box<[Option<&'a [u64]>]>,
+}
+
+impl<'a> Bundle<'a> {
+    fn new(key: &'a [Value], aggs: usize) -> Bundle<'a> {
+        Bundle {
+            key,
+            first: None,
+            rest: vec![None; aggs.saturating_sub(1)].into_boxed_slice(),
+        }
+    }
+
+    /// The slots of the `i`th aggregation, if it has the key.
+    pub fn data(&self, i: usize) -> Option<&'a [u64]> {
+        match i {
+            0 => self.first,
+            _ => self.rest[i - 1],
+        }
+    }
+
+    fn set(&mut self, i: usize, data: &'a [u64]) {
+        match i {
+            0 => self.first = Some(data),
+            _ => self.rest[i - 1] = Some(data),
+        }
+    }
 }
 
 /// Join `aggs` by key and order the rows as DTrace prints them.
 pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<Bundle<'a>> {
     let mut out: Vec<Bundle<'a>> = Vec::new();
-    let mut seen = std::collections::HashMap::new();
-    for (n, agg) in aggs.iter().enumerate() {
-        for row in agg.rows() {
-            let slot = *seen.entry(&row.key).or_insert_with(|| {
-                out.push(Bundle {
-                    key: &row.key,
-                    data: vec![None; aggs.len()],
+    if let [agg] = aggs {
+        // An aggregation's keys are distinct: nothing to join.
+        out.extend(agg.rows().iter().map(|row| Bundle {
+            first: Some(&row.data),
+            ..Bundle::new(&row.key, 1)
+        }));
+    } else {
+        let mut seen = std::collections::HashMap::new();
+        for (n, agg) in aggs.iter().enumerate() {
+            for row in agg.rows() {
+                let slot = *seen.entry(&row.key).or_insert_with(|| {
+                    out.push(Bundle::new(&row.key, aggs.len()));
+                    out.len() - 1
                 });
-                out.len() - 1
-            });
-            out[slot].data[n] = Some(&row.data);
+                out[slot].set(n, &row.data);
+            }
         }
     }
     let pos = if opts.position < aggs.len() {
@@ -156,29 +189,51 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<B
     } else {
         0
     };
-    let measures = |b: &Bundle| -> Vec<Measure> {
-        (0..aggs.len())
-            .map(|i| (i + pos) % aggs.len())
-            .map(|i| {
+    let m = aggs.len();
+    let measures: Vec<Measure> = out
+        .iter()
+        .flat_map(|b| {
+            (0..m).map(move |i| (i + pos) % m).map(move |i| {
                 let zero = vec![0; slot_count(&aggs[i].func)];
-                measure(&aggs[i].func, b.data[i].unwrap_or(&zero))
+                measure(&aggs[i].func, b.data(i).unwrap_or(&zero))
             })
-            .collect()
-    };
-    let mut keyed: Vec<(Vec<Measure>, Bundle<'a>)> =
-        out.into_iter().map(|b| (measures(&b), b)).collect();
-    keyed.sort_by(|(ma, a), (mb, b)| {
-        let keys = compare_keys(a.key, b.key, opts.key_position);
+        })
+        .collect();
+    let of = |k: usize| &measures[k * m..k * m + m];
+    // Row numbers fit in 32 bits: a map holds at most 2^32 keys.
+    let mut order: Vec<u32> = (0..out.len() as u32).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (a as usize, b as usize);
+        let keys = || compare_keys(out[a].key, out[b].key, opts.key_position);
         if opts.by_key {
-            keys.then_with(|| ma.cmp(mb))
+            keys().then_with(|| of(a).cmp(of(b)))
         } else {
-            ma.cmp(mb).then(keys)
+            of(a).cmp(of(b)).then_with(keys)
         }
     });
     if opts.reverse {
-        keyed.reverse();
+        order.reverse();
     }
-    keyed.into_iter().map(|(_, b)| b).collect()
+    permute(&mut out, &mut order);
+    out
+}
+
+/// Reorder `items` so that the `k`th is the one that was at `order[k]`, in place (`order`
+/// is used up).
+fn permute<T>(items: &mut [T], order: &mut [u32]) {
+    const DONE: u32 = u32::MAX;
+    for start in 0..items.len() {
+        let mut k = start;
+        while order[k] != DONE {
+            let from = order[k] as usize;
+            order[k] = DONE;
+            if from == start {
+                break;
+            }
+            items.swap(k, from);
+            k = from;
+        }
+    }
 }
 
 /// Row indices of `agg` ordered by value, ties by key (ignoring options).
@@ -196,6 +251,14 @@ pub(crate) fn by_value(agg: &Aggregation) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permutes_in_place() {
+        let mut items: Vec<char> = "abcdefg".chars().collect();
+        let mut order = vec![3, 0, 6, 1, 2, 5, 4];
+        permute(&mut items, &mut order);
+        assert_eq!(items.iter().collect::<String>(), "dagbcfe");
+    }
 
     #[test]
     fn keys_compare_unsigned_by_size() {

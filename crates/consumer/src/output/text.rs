@@ -139,7 +139,10 @@ impl Output for Text {
     }
 
     fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions) {
-        self.write(aggregate::render_exit(aggregations, sort, self.stacks).as_bytes());
+        let out = &mut self.out;
+        aggregate::write_exit(aggregations, sort, self.stacks, &mut |piece| {
+            let _ = out.write_all(piece.as_bytes());
+        });
     }
 
     fn fatal_signal(&mut self, pid: i32, signal: &str) {
