@@ -2,7 +2,7 @@
 //! `dtrace -h` (`provider myapp { probe start(int id, char *name); };`) becomes, in
 //! `$OUT_DIR`, Rust macros a program includes, so its probes are declared once:
 //!
-//! ```ignore
+//! ```text
 //! // build.rs
 //! fn main() { dtrace_usdt_build::provider("src/myapp.d").unwrap(); }
 //! // main.rs
