@@ -434,7 +434,15 @@ impl<'a> Session<'a> {
             let due = last_read + period();
             let wait = due.saturating_duration_since(Instant::now());
             let woken = self.ring.wait(wait.min(HOUSEKEEPING)).unwrap_or(false);
-            if woken || Instant::now() >= due {
+            // Under an aggrate, records exit() woke us for that are not due for longer than a
+            // status period wait for the status check, as in DTrace (a switchrate longer than
+            // the statusrate): the check that sees the exit reads them with the aggregations
+            // as they are then.
+            let exit_early = woken
+                && due > Instant::now() + status_period()
+                && rates.aggrate_ns.get().is_some()
+                && self.exit_ran();
+            if (woken && !exit_early) || Instant::now() >= due {
                 self.drain();
                 last_read = Instant::now();
             }

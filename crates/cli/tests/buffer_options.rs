@@ -130,6 +130,27 @@ fn printa_shows_the_copy_of_the_aggregations_aggrate_took() {
 }
 
 #[test]
+fn records_waiting_past_a_status_check_read_the_aggregations_when_exit_is_seen() {
+    // After the setopt()s a read is due only 5 s later: the records of the ten clauses
+    // after it wait for the status check that sees exit(), which reads them with the
+    // counts as they are then (as DTrace's misc/tst.dynopt.d shows), not with the copy
+    // taken while the rates were fast.
+    let program = "tick-50ms { i++; @ = count(); } \
+                   tick-50ms /i == 2/ { setopt(\"switchrate\", \"5sec\"); setopt(\"aggrate\", \"5sec\"); } \
+                   tick-50ms /i > 2/ { printa(\"%@d \", @); } tick-50ms /i == 12/ { exit(0); }";
+    let run = common::dtrace(&[
+        "-x",
+        "switchrate=10ms",
+        "-x",
+        "aggrate=10ms",
+        "-qn",
+        program,
+    ]);
+    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
+    assert_eq!(run.stdout, format!("{}\n", "12 ".repeat(10)));
+}
+
+#[test]
 fn a_ring_counts_records_as_dtrace_lays_them_out() {
     // A trace() of a 64-bit value counts 16 bytes (the 4-byte id, then the value at its
     // alignment), exit()'s record 8: 16 bytes keep only the last record, exit()'s.
