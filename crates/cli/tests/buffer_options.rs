@@ -1,6 +1,6 @@
 //! The options that size buffers and pace the consumer, on real programs: each buffer must
 //! hold one of what goes in it (counted as DTrace counts it) or tracing is not enabled;
-//! `-e` stops before that check, as DTrace's does; `tregs` bounds key tuples; a set
+//! `-e` stops before that check, as DTrace's does; a set
 //! `statusrate` delays END after `exit()` to the next status check; an `aggrate` keeps
 //! `printa()` on a copy of the aggregations taken at most that often. Buffer policies count
 //! records as DTrace lays them out.
@@ -46,45 +46,6 @@ fn compiling_only_does_not_size_the_buffers() {
         "BEGIN { @ = count(); }",
     ]);
     assert_eq!((run.status, run.stderr.as_str()), (0, ""));
-}
-
-#[test]
-fn key_tuples_are_bounded_by_the_tuple_registers() {
-    // DTrace's 8 tuple registers take 9 keys.
-    let nine = "BEGIN { a[0, 1, 2, 3, 4, 5, 6, 7, 8] = 1; @[0, 1, 2, 3, 4, 5, 6, 7, 8] = count(); exit(0); }";
-    let run = common::dtrace(&["-qn", nine]);
-    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
-    let ten = "BEGIN { a[0, 1, 2, 3, 4, 5, 6, 7, 8, 9] = 1; exit(0); }";
-    let run = common::dtrace(&["-qn", ten]);
-    assert_eq!(
-        (run.status, run.stderr),
-        (
-            1,
-            format!("dtrace: invalid probe specifier {ten}: Insufficient tuple registers to generate code\n")
-        )
-    );
-    let run = common::dtrace(&["-x", "tregs=9", "-qn", ten]);
-    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
-    let run = common::dtrace(&[
-        "-x",
-        "tregs=3",
-        "-qn",
-        "BEGIN { @[1, 2, 3, 4, 5] = count(); }",
-    ]);
-    assert!(
-        run.stderr
-            .ends_with(": Insufficient tuple registers to generate code\n"),
-        "{}",
-        run.stderr
-    );
-    let run = common::dtrace(&["-x", "tregs=0", "-qn", "BEGIN { exit(0); }"]);
-    assert_eq!(
-        (run.status, run.stderr.as_str()),
-        (
-            1,
-            "dtrace: failed to set -x tregs: Invalid value for specified option\n"
-        )
-    );
 }
 
 /// How long after `exit()` END ran, in milliseconds, with `flags`.

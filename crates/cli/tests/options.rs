@@ -39,10 +39,13 @@ fn tregs_bounds_key_tuples() {
         common::row(&run.stdout, &["1", "2", "3", "4", "5", "6", "7"]),
         Some(1)
     );
-    // The default, 8, takes nine keys and not ten.
+    // The default, 8, takes nine keys (of arrays and aggregations) and not ten.
     let nine =
         "BEGIN { x[1, 2, 3, 4, 5, 6, 7, 8, 9] = 1; trace(x[1, 2, 3, 4, 5, 6, 7, 8, 9]); exit(0) }";
     expect(&dtrace(&["-qn", nine]), 0, "1\n", "");
+    let nine_keys = "BEGIN { @[0, 1, 2, 3, 4, 5, 6, 7, 8] = count(); exit(0); }";
+    let run = dtrace(&["-qn", nine_keys]);
+    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
     let ten = "BEGIN { x[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] = 1; exit(0) }";
     expect(
         &dtrace(&["-qn", ten]),
@@ -50,6 +53,7 @@ fn tregs_bounds_key_tuples() {
         "",
         &format!("dtrace: invalid probe specifier {ten}: Insufficient tuple registers to generate code\n"),
     );
+    expect(&dtrace(&["-xtregs=9", "-qn", ten]), 0, "\n", "");
     expect(
         &dtrace(&["-xtregs=0", "-qn", SEVEN_KEYS]),
         1,
