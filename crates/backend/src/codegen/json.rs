@@ -20,7 +20,7 @@
 
 use dtrace_ebpf::*;
 
-use super::regs::{KEY_SLOT, SCRATCH};
+use super::regs::SCRATCH;
 use super::{Gen, Val};
 use crate::emit::Label;
 
@@ -501,14 +501,6 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::exit());
     }
 
-    /// `*(u8 *)(scratch + base + at) = byte`; `at` must be bounded. Clobbers r0.
-    fn store_byte(&mut self, base: u32, at: Reg, byte: Reg) {
-        self.e.emit(Insn::mov64_reg(R0, SCRATCH));
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R0, at));
-        let off = self.small(base);
-        self.e.emit(Insn::stx(Size::B, R0, off, byte));
-    }
-
     /// Append the byte (r7) to the value buffer (stop when it is full), noting whether the
     /// name read so far still matches the current element. Clobbers r0-r3.
     fn put(&mut self, area: JsonArea, stop: Label) {
@@ -548,17 +540,6 @@ impl Gen<'_, '_> {
         self.st_slot_imm(area.var(Var::Dest), 0);
         self.st_slot_imm(area.var(Var::State), COMMA);
         self.e.goto(again);
-    }
-
-    /// `bpf_loop(n, callback, &scratch pointer, 0)`.
-    fn run_loop(&mut self, n: i32, callback: Label) {
-        self.e.emit(Insn::stx(Size::DW, R10, KEY_SLOT, SCRATCH));
-        self.e.emit(Insn::mov64_imm(R1, n));
-        self.e.ld_func(R2, callback);
-        self.e.emit(Insn::mov64_reg(R3, R10));
-        self.e.emit(Insn::alu64_imm(BPF_ADD, R3, KEY_SLOT as i32));
-        self.e.emit(Insn::mov64_imm(R4, 0));
-        self.e.emit(Insn::call(helpers::LOOP));
     }
 
     /// End the current element of the split: its NUL in the element list and its number

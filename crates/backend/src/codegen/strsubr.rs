@@ -223,6 +223,26 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::ldx(Size::B, dst, dst, off));
     }
 
+    /// `*(u8 *)(scratch + base + at) = byte`; `at` must be bounded. Clobbers r0.
+    pub(super) fn store_byte(&mut self, base: u32, at: Reg, byte: Reg) {
+        self.e.emit(Insn::mov64_reg(R0, SCRATCH));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R0, at));
+        let off = self.small(base);
+        self.e.emit(Insn::stx(Size::B, R0, off, byte));
+    }
+
+    /// `bpf_loop(n, callback, &scratch pointer, 0)`: `callback` runs up to `n` times,
+    /// finding the scratch area through its second argument.
+    pub(super) fn run_loop(&mut self, n: i32, callback: Label) {
+        self.e.emit(Insn::stx(Size::DW, R10, KEY_SLOT, SCRATCH));
+        self.e.emit(Insn::mov64_imm(R1, n));
+        self.e.ld_func(R2, callback);
+        self.e.emit(Insn::mov64_reg(R3, R10));
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R3, KEY_SLOT as i32));
+        self.e.emit(Insn::mov64_imm(R4, 0));
+        self.e.emit(Insn::call(helpers::LOOP));
+    }
+
     /// `if dst op imm goto target`, with the jump to `target` as the fall-through path so
     /// the verifier explores it first (used for branches that leave a loop).
     pub(super) fn exit_if(&mut self, op: u8, dst: Reg, imm: i32, target: Label) {
@@ -419,13 +439,7 @@ impl Gen<'_, '_> {
         self.st_slot_imm(step_s, step);
         // Positions 0..=len(s) at most; a literal haystack bounds them tighter.
         let positions = lits[0].map_or(strsize - 1, |l| (l as i32).min(strsize - 1)) + 1;
-        self.e.emit(Insn::stx(Size::DW, R10, KEY_SLOT, SCRATCH));
-        self.e.emit(Insn::mov64_imm(R1, positions));
-        self.e.ld_func(R2, area.callback);
-        self.e.emit(Insn::mov64_reg(R3, R10));
-        self.e.emit(Insn::alu64_imm(BPF_ADD, R3, KEY_SLOT as i32));
-        self.e.emit(Insn::mov64_imm(R4, 0));
-        self.e.emit(Insn::call(helpers::LOOP));
+        self.run_loop(positions, area.callback);
         self.e.bind(done);
         match res {
             None => {
