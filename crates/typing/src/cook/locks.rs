@@ -13,7 +13,7 @@
 
 use dtrace_frontend::{CompileError, Result, Span};
 
-use super::expr::mk;
+use super::expr::{int, mk};
 use crate::ir::{ArithOp, Builtin, CmpOp, Comparison, Expr, ExprKind, Place, PlaceBase, Subr};
 use crate::types::{self, kernel, Type};
 
@@ -37,8 +37,9 @@ pub(crate) fn lower(name: &str, subr: Subr, arg: &Expr, span: Span) -> Result<Op
             span,
         )
     };
-    let masked =
-        |word: Expr, mask: u64, ty: Type| arith(ArithOp::And, word, int(mask, span), ty, span);
+    let masked = |word: Expr, mask: u64, ty: Type| {
+        arith(ArithOp::And, word, int(mask, types::UINT64, span), ty, span)
+    };
     Ok(Some(match subr {
         Subr::MutexOwned => {
             let task = masked(owner()?, !MUTEX_FLAGS, types::UINT64);
@@ -62,7 +63,11 @@ pub(crate) fn lower(name: &str, subr: Subr, arg: &Expr, span: Span) -> Result<Op
             Expr { ty, ..task }
         }
         Subr::MutexTypeAdaptive | Subr::MutexTypeSpin => {
-            let answer = int(u64::from(subr == Subr::MutexTypeAdaptive), span);
+            let answer = int(
+                u64::from(subr == Subr::MutexTypeAdaptive),
+                types::UINT64,
+                span,
+            );
             mk(
                 ExprKind::Comma(Box::new(arg.clone()), Box::new(answer)),
                 types::INT,
@@ -117,10 +122,6 @@ fn lock_word(
         ..Place::whole(PlaceBase::Kernel(Box::new(arg.clone())), ty.clone())
     };
     Ok(mk(ExprKind::Load(Box::new(place)), ty, span))
-}
-
-fn int(v: u64, span: Span) -> Expr {
-    mk(ExprKind::Int(v), types::UINT64, span)
 }
 
 fn arith(op: ArithOp, lhs: Expr, rhs: Expr, ty: Type, span: Span) -> Expr {
