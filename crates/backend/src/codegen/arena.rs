@@ -77,17 +77,21 @@ impl Gen<'_, '_> {
     /// r1 = the address in `addr` less the scratch area's, both as plain numbers (the
     /// address may be a pointer the verifier follows, into a map value).
     fn arena_offset(&mut self, addr: VReg) {
-        // Two words of scratch, needed only until r1 holds the difference.
-        let mark = self.scratch_top;
-        let slot = self.scratch(16);
-        let (base, at) = (self.small(slot), self.small(slot + 8));
-        // Stored through a map value, a pointer reads back as a scalar.
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
         regs::read_into(&mut self.e, addr, R1);
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
-        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
+        self.as_number(R1);
+        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
+        self.as_number(R2);
         self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+    }
+
+    /// `r` (a pointer the verifier follows) as a plain number: stored through a map value
+    /// (CAP_PERFMON lets a program store a pointer there), a pointer reads back as a
+    /// scalar. Takes one word of scratch for the moment.
+    pub(super) fn as_number(&mut self, r: Reg) {
+        let mark = self.scratch_top;
+        let slot = self.scratch(8);
+        self.st_slot(slot, r);
+        self.ld_slot(r, slot);
         self.release_scratch(mark);
     }
 }

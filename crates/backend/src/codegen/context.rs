@@ -245,18 +245,14 @@ impl Gen<'_, '_> {
     }
 
     /// The address of this CPU's instance of the per-CPU kernel variable with BTF id `id`:
-    /// the kernel resolves the id (`bpf_this_cpu_ptr`), and the pointer goes through a
-    /// scratch slot to become a number (CAP_PERFMON lets a program store a pointer in a
-    /// map), so member offsets and indexes add to it as to any kernel address.
+    /// the kernel resolves the id (`bpf_this_cpu_ptr`), and the pointer is made a number
+    /// ([`Gen::as_number`]), so member offsets and indexes add to it as to any kernel
+    /// address.
     pub(super) fn percpu_variable(&mut self, id: u32, ty: &Type, span: Span) -> Result<Val> {
         self.e
             .emit_all(Insn::ld_map(R1, BPF_PSEUDO_BTF_ID, id as i32, 0));
         self.e.emit(Insn::call(helpers::THIS_CPU_PTR));
-        let mark = self.scratch_top;
-        let slot = self.scratch(8);
-        self.st_slot(slot, R0);
-        self.ld_slot(R0, slot);
-        self.release_scratch(mark);
+        self.as_number(R0);
         let v = self.push(span)?;
         regs::write(&mut self.e, v, R0);
         Ok(Val {
