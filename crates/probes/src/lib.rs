@@ -194,6 +194,7 @@ const MAPPED_NAMES: &[&str] = &[
     "preempt",
     "remain-cpu",
     "sleep",
+    "surrender",
     "tick",
     "wakeup",
     "accept-established",
