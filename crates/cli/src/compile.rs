@@ -710,8 +710,8 @@ pub fn compile(
                     }
                 }
                 // Globs wait for binaries started later; a process's description that
-                // matches nothing yet (-Z), or whose provider is a glob over any module,
-                // waits for the libraries it will load.
+                // matches nothing yet (-Z), or that names no literal module, waits for
+                // the libraries it will load.
                 if dtrace_probes::user::deferrable(&d)
                     || dtrace_probes::user::follows_libraries(&d)
                     || (found.probes.is_empty()
@@ -723,7 +723,7 @@ pub fn compile(
                 if found.probes.is_empty()
                     && !zero_ok
                     && !dtrace_probes::user::deferrable(&d)
-                    && !dtrace_probes::user::follows_libraries(&d)
+                    && !dtrace_probes::user::may_match_later(&d)
                 {
                     if let Some((tag, message)) =
                         dtrace_probes::user::pid_description_error(&d, &found.refused)

@@ -263,14 +263,20 @@ pub fn deferrable(desc: &Description) -> bool {
     matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.contains('/')
 }
 
-/// Whether `desc` names a process with a provider glob (`p*d123`, `pid$target` spelled as
-/// a glob) and no literal module: the libraries that process loads later (`dlopen`) may
-/// hold more of its probes, so they are watched for, as for a glob over processes.
+/// Whether `desc` names a process (`pid$target`, `p*d123`, `myapp$target`) and no literal
+/// module: the libraries that process loads later (`dlopen`) may hold more of its probes,
+/// as DTrace's pid provider looks in every object the process maps, so they are watched
+/// for, as for a glob over processes.
 pub fn follows_libraries(desc: &Description) -> bool {
+    named_pid(desc).is_some() && (desc.module.is_empty() || is_glob(&desc.module))
+}
+
+/// Whether `desc` may match nothing when tracing starts: a provider glob naming a process
+/// that follows its libraries (`p*d$target::run:entry`), whose probes may all be in a
+/// library loaded later. A plain `pid$target::run:entry` must match at once, as in DTrace.
+pub fn may_match_later(desc: &Description) -> bool {
     let provider = desc.provider.trim_end_matches(|c: char| c.is_ascii_digit());
-    named_pid(desc).is_some()
-        && is_glob(provider)
-        && (desc.module.is_empty() || is_glob(&desc.module))
+    follows_libraries(desc) && is_glob(provider)
 }
 
 fn is_glob(s: &str) -> bool {
