@@ -76,6 +76,7 @@ use crate::{Attach, Description, Probe};
 
 pub mod exec_watch;
 pub mod offsets;
+mod stripped_main;
 
 /// A `pid` description matching more functions than this in one binary becomes one probe.
 pub const GROUP_MIN: usize = 8;
@@ -1227,7 +1228,25 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
             }
         }
     }
-    out.into_iter().map(|(f, _)| f).collect()
+    let mut functions: Vec<FunctionSymbol> = out.into_iter().map(|(f, _)| f).collect();
+    if !functions
+        .iter()
+        .any(|f| f.names.iter().any(|(raw, _)| raw == "main"))
+    {
+        if let Some(main) = stripped_main::main_function(&data, &elf).and_then(|(vaddr, size)| {
+            let offset = elf.vaddr_to_offset(vaddr)?;
+            offsets::entry_accepted(data.get(offset as usize..).unwrap_or_default()).then(|| {
+                FunctionSymbol {
+                    offset,
+                    size,
+                    names: vec![("main".to_string(), "main".to_string())],
+                }
+            })
+        }) {
+            functions.push(main);
+        }
+    }
+    functions
 }
 
 /// The nested name of an Itanium C++ or legacy Rust symbol (`_ZN3foo3barE` is `foo::bar`,
