@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use dtrace_backend::program::{Compiled, ProbeSite};
+use dtrace_backend::program::{Compiled, ProbeContext, ProbeSite};
 use dtrace_backend::CodegenOptions;
 use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Origin, Source, Span};
@@ -675,6 +675,8 @@ pub fn compile(
             let Item::Clause(clause) = item else { continue };
             let mut sites = Vec::new();
             let mut statements = Vec::new();
+            // (probe id, statement) of each site, as `sites` and `statements` hold them.
+            let mut enabled = HashSet::new();
             let first_statement = next_statement;
             for desc in &clause.probes {
                 // DTrace makes a statement of each probe description of a clause.
@@ -762,11 +764,7 @@ pub fn compile(
                 }
                 for p in found.probes {
                     // A probe several descriptions name is enabled once for each.
-                    if !sites
-                        .iter()
-                        .zip(&statements)
-                        .any(|(s, st): (&ProbeSite, &u32)| s.id == p.site.id && *st == statement)
-                    {
+                    if enabled.insert((p.site.id, statement)) {
                         count += dtrace_probes::probe_count(&p.site);
                         sites.push(p.site.clone());
                         statements.push(statement);
@@ -845,6 +843,10 @@ pub fn compile(
         entry_sites,
         binaries,
     };
+    refuse_fbt_early(&inputs).map_err(|e| match e {
+        Failure::Compile(e, _) => fail(e, &sources),
+        other => other,
+    })?;
     let mut compiled = inputs
         .compile(
             &inputs.program,
@@ -881,6 +883,44 @@ pub fn compile(
         deferred,
         inputs: Some(Inputs { sources, ..inputs }),
     })
+}
+
+/// On a kernel without kprobes that refuses fentry programs no fbt probe can be enabled:
+/// say so before compiling a program for each (`fbt:::entry` names some 56,000). The
+/// program is compiled first with one fbt probe per clause, so its errors come first, as
+/// they would.
+fn refuse_fbt_early(inputs: &Inputs) -> Result<(), Failure> {
+    let is_fbt = |s: &ProbeSite| matches!(s.context, ProbeContext::Function { .. });
+    let Some(first) = inputs
+        .clause_probes
+        .iter()
+        .flatten()
+        .filter(|s| is_fbt(s))
+        .min_by_key(|s| s.id)
+    else {
+        return Ok(());
+    };
+    let Some(why) = dtrace_probes::fbt::kernel_refusal() else {
+        return Ok(());
+    };
+    let mut probes = Vec::new();
+    let mut statements = Vec::new();
+    for (sites, stmts) in inputs.clause_probes.iter().zip(&inputs.clause_statements) {
+        let mut fbt_kept = false;
+        let kept: Vec<(ProbeSite, u32)> = sites
+            .iter()
+            .zip(stmts)
+            .filter(|(s, _)| !is_fbt(s) || !std::mem::replace(&mut fbt_kept, true))
+            .map(|(s, st)| (s.clone(), *st))
+            .collect();
+        let (s, st): (Vec<ProbeSite>, Vec<u32>) = kept.into_iter().unzip();
+        probes.push(s);
+        statements.push(st);
+    }
+    inputs
+        .compile(&inputs.program, &probes, &statements)
+        .map_err(|e| Failure::Compile(e, Vec::new()))?;
+    Err(Failure::Message(crate::load::fbt_refused(first, &why)))
 }
 
 /// `prov:mod:func:name` as DTrace prints an unmatched description.
