@@ -172,9 +172,6 @@ const READ_WHERE_THEY_ACT: &[&str] = &[
 /// listings (`tree`, `disasm`; `-S` shows the generated code).
 const NOTHING_TO_ACT_ON: &[&str] = &["temporal", "lazyload", "modpath", "tree", "disasm"];
 
-/// Options accepted and not acted on yet.
-const NOT_YET: &[&str] = &["aggpercpu"];
-
 /// Options only the command line may set: they shape how the program is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
     "ringread",
@@ -381,9 +378,7 @@ impl Options {
                 compiler_flag(value)?;
                 crate::debug::dump_core_at_exit();
             }
-            _ if READ_WHERE_THEY_ACT.contains(&name)
-                || NOTHING_TO_ACT_ON.contains(&name)
-                || NOT_YET.contains(&name) => {}
+            _ if READ_WHERE_THEY_ACT.contains(&name) || NOTHING_TO_ACT_ON.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }
         Ok(())
