@@ -658,13 +658,27 @@ pub fn check_descriptions(
     macros: &MacroArgs,
     catalog: &mut Catalog,
 ) -> Result<(), Failure> {
-    for (si, source_items) in items.iter().take(sources.len()).enumerate() {
+    let clauses = || {
+        items
+            .iter()
+            .take(sources.len())
+            .enumerate()
+            .flat_map(|(si, source_items)| source_items.iter().map(move |item| (si, item)))
+            .filter_map(|(si, item)| match item {
+                Item::Clause(clause) => Some((si, clause)),
+                _ => None,
+            })
+    };
+    // An id may name a probe a description before it found (one function of a `pid`
+    // glob): then each description's probes are found in turn, as DTrace finds them.
+    let ids = clauses().any(|(_, c)| c.probes.iter().any(|d| integer(&d.text).is_some()));
+    for (si, clause) in clauses() {
         let spec = specs.get(si).copied().unwrap_or_default();
-        for item in source_items {
-            let Item::Clause(clause) = item else { continue };
-            for desc in &clause.probes {
-                description(desc, macros, spec, catalog)
-                    .map_err(|e| Failure::Compile(e, sources.to_vec()))?;
+        for desc in &clause.probes {
+            let d = description(desc, macros, spec, catalog)
+                .map_err(|e| Failure::Compile(e, sources.to_vec()))?;
+            if ids {
+                catalog.matching(&d);
             }
         }
     }

@@ -208,4 +208,25 @@ fn every_function_of_a_pid_glob_has_its_own_id() {
         "{alone_first:?}"
     );
     one_line_and_id_per_function(&alone_first);
+    // The id f3 has among the glob's functions enables f3 alone, in a run that finds the
+    // glob's probes first, as DTrace finds them.
+    let glob_first = listed(&["-l", "-c", exe, "-n", glob]);
+    let f3_line = glob_first
+        .iter()
+        .find(|l| l.split_whitespace().nth(3) == Some("f3"))
+        .expect("f3's line");
+    let clause = format!(
+        "{} {{ printf(\"%s:%s\\n\", probefunc, probename); }}",
+        id_of(f3_line)
+    );
+    let run = dtrace(&[
+        "-q",
+        "-c",
+        exe,
+        "-n",
+        &format!("{glob} {{}}"),
+        "-i",
+        &clause,
+    ]);
+    expect(&run, 0, "f3:entry\n\n", "");
 }
