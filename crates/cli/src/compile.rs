@@ -19,7 +19,7 @@ use dtrace_backend::program::{Compiled, ProbeContext, ProbeSite};
 use dtrace_backend::CodegenOptions;
 use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Origin, Source, Span};
-use dtrace_probes::{Catalog, Description, Probe};
+use dtrace_probes::{Catalog, Description, Probe, ProbeSpec};
 use dtrace_typing::macros::MacroArgs;
 use dtrace_typing::types::translators::Provided;
 
@@ -235,10 +235,10 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
                 };
                 Source::new(Origin::Script(path.clone()), text)
             }
-            ProgramSource::Provider(p) => Source::new(Origin::Description, format!("{p}:::")),
-            ProgramSource::Module(m) => Source::new(Origin::Description, format!("{m}::")),
-            ProgramSource::Function(f) => Source::new(Origin::Description, format!("{f}:")),
-            ProgramSource::Id(i) => Source::new(Origin::Description, i.clone()),
+            ProgramSource::Provider(text)
+            | ProgramSource::Module(text)
+            | ProgramSource::Function(text)
+            | ProgramSource::Id(text) => Source::new(Origin::Description, text.clone()),
         };
         crate::debug::say(|| {
             format!(
@@ -525,9 +525,14 @@ pub fn check_macro_args(
         ));
     }
     let last = given.saturating_sub(1);
-    if last > 0 && !options.argref && !uses.iter().any(|u| u.n as usize == last) {
-        let (i, src) = (sources.len().saturating_sub(1), sources.last());
-        let end = src.map_or(0, |s| s.text.len());
+    // DTrace compiles each source alone: the first not to use the last argument fails.
+    let unused = (0..sources.len()).find(|&i| {
+        !uses
+            .iter()
+            .any(|u| u.n as usize == last && usize::from(u.span.source) == i)
+    });
+    if let (true, Some(i)) = (last > 0 && !options.argref, unused) {
+        let end = sources[i].text.len();
         return fail(CompileError::new(
             "D_MACRO_UNUSED",
             format!(
@@ -612,10 +617,111 @@ fn expand_description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<Strin
     Ok(out)
 }
 
-/// A clause's probe description, macro variables replaced, as the catalog matches it.
-pub fn description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<Description, CompileError> {
+/// How the probe descriptions of each command-line source are read: `-P`, `-m`, `-f` name
+/// a provider, module or function with their last part; `-n`, `-i` and scripts a name.
+pub fn specs(args: &Args) -> Vec<ProbeSpec> {
+    args.sources
+        .iter()
+        .map(|s| match s {
+            ProgramSource::Provider(_) => ProbeSpec::Provider,
+            ProgramSource::Module(_) => ProbeSpec::Module,
+            ProgramSource::Function(_) => ProbeSpec::Function,
+            _ => ProbeSpec::Name,
+        })
+        .collect()
+}
+
+/// A clause's probe description as the catalog matches it: macro variables replaced, its
+/// last part the field `spec` says. A description written as an integer names the probe
+/// with that id (`-i 4`, `4 { ... }`), as in DTrace.
+pub fn description(
+    desc: &ast::ProbeDesc,
+    macros: &MacroArgs,
+    spec: ProbeSpec,
+    catalog: &mut Catalog,
+) -> Result<Description, CompileError> {
+    if let Some(id) = integer(&desc.text) {
+        return by_id(desc, id, spec, catalog);
+    }
     let text = expand_description(desc, macros)?;
-    Description::parse(&text).map_err(|e| CompileError::new("D_PDESC_INVAL", e.0, desc.span))
+    Description::parse_as(&text, spec)
+        .map_err(|e| CompileError::new("D_PDESC_INVAL", e.0, desc.span))
+}
+
+/// Read every probe description of the command line's sources ([`description`]), for its
+/// errors alone: an unknown probe id, an overspecified description, an undefined macro
+/// variable in one.
+pub fn check_descriptions(
+    items: &[Vec<Item>],
+    sources: &[Source],
+    specs: &[ProbeSpec],
+    macros: &MacroArgs,
+    catalog: &mut Catalog,
+) -> Result<(), Failure> {
+    let clauses = || {
+        items
+            .iter()
+            .take(sources.len())
+            .enumerate()
+            .flat_map(|(si, source_items)| source_items.iter().map(move |item| (si, item)))
+            .filter_map(|(si, item)| match item {
+                Item::Clause(clause) => Some((si, clause)),
+                _ => None,
+            })
+    };
+    // An id may name a probe a description before it found (one function of a `pid`
+    // glob): then each description's probes are found in turn, as DTrace finds them.
+    let ids = clauses().any(|(_, c)| c.probes.iter().any(|d| integer(&d.text).is_some()));
+    for (si, clause) in clauses() {
+        let spec = specs.get(si).copied().unwrap_or_default();
+        for desc in &clause.probes {
+            let d = description(desc, macros, spec, catalog)
+                .map_err(|e| Failure::Compile(e, sources.to_vec()))?;
+            if ids {
+                catalog.matching(&d);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The value of a description written as a D integer constant (decimal, `0` octal, `0x`
+/// hexadecimal); `u64::MAX` for one too large for that.
+fn integer(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None if text.len() > 1 && text.starts_with('0') => (&text[1..], 8),
+        None => (text, 10),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    Some(u64::from_str_radix(digits, radix).unwrap_or(u64::MAX))
+}
+
+/// The description of the probe whose id is `id`, or DTrace's error.
+fn by_id(
+    desc: &ast::ProbeDesc,
+    id: u64,
+    spec: ProbeSpec,
+    catalog: &mut Catalog,
+) -> Result<Description, CompileError> {
+    let error = |message: String| CompileError::new("D_PDESC_INVAL", message, desc.span);
+    let Ok(id) = u32::try_from(id) else {
+        return Err(error(format!("identifier {id} exceeds maximum probe id")));
+    };
+    if spec != ProbeSpec::Name {
+        return Err(error(format!(
+            "probe identifier {id} not permitted when specifying {}",
+            spec.what()
+        )));
+    }
+    catalog.description_of(id).ok_or_else(|| {
+        error(format!(
+            "invalid probe identifier {id}: Unknown probe identifier"
+        ))
+    })
 }
 
 /// The text DTrace shows for a `-n` source in "matched" messages: the description part.
@@ -669,7 +775,9 @@ pub fn compile(
         }
     }
     catalog.split_fbt_groups_by(args_read);
+    let specs = specs(args);
     for (si, src_items) in items.into_iter().enumerate() {
+        let spec = specs.get(si).copied().unwrap_or_default();
         let mut count = 0u32;
         for item in &src_items {
             let Item::Clause(clause) = item else { continue };
@@ -682,7 +790,7 @@ pub fn compile(
                 // DTrace makes a statement of each probe description of a clause.
                 let statement = next_statement;
                 next_statement += 1;
-                let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
+                let d = description(desc, macros, spec, catalog).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
                 crate::debug::say(|| {
                     format!(

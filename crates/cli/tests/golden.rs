@@ -14,7 +14,7 @@
 //! * `/* flags: -x errtags -q */` replaces the default `-q` (an empty list runs the
 //!   script non-quiet); words are split on blanks, single quotes group.
 //!   When the flags include `-n`, the script file is not passed (it only documents the case).
-//! * `/* args: foo 42 */` appends operands (the macro arguments `$1 $2 ...`).
+//! * `/* args: foo 42 */` appends `--` and operands (the macro arguments `$1 $2 ...`).
 //!
 //! In stderr, the number after `BPF pc ` is masked on both sides: ours cannot match
 //! Oracle DTrace's program counters.
@@ -259,7 +259,12 @@ fn check(case: &Case, bless: bool) -> Outcome {
         args.push("-s".to_string());
         args.push(format!("{}.d", case.name));
     }
-    args.extend(directive(&script, "args").unwrap_or_default());
+    let operands = directive(&script, "args").unwrap_or_default();
+    if !operands.is_empty() {
+        // After `--`, so that an operand such as `-7` is not read as an option.
+        args.push("--".to_string());
+        args.extend(operands);
+    }
     let (stdout, stderr, status) = run(case, &args);
     let stdout = String::from_utf8_lossy(&stdout).into_owned();
     let stderr = mask(&String::from_utf8_lossy(&stderr));

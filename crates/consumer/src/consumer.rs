@@ -354,6 +354,7 @@ impl Consumer {
                 format,
                 aggregations,
             } => {
+                self.aggs.per_cpu = self.settings.aggpercpu && format.is_none();
                 let aggs = self.aggs.printa(aggregations, maps, &mut self.symbols);
                 let parsed = format.as_ref().and_then(|f| self.parsed(f).cloned());
                 let sort = self.settings.sort;
@@ -560,6 +561,7 @@ impl Consumer {
         for rec in self.buffers.take_rings() {
             self.decode_record(&rec, maps, true);
         }
+        self.aggs.per_cpu = self.settings.aggpercpu;
         let aggs = self.aggs.all(maps, &mut self.symbols);
         let sort = self.settings.sort;
         self.output.aggregations(&aggs, &sort);

@@ -345,6 +345,10 @@ pub struct UserProbes {
     perf_sites: usize,
     /// User probes created so far.
     created: u32,
+    /// The id of each function's `pid` probe, by (pid, path, provider, module, function,
+    /// name): the same whether the probe is enabled alone or as one of a glob's functions
+    /// (a group probe, whose own id is never listed), so a probe's id is stable within a run.
+    function_ids: HashMap<ProbeKey, u32>,
 }
 
 impl UserProbes {
@@ -352,6 +356,71 @@ impl UserProbes {
     fn next_id(&mut self) -> u32 {
         self.created += 1;
         USER_PROBE_IDS + self.created
+    }
+
+    /// The id of the `pid` probe `key` names (its function exact), made the first time.
+    fn function_id(&mut self, key: ProbeKey) -> u32 {
+        if let Some(&id) = self.function_ids.get(&key) {
+            return id;
+        }
+        let id = self.next_id();
+        self.function_ids.insert(key, id);
+        id
+    }
+
+    /// The id of each function of the `pid` probe `probe` stands for, in the order of its
+    /// functions (one for a probe of one function, none for other probes).
+    pub fn function_ids_of(&self, probe: &Probe) -> Vec<u32> {
+        let (ProbeContext::Uprobe(u), Attach::User(a)) = (&probe.site.context, &probe.attach)
+        else {
+            return Vec::new();
+        };
+        let site = &probe.site;
+        let key = |function: &str| {
+            let pid = site.provider.strip_prefix("pid")?.parse().ok();
+            let key = (
+                pid,
+                a.path.clone(),
+                site.provider.clone(),
+                site.module.clone(),
+                function.to_string(),
+                site.name.clone(),
+            );
+            self.function_ids.get(&key).copied()
+        };
+        if u.functions.is_empty() {
+            return vec![site.id];
+        }
+        u.functions
+            .iter()
+            .map(|f| key(f).unwrap_or(site.id))
+            .collect()
+    }
+
+    /// The exact description of the user probe whose id is `id`: a probe made so far, or a
+    /// function of a `pid` glob's probe.
+    pub fn description_of(&self, id: u32, probes: &[Probe]) -> Option<Description> {
+        let exact = |provider: &str, module: &str, function: &str, name: &str| Description {
+            provider: provider.to_string(),
+            module: module.to_string(),
+            function: function.to_string(),
+            name: name.to_string(),
+        };
+        if let Some((key, _)) = self.function_ids.iter().find(|(_, &i)| i == id) {
+            let (_, _, provider, module, function, name) = key;
+            return Some(exact(provider, module, function, name));
+        }
+        let p = probes.iter().find(|p| {
+            p.site.id == id
+                && matches!(&p.site.context, ProbeContext::Uprobe(u) if u.functions.is_empty())
+                && matches!(&p.attach, Attach::User(a) if !a.sites.is_empty())
+        })?;
+        Some(exact(
+            &p.site.provider,
+            &p.site.module,
+            &p.site.function,
+            &p.site.name,
+        ))
     }
 
     /// Discover and add to `probes` the user probes `desc` names; returns the indices of the
@@ -821,6 +890,24 @@ impl UserProbes {
                     found.push(i);
                     continue;
                 }
+                let function_key = |f: &str| {
+                    (
+                        pid,
+                        path.to_path_buf(),
+                        provider.clone(),
+                        module.to_string(),
+                        f.to_string(),
+                        name.clone(),
+                    )
+                };
+                let id = if grouped {
+                    for &i in &group {
+                        self.function_id(function_key(&functions[i].0));
+                    }
+                    self.next_id()
+                } else {
+                    self.function_id(function_key(&function))
+                };
                 let sites: Vec<UprobeSite> = group
                     .iter()
                     .enumerate()
@@ -831,7 +918,7 @@ impl UserProbes {
                     })
                     .collect();
                 let site = ProbeSite {
-                    id: self.next_id(),
+                    id,
                     provider: provider.clone(),
                     module: module.to_string(),
                     function,

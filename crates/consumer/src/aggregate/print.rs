@@ -5,7 +5,8 @@
 //! in 3, 5, 8 or 16 columns by size, printed as `unsigned char`, `unsigned
 //! short`, `int` and `long long`; strings two spaces then left-justified in
 //! 50 columns), then the value (` %16lld`; stddev ` %16llu`; histograms as a
-//! table starting on the next line), then a newline.  No blank lines
+//! table starting on the next line), each CPU's value on lines of its own under
+//! `aggpercpu`, then a newline.  No blank lines
 //! separate aggregations; histograms bring their own (the table starts with
 //! one, and the row's newline follows its last line).
 
@@ -136,9 +137,27 @@ fn default_rows(
         for (i, agg) in aggs.iter().enumerate() {
             let data = slots_of(&bundle, i, &agg.func);
             value_column(out, &agg.func, &data, agg.normal());
+            if let Some(row) = bundle.row(i) {
+                cpu_values(out, &agg.func, &row.percpu, agg.normal());
+            }
         }
         out.push('\n');
         row_done(out);
+    }
+}
+
+/// Each CPU's value after the merged one (`aggpercpu`), as DTrace prints them: a line of
+/// its own, `    [CPU N]`, then the value as the merged one is printed. A CPU on which the
+/// key never fired shows `min()`'s and `max()`'s starting values.
+fn cpu_values(out: &mut String, func: &AggFunc, percpu: &[Vec<u64>], normal: u64) {
+    for (cpu, data) in percpu.iter().enumerate() {
+        out.push_str(&format!("\n    [CPU {cpu}]"));
+        let unset = data.first() == Some(&0);
+        match func {
+            AggFunc::Min if unset => value_column(out, func, &[1, i64::MAX as u64], 1),
+            AggFunc::Max if unset => value_column(out, func, &[1, i64::MIN as u64], 1),
+            _ => value_column(out, func, data, normal),
+        }
     }
 }
 

@@ -129,13 +129,8 @@ impl Output for Text {
                 messages::status_drops(messages::StatusDrop::SpeculationUnavailable, drops.count)
             }
         };
-        let text = match text.strip_prefix("dtrace: ") {
-            Some(rest) if drops.tagged => {
-                format!("dtrace: [{}] {rest}", messages::drop_tag(drops.kind))
-            }
-            _ => text,
-        };
-        self.message(&text);
+        let tag = drops.tagged.then(|| messages::drop_tag(drops.kind));
+        self.message(&messages::drop_line(&text, tag));
     }
 
     fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions) {
