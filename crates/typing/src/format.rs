@@ -29,16 +29,23 @@ pub trait FormatCheck {
     /// `Err((tag, message))` when the format is malformed or an argument does not fit.
     fn check(
         &self,
-        format: &str,
+        format: &[u8],
         args: &[Type],
         printa: bool,
     ) -> std::result::Result<(), (&'static str, String)>;
+
+    /// The arguments (0-based, after the format; `*` ones count) that a conversion of `format` takes
+    /// as an array of wide characters (`%ls`, `%ws`): recorded whole, not as the address
+    /// an array otherwise stands for. None by default.
+    fn wide_strings(&self, _format: &[u8]) -> Vec<usize> {
+        Vec::new()
+    }
 
     /// [`FormatCheck::check`] for arguments that may also be aggregations; by default an
     /// aggregation is checked as `void`, which no conversion accepts either.
     fn check_args(
         &self,
-        format: &str,
+        format: &[u8],
         args: &[FormatArg],
         printa: bool,
     ) -> std::result::Result<(), (&'static str, String)> {
