@@ -67,10 +67,10 @@ impl FormatCheck for PrintfCheck {
         &self,
         format: &[u8],
         args: &[Type],
-        printa: bool,
+        func: &str,
     ) -> Result<(), (&'static str, String)> {
         let args: Vec<FormatArg> = args.iter().cloned().map(FormatArg::Value).collect();
-        self.check_args(format, &args, printa)
+        self.check_args(format, &args, func)
     }
 
     fn wide_strings(&self, format: &[u8]) -> Vec<usize> {
@@ -87,9 +87,9 @@ impl FormatCheck for PrintfCheck {
         &self,
         format: &[u8],
         args: &[FormatArg],
-        printa: bool,
+        func: &str,
     ) -> Result<(), (&'static str, String)> {
-        let func = if printa { "printa" } else { "printf" };
+        let printa = func == "printa";
         if format.is_empty() {
             return Err((
                 "D_PRINTF_FMT_EMPTY",
@@ -185,7 +185,7 @@ mod tests {
     use dtrace_backend::types;
 
     fn check(fmt: &str, args: &[Type]) -> Result<(), (&'static str, String)> {
-        PrintfCheck.check(fmt.as_bytes(), args, false)
+        PrintfCheck.check(fmt.as_bytes(), args, "printf")
     }
 
     #[test]

@@ -371,7 +371,7 @@ impl Cook<'_> {
                             _ => FormatArg::Value(t.clone()),
                         })
                         .collect();
-                    self.check_format(f, &keys, true, span)?;
+                    self.check_format(f, &keys, "printa", span)?;
                 }
                 ActionKind::Printa {
                     format,
@@ -461,7 +461,7 @@ impl Cook<'_> {
         }
         // An empty freopen() format restores the output: not a format to check.
         if !(name == "freopen" && format.is_empty()) {
-            self.check_format(&format, &kinds, false, span)?;
+            self.check_format(&format, &kinds, name, span)?;
         }
         Ok((format, values))
     }
@@ -600,11 +600,11 @@ impl Cook<'_> {
         &self,
         format: &[u8],
         args: &[FormatArg],
-        printa: bool,
+        func: &str,
         span: Span,
     ) -> Result<()> {
         self.formats
-            .check_args(format, args, printa)
+            .check_args(format, args, func)
             .map_err(|(tag, message)| CompileError::new(tag, message, span))
     }
 
