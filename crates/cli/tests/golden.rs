@@ -265,7 +265,9 @@ fn utf8_or_hex(bytes: &[u8]) -> String {
 
 fn check(case: &Case, bless: bool) -> Outcome {
     let path = |ext: &str| case.dir.join(format!("{}.{ext}", case.name));
-    let script = std::fs::read_to_string(path("d")).unwrap_or_default();
+    // (A script may hold bytes that are not UTF-8; its directives are ASCII.)
+    let script =
+        String::from_utf8_lossy(&std::fs::read(path("d")).unwrap_or_default()).into_owned();
     let mut args = directive(&script, "flags").unwrap_or_else(|| vec!["-q".to_string()]);
     if !args.iter().any(|a| a == "-n") {
         args.push("-s".to_string());
