@@ -1,6 +1,6 @@
-//! Bytes that are not UTF-8 (D strings are bytes): a `system()` command built from a format
-//! with such bytes reaches the shell unchanged, and a command-line argument that is not
-//! UTF-8 is refused in words, never a panic.
+//! Bytes that are not UTF-8 (D strings are bytes): a `system()` command or a `freopen()`
+//! path made from a format with such bytes has those bytes unchanged, and a command-line
+//! argument that is not UTF-8 is refused in words, never a panic.
 
 mod common;
 
@@ -16,6 +16,23 @@ fn system_gets_the_format_bytes() {
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(run.stdout.trim(), "c0 a8 e9");
+}
+
+#[test]
+fn freopen_opens_the_path_of_the_format_bytes() {
+    let dir = common::scratch("non-utf8", "freopen");
+    let program = format!(
+        r#"BEGIN {{ freopen("{}/caf\351.txt"); printf("there\n"); freopen(""); printf("back\n"); exit(0); }}"#,
+        dir.display()
+    );
+    let run = common::dtrace(&["-qw", "-n", &program]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "back\n\n");
+    let file = dir.join(OsStr::from_bytes(b"caf\xe9.txt"));
+    assert_eq!(
+        std::fs::read(file).expect("the file freopen() made"),
+        b"there\n"
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub trait Effects {
     /// a D string may hold any (`"\xc0"`), and the shell gets them as written.
     fn system(&mut self, command: &[u8]) -> Result<(), String>;
     /// `freopen()`: the output goes to `path` from now on (`""`: the original output).
-    fn freopen(&mut self, path: &str) -> Result<(), String>;
+    fn freopen(&mut self, path: &[u8]) -> Result<(), String>;
     /// `ftruncate()`: empty the output file.
     fn ftruncate(&mut self);
     /// `setopt()` of an option that is not an output setting, while tracing: DTrace's
@@ -392,7 +392,7 @@ impl Consumer {
                 };
                 let done = match kind {
                     ActionKind::System { .. } => effects.system(&text),
-                    _ => effects.freopen(&String::from_utf8_lossy(&text)),
+                    _ => effects.freopen(&text),
                 };
                 if let Err(why) = done {
                     self.output.warning(&why);
