@@ -1,6 +1,7 @@
 //! Wide strings of a traced process (`%ls`, `%ws`, `%lc`): a C program built here with
 //! `gcc -g` keeps `wchar_t` text in a struct; a `pid` probe typed from its DWARF prints the
-//! array, copied in from the process's memory, and one of its characters, as UTF-8.
+//! array, copied in from the process's memory, and one of its characters, as UTF-8; so does
+//! an array made of the bytes `copyin()` read, as one holding a `wchar_t *` would.
 
 mod common;
 
@@ -24,10 +25,11 @@ fn wide_strings_in_the_traced_process() {
             printf("[%ls][%-12ls][%.3ws][%ls]\n", args[0]->name, args[0]->name,
                 args[0]->name, args[0]->empty);
             printf("[%lc][%3wc][%d]\n", args[0]->name[1], args[0]->name[6], args[0]->id);
+            printf("[%ls]\n", *(int (*)[8])copyin((uintptr_t)args[0]->name, 32));
         }"#,
     );
     assert_eq!(
         run.stdout,
-        "[h\u{e9}llo\u{263a}][h\u{e9}llo\u{263a}   ][h\u{e9}][]\n[\u{e9}][  \0][7]\n\n"
+        "[h\u{e9}llo\u{263a}][h\u{e9}llo\u{263a}   ][h\u{e9}][]\n[\u{e9}][  \0][7]\n[h\u{e9}llo\u{263a}]\n\n"
     );
 }
