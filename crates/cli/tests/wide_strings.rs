@@ -33,3 +33,26 @@ fn wide_strings_in_the_traced_process() {
         "[h\u{e9}llo\u{263a}][h\u{e9}llo\u{263a}   ][h\u{e9}][]\n[\u{e9}][  \0][7]\n[h\u{e9}llo\u{263a}]\n\n"
     );
 }
+
+#[test]
+fn a_wide_string_larger_than_scratch_is_refused_in_words() {
+    let dir = common::scratch("wide", "scratch");
+    let exe = common::build_c(&dir, "person", PROGRAM, &["-g", "-O1"]);
+    let run = common::dtrace(&[
+        "-x",
+        "scratchsize=16",
+        "-q",
+        "-c",
+        &exe.display().to_string(),
+        "-n",
+        r#"pid$target:a.out:greet:entry { printf("%ls\n", args[0]->name); }"#,
+    ]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr.ends_with(
+            "printf( ) argument #2 is an array of 32 bytes, more than scratchsize (16) can copy in\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
