@@ -23,6 +23,15 @@ pub fn decode(bytes: Vec<u8>) -> String {
     })
 }
 
+/// `c` as a message shows it: a carried byte as U+FFFD, what a UTF-8 terminal shows for the
+/// byte DTrace would print.
+pub fn shown(c: char) -> char {
+    match u32::from(c).checked_sub(BASE) {
+        Some(0x80..=0xff) => char::REPLACEMENT_CHARACTER,
+        _ => c,
+    }
+}
+
 /// The byte carried by the character `text` starts with, if it is one of [`decode`]'s.
 pub fn carried(text: &[u8]) -> Option<u8> {
     let head = text.get(..4)?;
@@ -46,5 +55,9 @@ mod tests {
         let last = text.char_indices().last().unwrap().0;
         assert_eq!(carried(&bytes[last..]), Some(0xc3));
         assert_eq!(decode(b"plain".to_vec()), "plain");
+        assert_eq!(
+            text.chars().map(shown).collect::<String>(),
+            "a\u{fffd}\"\u{e9}\u{fffd}\u{fffd}"
+        );
     }
 }
