@@ -340,7 +340,13 @@ fn narrow_signed(x: u64, bits: u32) -> i64 {
 
 /// Check the conversion name (length modifier + character).
 fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, FormatError> {
-    let name = || format!("{length}{}", conv.spec);
+    // A byte that is not ASCII (the format is bytes) shows as U+FFFD, as a UTF-8 terminal
+    // shows it.
+    let spec = match conv.spec {
+        c if c.is_ascii() => c,
+        _ => char::REPLACEMENT_CHARACTER,
+    };
+    let name = || format!("{length}{spec}");
     let length = match length {
         "" => None,
         "hh" => Some(Length::Char),
@@ -931,6 +937,10 @@ mod tests {
         assert_eq!(err("%wd"), "format conversion #1 is undefined: %wd");
         assert_eq!(err("%hc"), "format conversion #1 is undefined: %hc");
         assert_eq!(err("%lls"), "format conversion #1 is undefined: %lls");
+        assert_eq!(
+            parse(b"%l\xe9").unwrap_err().to_string(),
+            "format conversion #1 is undefined: %l\u{fffd}"
+        );
         assert_eq!(
             err("%**d"),
             "format conversion #1 has more than one '*' specified for the output width"
