@@ -253,15 +253,18 @@ fn parse_conversion(
     let mut i = start + 1;
     loop {
         let Some(&c) = bytes.get(i) else {
-            // A length modifier alone is a name DTrace does not know.
-            return Err(if length.is_empty() {
-                FormatError::NameExpected { conversion: number }
-            } else {
-                FormatError::Undefined {
-                    conversion: number,
-                    name: length,
-                }
-            });
+            // DTrace's own length modifiers (`h l L w`) still expect a name; `z`, `j` and
+            // `t`, which DTrace takes for names, name a conversion it does not know.
+            return Err(
+                if length.is_empty() || length.ends_with(['h', 'l', 'L', 'w']) {
+                    FormatError::NameExpected { conversion: number }
+                } else {
+                    FormatError::Undefined {
+                        conversion: number,
+                        name: length,
+                    }
+                },
+            );
         };
         i += 1;
         match c {
@@ -932,6 +935,12 @@ mod tests {
             "format conversion #1 name expected before end of format string"
         );
         assert_eq!(err("%z"), "format conversion #1 is undefined: %z");
+        for f in ["%l", "%hh", "%5.2w", "%L"] {
+            assert_eq!(
+                err(f),
+                "format conversion #1 name expected before end of format string"
+            );
+        }
         assert_eq!(err("%d %q"), "format conversion #2 is undefined: %q");
         assert_eq!(err("%hs"), "format conversion #1 is undefined: %hs");
         assert_eq!(err("%wd"), "format conversion #1 is undefined: %wd");
