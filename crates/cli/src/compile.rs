@@ -213,7 +213,8 @@ fn read_script(path: &std::path::Path) -> Result<String, String> {
             MAX_SCRIPT >> 20
         ));
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    // D text is bytes: what is not UTF-8 is carried to the lexer's literals unchanged.
+    Ok(dtrace_frontend::raw_bytes::decode(bytes))
 }
 
 /// Read the sources named on the command line (and the D library, kept aside).

@@ -96,8 +96,21 @@ const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name
 pub use dtrace_runtime::errno_text;
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let status = run(&argv);
+    let argv: Result<Vec<String>, _> = std::env::args_os()
+        .skip(1)
+        .map(std::ffi::OsString::into_string)
+        .collect();
+    let status = match argv {
+        Ok(argv) => run(&argv),
+        // A program text or file name in another encoding; refused in words, not a panic.
+        Err(arg) => {
+            eprintln!(
+                "dtrace: argument is not UTF-8 text: {}",
+                arg.to_string_lossy()
+            );
+            2
+        }
+    };
     debug::exit(status);
 }
 

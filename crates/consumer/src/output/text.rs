@@ -96,7 +96,7 @@ impl Output for Text {
             Some(f) => aggregate::printa_format(f, &aggs, printa.sort),
             None => aggregate::printa(&aggs, printa.sort, self.stacks),
         };
-        self.write(text.as_bytes());
+        self.write(&text);
     }
 
     fn firing_end(&mut self, firing: &Firing<'_>) {
@@ -136,7 +136,7 @@ impl Output for Text {
     fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions) {
         let out = &mut self.out;
         aggregate::write_exit(aggregations, sort, self.stacks, &mut |piece| {
-            let _ = out.write_all(piece.as_bytes());
+            let _ = out.write_all(piece);
         });
     }
 
