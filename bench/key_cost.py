@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Cost of an aggregation update by key kind, per system call: `@[pid]` against
-`@[execname]` (a string key), and every system call counted `@[probefunc]`, for our
-`dtrace` (and optionally an older build of it) and `bpftrace`, in one run.
+`@[execname]` (a string key), every system call counted `@[probefunc]`, and a histogram
+(`quantize()`) keyed `@[pid]`, for our `dtrace` (and optionally an older build of it) and
+`bpftrace`, in one run.
 
 This is a benchmark, not a test. It needs root, gcc, `bpftrace` on PATH and a built
 `target/release/dtrace` (`cargo build --release -p dtrace`). A missing tool is an error,
@@ -21,12 +22,14 @@ Configurations, each run --runs times, interleaved (order flipped every run):
   dtrace @[execname]              syscall::getppid:entry { @[execname] = count(); }
   dtrace every syscall @[probefunc]
                                   syscall:::entry { @[probefunc] = count(); }
+  dtrace @[pid] = quantize(pid)   syscall::getppid:entry { @[pid] = quantize(pid); }
   bpftrace @[pid]                 tracepoint:syscalls:sys_enter_getppid { @[pid] = count(); }
   bpftrace @[comm]                tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }
   bpftrace every syscall @[args->id]
                                   tracepoint:raw_syscalls:sys_enter { @[args->id] = count(); }
+  bpftrace @[pid] = hist(pid)     tracepoint:syscalls:sys_enter_getppid { @[pid] = hist(pid); }
 
-With --baseline PATH, the three dtrace rows are also run with that binary (an older build,
+With --baseline PATH, the dtrace rows are also run with that binary (an older build,
 to compare before and after in the same run).
 
 With --program-cost, the script also measures what the kernel counts for the probe's
@@ -81,12 +84,14 @@ DTRACE = [
     ("@[pid]", "syscall::getppid:entry { @[pid] = count(); }"),
     ("@[execname]", "syscall::getppid:entry { @[execname] = count(); }"),
     ("every syscall @[probefunc]", "syscall:::entry { @[probefunc] = count(); }"),
+    ("@[pid] = quantize(pid)", "syscall::getppid:entry { @[pid] = quantize(pid); }"),
 ]
 
 BPFTRACE = [
     ("@[pid]", "tracepoint:syscalls:sys_enter_getppid { @[pid] = count(); }"),
     ("@[comm]", "tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }"),
     ("every syscall @[args->id]", "tracepoint:raw_syscalls:sys_enter { @[args->id] = count(); }"),
+    ("@[pid] = hist(pid)", "tracepoint:syscalls:sys_enter_getppid { @[pid] = hist(pid); }"),
 ]
 
 

@@ -201,7 +201,8 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
         "-x",
         "promlabels=st:stack",
         "-n",
-        "syscall::write:entry /pid == $target/ { @writes[execname] = count(); @size = quantize(arg2); @largest = max(arg2); @st[ustack()] = count(); }",
+        "syscall::write:entry /pid == $target/ { @writes[execname] = count(); @size = quantize(arg2); @largest = max(arg2); @st[ustack()] = count(); }
+         syscall::write:entry /pid == $target/ { @lin = lquantize(arg2, 0, 200, 10); @log = llquantize(arg2, 10, 0, 3, 10); @twice = quantize(arg2, 2); }",
         "-c",
         &command,
     ]);
@@ -224,8 +225,23 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
         "dtrace_size_bucket{le=\"7\"} 300",
         "dtrace_size_bucket{le=\"127\"} 400",
         "dtrace_size_bucket{le=\"+Inf\"} 400",
-        "dtrace_size_sum 7600",
+        // The exact sum of the values: 300 × 5 + 100 × 100.
+        "dtrace_size_sum 11500",
         "dtrace_size_count 400",
+        "# TYPE dtrace_lin histogram",
+        "dtrace_lin_bucket{le=\"9\"} 300",
+        "dtrace_lin_bucket{le=\"109\"} 400",
+        "dtrace_lin_sum 11500",
+        "dtrace_lin_count 400",
+        "# TYPE dtrace_log histogram",
+        "dtrace_log_bucket{le=\"5\"} 300",
+        "dtrace_log_bucket{le=\"199\"} 400",
+        "dtrace_log_sum 11500",
+        "dtrace_log_count 400",
+        // Each value counted twice: its weight counts, and so does its sum.
+        "dtrace_twice_bucket{le=\"7\"} 600",
+        "dtrace_twice_sum 23000",
+        "dtrace_twice_count 800",
         "# TYPE dtrace_largest gauge",
         "dtrace_largest 100",
         "dtrace_drops_total{kind=\"principal\"} 0",
@@ -276,6 +292,8 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
     prometheus.expect("dtrace_writes_total{comm=\"fleetwriter\"}", "400");
     prometheus.expect("dtrace_size_bucket{le=\"7\"}", "300");
     prometheus.expect("dtrace_size_count", "400");
+    prometheus.expect("dtrace_size_sum", "11500");
+    prometheus.expect("dtrace_lin_sum / dtrace_lin_count", "28.75");
     // The 300th of 400 values is the last of the bucket up to 7.
     prometheus.expect("histogram_quantile(0.75, dtrace_size_bucket)", "7");
     prometheus.expect("up{job=\"dtrace\"}", "1");
@@ -350,11 +368,14 @@ fn clear_and_trunc_are_what_a_scrape_sees() {
             "dtrace_c_total{key0=\"2\"} 1",
             "dtrace_t_total{key0=\"1\"} 3",
             "dtrace_q_bucket{key0=\"2\",le=\"3\"} 1",
+            "dtrace_q_sum{key0=\"1\"} 3",
+            "dtrace_q_sum{key0=\"2\"} 2",
         ],
         &[],
     );
     std::fs::write(&step, "").unwrap();
-    // clear(): the keys stay, at 0 (histograms keep their buckets); trunc(): they go.
+    // clear(): the keys stay, at 0 (histograms keep their buckets, their sums are 0 too);
+    // trunc(): they go.
     scrape_until(
         &served,
         &[
@@ -363,6 +384,7 @@ fn clear_and_trunc_are_what_a_scrape_sees() {
             "dtrace_q_bucket{key0=\"1\",le=\"1\"} 0",
             "dtrace_q_bucket{key0=\"2\",le=\"3\"} 0",
             "dtrace_q_count{key0=\"2\"} 0",
+            "dtrace_q_sum{key0=\"1\"} 0",
         ],
         &["dtrace_t_total{"],
     );
