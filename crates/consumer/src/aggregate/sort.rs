@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 
 use super::{slot_count, AggFunc, AggRow, Aggregation, SortOptions};
 use crate::Value;
-use dtrace_abi::slots::{lquantize_levels, quantize_bucket_value, stddev, LlqShape};
+use dtrace_abi::slots::{buckets, lquantize_levels, quantize_bucket_value, stddev, LlqShape};
 
 /// A comparable summary of one value: the main measure, then the zero
 /// bucket's count (0 for non-histograms).
@@ -24,7 +24,7 @@ fn measure(func: &AggFunc, data: &[u64]) -> Measure {
         AggFunc::Min | AggFunc::Max => (i128::from(slot(1)), 0),
         AggFunc::Avg => (i128::from(slot(1).checked_div(slot(0)).unwrap_or(0)), 0),
         AggFunc::Stddev => (i128::from(stddev(data, 1)), 0),
-        _ => weighted(data, |i| bucket_value(func, i)),
+        _ => weighted(buckets(func, data), |i| bucket_value(func, i)),
     }
 }
 
