@@ -78,7 +78,11 @@ const EVENTS: &[Event] = &[
         3,
     ),
     sw(
-        &["perf_count_sw_cpu_migrations", "cpu_migrations", "migrations"],
+        &[
+            "perf_count_sw_cpu_migrations",
+            "cpu_migrations",
+            "migrations",
+        ],
         4,
     ),
     sw(&["perf_count_sw_page_faults_min", "minor_faults"], 5),
@@ -95,7 +99,11 @@ const EVENTS: &[Event] = &[
         &["PAPI_tot_ins"],
         1,
     ),
-    hw(&["perf_count_hw_cache_references", "cache_references"], &[], 2),
+    hw(
+        &["perf_count_hw_cache_references", "cache_references"],
+        &[],
+        2,
+    ),
     hw(&["perf_count_hw_cache_misses", "cache_misses"], &[], 3),
     hw(
         &[
@@ -156,9 +164,9 @@ const EVENTS: &[Event] = &[
 ];
 
 fn lookup(name: &str) -> Option<&'static Event> {
-    EVENTS.iter().find(|e| {
-        e.names.contains(&name) || e.papi.iter().any(|p| p.eq_ignore_ascii_case(name))
-    })
+    EVENTS
+        .iter()
+        .find(|e| e.names.contains(&name) || e.papi.iter().any(|p| p.eq_ignore_ascii_case(name)))
 }
 
 /// Why each event cannot be counted here (`None`: it can), found once by opening it.
@@ -173,14 +181,18 @@ fn refusals() -> &'static [Option<String>] {
             .iter()
             .map(|e| {
                 let counter = counter(e, true, true, 1_000_000_000);
-                PerfEvent::counter(cpu, counter).err().map(|err| match err.errno() {
-                    Some(libc::ENOENT | libc::EOPNOTSUPP) if e.type_ != sys::PERF_TYPE_SOFTWARE => {
-                        "this machine has no hardware performance counter for it (a virtual \
+                PerfEvent::counter(cpu, counter)
+                    .err()
+                    .map(|err| match err.errno() {
+                        Some(libc::ENOENT | libc::EOPNOTSUPP)
+                            if e.type_ != sys::PERF_TYPE_SOFTWARE =>
+                        {
+                            "this machine has no hardware performance counter for it (a virtual \
                          machine often has none)"
-                            .to_string()
-                    }
-                    _ => format!("the kernel refuses it ({err})"),
-                })
+                                .to_string()
+                        }
+                        _ => format!("the kernel refuses it ({err})"),
+                    })
             })
             .collect()
     })
@@ -278,9 +290,9 @@ pub fn on_demand(desc: &Description, id: u32) -> Option<Result<Probe, String>> {
              number"
                 .to_string()
         }
-        Err(Refused::UnknownEvent) => format!(
-            "cpc has no event {event} (dtrace -l -P cpc lists the events this machine has)"
-        ),
+        Err(Refused::UnknownEvent) => {
+            format!("cpc has no event {event} (dtrace -l -P cpc lists the events this machine has)")
+        }
         Err(Refused::CountTooSmall(count)) => {
             format!("the count {count} is below the cpc provider's minimum of {MIN_COUNT}")
         }
@@ -339,7 +351,10 @@ mod tests {
     #[test]
     fn parses_names() {
         let c = parse("cpu_clock-user-100000").unwrap();
-        assert_eq!((c.type_, c.config, c.period), (sys::PERF_TYPE_SOFTWARE, 0, 100000));
+        assert_eq!(
+            (c.type_, c.config, c.period),
+            (sys::PERF_TYPE_SOFTWARE, 0, 100000)
+        );
         assert!(!c.exclude_user && c.exclude_kernel);
         let c = parse("perf_count_sw_task_clock-kernel-5000").unwrap();
         assert_eq!(c.config, 1);
@@ -363,8 +378,14 @@ mod tests {
 
     #[test]
     fn papi_names_ignore_case() {
-        assert!(std::ptr::eq(lookup("PAPI_tot_ins").unwrap(), lookup("instructions").unwrap()));
-        assert!(std::ptr::eq(lookup("papi_TOT_CYC").unwrap(), lookup("cycles").unwrap()));
+        assert!(std::ptr::eq(
+            lookup("PAPI_tot_ins").unwrap(),
+            lookup("instructions").unwrap()
+        ));
+        assert!(std::ptr::eq(
+            lookup("papi_TOT_CYC").unwrap(),
+            lookup("cycles").unwrap()
+        ));
         assert!(lookup("PAPI_l1_dcm").is_none());
         assert!(lookup("CPU_CLOCK").is_none());
     }

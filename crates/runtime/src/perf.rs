@@ -150,7 +150,10 @@ mod tests {
             ..clock
         };
         let err = PerfEvent::counter(0, unknown).unwrap_err();
-        assert!(err.errno().is_some() && err.to_string().contains("config"), "{err}");
+        assert!(
+            err.errno().is_some() && err.to_string().contains("config"),
+            "{err}"
+        );
     }
 
     #[test]
