@@ -312,6 +312,15 @@ pub fn lists(desc: &Description) -> bool {
         && (desc.name.is_empty() || desc.name.contains(['*', '?', '[', '\\']))
 }
 
+/// Whether `desc` names, exactly, a probe of the kind `dtrace -l` lists
+/// (`cpc:::cpu_clock-all-1000000000`).
+pub fn names_listed(desc: &Description) -> bool {
+    (desc.provider.is_empty() || desc.provider == PROVIDER)
+        && desc.module.is_empty()
+        && desc.function.is_empty()
+        && desc.name.ends_with(LISTED_SUFFIX)
+}
+
 /// The probes `dtrace -l` lists: each name of each event this machine can count, counted
 /// in both modes every 1,000,000,000 events, with ids from `first_id`, leaving out the
 /// names `known` says are there already.

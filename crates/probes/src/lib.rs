@@ -423,6 +423,10 @@ impl Catalog {
                 self.probes.push(probe);
             }
         }
+        // A listed `cpc` probe keeps the id `dtrace -l` gives it.
+        if cpc::names_listed(desc) {
+            self.discover_counters();
+        }
         let refused_counter = match cpc::on_demand(desc, self.next_id()) {
             Some(Ok(probe)) => {
                 if !self.probes.iter().any(|p| {
