@@ -195,6 +195,11 @@ fn names_that_name_no_probe_say_why() {
         )),
         "{err}"
     );
+    let err = refused("cpc:::cpu_clock-all-9223372036854775808");
+    assert!(
+        err.contains(": the count is above the cpc provider's maximum of 9223372036854775807"),
+        "{err}"
+    );
     let err = refused("cpc:::nonexistentevent-all-10000");
     assert!(err.contains(": cpc has no event nonexistentevent"), "{err}");
     for malformed in [

@@ -29,6 +29,9 @@ const LISTED_SUFFIX: &str = "-all-1000000000";
 /// period would interrupt the CPU too often.
 pub const MIN_COUNT: u64 = 5000;
 
+/// The largest count: the kernel refuses sample periods with the top bit set.
+const MAX_COUNT: u64 = i64::MAX as u64;
+
 /// `PERF_TYPE_HW_CACHE` and its `config` encoding: cache, operation, result.
 const HW_CACHE: u32 = 3;
 const fn read_misses(cache: u64) -> u64 {
@@ -222,6 +225,8 @@ enum Refused {
     UnknownEvent,
     /// A known event with a count below [`MIN_COUNT`].
     CountTooSmall(u64),
+    /// A count above [`MAX_COUNT`].
+    CountTooLarge,
     /// A known event this machine cannot count.
     Unavailable(&'static str),
 }
@@ -243,8 +248,11 @@ fn parse(name: &str) -> Result<Counter, Refused> {
     if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Refused::Malformed);
     }
-    let count: u64 = count.parse().map_err(|_| Refused::Malformed)?;
     let event = lookup(event).ok_or(Refused::UnknownEvent)?;
+    let count: u64 = match count.parse() {
+        Ok(n) if n <= MAX_COUNT => n,
+        _ => return Err(Refused::CountTooLarge),
+    };
     if count < MIN_COUNT {
         return Err(Refused::CountTooSmall(count));
     }
@@ -295,6 +303,9 @@ pub fn on_demand(desc: &Description, id: u32) -> Option<Result<Probe, String>> {
         }
         Err(Refused::CountTooSmall(count)) => {
             format!("the count {count} is below the cpc provider's minimum of {MIN_COUNT}")
+        }
+        Err(Refused::CountTooLarge) => {
+            format!("the count is above the cpc provider's maximum of {MAX_COUNT}")
         }
         Err(Refused::Unavailable(why)) => format!(
             "event {event} cannot be counted: {why}; dtrace -l -P cpc lists the events this \
@@ -369,6 +380,14 @@ mod tests {
         assert_eq!(c.config, 1);
         assert!(c.exclude_user && !c.exclude_kernel);
         assert_eq!(parse("cpu_clock-all-100"), Err(Refused::CountTooSmall(100)));
+        assert_eq!(
+            parse("cpu_clock-all-9223372036854775807").unwrap().period,
+            MAX_COUNT
+        );
+        for huge in ["9223372036854775808", "99999999999999999999"] {
+            let name = format!("cpu_clock-all-{huge}");
+            assert_eq!(parse(&name), Err(Refused::CountTooLarge));
+        }
         for bad in [
             "cpu_clock-all-10000bonehead",
             "cpu_clock-both-10000",
