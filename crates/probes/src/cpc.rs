@@ -316,11 +316,12 @@ pub fn on_demand(desc: &Description, id: u32) -> Option<Result<Probe, String>> {
 }
 
 /// Whether `desc` may name listed `cpc` probes that [`on_demand`] does not make: it names
-/// the provider (a glob allowed) and no single probe exactly.
+/// the provider by a glob, or names it and no single probe exactly.
 pub fn lists(desc: &Description) -> bool {
+    let glob = |f: &str| f.contains(['*', '?', '[', '\\']);
     !desc.provider.is_empty()
         && glob_match(&desc.provider, PROVIDER)
-        && (desc.name.is_empty() || desc.name.contains(['*', '?', '[', '\\']))
+        && (glob(&desc.provider) || desc.name.is_empty() || glob(&desc.name))
 }
 
 /// Whether `desc` names, exactly, a probe of the kind `dtrace -l` lists
