@@ -150,16 +150,21 @@ fn lists_the_events_this_machine_counts() {
             .find(|l| l.ends_with(&format!(" {name}")))
             .and_then(|l| l.split_whitespace().next().map(str::to_string))
     };
-    let named = dtrace(&["-l", "-n", "cpc:::task_clock-all-1000000000"]);
-    assert_eq!(named.status, 0, "{}", named.stderr);
     let name = "task_clock-all-1000000000";
     assert!(id_of(&run.stdout, name).is_some());
-    assert_eq!(
-        id_of(&named.stdout, name),
-        id_of(&run.stdout, name),
-        "{}",
-        named.stdout
-    );
+    // Named exactly, or by a provider glob (which makes no probe of a name not listed).
+    for provider in ["cpc", "cp*"] {
+        let named = dtrace(&["-l", "-n", &format!("{provider}:::{name}")]);
+        assert_eq!(named.status, 0, "{}", named.stderr);
+        assert_eq!(
+            id_of(&named.stdout, name),
+            id_of(&run.stdout, name),
+            "{}",
+            named.stdout
+        );
+    }
+    let unlisted = dtrace(&["-l", "-n", "cp*:::task_clock-all-20000"]);
+    assert_ne!(unlisted.status, 0, "{}", unlisted.stdout);
     // A probe named is made, and listed.
     let run = dtrace(&["-l", "-n", "cpc:::task_clock-kernel-20000"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
