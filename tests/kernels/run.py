@@ -68,6 +68,15 @@ TESTS = [
      "cmd": "dtrace -qn 'profile-97 { @n = count(); } tick-1s { exit(0); }"
             " END { printa(\"samples %@d\\n\", @n); }'",
      "expect": r"samples [1-9]"},
+    # cpc: kernel- and user-mode cpu-clock counters, with a shell loop spinning in user
+    # mode; arg0 is the kernel PC alone, arg1 the user PC alone.
+    {"name": "cpc", "group": "core",
+     "cmd": "(i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done) & "
+            "dtrace -qn 'cpc:::cpu_clock-kernel-1000000 { @k = count(); @bad = sum(arg0 == 0 || arg1 != 0); }"
+            " cpc:::cpu_clock-user-1000000 { @u = count(); @bad = sum(arg0 != 0 || arg1 == 0); }"
+            " tick-1s { exit(0); } END { printa(\"kernel %@d user %@d bad %@d\\n\", @k, @u, @bad); }';"
+            " rc=$?; kill $! 2>/dev/null; exit $rc",
+     "expect": r"kernel [1-9]\d* user [1-9]\d* bad 0\n"},
     {"name": "proc-exit", "group": "proc",
      "cmd": "dtrace -qn 'proc:::exit /pid == $target/ { printf(\"exit %d\\n\", args[0]); }' -c \"$T/tprog 1\"",
      "expect": r"exit 1"},

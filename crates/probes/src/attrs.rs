@@ -212,7 +212,8 @@ fn provider_attrs(site: &ProbeSite) -> &'static ProviderAttrs {
         // A USDT probe with declared argument types.
         (ProbeContext::Mapped(m), _) if matches!(*m.base, ProbeContext::Uprobe(_)) => &USDT,
         (_, "dtrace") => &DTRACE,
-        (_, "profile") => &PROFILE,
+        // `cpc` has `profile`'s attributes in Oracle's DTrace.
+        (_, "profile" | "cpc") => &PROFILE,
         (_, "syscall") => &SYSCALL,
         (_, "fbt") => &FBT,
         (ProbeContext::Mapped(_), _) => &PROC_SCHED,

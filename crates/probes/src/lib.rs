@@ -3,7 +3,7 @@
 //! [`Catalog`] knows every probe of every provider (creating `profile-N` probes when a
 //! description names them, as DTrace does), matches descriptions against them, and attaches
 //! a loaded program to a probe. One module per provider: `dtrace` (BEGIN/END/ERROR),
-//! `profile`, `syscall`, `sdt` (every tracepoint), `rawtp` (BTF-typed raw tracepoints),
+//! `profile`, `cpc` (CPU performance counters, probes made when named), `syscall`, `sdt` (every tracepoint), `rawtp` (BTF-typed raw tracepoints),
 //! `proc`, `sched`, and the network providers `ip`, `tcp`, `udp` (DTrace's probes mapped
 //! onto raw tracepoints, [`mapped`]) and `fbt`
 //! (kernel functions from BTF);
@@ -18,6 +18,7 @@
 
 pub mod attrs;
 
+pub mod cpc;
 mod desc;
 mod dtrace;
 pub mod fbt;
@@ -66,6 +67,8 @@ pub enum Attach {
     Dtrace(DtraceProbe),
     /// A timer every `period_ns`, on every online CPU (`profile`) or on one (`tick`).
     Timer { period_ns: u64, every_cpu: bool },
+    /// A performance counter sampled on every online CPU (`cpc`).
+    Counter(dtrace_runtime::Counter),
     /// Tracepoint `category:event`, through a perf event (a `BPF_PROG_TYPE_TRACEPOINT`
     /// program).
     Tracepoint {
@@ -149,6 +152,8 @@ pub struct Catalog {
     mapped: bool,
     /// Whether `fbt` has been discovered (it reads the kernel's BTF).
     functions: bool,
+    /// Whether the listed `cpc` probes have been made (it opens each event once).
+    counters: bool,
     /// Why tracefs could not be read, when the tracepoint providers were looked for.
     tracefs_error: Option<String>,
     /// Mapped probes this kernel cannot have (their tracepoint is missing, or none exists).
@@ -243,6 +248,7 @@ impl Catalog {
             raw_tracepoints: false,
             mapped: false,
             functions: false,
+            counters: false,
             tracefs_error: None,
             missing: Vec::new(),
             fbt_groups: Vec::new(),
@@ -330,9 +336,25 @@ impl Catalog {
         }
         // The other kernel providers first, so probe ids do not depend on what was asked
         // for.
-        self.discover_mapped();
+        self.discover_counters();
         let first = self.next_id();
         fbt::for_each_probe(first, |p| self.probes.push(p));
+    }
+
+    fn discover_counters(&mut self) {
+        if std::mem::replace(&mut self.counters, true) {
+            return;
+        }
+        // The other kernel providers first (but `fbt`, listed last), so probe ids do not
+        // depend on what was asked for.
+        self.discover_mapped();
+        let known = |name: &str| {
+            self.probes
+                .iter()
+                .any(|p| p.site.provider == cpc::PROVIDER && p.site.name == name)
+        };
+        let found = cpc::listed_probes(self.next_id(), known);
+        self.probes.extend(found);
     }
 
     /// Discover the kernel providers `desc` could name. `fbt` (tens of thousands of probes
@@ -346,6 +368,9 @@ impl Catalog {
         }
         if !desc.provider.is_empty() && glob_match(&desc.provider, rawtp::PROVIDER) {
             self.discover_raw_tracepoints();
+        }
+        if cpc::lists(desc) {
+            self.discover_counters();
         }
         if !desc.provider.is_empty() && glob_match(&desc.provider, "fbt") {
             self.discover_functions();
@@ -398,6 +423,22 @@ impl Catalog {
                 self.probes.push(probe);
             }
         }
+        // A listed `cpc` probe keeps the id `dtrace -l` gives it.
+        if cpc::names_listed(desc) {
+            self.discover_counters();
+        }
+        let refused_counter = match cpc::on_demand(desc, self.next_id()) {
+            Some(Ok(probe)) => {
+                if !self.probes.iter().any(|p| {
+                    p.site.name == probe.site.name && p.site.provider == probe.site.provider
+                }) {
+                    self.probes.push(probe);
+                }
+                None
+            }
+            Some(Err(why)) => Some(why),
+            None => None,
+        };
         self.discover_for(desc);
         let mut found = Matches::default();
         if may_name_tracepoints(desc) {
@@ -423,6 +464,8 @@ impl Catalog {
                 found.unavailable = Some(m.to_string());
             } else if let Some(why) = foreign::why(&desc.provider) {
                 found.unavailable = Some(why.to_string());
+            } else if let Some(why) = refused_counter {
+                found.unavailable = Some(why);
             }
         }
         found
@@ -634,6 +677,7 @@ impl Catalog {
     pub fn for_each(&mut self, resolved: bool, mut f: impl FnMut(&Probe)) {
         self.discover_tracepoints();
         self.discover_mapped();
+        self.discover_counters();
         if resolved {
             for i in 0..self.probes.len() {
                 self.resolve(i);
@@ -656,6 +700,7 @@ impl Probe {
                 period_ns,
                 every_cpu,
             } => profile::attach(prog, *period_ns, *every_cpu, cpu),
+            Attach::Counter(counter) => cpc::attach(prog, *counter, cpu),
             Attach::Tracepoint {
                 category, event, ..
             } => {

@@ -103,6 +103,19 @@ pub fn attach(
     every_cpu: bool,
     only: Option<u32>,
 ) -> dtrace_runtime::Result<Vec<Link>> {
+    attach_each_cpu(prog, every_cpu, only, |cpu| {
+        PerfEvent::cpu_clock(cpu, Sampling::PeriodNs(period_ns))
+    })
+}
+
+/// Attach `prog` to the perf event `open` makes for each chosen CPU: every online CPU, or
+/// the first unless `every_cpu`; `only` alone when it is given (the `cpu` option).
+pub(crate) fn attach_each_cpu(
+    prog: &Program,
+    every_cpu: bool,
+    only: Option<u32>,
+    open: impl Fn(u32) -> dtrace_runtime::Result<PerfEvent>,
+) -> dtrace_runtime::Result<Vec<Link>> {
     let online = cpus::online()?;
     let chosen: Vec<u32> = match only {
         Some(cpu) => vec![cpu],
@@ -111,10 +124,7 @@ pub fn attach(
     };
     chosen
         .into_iter()
-        .map(|cpu| {
-            let event = PerfEvent::cpu_clock(cpu, Sampling::PeriodNs(period_ns))?;
-            Link::perf_event(prog, event)
-        })
+        .map(|cpu| Link::perf_event(prog, open(cpu)?))
         .collect()
 }
 

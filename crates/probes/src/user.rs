@@ -285,7 +285,7 @@ fn is_glob(s: &str) -> bool {
 }
 
 /// Kernel and consumer providers, never user ones.
-const KERNEL_PROVIDERS: &[&str] = &["dtrace", "profile", "tick", "syscall", "sdt", "fbt"];
+const KERNEL_PROVIDERS: &[&str] = &["dtrace", "profile", "tick", "cpc", "syscall", "sdt", "fbt"];
 
 fn scope(provider: &str) -> Option<Scope> {
     if provider.is_empty() || KERNEL_PROVIDERS.contains(&provider) {

@@ -25,7 +25,7 @@ pub use error::{errno_text, Error, Result};
 pub use guardian::Guardian;
 pub use link::Link;
 pub use map::{Keys, Map, MapSpec, MapType, PercpuVisitor, Update};
-pub use perf::{PerfEvent, Sampling};
+pub use perf::{Counter, PerfEvent, Sampling};
 pub use prog::{AttachType, Program, ProgramSpec, ProgramType};
 pub use ringbuf::RingBuf;
 #[cfg(test)]

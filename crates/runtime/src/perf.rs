@@ -1,5 +1,6 @@
-//! Perf events that BPF programs hang off: cpu-clock timers (the `profile` provider) and
-//! tracepoints. Events are opened disabled; [`crate::Link`] enables them after attaching.
+//! Perf events that BPF programs hang off: cpu-clock timers (the `profile` provider),
+//! sampled counters (the `cpc` provider) and tracepoints. Events are opened disabled;
+//! [`crate::Link`] enables them after attaching.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
@@ -13,6 +14,17 @@ pub enum Sampling {
     PeriodNs(u64),
     /// This many times per second.
     FrequencyHz(u64),
+}
+
+/// A counter sampled every `period` of its events (`perf_event_attr` `type`, `config`,
+/// `sample_period`), counting in user mode, kernel mode or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    pub type_: u32,
+    pub config: u64,
+    pub period: u64,
+    pub exclude_user: bool,
+    pub exclude_kernel: bool,
 }
 
 /// An open perf event, owned through its file descriptor (closing it detaches everything).
@@ -37,6 +49,31 @@ impl PerfEvent {
         };
         let fd = sys::perf_event_open(&attr, -1, cpu as i32, || {
             format!("perf_event_open (cpu-clock on CPU {cpu}, {sampling:?})")
+        })?;
+        Ok(PerfEvent { fd })
+    }
+
+    /// `counter` on `cpu`, covering every process (pid -1).
+    pub fn counter(cpu: u32, counter: Counter) -> Result<PerfEvent> {
+        let mut flags = sys::PERF_ATTR_FLAG_DISABLED;
+        if counter.exclude_user {
+            flags |= sys::PERF_ATTR_FLAG_EXCLUDE_USER;
+        }
+        if counter.exclude_kernel {
+            flags |= sys::PERF_ATTR_FLAG_EXCLUDE_KERNEL;
+        }
+        let attr = PerfEventAttr {
+            type_: counter.type_,
+            config: counter.config,
+            sample_period_or_freq: counter.period,
+            flags,
+            ..Default::default()
+        };
+        let fd = sys::perf_event_open(&attr, -1, cpu as i32, || {
+            format!(
+                "perf_event_open (type {} config {:#x} on CPU {cpu})",
+                counter.type_, counter.config
+            )
         })?;
         Ok(PerfEvent { fd })
     }
@@ -96,6 +133,27 @@ mod tests {
         let err = PerfEvent::cpu_clock(1 << 20, Sampling::FrequencyHz(99)).unwrap_err();
         assert!(err.errno().is_some());
         assert!(err.to_string().contains("cpu-clock"), "{err}");
+    }
+
+    #[test]
+    fn opens_counters_and_refuses_unknown_ones() {
+        let clock = Counter {
+            type_: sys::PERF_TYPE_SOFTWARE,
+            config: sys::PERF_COUNT_SW_CPU_CLOCK,
+            period: 1_000_000,
+            exclude_user: true,
+            exclude_kernel: false,
+        };
+        PerfEvent::counter(0, clock).unwrap().enable().unwrap();
+        let unknown = Counter {
+            config: u32::MAX as u64,
+            ..clock
+        };
+        let err = PerfEvent::counter(0, unknown).unwrap_err();
+        assert!(
+            err.errno().is_some() && err.to_string().contains("config"),
+            "{err}"
+        );
     }
 
     #[test]

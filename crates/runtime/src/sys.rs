@@ -274,11 +274,16 @@ pub struct PerfEventAttr {
     pub config2: u64,
 }
 
+pub const PERF_TYPE_HARDWARE: u32 = 0;
 pub const PERF_TYPE_SOFTWARE: u32 = 1;
 pub const PERF_TYPE_TRACEPOINT: u32 = 2;
 pub const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// `perf_event_attr.disabled`.
 pub const PERF_ATTR_FLAG_DISABLED: u64 = 1 << 0;
+/// `perf_event_attr.exclude_user`: count only outside user mode.
+pub const PERF_ATTR_FLAG_EXCLUDE_USER: u64 = 1 << 4;
+/// `perf_event_attr.exclude_kernel`: count only outside kernel mode.
+pub const PERF_ATTR_FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 /// `perf_event_attr.freq`: the sample field is a frequency in Hz.
 pub const PERF_ATTR_FLAG_FREQ: u64 = 1 << 10;
 pub const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
