@@ -399,9 +399,12 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether `name` names a type; a module scope (`D`foo_t`, `vmlinux`pid_t`) is
-    /// looked past, as the typing pass does.
+    /// looked past, as the typing pass does, unless the scoped name is a type of its own
+    /// (a user object's, `a.out`tag_t`).
     fn is_type_name(&self, name: &str) -> bool {
         let bare = name.rsplit('`').next().unwrap_or(name);
-        self.typedefs.contains(bare) || (self.is_type_name)(bare)
+        self.typedefs.contains(bare)
+            || (self.is_type_name)(bare)
+            || (bare.len() < name.len() && (self.is_type_name)(name))
     }
 }

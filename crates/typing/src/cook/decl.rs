@@ -18,7 +18,9 @@ use super::scope::InlineArray;
 use super::Cook;
 use crate::builtins;
 use crate::ir::{self, Member};
+use crate::probe::ProbeContext;
 use crate::types::kernel::{self, Tag};
+use crate::types::user;
 use crate::types::{self, Record, Type, D_RECORD_BASE};
 
 /// A typedef, resolved when used (so naming a kernel type in a library costs nothing until
@@ -59,6 +61,16 @@ fn kernel_scope(name: &str) -> bool {
     name.split_once('`').is_some_and(|(scope, _)| scope != "D")
 }
 
+/// The scoped or unscoped name a type specifier names (`a.out`point` of `struct
+/// a.out`point`), if it names one.
+fn scoped_name(spec: &TypeSpec) -> Option<&str> {
+    match spec {
+        TypeSpec::Named { name, .. } => Some(name),
+        TypeSpec::Struct { name, .. } | TypeSpec::Enum { name, .. } => name.as_deref(),
+        TypeSpec::Builtin { .. } => None,
+    }
+}
+
 /// A member of a D or kernel struct or union, located.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MemberAt {
@@ -77,18 +89,26 @@ impl Cook<'_> {
         parts: &[DeclaratorPart],
         span: Span,
     ) -> Result<Type> {
+        if let Some(err) = self.unknown_user_scope(spec, span) {
+            return Err(err);
+        }
         let base = match spec {
             TypeSpec::Builtin { words, .. } => types::from_words(words),
-            TypeSpec::Named { name, .. } => {
-                // `vmlinux`pid_t`: the module scope names the kernel's types.
-                let name = name.rsplit('`').next().unwrap_or(name);
-                if let Some(t) = self.d_typedef(name) {
-                    return self.with_declarator(t?, parts, span);
+            TypeSpec::Named { name, .. } => match self.user_scoped(name) {
+                Some(object) => user::named(&object, Tag::Typedef, unscoped(name)),
+                None => {
+                    // `vmlinux`pid_t`: the module scope names the kernel's types.
+                    let name = unscoped(name);
+                    if let Some(t) = self.d_typedef(name) {
+                        return self.with_declarator(t?, parts, span);
+                    }
+                    types::builtin_typedef(name)
+                        .or_else(|| {
+                            kernel::vmlinux().and_then(|btf| kernel::named(btf, Tag::Typedef, name))
+                        })
+                        .or_else(|| self.clause_user_type(Tag::Typedef, name))
                 }
-                types::builtin_typedef(name).or_else(|| {
-                    kernel::vmlinux().and_then(|btf| kernel::named(btf, Tag::Typedef, name))
-                })
-            }
+            },
             // An enum the program defines is an int by its name; a kernel enum has its own
             // width.
             TypeSpec::Enum {
@@ -102,11 +122,15 @@ impl Cook<'_> {
                 name: Some(name),
                 variants: None,
                 ..
-            } => Some(
-                kernel::vmlinux()
-                    .and_then(|btf| kernel::named(btf, Tag::Enum, name))
-                    .unwrap_or(types::INT),
-            ),
+            } => match self.user_scoped(name) {
+                Some(object) => user::named(&object, Tag::Enum, unscoped(name)),
+                None => Some(
+                    kernel::vmlinux()
+                        .and_then(|btf| kernel::named(btf, Tag::Enum, unscoped(name)))
+                        .or_else(|| self.clause_user_type(Tag::Enum, unscoped(name)))
+                        .unwrap_or(types::INT),
+                ),
+            },
             TypeSpec::Enum { .. } => Some(types::INT),
             TypeSpec::Struct {
                 union,
@@ -121,17 +145,26 @@ impl Cook<'_> {
                 members: None,
                 ..
             } if !name.starts_with("D`") => {
-                let name = unscoped(name);
                 let tag = if *union { Tag::Union } else { Tag::Struct };
-                // As in DTrace, a struct the kernel does not define is a forward
-                // declaration: pointers to it are fine, its members are not.
-                Some(
-                    kernel::vmlinux()
-                        .and_then(|btf| kernel::named(btf, tag, name))
-                        .unwrap_or_else(|| {
-                            Type::Opaque(kernel::intern(&format!("{} {name}", struct_word(*union))))
-                        }),
-                )
+                match self.user_scoped(name) {
+                    Some(object) => user::named(&object, tag, unscoped(name)),
+                    None => {
+                        let name = unscoped(name);
+                        // As in DTrace, a struct the kernel does not define is a forward
+                        // declaration: pointers to it are fine, its members are not.
+                        Some(
+                            kernel::vmlinux()
+                                .and_then(|btf| kernel::named(btf, tag, name))
+                                .or_else(|| self.clause_user_type(tag, name))
+                                .unwrap_or_else(|| {
+                                    Type::Opaque(kernel::intern(&format!(
+                                        "{} {name}",
+                                        struct_word(*union)
+                                    )))
+                                }),
+                        )
+                    }
+                }
             }
             _ => None,
         };
@@ -146,13 +179,66 @@ impl Cook<'_> {
                 } => format!("{} {name}", struct_word(*union)),
                 _ => "type".into(),
             };
+            // A user object's type its DWARF lacks: why, when the object has none.
+            let why = scoped_name(spec)
+                .and_then(|name| self.user_scoped(name))
+                .and_then(|object| user::untyped(&object))
+                .map_or_else(String::new, |why| format!(" ({why})"));
             return Err(CompileError::new(
                 "D_UNKNOWN",
-                format!("failed to resolve type {shown} : Unknown type name"),
+                format!("failed to resolve type {shown} : Unknown type name{why}"),
                 span,
             ));
         };
         self.with_declarator(ty, parts, span)
+    }
+
+    /// DTrace's error for a type scoped by an object name no object has (`a.out` without a
+    /// process, `libfoo.so`): a scope with a dot names no kernel module.
+    fn unknown_user_scope(&self, spec: &TypeSpec, span: Span) -> Option<CompileError> {
+        let name = scoped_name(spec)?;
+        let (scope, _) = name.rsplit_once('`')?;
+        if !scope.contains('.') || self.user_scoped(name).is_some() {
+            return None;
+        }
+        let shown = match spec {
+            TypeSpec::Struct { union, .. } => format!("{} {name}", struct_word(*union)),
+            TypeSpec::Enum { .. } => format!("enum {name}"),
+            _ => name.to_string(),
+        };
+        Some(CompileError::new(
+            "D_UNKNOWN",
+            format!("failed to resolve type {shown} : Unknown module name ({scope} is no object of a -c or -p process, nor the module of this clause's pid probe)"),
+            span,
+        ))
+    }
+
+    /// The object a scoped type name's scope names (`a.out`point`, `libc.so.6`FILE`),
+    /// if it names a user object: the one of the clause's `pid` probe, when its module or
+    /// file name is the scope, else one the command line gave that name
+    /// ([`user::add_scope`]). Any other scope is a kernel module's.
+    fn user_scoped(&self, name: &str) -> Option<std::path::PathBuf> {
+        let (scope, _) = name.rsplit_once('`')?;
+        if let (Some(object), site) = (self.clause_object(), self.site()) {
+            if site.module == scope || object.file_name().is_some_and(|f| f == scope) {
+                return Some(object.to_path_buf());
+            }
+        }
+        user::scope(scope)
+    }
+
+    /// The object whose DWARF types the `args[]` of the clause's `pid` probe.
+    fn clause_object(&self) -> Option<&std::path::Path> {
+        match &self.site().context {
+            ProbeContext::Uprobe(u) => u.object.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// An unscoped type name neither D nor the kernel defines, as the DWARF of the object
+    /// of the clause's `pid` probe defines it.
+    fn clause_user_type(&self, tag: Tag, name: &str) -> Option<Type> {
+        user::named(self.clause_object()?, tag, name)
     }
 
     /// `ty` with declarator parts applied, in their order from the base type outwards

@@ -384,7 +384,8 @@ impl Cook<'_> {
     /// Whether the pointer `p` is an address in the traced process: an argument of a
     /// `pid` probe typed from DWARF, a pointer read from (or an address taken of) the
     /// process's memory, a variable once assigned one (from then on in program order), and
-    /// what casts and pointer arithmetic make of one; as DTrace
+    /// what casts and pointer arithmetic make of one, and an integer cast to a pointer to
+    /// a user type (`(struct a.out`point *)arg0`); as DTrace
     /// marks such values "userland", so that dereferences read them with copyin.
     pub(crate) fn user_space(&self, p: &Expr) -> bool {
         match &p.kind {
@@ -398,7 +399,9 @@ impl Cook<'_> {
                             && var_key(&place.base).is_some_and(|k| self.user_vars.contains(&k)))
             }
             ExprKind::AddrOf(place) => matches!(place.base, PlaceBase::User(_)),
-            ExprKind::Convert(inner) => self.user_space(inner),
+            ExprKind::Convert(inner) => {
+                self.user_space(inner) || (inner.ty.is_integer() && points_to_user_type(&p.ty))
+            }
             ExprKind::Arith { lhs, rhs, .. } => self.user_space(lhs) || self.user_space(rhs),
             ExprKind::Cond {
                 then, otherwise, ..
@@ -802,4 +805,19 @@ fn symbol_place(module: Option<&str>, name: &str, span: Span) -> Result<Place> {
         span,
     );
     Ok(Place::whole(PlaceBase::Kernel(Box::new(address)), ty))
+}
+
+/// Whether `ty` is a pointer to a struct or union of a user object's DWARF, directly or
+/// through further pointers and arrays.
+pub(super) fn points_to_user_type(ty: &Type) -> bool {
+    let Type::Ptr(mut t) = ty.clone() else {
+        return false;
+    };
+    loop {
+        match *t {
+            Type::Struct(r) => return crate::types::user::is_user(&r),
+            Type::Ptr(inner) | Type::Array(inner, _) => t = inner,
+            _ => return false,
+        }
+    }
 }
