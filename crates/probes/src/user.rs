@@ -76,6 +76,7 @@ use crate::{Attach, Description, Probe};
 
 pub mod exec_watch;
 pub mod offsets;
+mod placeholder;
 mod stripped_main;
 
 /// A `pid` description matching more functions than this in one binary becomes one probe.
@@ -558,13 +559,7 @@ impl UserProbes {
             module: desc.module.clone(),
             function: desc.function.clone(),
             name: desc.name.clone(),
-            context: ProbeContext::Uprobe(UprobeContext {
-                kind: UprobeKind::Usdt(Vec::new()),
-                functions: Vec::new(),
-                family: None,
-                kernel: Vec::new(),
-                object: None,
-            }),
+            context: ProbeContext::Uprobe(placeholder::context(desc)),
         };
         probes.push(Probe {
             site,
