@@ -767,7 +767,8 @@ impl UserProbes {
                 functions: Vec::new(),
                 family,
                 kernel: Vec::new(),
-                object: None,
+                // Its DWARF defines the types its declared arguments name.
+                object: declared.as_ref().map(|_| path.to_path_buf()),
             });
             let site = ProbeSite {
                 id: self.next_id(),

@@ -227,10 +227,15 @@ impl Cook<'_> {
         user::scope(scope)
     }
 
-    /// The object whose DWARF types the `args[]` of the clause's `pid` probe.
+    /// The object whose DWARF types the `args[]` of the clause's `pid` probe, or the
+    /// types a USDT probe's declared arguments name.
     fn clause_object(&self) -> Option<&std::path::Path> {
         match &self.site().context {
             ProbeContext::Uprobe(u) => u.object.as_deref(),
+            ProbeContext::Mapped(m) => match &*m.base {
+                ProbeContext::Uprobe(u) => u.object.as_deref(),
+                _ => None,
+            },
             _ => None,
         }
     }

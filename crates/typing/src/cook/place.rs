@@ -18,7 +18,7 @@ use super::expr::{convert, int, mk, undefined};
 use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
-use crate::probe::ProbeContext;
+use crate::probe::{ProbeContext, UprobeKind};
 use crate::types::{self, kernel, Type};
 
 /// DTrace's error for `.` or `->` on something that is not a struct or union.
@@ -390,7 +390,7 @@ impl Cook<'_> {
     pub(crate) fn user_space(&self, p: &Expr) -> bool {
         match &p.kind {
             ExprKind::ProbeArg(_) => {
-                matches!(self.context(), ProbeContext::Uprobe(u) if u.object.is_some())
+                matches!(self.context(), ProbeContext::Uprobe(u) if u.object.is_some() && !matches!(u.kind, UprobeKind::Usdt(_)))
             }
             ExprKind::Load(place) => {
                 p.ty.is_scalar()
@@ -406,7 +406,9 @@ impl Cook<'_> {
             ExprKind::Cond {
                 then, otherwise, ..
             } => self.user_space(then) || self.user_space(otherwise),
-            ExprKind::Comma(_, value) | ExprKind::Let { body: value, .. } => self.user_space(value),
+            ExprKind::Comma(_, value)
+            | ExprKind::Let { body: value, .. }
+            | ExprKind::InBase(value) => self.user_space(value),
             _ => false,
         }
     }
