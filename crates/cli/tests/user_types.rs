@@ -470,6 +470,15 @@ fn a_begin_clause_names_the_target_programs_types() {
         "BEGIN { printf(\"%d %d\\n\", sizeof (struct a.out`rec), offsetof(struct utprog`rec, v)); exit(0); }",
     );
     assert_eq!(out.stdout, "72 60\n\n");
+    // A path names its object, with or without a process.
+    let script = format!(
+        "BEGIN {{ printf(\"%d\\n\", sizeof (union {}`val) + sizeof (struct {}`rec) / 2); exit(0); }}",
+        exe.display(),
+        exe.display()
+    );
+    let run = common::dtrace(&["-q", "-n", &script]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "40\n\n");
 }
 
 /// Scopes no object has, types the DWARF does not define, and objects without DWARF are
@@ -488,6 +497,11 @@ fn unknown_user_scopes_and_types_are_refused_clearly() {
             &exe,
             "BEGIN { trace(sizeof (struct a.out`nosuch)); }",
             "failed to resolve type struct a.out`nosuch : Unknown type name",
+        ),
+        (
+            &exe,
+            "BEGIN { trace(sizeof (struct /nonexistent/prog`rec)); }",
+            "failed to resolve type struct /nonexistent/prog`rec : Unknown module name (/nonexistent/prog is no file)",
         ),
         (
             &bare,

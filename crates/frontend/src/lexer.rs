@@ -387,6 +387,37 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Where a name scoped by an object's path or by a file name D's tokens would split
+    /// (`/opt/app/prog`rec`, `libstdc++.so.6`T`, `ld-linux-x86-64.so.2`x`) that starts at
+    /// `start` ends, if one does: path characters holding a `/`, `-` or `+`, a backquote,
+    /// an identifier. Only asked where a tag must come (after `struct`), as elsewhere `/`,
+    /// `-` and `+` are operators.
+    pub fn object_scoped_name_end(&self, start: usize) -> Option<usize> {
+        let rest = self.bytes.get(start..)?;
+        let run = rest
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || b"/._-+~@".contains(&b))
+            .count();
+        if !rest[..run].iter().any(|b| b"/-+".contains(b))
+            || rest.get(run) != Some(&b'`')
+            || !rest
+                .get(run + 1)
+                .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+        {
+            return None;
+        }
+        let name = rest[run + 1..]
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || b == b'_')
+            .count();
+        Some(start + run + 1 + name)
+    }
+
+    /// The source text between two offsets.
+    pub fn text_between(&self, start: usize, end: usize) -> &'a str {
+        &self.text[start..end]
+    }
+
     /// After a word, the rest of a user object's scope with dots and the name it scopes
     /// (`a.out`point`, `libc.so.6`FILE`: the pid provider's module names), taken into the
     /// word when `.`-separated words lead to a backquote and an identifier (nothing else

@@ -161,6 +161,12 @@ fn primaries() {
         "(sizeof(struct a.out`point) + sizeof(union libc.so.6`u))"
     );
     assert_eq!(expr("a.b + a.b.c"), "(a.b + a.b.c)");
+    // After `struct`, a path or a file name holding `-` or `+` scopes a tag too.
+    assert_eq!(
+        expr("sizeof (struct /opt/app/prog`rec) / 2 - sizeof (enum libstdc++.so.6`e)"),
+        "((sizeof(struct /opt/app/prog`rec) / 2) - sizeof(enum libstdc++.so.6`e))"
+    );
+    assert_eq!(expr("a/b-c`d"), "((a / b) - c`d)");
     assert_eq!(expr("'a'"), "'a'");
     assert_eq!(expr("\"x\""), "\"x\"");
     assert_eq!(expr("0x10UL"), "16ul");

@@ -194,11 +194,12 @@ impl Cook<'_> {
     }
 
     /// DTrace's error for a type scoped by an object name no object has (`a.out` without a
-    /// process, `libfoo.so`): a scope with a dot names no kernel module.
+    /// process, `libfoo.so`, a path to no file): a scope with a dot, a slash, `-` or `+`
+    /// names no kernel module.
     fn unknown_user_scope(&self, spec: &TypeSpec, span: Span) -> Option<CompileError> {
         let name = scoped_name(spec)?;
         let (scope, _) = name.rsplit_once('`')?;
-        if !scope.contains('.') || self.user_scoped(name).is_some() {
+        if !scope.contains(['.', '/', '-', '+']) || self.user_scoped(name).is_some() {
             return None;
         }
         let shown = match spec {
@@ -206,9 +207,14 @@ impl Cook<'_> {
             TypeSpec::Enum { .. } => format!("enum {name}"),
             _ => name.to_string(),
         };
+        let why = if scope.contains('/') {
+            format!("{scope} is no file")
+        } else {
+            format!("{scope} is no object of a -c or -p process, nor the module of this clause's pid probe")
+        };
         Some(CompileError::new(
             "D_UNKNOWN",
-            format!("failed to resolve type {shown} : Unknown module name ({scope} is no object of a -c or -p process, nor the module of this clause's pid probe)"),
+            format!("failed to resolve type {shown} : Unknown module name ({why})"),
             span,
         ))
     }
@@ -216,7 +222,8 @@ impl Cook<'_> {
     /// The object a scoped type name's scope names (`a.out`point`, `libc.so.6`FILE`),
     /// if it names a user object: the one of the clause's `pid` probe, when its module or
     /// file name is the scope, else one the command line gave that name
-    /// ([`user::add_scope`]). Any other scope is a kernel module's.
+    /// ([`user::add_scope`]), else the file a path names. Any other scope is a kernel
+    /// module's.
     fn user_scoped(&self, name: &str) -> Option<std::path::PathBuf> {
         let (scope, _) = name.rsplit_once('`')?;
         if let (Some(object), site) = (self.clause_object(), self.site()) {
@@ -224,7 +231,11 @@ impl Cook<'_> {
                 return Some(object.to_path_buf());
             }
         }
-        user::scope(scope)
+        // A path names its file (`struct /opt/app/prog`rec`).
+        user::scope(scope).or_else(|| {
+            let path = std::fs::canonicalize(scope).ok()?;
+            (scope.contains('/') && path.is_file()).then_some(path)
+        })
     }
 
     /// The object whose DWARF types the `args[]` of the clause's `pid` probe, or the
