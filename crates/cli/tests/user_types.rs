@@ -606,6 +606,64 @@ fn a_pid_glob_waiting_for_processes_types_their_arguments() {
     );
 }
 
+/// `dtrace -h`, `dtrace -G` and gcc on `dir`'s provider file `prov` and C source `src`,
+/// built with `-g` into `dir/exe`.
+fn build_usdt(dir: &Path, prov: &str, src: &str, exe: &str) -> PathBuf {
+    let step = |cmd: &mut Command| {
+        let out = cmd.current_dir(dir).output().expect("run a build step");
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let dtrace = env!("CARGO_BIN_EXE_dtrace");
+    let object = src.replace(".c", ".o");
+    let prov_object = prov.replace(".d", ".o");
+    step(Command::new(dtrace).args(["-h", "-s", prov]));
+    step(Command::new("gcc").args(["-g", "-O1", "-c", src]));
+    step(Command::new(dtrace).args(["-G", "-s", prov, &object]));
+    step(Command::new("gcc").args(["-g", "-o", exe, &object, &prov_object]));
+    dir.join(exe)
+}
+
+/// A provider file translating the program's struct (`probe req(struct rec *r) :
+/// (outinfo_t *r)`): the script's translator takes the program's type by its scope, and
+/// reads its members from the process.
+#[test]
+fn usdt_translators_take_the_programs_struct_by_its_scope() {
+    let dir = common::scratch("utypes", "usdtxlate");
+    std::fs::write(
+        dir.join("xprov.d"),
+        "typedef struct outinfo { int oi_id; string oi_name; } outinfo_t;\nprovider xprov {\n\tprobe req(struct rec *r) : (outinfo_t *r);\n};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("x.c"),
+        "#include \"xprov.h\"\nstruct rec { int id; char *name; };\nint main(void) { struct rec a = {7, \"xname\"}; XPROV_REQ(&a); return a.id == 0; }\n",
+    )
+    .unwrap();
+    let exe = build_usdt(&dir, "xprov.d", "x.c", "x");
+    let script = dir.join("x.d");
+    std::fs::write(
+        &script,
+        r#"typedef struct outinfo { int oi_id; string oi_name; } outinfo_t;
+translator outinfo_t < struct a.out`rec *r > { oi_id = r->id; oi_name = copyinstr((uintptr_t)r->name); };
+xprov$target:::req { printf("%d %s %s\n", args[0]->oi_id, args[0]->oi_name, stringof(((struct x`rec *)arg0)->name)); }
+"#,
+    )
+    .unwrap();
+    let run = common::dtrace(&[
+        "-q",
+        "-s",
+        script.to_str().unwrap(),
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "7 xname xname\n\n");
+}
+
 /// USDT probes built the DTrace way (`dtrace -h`, `dtrace -G`) whose provider file types
 /// an argument as a pointer to the program's own struct: `args[0]` is that struct, from
 /// the program's DWARF, read from the process.
@@ -626,21 +684,9 @@ int main(void) { struct rec a = {7, "usdt", {3, 4}}; UPROV_REQ(&a, "lbl", 5); re
 "#,
     )
     .unwrap();
-    let step = |cmd: &mut Command| {
-        let out = cmd.current_dir(&dir).output().expect("run a build step");
-        assert!(
-            out.status.success(),
-            "{cmd:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let dtrace = env!("CARGO_BIN_EXE_dtrace");
-    step(Command::new(dtrace).args(["-h", "-s", "uprov.d"]));
-    step(Command::new("gcc").args(["-g", "-O1", "-c", "u.c"]));
-    step(Command::new(dtrace).args(["-G", "-s", "uprov.d", "u.o"]));
-    step(Command::new("gcc").args(["-g", "-o", "u", "u.o", "uprov.o"]));
+    let exe = build_usdt(&dir, "uprov.d", "u.c", "u");
     let out = run(
-        &dir.join("u"),
+        &exe,
         r#"uprov$target:::req { printf("%d %s %d %d %s\n", args[0]->id, args[0]->name, args[0]->pt.y, args[2], copyinstr((uintptr_t)args[1])); print(args[0]->pt); }"#,
     );
     assert!(out.stdout.starts_with("7 usdt 4 5 lbl\n"), "{}", out.stdout);

@@ -384,8 +384,9 @@ impl Cook<'_> {
     /// Whether the pointer `p` is an address in the traced process: an argument of a
     /// `pid` probe typed from DWARF, a pointer read from (or an address taken of) the
     /// process's memory, a variable once assigned one (from then on in program order), and
-    /// what casts and pointer arithmetic make of one, and an integer cast to a pointer to
-    /// a user type (`(struct a.out`point *)arg0`); as DTrace
+    /// what casts and pointer arithmetic make of one, an integer cast to a pointer to a
+    /// user type (`(struct a.out`point *)arg0`), and a translator's input of such a type;
+    /// as DTrace
     /// marks such values "userland", so that dereferences read them with copyin.
     pub(crate) fn user_space(&self, p: &Expr) -> bool {
         match &p.kind {
@@ -399,6 +400,9 @@ impl Cook<'_> {
                             && var_key(&place.base).is_some_and(|k| self.user_vars.contains(&k)))
             }
             ExprKind::AddrOf(place) => matches!(place.base, PlaceBase::User(_)),
+            // A translator's input (or an inline's parameter) declared as a pointer to a
+            // user type (`translator T < struct a.out`rec *r >`).
+            ExprKind::Bound(_) => points_to_user_type(&p.ty),
             ExprKind::Convert(inner) => {
                 self.user_space(inner) || (inner.ty.is_integer() && points_to_user_type(&p.ty))
             }
