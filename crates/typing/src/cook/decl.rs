@@ -222,7 +222,7 @@ impl Cook<'_> {
     /// The object a scoped type name's scope names (`a.out`point`, `libc.so.6`FILE`),
     /// if it names a user object: the one of the clause's `pid` probe, when its module or
     /// file name is the scope, else one the command line gave that name
-    /// ([`user::add_scope`]), else the file a path names. Any other scope is a kernel
+    /// ([`user::set_scopes`]), else the file a path names. Any other scope is a kernel
     /// module's.
     fn user_scoped(&self, name: &str) -> Option<std::path::PathBuf> {
         let (scope, _) = name.rsplit_once('`')?;

@@ -105,31 +105,22 @@ fn converting<T>(
     Some((found, object.btf?, base))
 }
 
-fn scopes() -> std::sync::MutexGuard<'static, Vec<(String, PathBuf)>> {
-    static SCOPES: OnceLock<Mutex<Vec<(String, PathBuf)>>> = OnceLock::new();
-    SCOPES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+/// How the command line finds the object a scope names ([`set_scopes`]).
+type ScopeFinder = Box<dyn Fn(&str) -> Option<PathBuf> + Send + Sync>;
+
+static SCOPES: OnceLock<ScopeFinder> = OnceLock::new();
+
+/// Let scripts name user types by scopes (`struct NAME`point`) that `find` turns into
+/// objects: `a.out` for a process's executable, or an object's file name as the `pid`
+/// provider's module field spells it (`libc.so.6`). Set before typing; the first finder
+/// set stays.
+pub fn set_scopes(find: impl Fn(&str) -> Option<PathBuf> + Send + Sync + 'static) {
+    let _ = SCOPES.set(Box::new(find));
 }
 
-/// Let scripts name the user types of the object at `path` with scope `name`
-/// (`struct NAME`point`): `a.out` for a process's executable, or an object's file name as
-/// the `pid` provider's module field spells it (`libc.so.6`). The first object given a
-/// name keeps it.
-pub fn add_scope(name: &str, path: &Path) {
-    let mut scopes = scopes();
-    if !scopes.iter().any(|(n, _)| n == name) {
-        scopes.push((name.to_string(), path.to_path_buf()));
-    }
-}
-
-/// The object scope `name` was given by [`add_scope`].
+/// The object scope `name` names, as [`set_scopes`]' finder says.
 pub fn scope(name: &str) -> Option<PathBuf> {
-    scopes()
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, p)| p.clone())
+    SCOPES.get()?(name)
 }
 
 /// Why the object at `path` has no user types (no DWARF, unreadable), if it has none.
