@@ -18,7 +18,6 @@ use super::scope::InlineArray;
 use super::Cook;
 use crate::builtins;
 use crate::ir::{self, Member};
-use crate::probe::ProbeContext;
 use crate::types::kernel::{self, Tag};
 use crate::types::user;
 use crate::types::{self, Record, Type, D_RECORD_BASE};
@@ -43,7 +42,7 @@ pub(crate) struct Defs {
 /// The largest array D declares (elements).
 const ARRAY_MAX: u64 = u32::MAX as u64;
 
-fn struct_word(union: bool) -> &'static str {
+pub(super) fn struct_word(union: bool) -> &'static str {
     if union {
         "union"
     } else {
@@ -59,16 +58,6 @@ fn unscoped(name: &str) -> &str {
 /// Whether a scoped tag names the kernel's type (any module scope but D's own, `D`).
 fn kernel_scope(name: &str) -> bool {
     name.split_once('`').is_some_and(|(scope, _)| scope != "D")
-}
-
-/// The scoped or unscoped name a type specifier names (`a.out`point` of `struct
-/// a.out`point`), if it names one.
-fn scoped_name(spec: &TypeSpec) -> Option<&str> {
-    match spec {
-        TypeSpec::Named { name, .. } => Some(name),
-        TypeSpec::Struct { name, .. } | TypeSpec::Enum { name, .. } => name.as_deref(),
-        TypeSpec::Builtin { .. } => None,
-    }
 }
 
 /// A member of a D or kernel struct or union, located.
@@ -180,7 +169,7 @@ impl Cook<'_> {
                 _ => "type".into(),
             };
             // A user object's type its DWARF lacks: why, when the object has none.
-            let why = scoped_name(spec)
+            let why = super::user_scope::scoped_name(spec)
                 .and_then(|name| self.user_scoped(name))
                 .and_then(|object| user::untyped(&object))
                 .map_or_else(String::new, |why| format!(" ({why})"));
@@ -191,70 +180,6 @@ impl Cook<'_> {
             ));
         };
         self.with_declarator(ty, parts, span)
-    }
-
-    /// DTrace's error for a type scoped by an object name no object has (`a.out` without a
-    /// process, `libfoo.so`, a path to no file): a scope with a dot, a slash, `-` or `+`
-    /// names no kernel module.
-    fn unknown_user_scope(&self, spec: &TypeSpec, span: Span) -> Option<CompileError> {
-        let name = scoped_name(spec)?;
-        let (scope, _) = name.rsplit_once('`')?;
-        if !scope.contains(['.', '/', '-', '+']) || self.user_scoped(name).is_some() {
-            return None;
-        }
-        let shown = match spec {
-            TypeSpec::Struct { union, .. } => format!("{} {name}", struct_word(*union)),
-            TypeSpec::Enum { .. } => format!("enum {name}"),
-            _ => name.to_string(),
-        };
-        let why = if scope.contains('/') {
-            format!("{scope} is no file")
-        } else {
-            format!("{scope} is no object of a -c or -p process, nor the module of this clause's pid probe")
-        };
-        Some(CompileError::new(
-            "D_UNKNOWN",
-            format!("failed to resolve type {shown} : Unknown module name ({why})"),
-            span,
-        ))
-    }
-
-    /// The object a scoped type name's scope names (`a.out`point`, `libc.so.6`FILE`),
-    /// if it names a user object: the one of the clause's `pid` probe, when its module or
-    /// file name is the scope, else one the command line gave that name
-    /// ([`user::set_scopes`]), else the file a path names. Any other scope is a kernel
-    /// module's.
-    fn user_scoped(&self, name: &str) -> Option<std::path::PathBuf> {
-        let (scope, _) = name.rsplit_once('`')?;
-        if let (Some(object), site) = (self.clause_object(), self.site()) {
-            if site.module == scope || object.file_name().is_some_and(|f| f == scope) {
-                return Some(object.to_path_buf());
-            }
-        }
-        // A path names its file (`struct /opt/app/prog`rec`).
-        user::scope(scope).or_else(|| {
-            let path = std::fs::canonicalize(scope).ok()?;
-            (scope.contains('/') && path.is_file()).then_some(path)
-        })
-    }
-
-    /// The object whose DWARF types the `args[]` of the clause's `pid` probe, or the
-    /// types a USDT probe's declared arguments name.
-    fn clause_object(&self) -> Option<&std::path::Path> {
-        match &self.site().context {
-            ProbeContext::Uprobe(u) => u.object.as_deref(),
-            ProbeContext::Mapped(m) => match &*m.base {
-                ProbeContext::Uprobe(u) => u.object.as_deref(),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    /// An unscoped type name neither D nor the kernel defines, as the DWARF of the object
-    /// of the clause's `pid` probe defines it.
-    fn clause_user_type(&self, tag: Tag, name: &str) -> Option<Type> {
-        user::named(self.clause_object()?, tag, name)
     }
 
     /// `ty` with declarator parts applied, in their order from the base type outwards
