@@ -257,10 +257,12 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
 }
 
 /// Whether an identifier names a type outside the program: D's built-in typedefs, then the
-/// kernel's typedefs from BTF (`u64`, `size_t`, `atomic_t`), read only if a script asks.
+/// kernel's typedefs from BTF (`u64`, `size_t`, `atomic_t`), read only if a script asks,
+/// then a scoped user object's (`a.out`tag_t`, from its DWARF).
 pub(crate) fn is_type_name(name: &str) -> bool {
     dtrace_backend::types::builtin_typedef(name).is_some()
         || dtrace_backend::types::kernel::is_typedef(name)
+        || crate::user_scopes::is_typedef(name)
 }
 
 /// The library sources read for this run (none before [`read_sources`]).

@@ -32,6 +32,7 @@ mod signals;
 mod syscall_fentry;
 mod target;
 mod user_reads;
+mod user_scopes;
 mod watch;
 
 use std::io::Write;
@@ -306,6 +307,7 @@ fn front_end(
         Ok(s) => s,
         Err(f) => return fail(f, options),
     };
+    user_scopes::register(targets);
     let items = match compile::parse_all(&sources, options.pspec) {
         Ok(i) => i,
         Err(f) => return fail(f, options),

@@ -391,3 +391,303 @@ fn a_libc_function_in_pieces_is_typed_from_its_debug_file() {
     // The stream's descriptor, and _IO_MAGIC in the high half of its flags.
     assert_eq!(out.stdout, "3 fbad\n\n", "stderr: {}", out.stderr);
 }
+
+/// The DWARF types of an object named with its scope (`struct a.out`rec`, `a.out`tag_t`,
+/// `enum a.out`color`) in casts, `sizeof`, `offsetof` and `print()`: a number cast to a
+/// pointer to a user struct is an address in the process, read as `args[0]` is.
+#[test]
+fn scoped_user_types_in_casts_sizeof_offsetof_and_print() {
+    let exe = program("scoped", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        r#"pid$target:a.out:handle:entry {
+            this->r = (struct a.out`rec *)arg0;
+            printf("%d %d %d %s %d\n", sizeof (struct a.out`rec), offsetof(struct a.out`rec, pts),
+                sizeof (a.out`tag_t), this->r->next->name, ((struct a.out`point *)&this->r->pts[1])->y);
+            printf("%u %d %d\n", (a.out`tag_t)-1, (enum a.out`color)6 == BLUE, sizeof (union a.out`val));
+            print(*(struct a.out`rec *)arg0);
+            print(*args[0]);
+        }"#,
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[..2],
+        ["72 44 4 bravo 4", "4294967295 1 4"],
+        "{}",
+        out.stdout
+    );
+    // The cast's print() is print(*args[0])'s, line for line.
+    let prints: Vec<&str> = lines[2..]
+        .iter()
+        .copied()
+        .filter(|l| !l.is_empty())
+        .collect();
+    let (cast, typed) = prints.split_at(prints.len() / 2);
+    assert!(cast[1].trim() == "(struct rec) {", "{}", out.stdout);
+    assert_eq!(cast, typed, "{}", out.stdout);
+}
+
+/// User types in D declarations (a global struct, a typedef, a clause-local copy) and,
+/// in a clause of a `pid` probe of the object, unscoped names D and the kernel do not
+/// define (`struct point`).
+#[test]
+fn scoped_user_types_in_declarations_and_unscoped_in_the_objects_clauses() {
+    let exe = program("decls", &["-g", "-O1"]);
+    let script = exe.with_file_name("decls.d");
+    std::fs::write(
+        &script,
+        r#"struct a.out`rec r;
+a.out`tag_t t;
+
+pid$target:a.out:handle:entry
+{
+    r = *args[0];
+    t = r.tag;
+    this->p = r.pts[1];
+    printf("%s %u %d %d\n", r.name, t, this->p.x, ((struct point *)&args[0]->pts[0])->y);
+}
+"#,
+    )
+    .unwrap();
+    let run = common::dtrace(&[
+        "-q",
+        "-s",
+        script.to_str().unwrap(),
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "alpha 9 3 2\n\n");
+}
+
+/// Outside the object's `pid` clauses (here `BEGIN`), scopes name the objects of the `-c`
+/// process: `a.out` its executable.
+#[test]
+fn a_begin_clause_names_the_target_programs_types() {
+    let exe = program("begin", &["-g", "-O1"]);
+    let out = run(
+        &exe,
+        "BEGIN { printf(\"%d %d\\n\", sizeof (struct a.out`rec), offsetof(struct utprog`rec, v)); exit(0); }",
+    );
+    assert_eq!(out.stdout, "72 60\n\n");
+    // A path names its object, with or without a process.
+    let script = format!(
+        "BEGIN {{ printf(\"%d\\n\", sizeof (union {}`val) + sizeof (struct {}`rec) / 2); exit(0); }}",
+        exe.display(),
+        exe.display()
+    );
+    let run = common::dtrace(&["-q", "-n", &script]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "40\n\n");
+}
+
+/// Scopes no object has, types the DWARF does not define, and objects without DWARF are
+/// refused with DTrace's error and why.
+#[test]
+fn unknown_user_scopes_and_types_are_refused_clearly() {
+    let exe = program("scopeerrors", &["-g", "-O1"]);
+    let bare = program("scopenodwarf", &["-O1"]);
+    for (exe, script, message) in [
+        (
+            &exe,
+            "BEGIN { trace(sizeof (struct libnosuch.so`rec)); }",
+            "failed to resolve type struct libnosuch.so`rec : Unknown module name (libnosuch.so is no object of a -c or -p process, nor the module of this clause's pid probe)",
+        ),
+        (
+            &exe,
+            "BEGIN { trace(sizeof (struct a.out`nosuch)); }",
+            "failed to resolve type struct a.out`nosuch : Unknown type name",
+        ),
+        (
+            &exe,
+            "BEGIN { trace(sizeof (struct /nonexistent/prog`rec)); }",
+            "failed to resolve type struct /nonexistent/prog`rec : Unknown module name (/nonexistent/prog is no file)",
+        ),
+        (
+            &bare,
+            "BEGIN { trace(sizeof (struct a.out`rec)); }",
+            "failed to resolve type struct a.out`rec : Unknown type name (",
+        ),
+    ] {
+        let run = common::dtrace(&["-q", "-c", exe.to_str().unwrap(), "-n", script]);
+        assert_eq!(run.status, 1, "{script}: {}", run.stdout);
+        assert!(run.stderr.contains(message), "{script}: {}", run.stderr);
+    }
+    let run = common::dtrace(&["-q", "-n", "BEGIN { trace(sizeof (struct a.out`rec)); }"]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.stderr
+            .contains("a.out is no object of a -c or -p process"),
+        "{}",
+        run.stderr
+    );
+    let bare_run = common::dtrace(&[
+        "-q",
+        "-c",
+        bare.to_str().unwrap(),
+        "-n",
+        "BEGIN { trace(sizeof (struct a.out`rec)); }",
+    ]);
+    assert!(
+        bare_run.stderr.contains("has no DWARF)"),
+        "{}",
+        bare_run.stderr
+    );
+}
+
+/// An instruction offset's probe has no `args[]` (as in DTrace): said so, with what to
+/// use instead; `arg0` works there.
+#[test]
+fn offset_probes_have_no_args() {
+    let exe = program("offsets", &["-g", "-O0"]);
+    let e = exe.to_str().unwrap();
+    let run = common::dtrace(&[
+        "-q",
+        "-c",
+        e,
+        "-n",
+        "pid$target:a.out:handle:1 { trace(args[0]->id); }",
+    ]);
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(":handle:1 args[ ] (a pid probe at an instruction offset has no args[ ]; arg0 to arg5 are the argument registers there)")
+            && run.stderr.contains("index 0 is out of range for pid"),
+        "{}",
+        run.stderr
+    );
+    let out = run_ok(
+        e,
+        "pid$target:a.out:handle:1 { printf(\"%d\\n\", ((struct a.out`rec *)arg0)->id); }",
+    );
+    assert_eq!(out, "1\n\n");
+}
+
+fn run_ok(cmd: &str, script: &str) -> String {
+    common::trace(cmd, script).stdout
+}
+
+/// `pid*:PROG:FUNC:entry` with no `PROG` running: its clauses are typed from the `PROG`
+/// on `$PATH`, and every later process is traced with typed arguments.
+#[test]
+fn a_pid_glob_waiting_for_processes_types_their_arguments() {
+    let exe = program("later", &["-g", "-O1"]);
+    let prog = exe.with_file_name("utlater");
+    std::fs::rename(&exe, &prog).unwrap();
+    let dir = prog.parent().unwrap();
+    let script = dir.join("loop.sh");
+    std::fs::write(
+        &script,
+        format!("for i in 1 2 3; do {}; done\n", prog.display()),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let child = common::command(&[
+        "-q",
+        "-n",
+        r#"pid*:utlater:handle:entry { printf("%d %s %d\n", args[0]->id, args[0]->next->name, args[0]->pts[1].y); }
+           pid*:utlater:find:return { printf("found %s\n", args[1]->name); }"#,
+        "-c",
+        &format!("/bin/sh {}", script.display()),
+    ])
+    .env("PATH", path)
+    .spawn()
+    .expect("start dtrace");
+    let run = common::finish(child, "pid glob over later processes");
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "1 bravo 4\nfound bravo\n".repeat(3) + "\n",
+        "stderr: {}",
+        run.stderr
+    );
+}
+
+/// `dtrace -h`, `dtrace -G` and gcc on `dir`'s provider file `prov` and C source `src`,
+/// built with `-g` into `dir/exe`.
+fn build_usdt(dir: &Path, prov: &str, src: &str, exe: &str) -> PathBuf {
+    let step = |cmd: &mut Command| {
+        let out = cmd.current_dir(dir).output().expect("run a build step");
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let dtrace = env!("CARGO_BIN_EXE_dtrace");
+    let object = src.replace(".c", ".o");
+    let prov_object = prov.replace(".d", ".o");
+    step(Command::new(dtrace).args(["-h", "-s", prov]));
+    step(Command::new("gcc").args(["-g", "-O1", "-c", src]));
+    step(Command::new(dtrace).args(["-G", "-s", prov, &object]));
+    step(Command::new("gcc").args(["-g", "-o", exe, &object, &prov_object]));
+    dir.join(exe)
+}
+
+/// A provider file translating the program's struct (`probe req(struct rec *r) :
+/// (outinfo_t *r)`): the script's translator takes the program's type by its scope, and
+/// reads its members from the process.
+#[test]
+fn usdt_translators_take_the_programs_struct_by_its_scope() {
+    let dir = common::scratch("utypes", "usdtxlate");
+    std::fs::write(
+        dir.join("xprov.d"),
+        "typedef struct outinfo { int oi_id; string oi_name; } outinfo_t;\nprovider xprov {\n\tprobe req(struct rec *r) : (outinfo_t *r);\n};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("x.c"),
+        "#include \"xprov.h\"\nstruct rec { int id; char *name; };\nint main(void) { struct rec a = {7, \"xname\"}; XPROV_REQ(&a); return a.id == 0; }\n",
+    )
+    .unwrap();
+    let exe = build_usdt(&dir, "xprov.d", "x.c", "x");
+    let script = dir.join("x.d");
+    std::fs::write(
+        &script,
+        r#"typedef struct outinfo { int oi_id; string oi_name; } outinfo_t;
+translator outinfo_t < struct a.out`rec *r > { oi_id = r->id; oi_name = copyinstr((uintptr_t)r->name); };
+xprov$target:::req { printf("%d %s %s\n", args[0]->oi_id, args[0]->oi_name, stringof(((struct x`rec *)arg0)->name)); }
+"#,
+    )
+    .unwrap();
+    let run = common::dtrace(&[
+        "-q",
+        "-s",
+        script.to_str().unwrap(),
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "7 xname xname\n\n");
+}
+
+/// USDT probes built the DTrace way (`dtrace -h`, `dtrace -G`) whose provider file types
+/// an argument as a pointer to the program's own struct: `args[0]` is that struct, from
+/// the program's DWARF, read from the process.
+#[test]
+fn usdt_arguments_declared_as_program_structs_are_typed_from_dwarf() {
+    let dir = common::scratch("utypes", "usdt");
+    std::fs::write(
+        dir.join("uprov.d"),
+        "provider uprov {\n\tprobe req(struct rec *r, char *label, int n);\n};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("u.c"),
+        r#"#include "uprov.h"
+struct point { int x, y; };
+struct rec { int id; char name[16]; struct point pt; };
+int main(void) { struct rec a = {7, "usdt", {3, 4}}; UPROV_REQ(&a, "lbl", 5); return a.id == 0; }
+"#,
+    )
+    .unwrap();
+    let exe = build_usdt(&dir, "uprov.d", "u.c", "u");
+    let out = run(
+        &exe,
+        r#"uprov$target:::req { printf("%d %s %d %d %s\n", args[0]->id, args[0]->name, args[0]->pt.y, args[2], copyinstr((uintptr_t)args[1])); print(args[0]->pt); }"#,
+    );
+    assert!(out.stdout.starts_with("7 usdt 4 5 lbl\n"), "{}", out.stdout);
+}

@@ -301,6 +301,14 @@ impl<'a> Lexer<'a> {
         if let Some(k) = Keyword::from_word(text).filter(|k| k.starts_outer_declaration()) {
             return Ok(TokenKind::Keyword(k));
         }
+        // A user object's scoped type name (`a.out`tag_t`) starts a declaration too.
+        if !self.probe_specifiers
+            && text.contains('`')
+            && !text.contains([':', '*', '?', '!'])
+            && is_type(text)
+        {
+            return Ok(TokenKind::Ident(text.to_string()));
+        }
         let could_be_type = !self.probe_specifiers
             && !text.contains([':', '-', '.', '?', '!', '`'])
             && !matches!(text, "BEGIN" | "END" | "ERROR");
@@ -329,6 +337,7 @@ impl<'a> Lexer<'a> {
                 while self.peek_byte(0).is_some_and(is_ident_char) {
                     self.pos += 1;
                 }
+                self.dotted_scope();
                 let word = &self.text[start..self.pos];
                 Ok(match Keyword::from_word(word) {
                     Some(k) => TokenKind::Keyword(k),
@@ -374,6 +383,63 @@ impl<'a> Lexer<'a> {
                     Punct::Slash if self.closes_predicate() => Punct::EndPredicate,
                     _ => punct,
                 }))
+            }
+        }
+    }
+
+    /// Where a name scoped by an object's path or by a file name D's tokens would split
+    /// (`/opt/app/prog`rec`, `libstdc++.so.6`T`, `ld-linux-x86-64.so.2`x`) that starts at
+    /// `start` ends, if one does: path characters holding a `/`, `-` or `+`, a backquote,
+    /// an identifier. Only asked where a tag must come (after `struct`), as elsewhere `/`,
+    /// `-` and `+` are operators.
+    pub fn object_scoped_name_end(&self, start: usize) -> Option<usize> {
+        let rest = self.bytes.get(start..)?;
+        let run = rest
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || b"/._-+~@".contains(&b))
+            .count();
+        if !rest[..run].iter().any(|b| b"/-+".contains(b))
+            || rest.get(run) != Some(&b'`')
+            || !rest
+                .get(run + 1)
+                .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+        {
+            return None;
+        }
+        let name = rest[run + 1..]
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || b == b'_')
+            .count();
+        Some(start + run + 1 + name)
+    }
+
+    /// The source text between two offsets.
+    pub fn text_between(&self, start: usize, end: usize) -> &'a str {
+        &self.text[start..end]
+    }
+
+    /// After a word, the rest of a user object's scope with dots and the name it scopes
+    /// (`a.out`point`, `libc.so.6`FILE`: the pid provider's module names), taken into the
+    /// word when `.`-separated words lead to a backquote and an identifier (nothing else
+    /// D has looks like that: a member name holds no backquote).
+    fn dotted_scope(&mut self) {
+        let rest = &self.bytes[self.pos..];
+        let run = rest
+            .iter()
+            .take_while(|&&b| b == b'.' || b.is_ascii_alphanumeric() || b == b'_')
+            .count();
+        let dotted = rest.first() == Some(&b'.')
+            && !rest[..run].windows(2).any(|w| w == b"..")
+            && rest[run - 1] != b'.';
+        if dotted
+            && rest.get(run) == Some(&b'`')
+            && rest
+                .get(run + 1)
+                .is_some_and(|&b| is_ident_start(b) && b != b'`')
+        {
+            self.pos += run + 1;
+            while self.peek_byte(0).is_some_and(is_ident_char) {
+                self.pos += 1;
             }
         }
     }

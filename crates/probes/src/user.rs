@@ -76,6 +76,7 @@ use crate::{Attach, Description, Probe};
 
 pub mod exec_watch;
 pub mod offsets;
+mod placeholder;
 mod stripped_main;
 
 /// A `pid` description matching more functions than this in one binary becomes one probe.
@@ -558,13 +559,7 @@ impl UserProbes {
             module: desc.module.clone(),
             function: desc.function.clone(),
             name: desc.name.clone(),
-            context: ProbeContext::Uprobe(UprobeContext {
-                kind: UprobeKind::Usdt(Vec::new()),
-                functions: Vec::new(),
-                family: None,
-                kernel: Vec::new(),
-                object: None,
-            }),
+            context: ProbeContext::Uprobe(placeholder::context(desc)),
         };
         probes.push(Probe {
             site,
@@ -772,7 +767,8 @@ impl UserProbes {
                 functions: Vec::new(),
                 family,
                 kernel: Vec::new(),
-                object: None,
+                // Its DWARF defines the types its declared arguments name.
+                object: declared.as_ref().map(|_| path.to_path_buf()),
             });
             let site = ProbeSite {
                 id: self.next_id(),

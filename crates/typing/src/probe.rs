@@ -115,7 +115,9 @@ pub struct UprobeContext {
     /// the one function), whose BTF prototypes type `args[]`; empty for a user probe.
     pub kernel: Vec<KernelFunction>,
     /// The object of a `pid` entry or return probe, whose DWARF (its own or its separate
-    /// debug file's) types `args[]` where it describes the functions (`types::user`).
+    /// debug file's) types `args[]` where it describes the functions (`types::user`); of a
+    /// USDT probe whose argument types a provider file declared, whose DWARF defines the
+    /// types they name (`struct rec *`).
     pub object: Option<std::path::PathBuf>,
 }
 

@@ -464,6 +464,9 @@ impl Parser<'_> {
 
     /// The tag after `struct`, `union` or `enum`, if any.
     fn optional_tag(&mut self) -> Result<Option<String>> {
+        if let Some(tag) = self.object_scoped_tag()? {
+            return Ok(Some(tag));
+        }
         let TokenKind::Ident(name) = self.peek_kind()?.clone() else {
             return Ok(None);
         };

@@ -223,6 +223,23 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// A tag scoped by an object's path or a file name the usual tokens would split
+    /// (`/opt/app/prog`rec`, `libstdc++.so.6`T`), taken as one name where a tag must come;
+    /// the tokens lexed ahead from there are lexed again after it.
+    fn object_scoped_tag(&mut self) -> Result<Option<String>> {
+        let start = self.peek()?.span.start as usize;
+        let Some(end) = self.lexer.object_scoped_name_end(start) else {
+            return Ok(None);
+        };
+        for tok in std::mem::take(&mut self.lookahead) {
+            // Undoing a count cannot fail.
+            let _ = self.count_nesting(&tok, -1);
+        }
+        self.lexer.seek(end);
+        self.last = Span::new(self.last.source, start, end);
+        Ok(Some(self.lexer.text_between(start, end).to_string()))
+    }
+
     /// Switches lexical mode; tokens already lexed ahead are lexed again in the new mode.
     fn set_mode(&mut self, mode: Mode) {
         if mode == self.mode {
@@ -399,9 +416,12 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether `name` names a type; a module scope (`D`foo_t`, `vmlinux`pid_t`) is
-    /// looked past, as the typing pass does.
+    /// looked past, as the typing pass does, unless the scoped name is a type of its own
+    /// (a user object's, `a.out`tag_t`).
     fn is_type_name(&self, name: &str) -> bool {
         let bare = name.rsplit('`').next().unwrap_or(name);
-        self.typedefs.contains(bare) || (self.is_type_name)(bare)
+        self.typedefs.contains(bare)
+            || (self.is_type_name)(bare)
+            || (bare.len() < name.len() && (self.is_type_name)(name))
     }
 }

@@ -155,6 +155,18 @@ fn primaries() {
     assert_eq!(expr("$1 + $$2 + $target"), "(($1 + $$2) + $target)");
     assert_eq!(expr("`max_pfn"), "`max_pfn");
     assert_eq!(expr("vmlinux`jiffies"), "vmlinux`jiffies");
+    // A user object's scope keeps its dots (`a.out`, `libc.so.6`); a member is no scope.
+    assert_eq!(
+        expr("sizeof (struct a.out`point) + sizeof (union libc.so.6`u)"),
+        "(sizeof(struct a.out`point) + sizeof(union libc.so.6`u))"
+    );
+    assert_eq!(expr("a.b + a.b.c"), "(a.b + a.b.c)");
+    // After `struct`, a path or a file name holding `-` or `+` scopes a tag too.
+    assert_eq!(
+        expr("sizeof (struct /opt/app/prog`rec) / 2 - sizeof (enum libstdc++.so.6`e)"),
+        "((sizeof(struct /opt/app/prog`rec) / 2) - sizeof(enum libstdc++.so.6`e))"
+    );
+    assert_eq!(expr("a/b-c`d"), "((a / b) - c`d)");
     assert_eq!(expr("'a'"), "'a'");
     assert_eq!(expr("\"x\""), "\"x\"");
     assert_eq!(expr("0x10UL"), "16ul");

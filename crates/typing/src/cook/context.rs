@@ -324,6 +324,15 @@ impl Cook<'_> {
                         )),
                     }
                 }
+                // As in DTrace, an instruction offset has no arguments.
+                UprobeKind::Entry if self.site().name != "entry" => {
+                    let mut e = out_of_range();
+                    e.message = format!(
+                        "{} (a pid probe at an instruction offset has no args[ ]; arg0 to arg5 are the argument registers there)",
+                        e.message
+                    );
+                    Err(e)
+                }
                 UprobeKind::Entry | UprobeKind::Return => Ok(raw(types::INT64)),
             },
             ProbeContext::Mapped(_) => Err(out_of_range()),

@@ -19,6 +19,7 @@ use super::Cook;
 use crate::builtins;
 use crate::ir::{self, Member};
 use crate::types::kernel::{self, Tag};
+use crate::types::user;
 use crate::types::{self, Record, Type, D_RECORD_BASE};
 
 /// A typedef, resolved when used (so naming a kernel type in a library costs nothing until
@@ -41,7 +42,7 @@ pub(crate) struct Defs {
 /// The largest array D declares (elements).
 const ARRAY_MAX: u64 = u32::MAX as u64;
 
-fn struct_word(union: bool) -> &'static str {
+pub(super) fn struct_word(union: bool) -> &'static str {
     if union {
         "union"
     } else {
@@ -77,18 +78,26 @@ impl Cook<'_> {
         parts: &[DeclaratorPart],
         span: Span,
     ) -> Result<Type> {
+        if let Some(err) = self.unknown_user_scope(spec, span) {
+            return Err(err);
+        }
         let base = match spec {
             TypeSpec::Builtin { words, .. } => types::from_words(words),
-            TypeSpec::Named { name, .. } => {
-                // `vmlinux`pid_t`: the module scope names the kernel's types.
-                let name = name.rsplit('`').next().unwrap_or(name);
-                if let Some(t) = self.d_typedef(name) {
-                    return self.with_declarator(t?, parts, span);
+            TypeSpec::Named { name, .. } => match self.user_scoped(name) {
+                Some(object) => user::named(&object, Tag::Typedef, unscoped(name)),
+                None => {
+                    // `vmlinux`pid_t`: the module scope names the kernel's types.
+                    let name = unscoped(name);
+                    if let Some(t) = self.d_typedef(name) {
+                        return self.with_declarator(t?, parts, span);
+                    }
+                    types::builtin_typedef(name)
+                        .or_else(|| {
+                            kernel::vmlinux().and_then(|btf| kernel::named(btf, Tag::Typedef, name))
+                        })
+                        .or_else(|| self.clause_user_type(Tag::Typedef, name))
                 }
-                types::builtin_typedef(name).or_else(|| {
-                    kernel::vmlinux().and_then(|btf| kernel::named(btf, Tag::Typedef, name))
-                })
-            }
+            },
             // An enum the program defines is an int by its name; a kernel enum has its own
             // width.
             TypeSpec::Enum {
@@ -102,11 +111,15 @@ impl Cook<'_> {
                 name: Some(name),
                 variants: None,
                 ..
-            } => Some(
-                kernel::vmlinux()
-                    .and_then(|btf| kernel::named(btf, Tag::Enum, name))
-                    .unwrap_or(types::INT),
-            ),
+            } => match self.user_scoped(name) {
+                Some(object) => user::named(&object, Tag::Enum, unscoped(name)),
+                None => Some(
+                    kernel::vmlinux()
+                        .and_then(|btf| kernel::named(btf, Tag::Enum, unscoped(name)))
+                        .or_else(|| self.clause_user_type(Tag::Enum, unscoped(name)))
+                        .unwrap_or(types::INT),
+                ),
+            },
             TypeSpec::Enum { .. } => Some(types::INT),
             TypeSpec::Struct {
                 union,
@@ -121,17 +134,26 @@ impl Cook<'_> {
                 members: None,
                 ..
             } if !name.starts_with("D`") => {
-                let name = unscoped(name);
                 let tag = if *union { Tag::Union } else { Tag::Struct };
-                // As in DTrace, a struct the kernel does not define is a forward
-                // declaration: pointers to it are fine, its members are not.
-                Some(
-                    kernel::vmlinux()
-                        .and_then(|btf| kernel::named(btf, tag, name))
-                        .unwrap_or_else(|| {
-                            Type::Opaque(kernel::intern(&format!("{} {name}", struct_word(*union))))
-                        }),
-                )
+                match self.user_scoped(name) {
+                    Some(object) => user::named(&object, tag, unscoped(name)),
+                    None => {
+                        let name = unscoped(name);
+                        // As in DTrace, a struct the kernel does not define is a forward
+                        // declaration: pointers to it are fine, its members are not.
+                        Some(
+                            kernel::vmlinux()
+                                .and_then(|btf| kernel::named(btf, tag, name))
+                                .or_else(|| self.clause_user_type(tag, name))
+                                .unwrap_or_else(|| {
+                                    Type::Opaque(kernel::intern(&format!(
+                                        "{} {name}",
+                                        struct_word(*union)
+                                    )))
+                                }),
+                        )
+                    }
+                }
             }
             _ => None,
         };
@@ -146,9 +168,14 @@ impl Cook<'_> {
                 } => format!("{} {name}", struct_word(*union)),
                 _ => "type".into(),
             };
+            // A user object's type its DWARF lacks: why, when the object has none.
+            let why = super::user_scope::scoped_name(spec)
+                .and_then(|name| self.user_scoped(name))
+                .and_then(|object| user::untyped(&object))
+                .map_or_else(String::new, |why| format!(" ({why})"));
             return Err(CompileError::new(
                 "D_UNKNOWN",
-                format!("failed to resolve type {shown} : Unknown type name"),
+                format!("failed to resolve type {shown} : Unknown type name{why}"),
                 span,
             ));
         };

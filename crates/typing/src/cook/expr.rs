@@ -1409,6 +1409,11 @@ impl Cook<'_> {
             // it a number the verifier computes with).
             return Ok(mk(ExprKind::Convert(Box::new(v)), target, span));
         }
+        if v.ty.is_integer() && super::place::points_to_user_type(&target) {
+            // A number made a pointer to a user type is an address in the traced process:
+            // the node keeps the cast for `Cook::user_space`.
+            return Ok(mk(ExprKind::Convert(Box::new(v)), target, span));
+        }
         let v = convert(v, &target);
         Ok(Expr { span, ..v })
     }

@@ -33,6 +33,7 @@ mod layout;
 mod locks;
 mod place;
 mod scope;
+mod user_scope;
 mod xlate;
 
 use dtrace_frontend::ast::{self, Item};

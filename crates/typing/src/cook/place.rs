@@ -18,7 +18,7 @@ use super::expr::{convert, int, mk, undefined};
 use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
-use crate::probe::ProbeContext;
+use crate::probe::{ProbeContext, UprobeKind};
 use crate::types::{self, kernel, Type};
 
 /// DTrace's error for `.` or `->` on something that is not a struct or union.
@@ -384,12 +384,14 @@ impl Cook<'_> {
     /// Whether the pointer `p` is an address in the traced process: an argument of a
     /// `pid` probe typed from DWARF, a pointer read from (or an address taken of) the
     /// process's memory, a variable once assigned one (from then on in program order), and
-    /// what casts and pointer arithmetic make of one; as DTrace
+    /// what casts and pointer arithmetic make of one, an integer cast to a pointer to a
+    /// user type (`(struct a.out`point *)arg0`), and a translator's input of such a type;
+    /// as DTrace
     /// marks such values "userland", so that dereferences read them with copyin.
     pub(crate) fn user_space(&self, p: &Expr) -> bool {
         match &p.kind {
             ExprKind::ProbeArg(_) => {
-                matches!(self.context(), ProbeContext::Uprobe(u) if u.object.is_some())
+                matches!(self.context(), ProbeContext::Uprobe(u) if u.object.is_some() && !matches!(u.kind, UprobeKind::Usdt(_)))
             }
             ExprKind::Load(place) => {
                 p.ty.is_scalar()
@@ -398,12 +400,19 @@ impl Cook<'_> {
                             && var_key(&place.base).is_some_and(|k| self.user_vars.contains(&k)))
             }
             ExprKind::AddrOf(place) => matches!(place.base, PlaceBase::User(_)),
-            ExprKind::Convert(inner) => self.user_space(inner),
+            // A translator's input (or an inline's parameter) declared as a pointer to a
+            // user type (`translator T < struct a.out`rec *r >`).
+            ExprKind::Bound(_) => points_to_user_type(&p.ty),
+            ExprKind::Convert(inner) => {
+                self.user_space(inner) || (inner.ty.is_integer() && points_to_user_type(&p.ty))
+            }
             ExprKind::Arith { lhs, rhs, .. } => self.user_space(lhs) || self.user_space(rhs),
             ExprKind::Cond {
                 then, otherwise, ..
             } => self.user_space(then) || self.user_space(otherwise),
-            ExprKind::Comma(_, value) | ExprKind::Let { body: value, .. } => self.user_space(value),
+            ExprKind::Comma(_, value)
+            | ExprKind::Let { body: value, .. }
+            | ExprKind::InBase(value) => self.user_space(value),
             _ => false,
         }
     }
@@ -802,4 +811,19 @@ fn symbol_place(module: Option<&str>, name: &str, span: Span) -> Result<Place> {
         span,
     );
     Ok(Place::whole(PlaceBase::Kernel(Box::new(address)), ty))
+}
+
+/// Whether `ty` is a pointer to a struct or union of a user object's DWARF, directly or
+/// through further pointers and arrays.
+pub(super) fn points_to_user_type(ty: &Type) -> bool {
+    let Type::Ptr(mut t) = ty.clone() else {
+        return false;
+    };
+    loop {
+        match *t {
+            Type::Struct(r) => return crate::types::user::is_user(&r),
+            Type::Ptr(inner) | Type::Array(inner, _) => t = inner,
+            _ => return false,
+        }
+    }
 }

@@ -16,6 +16,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::kernel::Tag;
 use dtrace_btf::{
     Array, Builder, Composite, Enum, Enumerator, FuncProto, Int, Member, Param, TypeId, TypeKind,
 };
@@ -39,6 +40,8 @@ pub(crate) struct Types {
     addresses: HashMap<String, u64>,
     /// The functions' entries, built on first use.
     functions: Option<Functions>,
+    /// The named types at the top of each unit, built on first use.
+    named: Option<HashMap<(Tag, String), Die>>,
     converted: HashMap<Die, TypeId>,
     /// The functions asked for: their parameter types and result (None: not described).
     signatures: HashMap<String, Option<(Vec<TypeId>, TypeId)>>,
@@ -87,6 +90,7 @@ impl Types {
             headers,
             addresses,
             functions: None,
+            named: None,
             converted: HashMap::new(),
             signatures: HashMap::new(),
             btf: Builder::default(),
@@ -102,6 +106,57 @@ impl Types {
         let s = self.convert_function(function);
         self.signatures.insert(function.to_string(), s.clone());
         s
+    }
+
+    /// The BTF id of the type a script names (`struct point`, `tag_t`), a definition
+    /// rather than a declaration when the object has one; None if its DWARF has none.
+    pub(crate) fn named(&mut self, tag: Tag, name: &str) -> Option<TypeId> {
+        if self.named.is_none() {
+            self.named = Some(self.index_types());
+        }
+        let die = *self.named.as_ref()?.get(&(tag, name.to_string()))?;
+        Some(self.convert(die, 0))
+    }
+
+    /// Every unit's top-level named types, by kind and name; a definition replaces a
+    /// declaration (`struct rec;`) met first.
+    fn index_types(&self) -> HashMap<(Tag, String), Die> {
+        let mut index: HashMap<(Tag, String), Die> = HashMap::new();
+        for u in 0..self.headers.len() {
+            let Some(unit) = self.unit(u) else { continue };
+            let Ok(mut tree) = unit.entries_tree(None) else {
+                continue;
+            };
+            let Ok(root) = tree.root() else { continue };
+            let mut children = root.children();
+            while let Ok(Some(child)) = children.next() {
+                let entry = child.entry();
+                let tag = match entry.tag() {
+                    gimli::DW_TAG_structure_type | gimli::DW_TAG_class_type => Tag::Struct,
+                    gimli::DW_TAG_union_type => Tag::Union,
+                    gimli::DW_TAG_enumeration_type => Tag::Enum,
+                    gimli::DW_TAG_typedef => Tag::Typedef,
+                    _ => continue,
+                };
+                let name = entry.attr_value(gimli::DW_AT_name).ok().flatten();
+                let Some(name) = self.string(unit, name) else {
+                    continue;
+                };
+                let die = (u, entry.offset());
+                let declaration = |d: Die| self.has(d, gimli::DW_AT_declaration);
+                match index.entry((tag, name)) {
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(die);
+                    }
+                    std::collections::hash_map::Entry::Occupied(mut o) => {
+                        if declaration(*o.get()) && !declaration(die) {
+                            o.insert(die);
+                        }
+                    }
+                }
+            }
+        }
+        index
     }
 
     fn convert_function(&mut self, function: &str) -> Option<(Vec<TypeId>, TypeId)> {

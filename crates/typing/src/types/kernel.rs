@@ -80,7 +80,7 @@ pub fn is_typedef(name: &str) -> bool {
 }
 
 /// What kind of tagged name a D type specifier uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tag {
     Struct,
     Union,

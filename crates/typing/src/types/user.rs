@@ -1,5 +1,6 @@
 //! User types: the C types a traced program's DWARF gives its functions, for `args[]` of
-//! `pid` entry and return probes (docs/USER-TYPES.md).
+//! `pid` entry and return probes, and the types a script names in an object's scope
+//! (`struct a.out`point`, docs/USER-TYPES.md).
 //!
 //! Each object (executable or library, by path) gets the DWARF-converted BTF of the
 //! functions asked for ([`super::dwarf`]), and a range of record ids from
@@ -15,7 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use dtrace_btf::{Btf, Kind, TypeKind};
 
 use super::dwarf::Types;
-use super::kernel::{self, MemberInfo};
+use super::kernel::{self, MemberInfo, Tag};
 use super::{Record, Type, D_RECORD_BASE};
 
 /// Ids of records from user DWARF start here (kernel BTF ids are far smaller, D's own
@@ -55,6 +56,27 @@ pub struct Signature {
 /// The signature of `function` of the object at `path`, from its DWARF; None when the
 /// object has no DWARF, or its DWARF does not describe the function.
 pub fn signature(path: &Path, function: &str) -> Option<Signature> {
+    let ((params, ret), btf, base) = converting(path, |types| types.signature(function))?;
+    let ty = |id| kernel::from_user_btf(btf, id, base);
+    Some(Signature {
+        params: params.into_iter().map(ty).collect(),
+        ret: ty(ret),
+    })
+}
+
+/// The user type `name` of this kind (`struct point`, `tag_t`) of the object at `path`,
+/// from its DWARF; None when the object has no DWARF or its DWARF does not define it.
+pub fn named(path: &Path, tag: Tag, name: &str) -> Option<Type> {
+    let (id, btf, base) = converting(path, |types| types.named(tag, name))?;
+    Some(kernel::from_user_btf(btf, id, base))
+}
+
+/// `convert` run on the DWARF of the object at `path` (read on first use), with the BTF
+/// holding what it converted and the object's first record id.
+fn converting<T>(
+    path: &Path,
+    convert: impl FnOnce(&mut Types) -> Option<T>,
+) -> Option<(T, &'static Btf, u32)> {
     let mut objects = objects();
     let index = match objects.iter().position(|o| o.path == path) {
         Some(i) => i,
@@ -73,19 +95,40 @@ pub fn signature(path: &Path, function: &str) -> Option<Signature> {
     }
     let object = &mut objects[index];
     let types = object.types.as_mut().ok()?;
-    let (params, ret) = types.signature(function)?;
+    let found = convert(types)?;
     if types.btf.len() > OBJECT_IDS as usize {
         return None;
     }
     if object.btf.is_none_or(|b| b.len() != types.btf.len()) {
         object.btf = Some(Box::leak(Box::new(types.btf.snapshot())));
     }
-    let btf = object.btf?;
-    let ty = |id| kernel::from_user_btf(btf, id, base);
-    Some(Signature {
-        params: params.into_iter().map(ty).collect(),
-        ret: ty(ret),
-    })
+    Some((found, object.btf?, base))
+}
+
+/// How the command line finds the object a scope names ([`set_scopes`]).
+type ScopeFinder = Box<dyn Fn(&str) -> Option<PathBuf> + Send + Sync>;
+
+static SCOPES: OnceLock<ScopeFinder> = OnceLock::new();
+
+/// Let scripts name user types by scopes (`struct NAME`point`) that `find` turns into
+/// objects: `a.out` for a process's executable, or an object's file name as the `pid`
+/// provider's module field spells it (`libc.so.6`). Set before typing; the first finder
+/// set stays.
+pub fn set_scopes(find: impl Fn(&str) -> Option<PathBuf> + Send + Sync + 'static) {
+    let _ = SCOPES.set(Box::new(find));
+}
+
+/// The object scope `name` names, as [`set_scopes`]' finder says.
+pub fn scope(name: &str) -> Option<PathBuf> {
+    SCOPES.get()?(name)
+}
+
+/// Why the object at `path` has no user types (no DWARF, unreadable), if it has none.
+pub fn untyped(path: &Path) -> Option<String> {
+    let _ = converting(path, |_| Some(()));
+    let objects = objects();
+    let object = objects.iter().find(|o| o.path == path)?;
+    object.types.as_ref().err().cloned()
 }
 
 /// Whether `record` comes from user DWARF.
