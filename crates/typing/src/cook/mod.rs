@@ -178,6 +178,9 @@ struct Ctx {
     alloca_bytes: u32,
     /// The stack pointer at the function's entry, once the body reads `entry->`.
     entry: Option<ir::Expr>,
+    /// For a clause whose descriptions match no probe (-Z): its first description, as
+    /// `provider:module:function:name`; such a body has no probe to type `args[]` by.
+    unmatched: Option<String>,
 }
 
 impl Ctx {
@@ -188,6 +191,7 @@ impl Ctx {
             flags: Default::default(),
             alloca_bytes: 0,
             entry: None,
+            unmatched: None,
         }
     }
 }
@@ -249,12 +253,13 @@ impl<'a> Cook<'a> {
     ) -> Result<()> {
         let mut typed = Vec::new();
         for (sites, statements, context) in contexts(sites, statements) {
-            typed.push(self.body(clause, sites, statements, context)?);
+            typed.push(self.body(clause, sites, statements, context, None)?);
         }
         if sites.is_empty() {
             // A clause matching nothing (-Z) is still typed, so the variables and
             // aggregations it defines exist for the rest of the program.
-            self.body(clause, Vec::new(), Vec::new(), nowhere())?;
+            let described = clause.probes.first().map(|d| four_fields(&d.text));
+            self.body(clause, Vec::new(), Vec::new(), nowhere(), described)?;
         }
         self.prog.clauses.push(ir::Clause { bodies: typed });
         Ok(())
@@ -267,8 +272,12 @@ impl<'a> Cook<'a> {
         sites: Vec<ProbeSite>,
         statements: Vec<u32>,
         context: ProbeSite,
+        unmatched: Option<String>,
     ) -> Result<ir::Body> {
-        self.ctx = Some(Ctx::new(context.clone()));
+        self.ctx = Some(Ctx {
+            unmatched,
+            ..Ctx::new(context.clone())
+        });
         let result = self.with_binary(context.id, |c| c.body_in_context(clause));
         let ctx = self.ctx.take();
         if let Some(ctx) = &ctx {
@@ -403,6 +412,13 @@ fn contexts(sites: &[ProbeSite], statements: &[u32]) -> Vec<(Vec<ProbeSite>, Vec
 
 /// The stand-in probe of what is typed where no probe is: translators' members, and
 /// clauses matching no probe.
+/// A probe description written with fewer than four fields, as DTrace prints it: the
+/// fields given are the last ones (`read:entry` is `::read:entry`).
+fn four_fields(text: &str) -> String {
+    let given = text.split(':').count();
+    format!("{}{text}", ":".repeat(4usize.saturating_sub(given)))
+}
+
 fn nowhere() -> ProbeSite {
     ProbeSite {
         id: 0,
