@@ -675,6 +675,8 @@ pub fn compile(
             let Item::Clause(clause) = item else { continue };
             let mut sites = Vec::new();
             let mut statements = Vec::new();
+            // (probe, statement) pairs in `sites` and `statements`.
+            let mut enabled = std::collections::HashSet::new();
             let first_statement = next_statement;
             for desc in &clause.probes {
                 // DTrace makes a statement of each probe description of a clause.
@@ -762,11 +764,7 @@ pub fn compile(
                 }
                 for p in found.probes {
                     // A probe several descriptions name is enabled once for each.
-                    if !sites
-                        .iter()
-                        .zip(&statements)
-                        .any(|(s, st): (&ProbeSite, &u32)| s.id == p.site.id && *st == statement)
-                    {
+                    if enabled.insert((p.site.id, statement)) {
                         count += dtrace_probes::probe_count(&p.site);
                         sites.push(p.site.clone());
                         statements.push(statement);

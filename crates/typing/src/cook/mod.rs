@@ -35,6 +35,8 @@ mod place;
 mod scope;
 mod xlate;
 
+use std::collections::HashSet;
+
 use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Result, Span};
 
@@ -369,21 +371,20 @@ fn contexts(sites: &[ProbeSite], statements: &[u32]) -> Vec<(Vec<ProbeSite>, Vec
     // Indices into `sites`: those typed one by one, and each syscall group's members.
     let mut singles: Vec<usize> = Vec::new();
     let mut groups: [Vec<usize>; 2] = Default::default();
+    // What is in them already (a glob's thousands of functions must not cost a scan each).
+    let mut single_seen = HashSet::new();
+    let mut group_seen: [HashSet<u32>; 2] = Default::default();
     for (i, site) in sites.iter().enumerate() {
         match group_direction(site) {
             Some(ret) => {
-                let group = &mut groups[ret as usize];
-                if !group.iter().any(|&j| sites[j].id == site.id) {
-                    group.push(i);
+                if group_seen[ret as usize].insert(site.id) {
+                    groups[ret as usize].push(i);
                 }
             }
             // A probe that several of the clause's descriptions name runs the clause
             // once for each, as DTrace does.
             None => {
-                if !singles
-                    .iter()
-                    .any(|&j| sites[j].id == site.id && statement(j) == statement(i))
-                {
+                if single_seen.insert((site.id, statement(i))) {
                     singles.push(i);
                 }
             }
@@ -410,8 +411,6 @@ fn contexts(sites: &[ProbeSite], statements: &[u32]) -> Vec<(Vec<ProbeSite>, Vec
     all
 }
 
-/// The stand-in probe of what is typed where no probe is: translators' members, and
-/// clauses matching no probe.
 /// A probe description written with fewer than four fields, as DTrace prints it: the
 /// fields given are the last ones (`read:entry` is `::read:entry`).
 fn four_fields(text: &str) -> String {
@@ -419,6 +418,8 @@ fn four_fields(text: &str) -> String {
     format!("{}{text}", ":".repeat(4usize.saturating_sub(given)))
 }
 
+/// The stand-in probe of what is typed where no probe is: translators' members, and
+/// clauses matching no probe.
 fn nowhere() -> ProbeSite {
     ProbeSite {
         id: 0,
