@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Cost of an aggregation update by key kind, per system call: `@[pid]` against
-`@[execname]` (a string key), and every system call counted `@[probefunc]`, for our
-`dtrace` (and optionally an older build of it) and `bpftrace`, in one run.
+`@[execname]` (a string key), every system call counted `@[probefunc]`, and a histogram
+(`quantize()`) keyed `@[pid]`, for our `dtrace` (and optionally an older build of it) and
+`bpftrace`, in one run.
 
 This is a benchmark, not a test. It needs root, gcc, `bpftrace` on PATH and a built
 `target/release/dtrace` (`cargo build --release -p dtrace`). A missing tool is an error,
@@ -21,24 +22,28 @@ Configurations, each run --runs times, interleaved (order flipped every run):
   dtrace @[execname]              syscall::getppid:entry { @[execname] = count(); }
   dtrace every syscall @[probefunc]
                                   syscall:::entry { @[probefunc] = count(); }
+  dtrace @[pid] = quantize(pid)   syscall::getppid:entry { @[pid] = quantize(pid); }
   bpftrace @[pid]                 tracepoint:syscalls:sys_enter_getppid { @[pid] = count(); }
   bpftrace @[comm]                tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }
   bpftrace every syscall @[args->id]
                                   tracepoint:raw_syscalls:sys_enter { @[args->id] = count(); }
+  bpftrace @[pid] = hist(pid)     tracepoint:syscalls:sys_enter_getppid { @[pid] = hist(pid); }
 
-With --baseline PATH, the three dtrace rows are also run with that binary (an older build,
+With --baseline PATH, the dtrace rows are also run with that binary (an older build,
 to compare before and after in the same run).
 
 With --program-cost, the script also measures what the kernel counts for the probe's
 program itself (ns per run: `run_time_ns / run_cnt` of `bpftool prog show`, with
 `kernel.bpf_stats_enabled` set to 1 for the measurement and put back after): each traced
-configuration runs the loop for --cost-seconds, and the busiest program it loaded is read.
+configuration runs the loop for --cost-seconds, and the busiest program it loaded is read;
+--cost-runs N measures each N times, interleaved as the loop times are, and keeps the
+median (one measurement after another drifts with the machine's load).
 This leaves out what the kernel does around the program (a classic tracepoint fills its
 record before bpftrace's program runs), which the per-call figure includes.
 
 Usage: python3 bench/key_cost.py [--calls 2000000] [--runs 5] [--dtrace PATH]
                                  [--baseline PATH] [--bpftrace PATH] [--program-cost]
-                                 [--cost-seconds 3]
+                                 [--cost-seconds 3] [--cost-runs 1]
 """
 
 import argparse
@@ -81,12 +86,14 @@ DTRACE = [
     ("@[pid]", "syscall::getppid:entry { @[pid] = count(); }"),
     ("@[execname]", "syscall::getppid:entry { @[execname] = count(); }"),
     ("every syscall @[probefunc]", "syscall:::entry { @[probefunc] = count(); }"),
+    ("@[pid] = quantize(pid)", "syscall::getppid:entry { @[pid] = quantize(pid); }"),
 ]
 
 BPFTRACE = [
     ("@[pid]", "tracepoint:syscalls:sys_enter_getppid { @[pid] = count(); }"),
     ("@[comm]", "tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }"),
     ("every syscall @[args->id]", "tracepoint:raw_syscalls:sys_enter { @[args->id] = count(); }"),
+    ("@[pid] = hist(pid)", "tracepoint:syscalls:sys_enter_getppid { @[pid] = hist(pid); }"),
 ]
 
 
@@ -115,21 +122,25 @@ def program_cost(argv, seconds):
     return busiest["run_time_ns"] / busiest["run_cnt"]
 
 
-def program_costs(configs, prog, seconds):
-    """ns per program run of each traced configuration, bpf_stats on meanwhile."""
+def program_costs(configs, prog, seconds, runs):
+    """ns per program run of each traced configuration (the median of `runs`, interleaved
+    and order flipped every run as the loop times are), bpf_stats on meanwhile."""
     stats = "/proc/sys/kernel/bpf_stats_enabled"
     with open(stats) as f:
         previous = f.read().strip()
     with open(stats, "w") as f:
         f.write("1")
     try:
-        costs = {}
-        for name, argv in configs[1:]:
-            # The same command, with a loop long enough to outlast the measurement.
-            long_run = argv[:-1] + ["%s %d" % (prog, 10**9)]
-            costs[name] = program_cost(long_run, seconds)
-            print("%s: %.1f ns per run" % (name, costs[name]), file=sys.stderr)
-        return costs
+        samples = {name: [] for name, _ in configs[1:]}
+        for r in range(runs):
+            order = configs[1:] if r % 2 == 0 else list(reversed(configs[1:]))
+            for name, argv in order:
+                # The same command, with a loop long enough to outlast the measurement.
+                long_run = argv[:-1] + ["%s %d" % (prog, 10**9)]
+                samples[name].append(program_cost(long_run, seconds))
+                print("run %d %s: %.1f ns per program run" % (r, name, samples[name][-1]),
+                      file=sys.stderr)
+        return {name: statistics.median(s) for name, s in samples.items()}
     finally:
         with open(stats, "w") as f:
             f.write(previous)
@@ -145,6 +156,8 @@ def main():
     ap.add_argument("--program-cost", action="store_true",
                     help="also measure ns per run of each probe program (bpf_stats)")
     ap.add_argument("--cost-seconds", type=float, default=3.0)
+    ap.add_argument("--cost-runs", type=int, default=1,
+                    help="measurements of each program's cost (medians)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         die("must run as root (the tracers load BPF programs)")
@@ -184,9 +197,9 @@ def main():
     if args.program_cost:
         if not shutil.which("bpftool"):
             die("bpftool not found (needed by --program-cost)")
-        costs = program_costs(configs, prog, args.cost_seconds)
+        costs = program_costs(configs, prog, args.cost_seconds, args.cost_runs)
         print()
-        print("| configuration | ns per program run |")
+        print("| configuration | ns per program run (median of %d) |" % args.cost_runs)
         print("|---|---:|")
         for name, _ in configs[1:]:
             print("| %s | %.1f |" % (name, costs[name]))

@@ -260,6 +260,14 @@ TESTS = [
      "cmd": "dtrace -qn 'fbt::tcp_*:entry,fbt::tcp_*:return { @[probename] = count(); }"
             " tick-1s { exit(0); } END { printa(\"%s %@d\\n\", @); }'",
      "expect": r"entry \d+\n(.*\n)*return \d+|return \d+\n(.*\n)*entry \d+"},
+    # The Prometheus endpoint on loopback, scraped with busybox's wget once the updates
+    # stopped: histograms' exact sums (kept in the kernel past the buckets) and counts.
+    {"name": "prometheus-sum", "group": "fleet",
+     "cmd": "ifconfig lo 127.0.0.1 up; dtrace -q -x prometheus=127.0.0.1:0"
+            " -n 'tick-10ms /n++ < 50/ { @q = quantize(5); @w = lquantize(7, 0, 10, 1, 3); } tick-8s { exit(0); }'"
+            " 2> /tmp/prom.err & i=0; until grep -q serving /tmp/prom.err || [ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done;"
+            " sleep 3; wget -qO- \"$(sed -n 's/.*serving aggregations at //p' /tmp/prom.err)\"; cat /tmp/prom.err; wait",
+     "expect": r"dtrace_q_sum 250\ndtrace_q_count 50\n(.*\n)*dtrace_w_sum 1050\ndtrace_w_count 150\n"},
     # Last: nothing dtrace attached stays (ftrace's list of functions with callbacks:
     # kprobes and BPF trampolines both show there).
     {"name": "nothing-left", "group": "core",

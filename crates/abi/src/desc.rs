@@ -129,10 +129,10 @@ pub enum ActionKind {
         layout: ValueType,
     },
     /// `printf(format, args...)`.
-    Printf { format: String, args: Vec<Field> },
+    Printf { format: Vec<u8>, args: Vec<Field> },
     /// `printa([format,] @a, ...)`: indices into [`ProgramDesc::aggregations`].
     Printa {
-        format: Option<String>,
+        format: Option<Vec<u8>>,
         aggregations: Vec<usize>,
     },
     /// `exit(status)`: the status is the integer field.
@@ -161,10 +161,10 @@ pub enum ActionKind {
     /// `discard(id)`: drop speculation `id`'s records.
     Discard(Field),
     /// `system(format, args...)`: run the formatted command.
-    System { format: String, args: Vec<Field> },
+    System { format: Vec<u8>, args: Vec<Field> },
     /// `freopen(format, args...)`: send the output to the formatted path (`""`: back to
     /// the original output).
-    Freopen { format: String, args: Vec<Field> },
+    Freopen { format: Vec<u8>, args: Vec<Field> },
     /// `ftruncate()`: empty the output file.
     Ftruncate,
 }

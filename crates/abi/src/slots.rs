@@ -11,11 +11,13 @@
 //! | `avg`         | `[count, sum]`                                           |
 //! | `min`, `max`  | `[set, value]`: `set` is 1 once a value was recorded, `value` an i64 |
 //! | `stddev`      | `[count, sum, sum_of_squares_low64, sum_of_squares_high64]` (128-bit unsigned sum of squares) |
-//! | `quantize`    | 127 buckets, see [`quantize_bucket`]                     |
-//! | `lquantize`   | `levels + 2` buckets, see [`lquantize_bucket`]           |
-//! | `llquantize`  | `2 * (high - low + 1) * (nsteps - nsteps / factor) + 3` buckets, see [`llquantize_bucket`] |
+//! | `quantize`    | 127 buckets, see [`quantize_bucket`], then the sum      |
+//! | `lquantize`   | `levels + 2` buckets, see [`lquantize_bucket`], then the sum |
+//! | `llquantize`  | `2 * (high - low + 1) * (nsteps - nsteps / factor) + 3` buckets, see [`llquantize_bucket`], then the sum |
 //!
-//! Bucket slots hold i64 counts (an increment may be negative).
+//! Bucket slots hold i64 counts (an increment may be negative). A histogram's last slot,
+//! past its buckets ([`sum_slot`]), holds the sum of its values, each times its increment
+//! (i64, wrapping): DTrace prints only the buckets, the Prometheus endpoint serves the sum.
 
 /// An aggregating function with its static parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +72,25 @@ pub const QUANTIZE_BUCKETS: usize = 127;
 /// Index of the `quantize()` bucket for 0.
 pub const QUANTIZE_ZERO: usize = 63;
 
-/// Number of slots of one value of `func`.
+/// Number of slots of one value of `func`: a histogram's buckets and its sum.
 pub fn slot_count(func: &AggFunc) -> usize {
     match *func {
         AggFunc::Count | AggFunc::Sum => 1,
         AggFunc::Avg | AggFunc::Min | AggFunc::Max => 2,
         AggFunc::Stddev => 4,
+        _ => bucket_count(func) + 1,
+    }
+}
+
+/// Number of buckets of a histogram value of `func` (0 for other functions).
+pub fn bucket_count(func: &AggFunc) -> usize {
+    match *func {
+        AggFunc::Count
+        | AggFunc::Sum
+        | AggFunc::Avg
+        | AggFunc::Min
+        | AggFunc::Max
+        | AggFunc::Stddev => 0,
         AggFunc::Quantize => QUANTIZE_BUCKETS,
         AggFunc::Lquantize { base, limit, step } => {
             lquantize_levels(base, limit, step) as usize + 2
@@ -87,6 +102,24 @@ pub fn slot_count(func: &AggFunc) -> usize {
             nsteps,
         } => LlqShape::new(factor, low, high, nsteps).nbins(),
     }
+}
+
+/// The slot of a histogram value of `func` holding the sum of its values (`None` for
+/// other functions).
+pub fn sum_slot(func: &AggFunc) -> Option<usize> {
+    func.is_histogram().then(|| bucket_count(func))
+}
+
+/// The bucket slots of `data`, a histogram value of `func` (empty for other functions).
+pub fn buckets<'a>(func: &AggFunc, data: &'a [u64]) -> &'a [u64] {
+    &data[..bucket_count(func).min(data.len())]
+}
+
+/// The sum of the values of `data`, a histogram value of `func` (0 for other functions).
+pub fn histogram_sum(func: &AggFunc, data: &[u64]) -> i64 {
+    sum_slot(func)
+        .and_then(|i| data.get(i))
+        .map_or(0, |&s| s as i64)
 }
 
 /// The value a `quantize()` bucket stands for: 0 for the zero bucket,
@@ -356,7 +389,7 @@ mod tests {
         // limit not a multiple of step: the last level ends at base + levels*step.
         assert_eq!(lquantize_bucket(9, 0, 10, 3), 4);
         assert_eq!(
-            slot_count(&AggFunc::Lquantize {
+            bucket_count(&AggFunc::Lquantize {
                 base: 0,
                 limit: 10,
                 step: 2
@@ -370,7 +403,7 @@ mod tests {
         // factor 4, magnitudes 0..1, 2 steps: bin0 = 5, 11 buckets.
         let b = |v| llquantize_bucket(v, 4, 0, 1, 2);
         assert_eq!(
-            slot_count(&AggFunc::Llquantize {
+            bucket_count(&AggFunc::Llquantize {
                 factor: 4,
                 low: 0,
                 high: 1,
@@ -422,6 +455,24 @@ mod tests {
             bucket_range(&ll, llquantize_bucket(14, 10, 0, 6, 20)),
             Some((10, 14))
         );
+    }
+
+    #[test]
+    fn histograms_keep_their_sum_past_the_buckets() {
+        let q = AggFunc::Quantize;
+        assert_eq!(slot_count(&q), QUANTIZE_BUCKETS + 1);
+        assert_eq!(sum_slot(&q), Some(QUANTIZE_BUCKETS));
+        assert_eq!(sum_slot(&AggFunc::Avg), None);
+        let mut data = vec![0u64; slot_count(&q)];
+        data[quantize_bucket(5)] = 2;
+        data[QUANTIZE_BUCKETS] = (-7i64) as u64;
+        assert_eq!(buckets(&q, &data).len(), QUANTIZE_BUCKETS);
+        assert_eq!(histogram_sum(&q, &data), -7);
+        let merged = merge(&q, &[&data, &data]);
+        assert_eq!(histogram_sum(&q, &merged), -14);
+        assert_eq!(buckets(&q, &merged)[quantize_bucket(5)], 4);
+        assert_eq!(histogram_sum(&AggFunc::Sum, &[3]), 0);
+        assert!(buckets(&AggFunc::Sum, &[3]).is_empty());
     }
 
     #[test]

@@ -222,7 +222,7 @@ impl Wire for ActionKind {
     }
     fn take(r: &mut Reader<'_>) -> Option<Self> {
         use ActionKind::*;
-        let format_args = |r: &mut Reader<'_>| <(String, Vec<Field>)>::take(r);
+        let format_args = |r: &mut Reader<'_>| <(Vec<u8>, Vec<Field>)>::take(r);
         Some(match r.tag()? {
             0 => Trace(Wire::take(r)?),
             1 => {
@@ -506,7 +506,7 @@ mod tests {
         let f = |i: u32| field(16 + i, int.clone());
         let kinds = vec![
             ActionKind::Printf {
-                format: "%d\n".into(),
+                format: b"%d\n".to_vec(),
                 args: types.iter().map(|t| field(16, t.clone())).collect(),
             },
             ActionKind::Printa {
@@ -532,11 +532,11 @@ mod tests {
             ActionKind::Commit(f(5)),
             ActionKind::Discard(f(6)),
             ActionKind::System {
-                format: "ls".into(),
+                format: b"ls".to_vec(),
                 args: vec![],
             },
             ActionKind::Freopen {
-                format: "".into(),
+                format: Vec::new(),
                 args: vec![f(7)],
             },
             ActionKind::Ftruncate,

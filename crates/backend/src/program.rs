@@ -86,12 +86,12 @@ pub enum ActionKind {
         layout: dtrace_abi::datum::ValueType,
     },
     Printf {
-        format: String,
+        format: Vec<u8>,
         args: Vec<Field>,
     },
     /// `printa([format,] @a, ...)`: aggregation indices into [`Compiled::aggregations`].
     Printa {
-        format: Option<String>,
+        format: Option<Vec<u8>>,
         aggregations: Vec<usize>,
     },
     /// `exit(status)`: status is an int at `offset`.
@@ -113,11 +113,11 @@ pub enum ActionKind {
     },
     /// `system()` and `freopen()`: a format and its arguments, as `printf()`.
     System {
-        format: String,
+        format: Vec<u8>,
         args: Vec<Field>,
     },
     Freopen {
-        format: String,
+        format: Vec<u8>,
         args: Vec<Field>,
     },
     Ftruncate,

@@ -9,7 +9,7 @@
 //! counter and its value. These are DTrace's sizes, not the maps' (whose keys hold only
 //! the longest string their uses store): an option's meaning does not depend on them.
 
-use dtrace_abi::slots::slot_count;
+use dtrace_abi::slots::{bucket_count, slot_count};
 use dtrace_typing::ir;
 use dtrace_typing::types::Type;
 
@@ -51,9 +51,18 @@ pub fn needs(prog: &ir::Program, strsize: u32) -> Space {
         aggdata: prog
             .aggregations
             .iter()
-            .map(|a| 8 * (1 + slot_count(&a.func) as u64))
+            .map(|a| 8 * (1 + dtrace_data_slots(&a.func) as u64))
             .max()
             .unwrap_or(0),
+    }
+}
+
+/// The slots of an aggregation's data as DTrace has them: a histogram's buckets, without
+/// the sum kept past them here.
+fn dtrace_data_slots(func: &dtrace_abi::slots::AggFunc) -> usize {
+    match func.is_histogram() {
+        true => bucket_count(func),
+        false => slot_count(func),
     }
 }
 

@@ -18,7 +18,7 @@ impl KernelLayout for NoKernel {
 
 struct AnyFormat;
 impl FormatCheck for AnyFormat {
-    fn check(&self, _: &str, _: &[Type], _: bool) -> Result<(), (&'static str, String)> {
+    fn check(&self, _: &[u8], _: &[Type], _: &str) -> Result<(), (&'static str, String)> {
         Ok(())
     }
 }
@@ -159,13 +159,14 @@ fn aggregations_get_per_cpu_hash_maps_sized_by_keys() {
     )
     .unwrap();
     let q = &c.aggregations[0];
-    assert_eq!(q.slots, 127);
+    // A histogram's buckets, then the sum of its values.
+    assert_eq!(q.slots, 127 + 1);
     // A string key's slot holds the longest string its uses store: "k" takes 8 bytes; a
     // string variable strsize (256 and its NUL, 264 rounded); `execname` 16 unless another
     // use stores more (a 25-byte literal: 32).
     assert_eq!(q.key_size, 8 + 8);
-    assert_eq!(c.maps[q.map.0].value_size, 127 * 8);
-    assert_eq!(c.aggregations[1].slots, 12);
+    assert_eq!(c.maps[q.map.0].value_size, 128 * 8);
+    assert_eq!(c.aggregations[1].slots, 12 + 1);
     assert_eq!(c.aggregations[2].key_size, 264 + 32);
 }
 

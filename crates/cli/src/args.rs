@@ -1,6 +1,7 @@
-//! The command line, parsed getopt-style as dtrace(1) does: flags may be grouped (`-qn`),
-//! program sources (`-n -s -P -m -f -i`) keep their order, and the first operand ends the
-//! options; operands become the macro arguments `$1 $2 ...`.
+//! The command line, parsed getopt-style as dtrace(1) does on Linux (GNU getopt): flags may
+//! be grouped (`-qn`), program sources (`-n -s -P -m -f -i`) keep their order, and options
+//! may follow operands (`-i 12 10 -i 23` has the one operand `10`) until `--`; operands, in
+//! order, become the macro arguments `$1 $2 ...`.
 //!
 //! Hand-written rather than clap: DTrace's interleaved, order-preserving options and its
 //! exact usage errors do not fit a declarative parser.
@@ -82,8 +83,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         }
         if !arg.starts_with('-') || arg == "-" {
             args.operands.push(arg.clone());
-            args.operands.extend(argv[i..].iter().cloned());
-            break;
+            continue;
         }
         // The data model: LP64, the only one there is here.
         if arg == "-64" {
@@ -185,6 +185,9 @@ mod tests {
             "-xstrsize=32",
             "a",
             "-q",
+            "b",
+            "--",
+            "-c",
         ]))
         .unwrap();
         assert!(a.quiet);
@@ -196,7 +199,7 @@ mod tests {
             ]
         );
         assert_eq!(a.options, vec![("strsize".into(), Some("32".into()))]);
-        assert_eq!(a.operands, argv(&["a", "-q"]));
+        assert_eq!(a.operands, argv(&["a", "b", "-c"]));
     }
 
     #[test]

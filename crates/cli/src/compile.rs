@@ -15,11 +15,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use dtrace_backend::program::{Compiled, ProbeSite};
+use dtrace_backend::program::{Compiled, ProbeContext, ProbeSite};
 use dtrace_backend::CodegenOptions;
 use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Origin, Source, Span};
-use dtrace_probes::{Catalog, Description, Probe};
+use dtrace_probes::{Catalog, Description, Probe, ProbeSpec};
 use dtrace_typing::macros::MacroArgs;
 use dtrace_typing::types::translators::Provided;
 
@@ -213,7 +213,8 @@ fn read_script(path: &std::path::Path) -> Result<String, String> {
             MAX_SCRIPT >> 20
         ));
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    // D text is bytes: what is not UTF-8 is carried to the lexer's literals unchanged.
+    Ok(dtrace_frontend::raw_bytes::decode(bytes))
 }
 
 /// Read the sources named on the command line (and the D library, kept aside).
@@ -235,10 +236,10 @@ pub fn read_sources(args: &Args) -> Result<Vec<Source>, Failure> {
                 };
                 Source::new(Origin::Script(path.clone()), text)
             }
-            ProgramSource::Provider(p) => Source::new(Origin::Description, format!("{p}:::")),
-            ProgramSource::Module(m) => Source::new(Origin::Description, format!("{m}::")),
-            ProgramSource::Function(f) => Source::new(Origin::Description, format!("{f}:")),
-            ProgramSource::Id(i) => Source::new(Origin::Description, i.clone()),
+            ProgramSource::Provider(text)
+            | ProgramSource::Module(text)
+            | ProgramSource::Function(text)
+            | ProgramSource::Id(text) => Source::new(Origin::Description, text.clone()),
         };
         crate::debug::say(|| {
             format!(
@@ -525,9 +526,14 @@ pub fn check_macro_args(
         ));
     }
     let last = given.saturating_sub(1);
-    if last > 0 && !options.argref && !uses.iter().any(|u| u.n as usize == last) {
-        let (i, src) = (sources.len().saturating_sub(1), sources.last());
-        let end = src.map_or(0, |s| s.text.len());
+    // DTrace compiles each source alone: the first not to use the last argument fails.
+    let unused = (0..sources.len()).find(|&i| {
+        !uses
+            .iter()
+            .any(|u| u.n as usize == last && usize::from(u.span.source) == i)
+    });
+    if let (true, Some(i)) = (last > 0 && !options.argref, unused) {
+        let end = sources[i].text.len();
         return fail(CompileError::new(
             "D_MACRO_UNUSED",
             format!(
@@ -612,10 +618,111 @@ fn expand_description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<Strin
     Ok(out)
 }
 
-/// A clause's probe description, macro variables replaced, as the catalog matches it.
-pub fn description(desc: &ast::ProbeDesc, macros: &MacroArgs) -> Result<Description, CompileError> {
+/// How the probe descriptions of each command-line source are read: `-P`, `-m`, `-f` name
+/// a provider, module or function with their last part; `-n`, `-i` and scripts a name.
+pub fn specs(args: &Args) -> Vec<ProbeSpec> {
+    args.sources
+        .iter()
+        .map(|s| match s {
+            ProgramSource::Provider(_) => ProbeSpec::Provider,
+            ProgramSource::Module(_) => ProbeSpec::Module,
+            ProgramSource::Function(_) => ProbeSpec::Function,
+            _ => ProbeSpec::Name,
+        })
+        .collect()
+}
+
+/// A clause's probe description as the catalog matches it: macro variables replaced, its
+/// last part the field `spec` says. A description written as an integer names the probe
+/// with that id (`-i 4`, `4 { ... }`), as in DTrace.
+pub fn description(
+    desc: &ast::ProbeDesc,
+    macros: &MacroArgs,
+    spec: ProbeSpec,
+    catalog: &mut Catalog,
+) -> Result<Description, CompileError> {
+    if let Some(id) = integer(&desc.text) {
+        return by_id(desc, id, spec, catalog);
+    }
     let text = expand_description(desc, macros)?;
-    Description::parse(&text).map_err(|e| CompileError::new("D_PDESC_INVAL", e.0, desc.span))
+    Description::parse_as(&text, spec)
+        .map_err(|e| CompileError::new("D_PDESC_INVAL", e.0, desc.span))
+}
+
+/// Read every probe description of the command line's sources ([`description`]), for its
+/// errors alone: an unknown probe id, an overspecified description, an undefined macro
+/// variable in one.
+pub fn check_descriptions(
+    items: &[Vec<Item>],
+    sources: &[Source],
+    specs: &[ProbeSpec],
+    macros: &MacroArgs,
+    catalog: &mut Catalog,
+) -> Result<(), Failure> {
+    let clauses = || {
+        items
+            .iter()
+            .take(sources.len())
+            .enumerate()
+            .flat_map(|(si, source_items)| source_items.iter().map(move |item| (si, item)))
+            .filter_map(|(si, item)| match item {
+                Item::Clause(clause) => Some((si, clause)),
+                _ => None,
+            })
+    };
+    // An id may name a probe a description before it found (one function of a `pid`
+    // glob): then each description's probes are found in turn, as DTrace finds them.
+    let ids = clauses().any(|(_, c)| c.probes.iter().any(|d| integer(&d.text).is_some()));
+    for (si, clause) in clauses() {
+        let spec = specs.get(si).copied().unwrap_or_default();
+        for desc in &clause.probes {
+            let d = description(desc, macros, spec, catalog)
+                .map_err(|e| Failure::Compile(e, sources.to_vec()))?;
+            if ids {
+                catalog.matching(&d);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The value of a description written as a D integer constant (decimal, `0` octal, `0x`
+/// hexadecimal); `u64::MAX` for one too large for that.
+fn integer(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None if text.len() > 1 && text.starts_with('0') => (&text[1..], 8),
+        None => (text, 10),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    Some(u64::from_str_radix(digits, radix).unwrap_or(u64::MAX))
+}
+
+/// The description of the probe whose id is `id`, or DTrace's error.
+fn by_id(
+    desc: &ast::ProbeDesc,
+    id: u64,
+    spec: ProbeSpec,
+    catalog: &mut Catalog,
+) -> Result<Description, CompileError> {
+    let error = |message: String| CompileError::new("D_PDESC_INVAL", message, desc.span);
+    let Ok(id) = u32::try_from(id) else {
+        return Err(error(format!("identifier {id} exceeds maximum probe id")));
+    };
+    if spec != ProbeSpec::Name {
+        return Err(error(format!(
+            "probe identifier {id} not permitted when specifying {}",
+            spec.what()
+        )));
+    }
+    catalog.description_of(id).ok_or_else(|| {
+        error(format!(
+            "invalid probe identifier {id}: Unknown probe identifier"
+        ))
+    })
 }
 
 /// The text DTrace shows for a `-n` source in "matched" messages: the description part.
@@ -669,20 +776,22 @@ pub fn compile(
         }
     }
     catalog.split_fbt_groups_by(args_read);
+    let specs = specs(args);
     for (si, src_items) in items.into_iter().enumerate() {
+        let spec = specs.get(si).copied().unwrap_or_default();
         let mut count = 0u32;
         for item in &src_items {
             let Item::Clause(clause) = item else { continue };
             let mut sites = Vec::new();
             let mut statements = Vec::new();
-            // (probe, statement) pairs in `sites` and `statements`.
-            let mut enabled = std::collections::HashSet::new();
+            // (probe id, statement) of each site, as `sites` and `statements` hold them.
+            let mut enabled = HashSet::new();
             let first_statement = next_statement;
             for desc in &clause.probes {
                 // DTrace makes a statement of each probe description of a clause.
                 let statement = next_statement;
                 next_statement += 1;
-                let d = description(desc, macros).map_err(|e| fail(e, &sources))?;
+                let d = description(desc, macros, spec, catalog).map_err(|e| fail(e, &sources))?;
                 let found = catalog.matches(&d);
                 crate::debug::say(|| {
                     format!(
@@ -712,8 +821,8 @@ pub fn compile(
                     }
                 }
                 // Globs wait for binaries started later; a process's description that
-                // matches nothing yet (-Z), or whose provider is a glob over any module,
-                // waits for the libraries it will load.
+                // matches nothing yet (-Z), or that names no literal module, waits for
+                // the libraries it will load.
                 if dtrace_probes::user::deferrable(&d)
                     || dtrace_probes::user::follows_libraries(&d)
                     || (found.probes.is_empty()
@@ -725,7 +834,7 @@ pub fn compile(
                 if found.probes.is_empty()
                     && !zero_ok
                     && !dtrace_probes::user::deferrable(&d)
-                    && !dtrace_probes::user::follows_libraries(&d)
+                    && !dtrace_probes::user::may_match_later(&d)
                 {
                     if let Some((tag, message)) =
                         dtrace_probes::user::pid_description_error(&d, &found.refused)
@@ -843,6 +952,10 @@ pub fn compile(
         entry_sites,
         binaries,
     };
+    refuse_fbt_early(&inputs).map_err(|e| match e {
+        Failure::Compile(e, _) => fail(e, &sources),
+        other => other,
+    })?;
     let mut compiled = inputs
         .compile(
             &inputs.program,
@@ -879,6 +992,44 @@ pub fn compile(
         deferred,
         inputs: Some(Inputs { sources, ..inputs }),
     })
+}
+
+/// On a kernel without kprobes that refuses fentry programs no fbt probe can be enabled:
+/// say so before compiling a program for each (`fbt:::entry` names some 56,000). The
+/// program is compiled first with one fbt probe per clause, so its errors come first, as
+/// they would.
+fn refuse_fbt_early(inputs: &Inputs) -> Result<(), Failure> {
+    let is_fbt = |s: &ProbeSite| matches!(s.context, ProbeContext::Function { .. });
+    let Some(first) = inputs
+        .clause_probes
+        .iter()
+        .flatten()
+        .filter(|s| is_fbt(s))
+        .min_by_key(|s| s.id)
+    else {
+        return Ok(());
+    };
+    let Some(why) = dtrace_probes::fbt::kernel_refusal() else {
+        return Ok(());
+    };
+    let mut probes = Vec::new();
+    let mut statements = Vec::new();
+    for (sites, stmts) in inputs.clause_probes.iter().zip(&inputs.clause_statements) {
+        let mut fbt_kept = false;
+        let kept: Vec<(ProbeSite, u32)> = sites
+            .iter()
+            .zip(stmts)
+            .filter(|(s, _)| !is_fbt(s) || !std::mem::replace(&mut fbt_kept, true))
+            .map(|(s, st)| (s.clone(), *st))
+            .collect();
+        let (s, st): (Vec<ProbeSite>, Vec<u32>) = kept.into_iter().unzip();
+        probes.push(s);
+        statements.push(st);
+    }
+    inputs
+        .compile(&inputs.program, &probes, &statements)
+        .map_err(|e| Failure::Compile(e, Vec::new()))?;
+    Err(Failure::Message(crate::load::fbt_refused(first, &why)))
 }
 
 /// `prov:mod:func:name` as DTrace prints an unmatched description.

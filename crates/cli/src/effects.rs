@@ -46,7 +46,7 @@ impl dtrace_consumer::Effects for SessionEffects {
             .map_err(|e| format!("failed to run system( ) command: {}", crate::errno_text(&e)))
     }
 
-    fn freopen(&mut self, path: &str) -> Result<(), String> {
+    fn freopen(&mut self, path: &[u8]) -> Result<(), String> {
         self.output.reopen(path)
     }
 

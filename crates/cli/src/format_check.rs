@@ -3,7 +3,7 @@
 //! words its checks (`D_PRINTF_ARG_TYPE`, `D_PRINTF_ARG_PROTO`, ...).
 
 use dtrace_backend::types::Type;
-use dtrace_consumer::printf::{self, Conversion, Count, Length};
+use dtrace_consumer::printf::{self, ArgKind, ArgRole, Conversion, Count, Length};
 use dtrace_typing::format::FormatArg;
 use dtrace_typing::format::FormatCheck;
 
@@ -21,6 +21,7 @@ fn name(c: &Conversion) -> String {
         Some(Length::Size) => "z",
         Some(Length::IntMax) => "j",
         Some(Length::PtrDiff) => "t",
+        Some(Length::Wide) => "w",
     };
     format!("{length}{}", c.spec)
 }
@@ -33,7 +34,11 @@ fn prototype(c: &Conversion, arg: &FormatArg) -> (&'static str, bool) {
         FormatArg::Aggregation | FormatArg::Stack => &Type::Void,
     };
     let int = ty.is_integer();
+    let wide = Some(Length::Long) == c.length || Some(Length::Wide) == c.length;
     let (text, fits) = match (c.length, c.spec) {
+        // An array of 32-bit integers: the wide characters themselves.
+        (_, 's') if wide => ("wchar_t []", is_wide_string(ty)),
+        (_, 'c') if wide => ("int", int && ty.scalar_size() <= 4),
         (_, 's' | 'S') => ("char [] or string (or use stringof)", ty.is_string()),
         (_, 'c' | 'C') => ("char, short, or int", int && ty.scalar_size() <= 4),
         (_, 'p') => ("pointer or integer", ty.is_scalar()),
@@ -52,24 +57,39 @@ fn prototype(c: &Conversion, arg: &FormatArg) -> (&'static str, bool) {
     }
 }
 
+/// Whether `ty` is what `%ls` takes: an array of 32-bit integers.
+fn is_wide_string(ty: &Type) -> bool {
+    matches!(ty, Type::Array(elem, _) if matches!(**elem, Type::Int { size: 4, .. }))
+}
+
 impl FormatCheck for PrintfCheck {
     fn check(
         &self,
-        format: &str,
+        format: &[u8],
         args: &[Type],
-        printa: bool,
+        func: &str,
     ) -> Result<(), (&'static str, String)> {
         let args: Vec<FormatArg> = args.iter().cloned().map(FormatArg::Value).collect();
-        self.check_args(format, &args, printa)
+        self.check_args(format, &args, func)
+    }
+
+    fn wide_strings(&self, format: &[u8]) -> Vec<usize> {
+        let Ok(parsed) = printf::parse(format) else {
+            return Vec::new();
+        };
+        // Widths and precisions taken from `*` arguments are arguments too.
+        let args = parsed.args();
+        let wide = |a: &printf::Arg| a.role == ArgRole::Value && a.kind == ArgKind::WideString;
+        (0..args.len()).filter(|&i| wide(&args[i])).collect()
     }
 
     fn check_args(
         &self,
-        format: &str,
+        format: &[u8],
         args: &[FormatArg],
-        printa: bool,
+        func: &str,
     ) -> Result<(), (&'static str, String)> {
-        let func = if printa { "printa" } else { "printf" };
+        let printa = func == "printa";
         if format.is_empty() {
             return Err((
                 "D_PRINTF_FMT_EMPTY",
@@ -165,7 +185,7 @@ mod tests {
     use dtrace_backend::types;
 
     fn check(fmt: &str, args: &[Type]) -> Result<(), (&'static str, String)> {
-        PrintfCheck.check(fmt, args, false)
+        PrintfCheck.check(fmt.as_bytes(), args, "printf")
     }
 
     #[test]

@@ -211,6 +211,15 @@ pub fn skipped_notice(skipped: &[Skipped]) -> Option<String> {
     ))
 }
 
+/// Why `probe`, an fbt probe, cannot be enabled on a kernel that refuses fentry programs
+/// (`why`) and has no kprobes.
+pub fn fbt_refused(probe: &ProbeSite, why: &str) -> String {
+    format!(
+        "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}), and no kprobes are available; use syscall or sdt probes instead\n",
+        probe.full_name()
+    )
+}
+
 /// How many programs are of `fbt` probes.
 fn function_programs(compiled: &Compiled) -> usize {
     compiled
@@ -368,10 +377,7 @@ fn load_as(
         }
         ProbeContext::Function { btf_id, ret, .. } => {
             if let Some(why) = dtrace_probes::fbt::kernel_refusal() {
-                return Err(Failure::Message(format!(
-                    "dtrace: failed to enable {}: this kernel refuses the fentry/fexit BPF programs the fbt provider needs ({why}), and no kprobes are available; use syscall or sdt probes instead\n",
-                    prog.probe.full_name()
-                )));
+                return Err(Failure::Message(fbt_refused(&prog.probe, &why)));
             }
             spec.prog_type = ProgramType::Tracing;
             spec.attach_btf_id = btf_id;

@@ -38,7 +38,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 
 use dtrace_frontend::ast::Item;
-use dtrace_probes::{Catalog, Description};
+use dtrace_probes::Catalog;
 use dtrace_typing::macros::MacroArgs;
 
 use dtrace_consumer::output::{Json, Text};
@@ -96,8 +96,21 @@ const USAGE: &str = "Usage: dtrace [-CeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name
 pub use dtrace_runtime::errno_text;
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let status = run(&argv);
+    let argv: Result<Vec<String>, _> = std::env::args_os()
+        .skip(1)
+        .map(std::ffi::OsString::into_string)
+        .collect();
+    let status = match argv {
+        Ok(argv) => run(&argv),
+        // A program text or file name in another encoding; refused in words, not a panic.
+        Err(arg) => {
+            eprintln!(
+                "dtrace: argument is not UTF-8 text: {}",
+                arg.to_string_lossy()
+            );
+            2
+        }
+    };
     debug::exit(status);
 }
 
@@ -311,9 +324,6 @@ fn front_end(
     }
     drop(ring);
     let macros = macros(args, options, targets.first());
-    if let Err(f) = compile::check_macro_args(&items, &sources, &macros, options) {
-        return fail(f, options);
-    }
     let mut catalog = Catalog::new();
     catalog.set_targets(
         targets
@@ -325,11 +335,28 @@ fn front_end(
             .collect(),
     );
     catalog.set_follow_fork(options.followfork);
+    // As DTrace reads them while parsing: probe ids and descriptions before the macro
+    // arguments are checked.
+    let specs = compile::specs(args);
+    if let Err(f) = compile::check_descriptions(&items, &sources, &specs, &macros, &mut catalog)
+        .and_then(|()| compile::check_macro_args(&items, &sources, &macros, options))
+    {
+        return fail(f, options);
+    }
     if args.list {
         signals::default_sigpipe();
         let pids: Vec<i32> = targets.iter().map(Target::pid).collect();
         let zero_ok = args.zero_matches_ok;
-        return match list(&items, &mut catalog, &macros, &pids, args.verbose, zero_ok) {
+        let listed = list(
+            &items,
+            &specs,
+            &mut catalog,
+            &macros,
+            &pids,
+            args.verbose,
+            zero_ok,
+        );
+        return match listed {
             Ok(status) => ControlFlow::Break(status),
             Err(e) => fail(Failure::Compile(e, sources), options),
         };
@@ -475,18 +502,20 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     }
 }
 
-/// `-l`: list the probes the descriptions match, or every probe.
+/// `-l`: list the probes the descriptions match, or every probe, each once.
 /// With `-p`/`-c` and no description, the USDT probes of those processes. With `-v`, each
-/// probe's stability attributes and argument types follow its line, as in DTrace.
+/// probe's stability attributes and argument types follow its line, as in DTrace. A
+/// description that matches nothing is reported and the rest listed; as in DTrace, that
+/// does not change the exit status.
 fn list(
     items: &[Vec<Item>],
+    specs: &[dtrace_probes::ProbeSpec],
     catalog: &mut Catalog,
     macros: &MacroArgs,
     pids: &[i32],
     verbose: bool,
     zero_ok: bool,
 ) -> Result<i32, dtrace_frontend::CompileError> {
-    let mut status = 0;
     let mut out = OutputFile::new(None);
     let line = |site: &dtrace_backend::program::ProbeSite| {
         if verbose {
@@ -495,24 +524,32 @@ fn list(
             dtrace_probes::list_line(site)
         }
     };
-    let descs = items
-        .iter()
-        .flatten()
-        .filter_map(|i| match i {
-            Item::Clause(c) => Some(&c.probes),
-            _ => None,
-        })
-        .flatten()
-        .map(|d| compile::description(d, macros))
-        .collect::<Result<Vec<Description>, _>>()?;
+    let mut descs = Vec::new();
+    for (si, source_items) in items.iter().enumerate() {
+        let spec = specs.get(si).copied().unwrap_or_default();
+        for item in source_items {
+            let Item::Clause(c) = item else { continue };
+            for d in &c.probes {
+                descs.push(compile::description(d, macros, spec, catalog)?);
+            }
+        }
+    }
     let _ = out.write_all(dtrace_probes::list_header().as_bytes());
     let mut seen = std::collections::HashSet::new();
+    let write = |out: &mut OutputFile,
+                 seen: &mut std::collections::HashSet<u32>,
+                 catalog: &Catalog,
+                 probe: &dtrace_probes::Probe| {
+        for (id, text) in catalog.listing(probe, verbose) {
+            if seen.insert(id) {
+                let _ = out.write_all(text.as_bytes());
+            }
+        }
+    };
     if descs.is_empty() && !pids.is_empty() {
         for &pid in pids {
             for p in catalog.user_probes_of(pid) {
-                if seen.insert(p.site.id) {
-                    let _ = out.write_all(line(&p.site).as_bytes());
-                }
+                write(&mut out, &mut seen, catalog, &p);
             }
         }
     } else if descs.is_empty() {
@@ -528,12 +565,9 @@ fn list(
                 "dtrace: failed to match {}:{}:{}:{}: No probe matches description",
                 d.provider, d.module, d.function, d.name
             );
-            status = 1;
         }
         for p in found {
-            if seen.insert(p.site.id) {
-                let _ = out.write_all(line(&p.site).as_bytes());
-            }
+            write(&mut out, &mut seen, catalog, &p);
         }
     }
     let _ = out.flush();
@@ -546,6 +580,6 @@ fn list(
             eprintln!("dtrace: could not list every provider: {why}");
             Ok(1)
         }
-        None => Ok(status),
+        None => Ok(0),
     }
 }

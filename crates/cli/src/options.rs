@@ -172,9 +172,6 @@ const READ_WHERE_THEY_ACT: &[&str] = &[
 /// listings (`tree`, `disasm`; `-S` shows the generated code).
 const NOTHING_TO_ACT_ON: &[&str] = &["temporal", "lazyload", "modpath", "tree", "disasm"];
 
-/// Options accepted and not acted on yet.
-const NOT_YET: &[&str] = &["cleanrate", "jstackstrsize", "aggpercpu"];
-
 /// Options only the command line may set: they shape how the program is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
     "ringread",
@@ -358,6 +355,19 @@ impl Options {
                     .ok_or(INVALID_VALUE)?
             }
             "maxframes" => self.max_frames = frames(value)?,
+            // How often DTrace's kernel cleans dirty dynamic variables and spent speculation
+            // buffers: here nothing waits for a cleaner (a deleted element's space is free
+            // at once; a speculation's id once the session has read its records), so any
+            // rate holds. Checked as DTrace checks a rate.
+            "cleanrate" => {
+                rate(value)?;
+            }
+            // The size of the string table a Java VM's ustack helper fills in the kernel for
+            // jstack(): Linux runs no ustack helpers, and the consumer names jstack()'s
+            // frames from the process's symbols, unbounded. Checked as DTrace checks a size.
+            "jstackstrsize" => {
+                size(value)?;
+            }
             // Compiler flags with nothing to act on: kernel and user symbol references
             // need not resolve (they are refused anyway), or must (`kdefs`, `udefs`: as
             // they always do here), and -G's object has no non-loadable sections to strip.
@@ -368,9 +378,7 @@ impl Options {
                 compiler_flag(value)?;
                 crate::debug::dump_core_at_exit();
             }
-            _ if READ_WHERE_THEY_ACT.contains(&name)
-                || NOTHING_TO_ACT_ON.contains(&name)
-                || NOT_YET.contains(&name) => {}
+            _ if READ_WHERE_THEY_ACT.contains(&name) || NOTHING_TO_ACT_ON.contains(&name) => {}
             _ => return Err("Invalid option name".into()),
         }
         Ok(())
@@ -482,5 +490,9 @@ mod tests {
         assert!(o.set("prometheus", Some("nowhere")).is_err());
         assert!(o.set("promlabels", Some("reads:fd")).is_ok());
         assert!(o.set("promprefix", Some("1")).is_err());
+        assert!(o.set("cleanrate", Some("3000hz")).is_ok());
+        assert!(o.set("cleanrate", Some("fast")).is_err());
+        assert!(o.set("jstackstrsize", Some("2k")).is_ok());
+        assert!(o.set("jstackstrsize", None).is_err());
     }
 }

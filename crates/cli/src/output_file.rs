@@ -119,20 +119,26 @@ impl OutputFile {
     }
 
     /// `freopen(path)`: what follows goes to the file at `path` (created, appended to);
-    /// an empty `path` goes back to the original output. The error is DTrace's words.
-    pub fn reopen(&self, path: &str) -> Result<(), String> {
+    /// an empty `path` goes back to the original output. The path is bytes, as D strings
+    /// are. The error is DTrace's words.
+    pub fn reopen(&self, path: &[u8]) -> Result<(), String> {
+        use std::os::unix::ffi::OsStrExt;
         let mut shared = self.0.borrow_mut();
         let _ = flush_state(&mut shared.state);
         // Opened first: a file that cannot be opened leaves the output as it was.
         let file = match path {
-            "" => None,
+            b"" => None,
             _ => Some(BufWriter::new(
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(path)
+                    .open(std::ffi::OsStr::from_bytes(path))
                     .map_err(|e| {
-                        format!("couldn't freopen() \"{path}\": {}", crate::errno_text(&e))
+                        format!(
+                            "couldn't freopen() \"{}\": {}",
+                            String::from_utf8_lossy(path),
+                            crate::errno_text(&e)
+                        )
                     })?,
             )),
         };

@@ -48,6 +48,8 @@ pub fn preprocess(args: &Args, path: &str, text: &str) -> Result<String, Failure
         return external(args, &program, &cppargs, &body).map_err(|m| failed(&m));
     }
     let mut config = Config::system();
+    // D text is bytes: a header's bytes that are not UTF-8 reach the lexer's literals.
+    config.decode = Some(dtrace_frontend::raw_bytes::decode);
     config.list_headers = option(args, "cpphdrs").next().is_some();
     config.macros = match stdc_mode(args) {
         // `-Xs` runs `cpp -traditional-cpp`: K&R C, no `__STDC__`.
@@ -162,5 +164,6 @@ fn external(args: &Args, program: &str, cppargs: &[String], body: &str) -> Resul
     if !out.status.success() {
         return Err(String::new());
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    // Headers it included may hold bytes that are not UTF-8, which D takes as they are.
+    Ok(dtrace_frontend::raw_bytes::decode(out.stdout))
 }

@@ -179,6 +179,9 @@ impl<'a> Session<'a> {
             self.consume_until_done(&mut targets);
             self.agg_snapshot = None;
         }
+        if let Some(w) = &self.watcher {
+            w.request_stop();
+        }
         detach(std::mem::take(&mut self.loaded.links));
         if let Some(w) = &mut self.watcher {
             w.stop();

@@ -132,9 +132,15 @@ impl Watcher {
         latest
     }
 
+    /// Ask the thread to stop, without waiting: it detaches while the session detaches its
+    /// own probes, so their waits for the kernel overlap.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
     /// Stop watching: detach what the thread attached, continue any process it holds.
     pub fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.request_stop();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -190,11 +196,16 @@ impl Thread {
         // Any process stopped meanwhile, up to the detach: examined or not, it goes on.
         // A tracepoint's programs are unregistered without waiting for one running on
         // another CPU, hence a short grace for its event.
-        self.watch.detach();
+        // Each uprobe closed waits for an RCU grace period: the links close beside the
+        // watcher's programs, not after them.
+        let links = std::mem::take(&mut self.links);
+        std::thread::scope(|s| {
+            s.spawn(move || drop(links));
+            self.watch.detach();
+        });
         for held in self.watch.wait(Duration::from_millis(10)) {
             self.watch.resume(&held);
         }
-        self.links.clear();
     }
 
     /// Look for the deferred descriptions' probes in the binary process `pid` exec'd (with

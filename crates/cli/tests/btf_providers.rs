@@ -291,3 +291,37 @@ fn fbt_arguments_are_typed_but_refused_clearly() {
         None => assert_ok(&run),
     }
 }
+
+#[test]
+fn every_fbt_probe_is_refused_at_once_where_none_can_be_enabled() {
+    // `fbt:::entry` names some 56,000 functions; on a kernel that has no kprobes and refuses
+    // fentry programs, the refusal comes before a program is compiled for each.
+    let start = Instant::now();
+    let run = dtrace(&["-e", "-n", "fbt:::entry { @[probefunc] = count(); }"]);
+    match dtrace_probes::fbt::kernel_refusal() {
+        Some(why) => {
+            assert_eq!(run.status, 1, "{}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains("this kernel refuses the fentry/fexit BPF programs")
+                    && run.stderr.contains(&why),
+                "{}",
+                run.stderr
+            );
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "refused after {:?}",
+                start.elapsed()
+            );
+            // A compile error still comes first.
+            let bad = dtrace(&["-e", "-n", "fbt:::entry { trace(args[9]); }"]);
+            assert_eq!(bad.status, 1, "{}", bad.stderr);
+            assert!(
+                bad.stderr.contains("index 9 is out of range"),
+                "{}",
+                bad.stderr
+            );
+        }
+        None => assert_ok(&run),
+    }
+}

@@ -1,7 +1,7 @@
 //! Libraries loaded with `dlopen` after tracing began: their USDT and `pid` probes are
 //! attached when the dynamic linker has mapped them and before their code runs, in a
-//! `-c` target (descriptions that match nothing at start, with `-Z`) and in every
-//! process of a glob; counts are exact.
+//! `-c` target (descriptions naming no module, and those that match nothing at start, with
+//! `-Z`) and in every process of a glob; counts are exact.
 
 mod common;
 
@@ -40,8 +40,28 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// `main LIB N` as [`MAIN`], with a `plug_work` of its own that it calls once first.
+const MAIN_WITH_PLUG_WORK: &str = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) int plug_work(int x) { __asm__ volatile(""); return x; }
+int main(int argc, char **argv) {
+    void *h = dlopen(argv[1], RTLD_NOW);
+    if (!h) { printf("dlopen: %s\n", dlerror()); return 1; }
+    int (*plug)(int) = (int (*)(int))dlsym(h, "plug");
+    printf("sum %d\n", plug(atoi(argv[2])) + plug_work(0));
+    return 0;
+}
+"#;
+
 /// The library (named `lib{name}.so`, provider `name`) and the main program.
 fn build(name: &str) -> (PathBuf, PathBuf) {
+    build_with(name, MAIN)
+}
+
+/// The library (named `lib{name}.so`, provider `name`) and the main program `main`.
+fn build_with(name: &str, main: &str) -> (PathBuf, PathBuf) {
     common::require_root();
     let dir = common::scratch("dlopen", name);
     let src = dir.join("plug.c");
@@ -58,7 +78,7 @@ fn build(name: &str) -> (PathBuf, PathBuf) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let main = common::build_c(&dir, "main", MAIN, &["-O1", "-ldl"]);
+    let main = common::build_c(&dir, "main", main, &["-O1", "-ldl"]);
     (main, lib)
 }
 
@@ -122,6 +142,32 @@ fn a_provider_glob_naming_the_target_follows_its_dlopens() {
             format!("pid{pid} libplugd.so plug_work 5"),
             format!("plugd{pid} libplugd.so plug 5")
         ],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_pid_description_with_no_module_follows_the_targets_dlopens() {
+    // As DTrace's pid provider: `pid$target::plug_work:entry` matches the main program's
+    // `plug_work` at start and the library's once it is loaded.
+    let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let (main, lib) = build_with("dlplain", MAIN_WITH_PLUG_WORK);
+    let cmd = format!("{} {} 4", main.display(), lib.display());
+    let run = common::dtrace(&[
+        "-q",
+        "-n",
+        "pid$target::plug_work:entry { @[probemod, probefunc] = count(); }
+         END { printa(\"%s %s %@u\\n\", @); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let mut lines: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["libdlplain.so plug_work 4", "main plug_work 1", "sum 10"],
         "{}",
         run.stdout
     );

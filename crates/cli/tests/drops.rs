@@ -49,6 +49,23 @@ fn untagged_drops_read_as_dtrace_prints_them() {
 }
 
 #[test]
+fn a_tagged_drop_message_is_cut_at_79_bytes_as_dtrace_cuts_it() {
+    let run = common::dtrace(&[
+        "-x",
+        "nspec=1",
+        "-x",
+        "droptags",
+        "-qn",
+        "BEGIN { a = speculation(); b = speculation(); c = speculation(); exit(0); }",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "dtrace: [DTRACEDROP_SPECUNAVAIL] 2 failed speculations (no speculative buffer available\n"
+    );
+}
+
+#[test]
 fn an_exit_whose_record_was_dropped_still_ends_tracing() {
     // Two 2 KiB records fill the smallest buffer (4 KiB) in one firing, so the third, with
     // exit(), is dropped: tracing ends all the same (the tracing state word says exit()

@@ -8,8 +8,10 @@
 //! match. Scripts are written under a fresh temporary directory, and dtrace runs there, so the
 //! relative path in each message is the suite's.
 
+mod common;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -57,12 +59,6 @@ fn script_text(case: &Case) -> String {
     text
 }
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-errors-{}", std::process::id()));
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Runs one case; returns a description of the difference, if any.
 fn run(dir: &Path, case: &Case) -> Option<String> {
     let file = dir.join(case.path);
@@ -104,7 +100,7 @@ fn run(dir: &Path, case: &Case) -> Option<String> {
 
 #[test]
 fn oracle_error_tests() {
-    let dir = temp_dir();
+    let dir = common::scratch("errors", "cases");
     let failures: Vec<String> = CASES.iter().filter_map(|c| run(&dir, c)).collect();
     let _ = fs::remove_dir_all(&dir);
     assert!(

@@ -201,7 +201,8 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
         "-x",
         "promlabels=st:stack",
         "-n",
-        "syscall::write:entry /pid == $target/ { @writes[execname] = count(); @size = quantize(arg2); @largest = max(arg2); @st[ustack()] = count(); }",
+        "syscall::write:entry /pid == $target/ { @writes[execname] = count(); @size = quantize(arg2); @largest = max(arg2); @st[ustack()] = count(); }
+         syscall::write:entry /pid == $target/ { @lin = lquantize(arg2, 0, 200, 10); @log = llquantize(arg2, 10, 0, 3, 10); @twice = quantize(arg2, 2); }",
         "-c",
         &command,
     ]);
@@ -224,8 +225,23 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
         "dtrace_size_bucket{le=\"7\"} 300",
         "dtrace_size_bucket{le=\"127\"} 400",
         "dtrace_size_bucket{le=\"+Inf\"} 400",
-        "dtrace_size_sum 7600",
+        // The exact sum of the values: 300 × 5 + 100 × 100.
+        "dtrace_size_sum 11500",
         "dtrace_size_count 400",
+        "# TYPE dtrace_lin histogram",
+        "dtrace_lin_bucket{le=\"9\"} 300",
+        "dtrace_lin_bucket{le=\"109\"} 400",
+        "dtrace_lin_sum 11500",
+        "dtrace_lin_count 400",
+        "# TYPE dtrace_log histogram",
+        "dtrace_log_bucket{le=\"5\"} 300",
+        "dtrace_log_bucket{le=\"199\"} 400",
+        "dtrace_log_sum 11500",
+        "dtrace_log_count 400",
+        // Each value counted twice: its weight counts, and so does its sum.
+        "dtrace_twice_bucket{le=\"7\"} 600",
+        "dtrace_twice_sum 23000",
+        "dtrace_twice_count 800",
         "# TYPE dtrace_largest gauge",
         "dtrace_largest 100",
         "dtrace_drops_total{kind=\"principal\"} 0",
@@ -276,6 +292,8 @@ fn prometheus_scrapes_counters_and_histograms_while_tracing() {
     prometheus.expect("dtrace_writes_total{comm=\"fleetwriter\"}", "400");
     prometheus.expect("dtrace_size_bucket{le=\"7\"}", "300");
     prometheus.expect("dtrace_size_count", "400");
+    prometheus.expect("dtrace_size_sum", "11500");
+    prometheus.expect("dtrace_lin_sum / dtrace_lin_count", "28.75");
     // The 300th of 400 values is the last of the bucket up to 7.
     prometheus.expect("histogram_quantile(0.75, dtrace_size_bucket)", "7");
     prometheus.expect("up{job=\"dtrace\"}", "1");
@@ -350,11 +368,14 @@ fn clear_and_trunc_are_what_a_scrape_sees() {
             "dtrace_c_total{key0=\"2\"} 1",
             "dtrace_t_total{key0=\"1\"} 3",
             "dtrace_q_bucket{key0=\"2\",le=\"3\"} 1",
+            "dtrace_q_sum{key0=\"1\"} 3",
+            "dtrace_q_sum{key0=\"2\"} 2",
         ],
         &[],
     );
     std::fs::write(&step, "").unwrap();
-    // clear(): the keys stay, at 0 (histograms keep their buckets); trunc(): they go.
+    // clear(): the keys stay, at 0 (histograms keep their buckets, their sums are 0 too);
+    // trunc(): they go.
     scrape_until(
         &served,
         &[
@@ -363,12 +384,107 @@ fn clear_and_trunc_are_what_a_scrape_sees() {
             "dtrace_q_bucket{key0=\"1\",le=\"1\"} 0",
             "dtrace_q_bucket{key0=\"2\",le=\"3\"} 0",
             "dtrace_q_count{key0=\"2\"} 0",
+            "dtrace_q_sum{key0=\"1\"} 0",
         ],
         &["dtrace_t_total{"],
     );
     std::fs::write(&done, "").unwrap();
     let status = served.child.wait().expect("wait for dtrace");
     assert!(status.success(), "dtrace: {status:?}");
+}
+
+/// Calls getpgid() on 2,000 different pids (none of them exists), then waits for the file
+/// `argv[1]`.
+const MANY_KEYS: &str = r#"
+#include <unistd.h>
+#include <sys/syscall.h>
+int main(int argc, char **argv) {
+    for (int i = 0; i < 2000; i++) syscall(SYS_getpgid, 1000000 + i);
+    while (access(argv[1], F_OK) != 0) usleep(20000);
+    return 0;
+}
+"#;
+
+/// The value of the one sample named `name` in an exposition.
+fn sample(metrics: &str, name: &str) -> Option<u64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn aggregation_drops_are_served_by_kind() {
+    let dir = common::scratch("fleet", "drops");
+    let keys = common::build_c(&dir, "fleetkeys", MANY_KEYS, &["-O1"]);
+    let done = dir.join("done");
+    let command = format!("{} {}", keys.display(), done.display());
+    // 128 KiB of aggregation space holds 1,024 keys: the other 976 keys are dropped.
+    let mut served = serve(&[
+        "-q",
+        "-x",
+        "prometheus=127.0.0.1:0",
+        "-x",
+        "aggsize=128k",
+        "-n",
+        "syscall::getpgid:entry /pid == $target/ { @k[arg0] = count(); }",
+        "-c",
+        &command,
+    ]);
+    let start = Instant::now();
+    let (series, dropped) = loop {
+        let (_, metrics) = http_get(served.addr, "/metrics").expect("a scrape");
+        let series = metrics
+            .lines()
+            .filter(|l| l.starts_with("dtrace_k_total{"))
+            .count() as u64;
+        let dropped = sample(&metrics, "dtrace_drops_total{kind=\"aggregation\"}")
+            .expect("the aggregation drops served");
+        if series + dropped == 2000 {
+            break (series, dropped);
+        }
+        assert!(
+            start.elapsed() < PROMETHEUS_WAIT,
+            "{series} keys and {dropped} drops, not 2000, in:\n{metrics}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!((series, dropped), (1024, 976));
+    std::fs::write(&done, "").unwrap();
+    let status = served.child.wait().expect("wait for dtrace");
+    let stderr = served.stderr.take().map(|t| t.join().unwrap());
+    assert!(status.success(), "dtrace: {status:?} {stderr:?}");
+}
+
+#[test]
+fn a_stalled_client_holds_up_neither_tracing_nor_later_scrapes() {
+    let mut served = serve(&[
+        "-q",
+        "-x",
+        "prometheus=127.0.0.1:0",
+        "-n",
+        "tick-50ms { @ticks = count(); printf(\"tick\\n\"); }",
+    ]);
+    // A client that connects and sends nothing: the endpoint waits for its request (5 s).
+    let stalled = TcpStream::connect(served.addr).expect("connect");
+    let start = Instant::now();
+    let mut out = BufReader::new(served.child.stdout.take().expect("piped stdout"));
+    let mut line = String::new();
+    for _ in 0..20 {
+        line.clear();
+        out.read_line(&mut line).expect("read stdout");
+        assert_eq!(line, "tick\n");
+    }
+    // 20 ticks of 50 ms printed as they came, not held until the client gave up.
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(stalled);
+    let (status, metrics) = http_get(served.addr, "/metrics").expect("a scrape");
+    assert_eq!(status, 200);
+    let ticks = sample(&metrics, "dtrace_ticks_total").expect("the ticks served");
+    assert!(ticks >= 20, "{metrics}");
 }
 
 #[test]

@@ -14,7 +14,7 @@
 //! * `/* flags: -x errtags -q */` replaces the default `-q` (an empty list runs the
 //!   script non-quiet); words are split on blanks, single quotes group.
 //!   When the flags include `-n`, the script file is not passed (it only documents the case).
-//! * `/* args: foo 42 */` appends operands (the macro arguments `$1 $2 ...`).
+//! * `/* args: foo 42 */` appends `--` and operands (the macro arguments `$1 $2 ...`).
 //!
 //! In stderr, the number after `BPF pc ` is masked on both sides: ours cannot match
 //! Oracle DTrace's program counters.
@@ -251,24 +251,43 @@ fn diff(expected: &str, actual: &str) -> String {
     out
 }
 
+/// `bytes` as text for a diff: UTF-8 as it is, other bytes as `\xNN`.
+fn utf8_or_hex(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
 fn check(case: &Case, bless: bool) -> Outcome {
     let path = |ext: &str| case.dir.join(format!("{}.{ext}", case.name));
-    let script = std::fs::read_to_string(path("d")).unwrap_or_default();
+    // (A script may hold bytes that are not UTF-8; its directives are ASCII.)
+    let script =
+        String::from_utf8_lossy(&std::fs::read(path("d")).unwrap_or_default()).into_owned();
     let mut args = directive(&script, "flags").unwrap_or_else(|| vec!["-q".to_string()]);
     if !args.iter().any(|a| a == "-n") {
         args.push("-s".to_string());
         args.push(format!("{}.d", case.name));
     }
-    args.extend(directive(&script, "args").unwrap_or_default());
+    let operands = directive(&script, "args").unwrap_or_default();
+    if !operands.is_empty() {
+        // After `--`, so that an operand such as `-7` is not read as an option.
+        args.push("--".to_string());
+        args.extend(operands);
+    }
     let (stdout, stderr, status) = run(case, &args);
-    let stdout = String::from_utf8_lossy(&stdout).into_owned();
     let stderr = mask(&String::from_utf8_lossy(&stderr));
     let mut report = String::new();
-    let expected_out = std::fs::read_to_string(path("out")).unwrap_or_default();
+    // Compared as bytes: D strings need not be UTF-8.
+    let expected_out = std::fs::read(path("out")).unwrap_or_default();
     if stdout != expected_out {
         report.push_str(&format!(
             "  stdout differs:\n{}",
-            diff(&expected_out, &stdout)
+            diff(&utf8_or_hex(&expected_out), &utf8_or_hex(&stdout))
         ));
     }
     let expected_err = std::fs::read_to_string(path("err")).ok();

@@ -166,8 +166,7 @@ fn bad_pointer_fires_error_and_the_script_goes_on() {
 
 #[test]
 fn compile_errors_for_unknown_members_and_types() {
-    let dir = std::env::temp_dir().join(format!("dtrace-ktypes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("ktypes", "members");
     for (i, (body, tag, message)) in [
         (
             "x = curthread->nope;",

@@ -416,3 +416,38 @@ fn core_aborts_at_exit() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn aggpercpu_shows_each_cpus_value_under_the_merged_one() {
+    // BEGIN fires on one CPU: that CPU shows the value, every other its empty one (0, and
+    // min()'s starting value), each CPU of the machine on a line of its own.
+    let run = dtrace(&[
+        "-x",
+        "aggpercpu",
+        "-qn",
+        "BEGIN { @s = sum(5); @m = min(3); exit(0) }",
+    ]);
+    assert_eq!((run.status, run.stderr.as_str()), (0, ""));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let lines: Vec<&str> = run.stdout.lines().skip(1).collect();
+    assert_eq!(lines.len(), 2 * (1 + cpus), "{}", run.stdout);
+    for (agg, value, empty) in [
+        (&lines[..=cpus], "5", "0"),
+        (&lines[cpus + 1..], "3", "9223372036854775807"),
+    ] {
+        assert_eq!(agg[0].trim(), value, "{}", run.stdout);
+        let mut fired = 0;
+        for (cpu, line) in agg[1..].iter().enumerate() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(words[..2], ["[CPU", &format!("{cpu}]")], "{}", run.stdout);
+            match words[2] {
+                v if v == value => fired += 1,
+                v => assert_eq!(v, empty, "{}", run.stdout),
+            }
+        }
+        assert_eq!(fired, 1, "{}", run.stdout);
+    }
+    // Without it, the merged values alone.
+    let run = dtrace(&["-qn", "BEGIN { @s = sum(5); exit(0) }"]);
+    expect(&run, 0, "\n                5\n", "");
+}

@@ -431,3 +431,61 @@ fn a_library_is_named_by_the_start_of_its_basename() {
         assert_eq!(words, ["libc.so.6", "1"], "{module}: {}", run.stdout);
     }
 }
+
+/// `main(argc, argv)` returns `argc + 4` through a function of its own.
+const STRIPPED: &str = r#"
+__attribute__((noinline)) int plus(int a, int b) { __asm__ volatile(""); return a + b; }
+int main(int argc, char **argv) { return plus(argc, 4); }
+"#;
+
+#[test]
+fn main_of_a_stripped_program_has_entry_return_and_offset_probes() {
+    common::require_root();
+    // `_start` passes `main` in `rdi`: `lea main(%rip)` in a PIE, `mov $main` without.
+    for (name, flags) in [
+        ("stripped-pie", &["-O1"][..]),
+        ("stripped-nopie", &["-O1", "-no-pie"]),
+    ] {
+        let exe = build(name, STRIPPED, flags);
+        let strip = Command::new("strip").arg(&exe).status().expect("run strip");
+        assert!(strip.success());
+        let cmd = format!("{} x y", path_str(&exe));
+        let run = dtrace(&[
+            "-qn",
+            "pid$target::main:entry { printf(\"entry %s %d\\n\", probefunc, arg0); }
+             pid$target:a.out:main:return { printf(\"return %d\\n\", arg1); }",
+            "-c",
+            &cmd,
+        ]);
+        assert_ok(&run);
+        assert_eq!(run.stdout.trim(), "entry main 3\nreturn 7", "{name}");
+        // Its extent comes from its call-frame information: every instruction is offered.
+        let first = instructions_of_main(&cmd);
+        assert!(first.len() > 2, "{name}: {first:?}");
+        assert_eq!(
+            first[..2],
+            ["entry".to_string(), "return".to_string()],
+            "{name}"
+        );
+        assert!(
+            first[2..]
+                .iter()
+                .all(|o| u64::from_str_radix(o, 16).is_ok()),
+            "{first:?}"
+        );
+    }
+}
+
+/// The probe names `dtrace -l` lists for `main` of the `-c` command, entry and return first.
+fn instructions_of_main(cmd: &str) -> Vec<String> {
+    let run = dtrace(&["-l", "-n", "pid$target:a.out:main:", "-c", cmd]);
+    assert_ok(&run);
+    let mut names: Vec<String> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect();
+    names.sort_by_key(|n| (n != "entry", n != "return", n.len(), n.clone()));
+    names
+}

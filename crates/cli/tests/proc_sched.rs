@@ -351,8 +351,28 @@ fn wakeup_names_the_sleeping_child() {
 }
 
 #[test]
+fn surrender_fires_for_each_sched_yield() {
+    let cmd = script(
+        "yield",
+        "exec python3 -c 'import os\nfor _ in range(3): os.sched_yield()'\n",
+    );
+    let run = trace(
+        &cmd,
+        r#"sched:::surrender /pid == $target/ {
+               @[args[1]->pr_fname, args[0]->pr_lwpid == tid] = count(); }
+           END { printa("yield %s %d %@d\n", @); }"#,
+    );
+    assert_eq!(
+        tagged(&run.stdout, "yield"),
+        ["python3 1 3"],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn probes_are_listed_with_translated_argument_types() {
-    let run = dtrace(&["-lv", "-n", "proc:::signal-send", "-n", "sched:::enqueue"]);
+    let run = dtrace(&["-lv", "-n", "proc:::signal-send", "-n", "sched:::dequeue"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for want in [
         "proc           vmlinux                                   signal-send",
@@ -390,6 +410,7 @@ fn probes_are_listed_with_translated_argument_types() {
         "preempt",
         "remain-cpu",
         "sleep",
+        "surrender",
         "tick",
         "wakeup",
     ] {

@@ -11,8 +11,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::{dtrace, Run};
 
 fn assert_ok(run: &Run) {
@@ -33,17 +31,9 @@ fn begin(body: &str) -> String {
     begin_with(&[], body)
 }
 
-/// A fresh directory under the system's temporary directory.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-xlate-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
-
 /// Compile a script file with `-xerrtags`; its stderr (the run must fail).
 fn script_error(name: &str, text: &str) -> String {
-    let dir = temp_dir(name);
+    let dir = common::scratch("xlate", name);
     let path = dir.join(format!("{name}.d"));
     std::fs::write(&path, text).unwrap();
     let run = dtrace(&["-xerrtags", "-s", path.to_str().unwrap()]);
@@ -130,7 +120,7 @@ fn translated_pointer_as_a_value() {
 
 #[test]
 fn script_struct_translator_and_xlate() {
-    let dir = temp_dir("script");
+    let dir = common::scratch("xlate", "script");
     let path = dir.join("mine.d");
     std::fs::write(
         &path,
@@ -171,7 +161,7 @@ fn translated_struct_values() {
     // A translator from a struct value (cast to its own type in the members), a
     // translation assigned whole (members it does not define are zero), to a pointer, and
     // a struct translated to itself.
-    let dir = temp_dir("values");
+    let dir = common::scratch("xlate", "values");
     let path = dir.join("values.d");
     std::fs::write(
         &path,
@@ -204,7 +194,7 @@ BEGIN
 
 #[test]
 fn library_directory_inline() {
-    let dir = temp_dir("libdir");
+    let dir = common::scratch("xlate", "libdir");
     std::fs::write(
         dir.join("mine.d"),
         "inline int answer = 42;\ninline pid_t mypid = curpsinfo->pr_pid;\n\
@@ -230,7 +220,7 @@ fn library_directory_inline() {
 #[test]
 fn library_dependencies() {
     // a.d's typedef needs b.d's: it is loaded after it, whatever their names' order.
-    let dir = temp_dir("libdeps");
+    let dir = common::scratch("xlate", "libdeps");
     std::fs::write(
         dir.join("a.d"),
         "#pragma D depends_on library b.d\ntypedef b_t a_t;\n",
@@ -293,7 +283,7 @@ fn library_dependencies() {
 
 #[test]
 fn library_file_replaces_builtin_and_nolibs() {
-    let dir = temp_dir("override");
+    let dir = common::scratch("xlate", "override");
     std::fs::write(dir.join("procfs.d"), "inline int curpsinfo = 7;\n").unwrap();
     let d = dir.to_str().unwrap();
     assert_eq!(begin_with(&["-L", d], "trace(curpsinfo);"), "7");

@@ -514,8 +514,10 @@ fn few_sites_of_a_process_get_perf_uprobes_with_site_arguments() {
     let prog = copy_program("perfmode");
     // cp:::mixed has two sites with different operand specs: the per-site decoder is chosen
     // by the perf event's cookie.
-    let script =
-        "cp$target:::mixed { @[arg1, arg0] = count(); } cp$target:::last { @[0, arg0] = count(); }";
+    // The module is named: a description naming no module also watches the libraries the
+    // process loads later, with a link of its own.
+    let script = "cp$target:perfmode::mixed { @[arg1, arg0] = count(); }
+                  cp$target:perfmode::last { @[0, arg0] = count(); }";
     let (types, run) = run_holding(&prog, script, 4);
     assert_ok(&run);
     assert_eq!(types, ["perf", "perf", "perf"], "{}", run.stderr);

@@ -2,6 +2,8 @@
 //! a broad set of D features, on each program type we generate (BEGIN's raw tracepoint and
 //! profile's perf event). Runs `dtrace -e`, which compiles and loads without enabling.
 
+mod common;
+
 use std::process::Command;
 
 const SNIPPETS: &[&str] = &[
@@ -186,8 +188,7 @@ const USER_TYPE_SNIPPETS: &[&str] = &[
 
 #[test]
 fn user_types_from_dwarf_load() {
-    let dir = std::env::temp_dir().join(format!("dtrace-verifier-utypes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("verifier", "utypes");
     let src = dir.join("ut.c");
     std::fs::write(&src, USER_TYPES_PROGRAM).unwrap();
     let exe = dir.join("ut");

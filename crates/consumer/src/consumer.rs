@@ -31,7 +31,7 @@ pub trait Effects {
     /// a D string may hold any (`"\xc0"`), and the shell gets them as written.
     fn system(&mut self, command: &[u8]) -> Result<(), String>;
     /// `freopen()`: the output goes to `path` from now on (`""`: the original output).
-    fn freopen(&mut self, path: &str) -> Result<(), String>;
+    fn freopen(&mut self, path: &[u8]) -> Result<(), String>;
     /// `ftruncate()`: empty the output file.
     fn ftruncate(&mut self);
     /// `setopt()` of an option that is not an output setting, while tracing: DTrace's
@@ -63,7 +63,7 @@ pub struct Consumer {
     output: Box<dyn Output>,
     symbols: Symbolizer,
     aggs: Aggregations,
-    formats: HashMap<String, Option<Format>>,
+    formats: HashMap<Vec<u8>, Option<Format>>,
     drops: DropsSeen,
     exit_status: Option<i32>,
     /// The first `-c`/`-p` process: whose addresses `%A` resolves (`$target`).
@@ -354,6 +354,7 @@ impl Consumer {
                 format,
                 aggregations,
             } => {
+                self.aggs.per_cpu = self.settings.aggpercpu && format.is_none();
                 let aggs = self.aggs.printa(aggregations, maps, &mut self.symbols);
                 let parsed = format.as_ref().and_then(|f| self.parsed(f).cloned());
                 let sort = self.settings.sort;
@@ -392,7 +393,7 @@ impl Consumer {
                 };
                 let done = match kind {
                     ActionKind::System { .. } => effects.system(&text),
-                    _ => effects.freopen(&String::from_utf8_lossy(&text)),
+                    _ => effects.freopen(&text),
                 };
                 if let Err(why) = done {
                     self.output.warning(&why);
@@ -436,16 +437,16 @@ impl Consumer {
     }
 
     /// The parsed form of `format` (`None` if it does not parse), parsed once.
-    fn parsed(&mut self, format: &str) -> Option<&Format> {
+    fn parsed(&mut self, format: &[u8]) -> Option<&Format> {
         self.formats
-            .entry(format.to_string())
+            .entry(format.to_vec())
             .or_insert_with(|| printf::parse(format).ok())
             .as_ref()
     }
 
     /// `printf(format, values...)` rendered; `%a` and `%A` print their address as a symbol
     /// (`%A`: of `$target`).
-    fn printf(&mut self, format: &str, values: &[Value]) -> Option<Vec<u8>> {
+    fn printf(&mut self, format: &[u8], values: &[Value]) -> Option<Vec<u8>> {
         let specs = value_specs(self.parsed(format)?);
         let mut shown = values.to_vec();
         for (v, spec) in shown.iter_mut().zip(specs) {
@@ -560,6 +561,7 @@ impl Consumer {
         for rec in self.buffers.take_rings() {
             self.decode_record(&rec, maps, true);
         }
+        self.aggs.per_cpu = self.settings.aggpercpu;
         let aggs = self.aggs.all(maps, &mut self.symbols);
         let sort = self.settings.sort;
         self.output.aggregations(&aggs, &sort);
@@ -672,7 +674,7 @@ mod tests {
                 actions: vec![
                     action(
                         ActionKind::Printf {
-                            format: "%d %s\n".into(),
+                            format: b"%d %s\n".to_vec(),
                             args: vec![
                                 field(h, int()),
                                 field(h + 8, ValueType::String { size: 8 }),

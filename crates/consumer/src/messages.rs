@@ -47,6 +47,30 @@ pub fn drop_tag(kind: DropKind) -> &'static str {
     }
 }
 
+/// The most bytes of a drop message DTrace keeps: it words one into a buffer of 80 bytes
+/// with its NUL, so a longer message (a `droptags` tag before a long kind) is cut there.
+const DROP_MESSAGE_MAX: usize = 79;
+
+/// A drop message (`text`, one of this module's `dtrace: ...\n` drop lines) as DTrace
+/// prints it: after `dtrace: `, the kind's tag when `droptags` is set, then the message,
+/// the two cut at [`DROP_MESSAGE_MAX`] bytes.
+pub fn drop_line(text: &str, tag: Option<&str>) -> String {
+    let body = text.strip_prefix("dtrace: ").unwrap_or(text);
+    let body = body.strip_suffix('\n').unwrap_or(body);
+    let mut message = match tag {
+        Some(tag) => format!("[{tag}] {body}"),
+        None => body.to_string(),
+    };
+    if message.len() > DROP_MESSAGE_MAX {
+        let mut end = DROP_MESSAGE_MAX;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+    }
+    format!("dtrace: {message}\n")
+}
+
 /// Drop counters reported from the status of the whole session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatusDrop {
@@ -156,6 +180,20 @@ mod tests {
         assert_eq!(
             status_drops(StatusDrop::SpeculationBusy, 2),
             "dtrace: 2 failed speculations (available buffer(s) still busy)\n"
+        );
+    }
+
+    #[test]
+    fn tagged_drops_are_cut_where_dtrace_cuts_them() {
+        let unavailable = status_drops(StatusDrop::SpeculationUnavailable, 3);
+        assert_eq!(drop_line(&unavailable, None), unavailable);
+        assert_eq!(
+            drop_line(&unavailable, Some(drop_tag(DropKind::SpecUnavail))),
+            "dtrace: [DTRACEDROP_SPECUNAVAIL] 3 failed speculations (no speculative buffer available\n"
+        );
+        assert_eq!(
+            drop_line(&cpu_drops(2, 1), Some(drop_tag(DropKind::Record))),
+            "dtrace: [DTRACEDROP_PRINCIPAL] 2 drops on CPU 1\n"
         );
     }
 

@@ -86,6 +86,8 @@ pub enum Length {
     IntMax,
     /// `t`
     PtrDiff,
+    /// `w` (`%wc`, `%ws`): a wide character or string, as `l` makes them.
+    Wide,
 }
 
 /// What kind of argument a conversion expects.
@@ -99,6 +101,8 @@ pub enum ArgKind {
     Pointer,
     /// A string or `char` array (`%s`).
     String,
+    /// An array of 32-bit wide characters (`%ls`, `%ws`).
+    WideString,
     /// A floating-point value (`%e %f %g %E %G`).
     Float,
 }
@@ -196,9 +200,9 @@ impl fmt::Display for FormatError {
 
 impl std::error::Error for FormatError {}
 
-/// Parse a D format string.
-pub fn parse(fmt: &str) -> Result<Format, FormatError> {
-    let bytes = fmt.as_bytes();
+/// Parse a D format string: bytes, as D strings are (not necessarily UTF-8).
+pub fn parse(format: impl AsRef<[u8]>) -> Result<Format, FormatError> {
+    let bytes = format.as_ref();
     let mut pieces = Vec::new();
     let mut literal = Vec::new();
     let mut number = 0;
@@ -249,15 +253,18 @@ fn parse_conversion(
     let mut i = start + 1;
     loop {
         let Some(&c) = bytes.get(i) else {
-            // A length modifier alone is a name DTrace does not know.
-            return Err(if length.is_empty() {
-                FormatError::NameExpected { conversion: number }
-            } else {
-                FormatError::Undefined {
-                    conversion: number,
-                    name: length,
-                }
-            });
+            // DTrace's own length modifiers (`h l L w`) still expect a name; `z`, `j` and
+            // `t`, which DTrace takes for names, name a conversion it does not know.
+            return Err(
+                if length.is_empty() || length.ends_with(['h', 'l', 'L', 'w']) {
+                    FormatError::NameExpected { conversion: number }
+                } else {
+                    FormatError::Undefined {
+                        conversion: number,
+                        name: length,
+                    }
+                },
+            );
         };
         i += 1;
         match c {
@@ -318,7 +325,7 @@ fn parse_conversion(
             b'$' => return Err(FormatError::Positional { conversion: number }),
             b'%' if i == start + 2 => return Ok((conv, i)),
             b'%' => return Err(FormatError::PercentWithFlags { conversion: number }),
-            b'h' | b'l' | b'L' | b'z' | b'j' | b't' => length.push(char::from(c)),
+            b'h' | b'l' | b'L' | b'z' | b'j' | b't' | b'w' => length.push(char::from(c)),
             _ => {
                 conv.spec = char::from(c);
                 conv.length = resolve_length(&conv, &length)?;
@@ -336,7 +343,13 @@ fn narrow_signed(x: u64, bits: u32) -> i64 {
 
 /// Check the conversion name (length modifier + character).
 fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, FormatError> {
-    let name = || format!("{length}{}", conv.spec);
+    // A byte that is not ASCII (the format is bytes) shows as U+FFFD, as a UTF-8 terminal
+    // shows it.
+    let spec = match conv.spec {
+        c if c.is_ascii() => c,
+        _ => char::REPLACEMENT_CHARACTER,
+    };
+    let name = || format!("{length}{spec}");
     let length = match length {
         "" => None,
         "hh" => Some(Length::Char),
@@ -347,6 +360,7 @@ fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, For
         "z" => Some(Length::Size),
         "j" => Some(Length::IntMax),
         "t" => Some(Length::PtrDiff),
+        "w" => Some(Length::Wide),
         _ => {
             return Err(FormatError::Undefined {
                 conversion: conv.number,
@@ -354,9 +368,15 @@ fn resolve_length(conv: &Conversion, length: &str) -> Result<Option<Length>, For
             })
         }
     };
-    match conv.spec {
-        'd' | 'i' | 'u' | 'o' | 'x' | 'X' | 'c' | 'e' | 'E' | 'f' | 'g' | 'G' => Ok(length),
-        's' | 'p' | 'a' | 'A' | 'k' | 'T' | 'Y' | 'C' | 'S' if length.is_none() => Ok(None),
+    match (conv.spec, length) {
+        (_, Some(Length::Wide)) if !matches!(conv.spec, 'c' | 's') => Err(FormatError::Undefined {
+            conversion: conv.number,
+            name: name(),
+        }),
+        // DTrace's wide conversions: `%lc` `%wc` `%ls` `%ws`.
+        ('c' | 's', Some(Length::Long | Length::Wide)) | ('c', None) => Ok(length),
+        ('d' | 'i' | 'u' | 'o' | 'x' | 'X' | 'e' | 'E' | 'f' | 'g' | 'G', _) => Ok(length),
+        ('s' | 'p' | 'a' | 'A' | 'k' | 'T' | 'Y' | 'C' | 'S', None) => Ok(None),
         _ => Err(FormatError::Undefined {
             conversion: conv.number,
             name: name(),
@@ -415,6 +435,16 @@ fn escaped(s: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Wide characters (32-bit code points) as UTF-8; one that is no Unicode scalar value
+/// prints as `?`.
+fn wide_text(chars: &[u32]) -> Vec<u8> {
+    chars
+        .iter()
+        .map(|&c| char::from_u32(c).unwrap_or('?'))
+        .collect::<String>()
+        .into_bytes()
+}
+
 impl Conversion {
     /// The width `hh` (8) or `h` (16) narrows an integer to before it is printed, as the C
     /// library DTrace hands its formats to does (`%hhu` of 257 prints 1).
@@ -435,9 +465,15 @@ impl Conversion {
         }
     }
 
+    /// Whether this is a wide conversion (`%lc`, `%wc`, `%ls`, `%ws`).
+    fn wide(&self) -> bool {
+        matches!(self.spec, 'c' | 's') && matches!(self.length, Some(Length::Long | Length::Wide))
+    }
+
     /// The kind of value argument this conversion expects.
     pub fn kind(&self) -> ArgKind {
         match self.spec {
+            's' if self.wide() => ArgKind::WideString,
             'c' | 'C' => ArgKind::Char,
             'p' | 'a' | 'A' => ArgKind::Pointer,
             's' | 'S' => ArgKind::String,
@@ -462,6 +498,46 @@ impl Conversion {
             'x' => cfmt::unsigned(out, self.narrow_unsigned(v), Radix::Hex, field),
             'p' => cfmt::unsigned(out, v.zero_extended(), Radix::Hex, field),
             'X' => cfmt::unsigned(out, self.narrow_unsigned(v), Radix::HexUpper, field),
+            'c' if self.wide() => {
+                let c = wide_text(&[v.zero_extended() as u32]);
+                cfmt::string(
+                    out,
+                    &c,
+                    &Field {
+                        precision: None,
+                        ..*field
+                    },
+                )
+            }
+            's' if self.wide() => {
+                let chars: Vec<u32> = match v {
+                    Value::Bytes(b) => b
+                        .chunks_exact(4)
+                        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+                        .take_while(|&c| c != 0)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let text = wide_text(&chars);
+                // The precision counts bytes, and cuts no character in two.
+                let text = match field.precision {
+                    Some(p) if p < text.len() => {
+                        let end = (0..=p)
+                            .rev()
+                            .find(|&i| std::str::from_utf8(&text[..i]).is_ok());
+                        text[..end.unwrap_or(0)].to_vec()
+                    }
+                    _ => text,
+                };
+                cfmt::string(
+                    out,
+                    &text,
+                    &Field {
+                        precision: None,
+                        ..*field
+                    },
+                )
+            }
             'c' => cfmt::char(out, v.zero_extended() as u8, field),
             // A stack under `%k`, as DTrace prints one: a newline, then a line per frame,
             // each frame formatted by the conversion's field and indented by its width when
@@ -859,8 +935,21 @@ mod tests {
             "format conversion #1 name expected before end of format string"
         );
         assert_eq!(err("%z"), "format conversion #1 is undefined: %z");
+        for f in ["%l", "%hh", "%5.2w", "%L"] {
+            assert_eq!(
+                err(f),
+                "format conversion #1 name expected before end of format string"
+            );
+        }
         assert_eq!(err("%d %q"), "format conversion #2 is undefined: %q");
-        assert_eq!(err("%ls"), "format conversion #1 is undefined: %ls");
+        assert_eq!(err("%hs"), "format conversion #1 is undefined: %hs");
+        assert_eq!(err("%wd"), "format conversion #1 is undefined: %wd");
+        assert_eq!(err("%hc"), "format conversion #1 is undefined: %hc");
+        assert_eq!(err("%lls"), "format conversion #1 is undefined: %lls");
+        assert_eq!(
+            parse(b"%l\xe9").unwrap_err().to_string(),
+            "format conversion #1 is undefined: %l\u{fffd}"
+        );
         assert_eq!(
             err("%**d"),
             "format conversion #1 has more than one '*' specified for the output width"
@@ -911,5 +1000,54 @@ mod tests {
         let out = render("%.*d", &[Value::i32(i32::MAX), Value::i32(7)]);
         assert_eq!(out.len(), MAX_FIELD);
         assert!(out.ends_with("07"));
+    }
+
+    /// 32-bit wide characters as the array `%ls` records.
+    fn wide(s: &str) -> Value {
+        let mut bytes: Vec<u8> = s.chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
+        bytes.extend([0; 8]);
+        Value::Bytes(bytes)
+    }
+
+    #[test]
+    fn wide_strings_and_characters_print_as_utf8() {
+        let s = wide("h\u{e9}llo");
+        let args = [s.clone(), s.clone(), s.clone(), s.clone(), s];
+        assert_eq!(
+            render("[%ls][%ws][%8ls][%-8ls][%.2ls]", &args),
+            "[h\u{e9}llo][h\u{e9}llo][  h\u{e9}llo][h\u{e9}llo  ][h]"
+        );
+        assert_eq!(render("[%.3ls]", &[wide("h\u{e9}llo")]), "[h\u{e9}]");
+        assert_eq!(
+            render(
+                "%lc%wc%3lc",
+                &[Value::i32(97), Value::i32(0x263a), Value::i32(0xe9)]
+            ),
+            "a\u{263a} \u{e9}"
+        );
+        // No Unicode scalar value: a question mark.
+        assert_eq!(render("%lc", &[Value::i32(0xd800)]), "?");
+        let f = parse("%ls %*ws").unwrap();
+        let kinds: Vec<ArgKind> = f.args().iter().map(|a| a.kind).collect();
+        assert_eq!(
+            kinds,
+            [ArgKind::WideString, ArgKind::Integer, ArgKind::WideString]
+        );
+    }
+
+    #[test]
+    fn formats_and_strings_are_bytes() {
+        let f = parse(b"\xff%s\xe9%c|%S\n").unwrap();
+        let out = f.render_bytes(&[
+            Value::Str(b"\xc0\xa8".to_vec()),
+            Value::i32(0xfe),
+            Value::Str(b"\xe9".to_vec()),
+        ]);
+        assert_eq!(out, b"\xff\xc0\xa8\xe9\xfe|\\351\n");
+        // A width counts bytes, as C's does.
+        let out = parse("[%4s]")
+            .unwrap()
+            .render_bytes(&[Value::Str(b"\xe9".to_vec())]);
+        assert_eq!(out, b"[   \xe9]");
     }
 }

@@ -19,7 +19,7 @@ use std::fmt::Write;
 
 use dtrace_abi::desc;
 use dtrace_abi::record::DropKind;
-use dtrace_abi::slots::bucket_range;
+use dtrace_abi::slots::{bucket_count, bucket_range, buckets, histogram_sum};
 
 use crate::aggregate::folded::key_text;
 use crate::aggregate::{merge, summary, AggFunc, Aggregation, Aggregations, Summary};
@@ -178,7 +178,9 @@ impl Exporter {
         let bounds = descs
             .iter()
             .map(|d| match d.func.is_histogram() {
-                true => (0..d.slots).map(|i| bucket_range(&d.func, i)).collect(),
+                true => (0..bucket_count(&d.func))
+                    .map(|i| bucket_range(&d.func, i))
+                    .collect(),
                 false => Vec::new(),
             })
             .collect();
@@ -256,10 +258,10 @@ impl Exporter {
             func if func.is_histogram() => {
                 header(out, &family, "histogram", &what);
                 for data in series.values() {
-                    self.shown[i] = grow(self.shown[i], data);
+                    self.shown[i] = grow(self.shown[i], buckets(&func, data));
                 }
                 for (key, data) in &series {
-                    self.write_histogram(out, &family, i, key, data);
+                    self.write_histogram(out, &family, i, key, &func, data);
                 }
             }
             func => {
@@ -275,22 +277,25 @@ impl Exporter {
         }
     }
 
-    /// One series of a histogram: cumulative buckets up to `+Inf`, `_sum` and `_count`.
-    /// DTrace's histograms count values per bucket but keep no sum: `_sum` counts each
-    /// value as the bound of its bucket nearest to zero (exact for values on the bounds:
-    /// powers of two for `quantize()`).
-    fn write_histogram(&self, out: &mut String, family: &str, i: usize, key: &str, data: &[u64]) {
+    /// One series of a histogram of `func`: cumulative buckets up to `+Inf`, `_sum` (the
+    /// sum the kernel keeps past the buckets) and `_count`.
+    fn write_histogram(
+        &self,
+        out: &mut String,
+        family: &str,
+        i: usize,
+        key: &str,
+        func: &AggFunc,
+        data: &[u64],
+    ) {
         let bounds = &self.bounds[i];
         let sep = if key.is_empty() { "" } else { "," };
         let mut cumulative: i64 = 0;
-        let mut sum: i128 = 0;
-        for (b, &count) in data.iter().enumerate() {
-            let count = count as i64;
-            cumulative += count;
-            let Some((min, max)) = bounds.get(b).copied().flatten() else {
+        for (b, &count) in buckets(func, data).iter().enumerate() {
+            cumulative = cumulative.wrapping_add(count as i64);
+            let Some((_, max)) = bounds.get(b).copied().flatten() else {
                 continue;
             };
-            sum += i128::from(count) * 0i128.clamp(i128::from(min), i128::from(max));
             let shown = self.shown[i].is_some_and(|(first, last)| (first..=last).contains(&b));
             if shown && max != i64::MAX {
                 let _ = writeln!(
@@ -300,6 +305,7 @@ impl Exporter {
             }
         }
         let _ = writeln!(out, "{family}_bucket{{{key}{sep}le=\"+Inf\"}} {cumulative}");
+        let sum = histogram_sum(func, data);
         let _ = writeln!(out, "{family}_sum{} {sum}", braces(key));
         let _ = writeln!(out, "{family}_count{} {cumulative}", braces(key));
     }
@@ -344,7 +350,7 @@ mod tests {
     use super::*;
     use crate::value::{Frame, Place, Value};
     use dtrace_abi::datum::ValueType;
-    use dtrace_abi::slots::{quantize_bucket, slot_count};
+    use dtrace_abi::slots::{quantize_bucket, slot_count, sum_slot};
 
     fn desc(name: &str, func: AggFunc, keys: usize) -> desc::Aggregation {
         let int = ValueType::Integer {
@@ -381,10 +387,13 @@ mod tests {
         }
     }
 
+    /// A `quantize()` value of `values`, as the kernel keeps it: buckets and sum.
     fn quantized(values: &[i64]) -> Vec<u64> {
-        let mut data = vec![0; slot_count(&AggFunc::Quantize)];
+        let mut data = vec![0u64; slot_count(&AggFunc::Quantize)];
+        let sum = sum_slot(&AggFunc::Quantize).unwrap();
         for &v in values {
             data[quantize_bucket(v)] += 1;
+            data[sum] = data[sum].wrapping_add(v as u64);
         }
         data
     }
@@ -426,7 +435,7 @@ dtrace_lat_bucket{le="31"} 3
 dtrace_lat_bucket{le="63"} 3
 dtrace_lat_bucket{le="127"} 4
 dtrace_lat_bucket{le="+Inf"} 4
-dtrace_lat_sum 72
+dtrace_lat_sum 110
 dtrace_lat_count 4
 # HELP dtrace_agg max() of @ by key0.
 # TYPE dtrace_agg gauge

@@ -24,6 +24,9 @@ pub struct Settings {
     pub printsize: Option<u32>,
     /// `noresolve`: user addresses are shown as `object:0xoffset`, not resolved to symbols.
     pub noresolve: bool,
+    /// `aggpercpu`: aggregations printed in the default layout show each CPU's value under
+    /// the merged one.
+    pub aggpercpu: bool,
 }
 
 impl Settings {
@@ -36,6 +39,7 @@ impl Settings {
             "flowindent" => flag(value).map(|v| self.flowindent = v),
             "rawbytes" => flag(value).map(|v| self.rawbytes = v),
             "noresolve" => flag(value).map(|v| self.noresolve = v),
+            "aggpercpu" => flag(value).map(|v| self.aggpercpu = v),
             // As in DTrace: rounded up to 8 bytes; none, 0 or past 64 KiB is 8 KiB.
             "printsize" => number(value).map(|v| {
                 let v = if v == 0 || v > 65536 { 8192 } else { v };

@@ -3,11 +3,26 @@
 //! and against the layout rules of its source.
 
 use dtrace_consumer::aggregate::{
-    llquantize_bucket, lquantize_bucket, printa, printa_format, quantize_bucket, render_exit,
-    slot_count, AggFunc, Aggregation, SortOptions, StackFormat,
+    self, llquantize_bucket, lquantize_bucket, quantize_bucket, slot_count, AggFunc, Aggregation,
+    SortOptions, StackFormat,
 };
-use dtrace_consumer::printf::parse;
+use dtrace_consumer::printf::{parse, Format};
 use dtrace_consumer::Value;
+
+/// The text of [`aggregate::render_exit`], which must be UTF-8 here.
+fn render_exit(aggs: &[Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
+    String::from_utf8(aggregate::render_exit(aggs, opts, stacks)).unwrap()
+}
+
+/// The text of [`aggregate::printa`].
+fn printa(aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
+    String::from_utf8(aggregate::printa(aggs, opts, stacks)).unwrap()
+}
+
+/// The text of [`aggregate::printa_format`].
+fn printa_format(fmt: &Format, aggs: &[&Aggregation], opts: &SortOptions) -> String {
+    String::from_utf8(aggregate::printa_format(fmt, aggs, opts)).unwrap()
+}
 
 /// Add `incr` to bucket `b` of the value of `key`.
 fn bump(agg: &mut Aggregation, key: Vec<Value>, b: usize, incr: i64) {

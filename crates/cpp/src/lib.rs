@@ -43,9 +43,26 @@ pub struct Config {
     pub list_headers: bool,
     /// `-dM`: output the macros defined at the end instead of the text.
     pub dump_macros: bool,
+    /// How the bytes of a file read (a header) become text; `None`: as UTF-8, a file that
+    /// is not being an error.
+    pub decode: Option<fn(Vec<u8>) -> String>,
 }
 
 impl Config {
+    /// The text of the file at `path`, as [`Config::decode`] says.
+    fn read_text(&self, path: &Path) -> std::io::Result<String> {
+        let bytes = std::fs::read(path)?;
+        match self.decode {
+            Some(decode) => Ok(decode(bytes)),
+            None => String::from_utf8(bytes).map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                )
+            }),
+        }
+    }
+
     /// The configuration DTrace uses on this system: GNU cpp's system directories (those
     /// that exist: the newest installed GCC's own headers, `stddef.h` and the like, first)
     /// and its implicit `stdc-predef.h`.
@@ -116,7 +133,7 @@ pub fn preprocess(name: &str, dir: &Path, text: &str, config: &Config) -> Result
     };
     pp.predefine();
     if let Some(pre) = &config.pre_include {
-        if let Ok(text) = std::fs::read_to_string(pre) {
+        if let Ok(text) = config.read_text(pre) {
             let shown = pre.display().to_string();
             if config.list_headers {
                 pp.messages.push_str(&format!(". {shown}\n"));
@@ -713,7 +730,7 @@ impl Pp<'_> {
         if self.once.contains(&path) {
             return String::new();
         }
-        let text = match std::fs::read_to_string(&path) {
+        let text = match self.config.read_text(&path) {
             Ok(t) => t,
             Err(e) => {
                 self.errors.push_str(&format!(

@@ -91,6 +91,8 @@ pub struct Symbol {
 pub struct Elf<'a> {
     data: &'a [u8],
     pub machine: u16,
+    /// The entry point's address (`e_entry`; 0 for most shared libraries).
+    pub entry: u64,
     /// ELF32 (`ELFCLASS32`): addresses and sizes are 4 bytes.
     pub is_32: bool,
     pub sections: Vec<Section>,
@@ -114,6 +116,11 @@ impl<'a> Elf<'a> {
         let mut elf = Elf {
             data,
             machine: u16_at(data, 0x12)?,
+            entry: if is_32 {
+                u32_at(data, 0x18)?.into()
+            } else {
+                u64_at(data, 0x18)?
+            },
             is_32,
             sections: Vec::new(),
             segments: Vec::new(),

@@ -110,7 +110,7 @@ impl<'a> Lexer<'a> {
     fn error_at_char(&self, pos: usize) -> CompileError {
         let c = self.text[pos..].chars().next().unwrap_or_default();
         let span = self.span(pos, pos + c.len_utf8());
-        syntax_error_near(&c.to_string(), span)
+        syntax_error_near(&crate::raw_bytes::shown(c).to_string(), span)
     }
 
     /// Lexes the next token in `mode`. Control lines met on the way are appended to

@@ -6,6 +6,7 @@ pub mod lexer;
 mod literal;
 mod parser;
 mod pragma;
+pub mod raw_bytes;
 pub mod span;
 pub mod token;
 

@@ -1,5 +1,7 @@
 //! Decoding of literal text: integer constants with C suffixes and C escape sequences.
 
+use crate::raw_bytes;
+
 /// An integer constant decoded from its text (digits and suffix).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntLiteral {
@@ -101,15 +103,27 @@ pub fn parse_int(text: &str) -> Result<IntLiteral, IntError> {
 }
 
 /// Resolves the C escape sequences of a string or character constant body. Unknown
-/// escapes keep their backslash, as DTrace does.
+/// escapes keep their backslash, as DTrace does. The character carrying a byte of a source
+/// that is not UTF-8 ([`raw_bytes`]) is that byte again.
 pub fn unescape(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len());
     let mut i = 0;
     while i < body.len() {
+        if let Some(b) = raw_bytes::carried(&body[i..]) {
+            out.push(b);
+            i += 4;
+            continue;
+        }
         let c = body[i];
         i += 1;
         if c != b'\\' || i == body.len() {
             out.push(c);
+            continue;
+        }
+        if let Some(b) = raw_bytes::carried(&body[i..]) {
+            // An unknown escape of a byte that is not UTF-8 keeps its backslash too.
+            out.extend([b'\\', b]);
+            i += 4;
             continue;
         }
         let e = body[i];

@@ -39,7 +39,7 @@ pub mod udp;
 pub mod usdt;
 pub mod user;
 
-pub use desc::{Description, DescriptionError};
+pub use desc::{Description, DescriptionError, ProbeSpec};
 pub use dtrace::DtraceProbe;
 pub use glob::glob_match;
 
@@ -194,6 +194,7 @@ const MAPPED_NAMES: &[&str] = &[
     "preempt",
     "remain-cpu",
     "sleep",
+    "surrender",
     "tick",
     "wakeup",
     "accept-established",
@@ -538,6 +539,78 @@ impl Catalog {
         };
         if let Ok(layout) = layout {
             probe.site.context = ProbeContext::Tracepoint(layout);
+        }
+    }
+
+    /// The exact description of the probe whose id is `id` (`-i ID`, or an id written as a
+    /// probe description), discovering the kernel's providers in id order until one has
+    /// it; `None` when no probe has that id. A user probe's id is known once its process
+    /// or binary was examined.
+    pub fn description_of(&mut self, id: u32) -> Option<Description> {
+        if id >= user::USER_PROBE_IDS {
+            return self.user.description_of(id, &self.probes);
+        }
+        let find = |probes: &[Probe]| {
+            probes
+                .iter()
+                .find(|p| p.site.id == id && !matches!(p.attach, Attach::User(_)))
+                .map(|p| Description::exact(&p.site))
+        };
+        if let Some(d) = find(&self.probes) {
+            return Some(d);
+        }
+        // An fbt group's id stands for no one probe.
+        if id == 0 || id >= FBT_GROUP_IDS {
+            return None;
+        }
+        self.discover_mapped();
+        if let Some(d) = find(&self.probes) {
+            return Some(d);
+        }
+        self.discover_functions();
+        find(&self.probes)
+    }
+
+    /// What `dtrace -l` prints of `probe` (with `-v`, each line followed by its attributes
+    /// and argument types): one entry per probe it stands for, each with that probe's id.
+    /// A `pid` glob's probe stands for each of its functions, listed with the id the
+    /// function's probe has alone.
+    pub fn listing(&self, probe: &Probe, verbose: bool) -> Vec<(u32, String)> {
+        let line = |one: &ProbeSite| {
+            if verbose {
+                list_line_verbose(one)
+            } else {
+                list_line(one)
+            }
+        };
+        let site = &probe.site;
+        match &site.context {
+            ProbeContext::Uprobe(u) if !u.functions.is_empty() && u.kernel.is_empty() => {
+                let alone = ProbeContext::Uprobe(UprobeContext {
+                    kind: u.kind.clone(),
+                    functions: Vec::new(),
+                    family: u.family,
+                    kernel: Vec::new(),
+                    object: u.object.clone(),
+                });
+                let ids = self.user.function_ids_of(probe);
+                u.functions
+                    .iter()
+                    .zip(ids)
+                    .map(|(function, id)| {
+                        let one = ProbeSite {
+                            id,
+                            provider: site.provider.clone(),
+                            module: site.module.clone(),
+                            function: function.clone(),
+                            name: site.name.clone(),
+                            context: alone.clone(),
+                        };
+                        (id, line(&one))
+                    })
+                    .collect()
+            }
+            _ => vec![(site.id, line(site))],
         }
     }
 

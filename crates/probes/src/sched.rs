@@ -49,6 +49,8 @@ const DEFS: &[Def] = &[
             ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (args[1])"),
             ("psinfo_t *", "xlate <psinfo_t *> (args[1])"),
             ("cpuinfo_t *", "xlate <cpuinfo_t *> (cpu)"),
+            // Oracle's `dequeue_task` flags: a thread blocking is DEQUEUE_SLEEP.
+            ("int", "1"),
         ],
     },
     Def {
@@ -63,7 +65,6 @@ const DEFS: &[Def] = &[
                 "cpuinfo_t *",
                 "xlate <cpuinfo_t *> ((int)args[0]->thread_info.cpu)",
             ),
-            ("int", "0"),
         ],
     },
     Def {
@@ -104,6 +105,17 @@ const DEFS: &[Def] = &[
         filter: Some("!args[0] && args[3] != 0 && (args[3] & 0x80) == 0"),
         fewer_args: None,
         args: &[],
+    },
+    Def {
+        name: "surrender",
+        base: Base::Raw("sys_enter"),
+        // `sys_enter (struct pt_regs *regs, long id)`: x86_64's sched_yield.
+        filter: Some("args[1] == 24"),
+        fewer_args: None,
+        args: &[
+            ("lwpsinfo_t *", "xlate <lwpsinfo_t *> (curthread)"),
+            ("psinfo_t *", "xlate <psinfo_t *> (curthread)"),
+        ],
     },
     Def {
         name: "tick",

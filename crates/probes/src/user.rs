@@ -76,6 +76,7 @@ use crate::{Attach, Description, Probe};
 
 pub mod exec_watch;
 pub mod offsets;
+mod stripped_main;
 
 /// A `pid` description matching more functions than this in one binary becomes one probe.
 pub const GROUP_MIN: usize = 8;
@@ -263,14 +264,20 @@ pub fn deferrable(desc: &Description) -> bool {
     matches!(scope(&desc.provider), Some(Scope::Binaries { .. })) && !desc.module.contains('/')
 }
 
-/// Whether `desc` names a process with a provider glob (`p*d123`, `pid$target` spelled as
-/// a glob) and no literal module: the libraries that process loads later (`dlopen`) may
-/// hold more of its probes, so they are watched for, as for a glob over processes.
+/// Whether `desc` names a process (`pid$target`, `p*d123`, `myapp$target`) and no literal
+/// module: the libraries that process loads later (`dlopen`) may hold more of its probes,
+/// as DTrace's pid provider looks in every object the process maps, so they are watched
+/// for, as for a glob over processes.
 pub fn follows_libraries(desc: &Description) -> bool {
+    named_pid(desc).is_some() && (desc.module.is_empty() || is_glob(&desc.module))
+}
+
+/// Whether `desc` may match nothing when tracing starts: a provider glob naming a process
+/// that follows its libraries (`p*d$target::run:entry`), whose probes may all be in a
+/// library loaded later. A plain `pid$target::run:entry` must match at once, as in DTrace.
+pub fn may_match_later(desc: &Description) -> bool {
     let provider = desc.provider.trim_end_matches(|c: char| c.is_ascii_digit());
-    named_pid(desc).is_some()
-        && is_glob(provider)
-        && (desc.module.is_empty() || is_glob(&desc.module))
+    follows_libraries(desc) && is_glob(provider)
 }
 
 fn is_glob(s: &str) -> bool {
@@ -338,6 +345,10 @@ pub struct UserProbes {
     perf_sites: usize,
     /// User probes created so far.
     created: u32,
+    /// The id of each function's `pid` probe, by (pid, path, provider, module, function,
+    /// name): the same whether the probe is enabled alone or as one of a glob's functions
+    /// (a group probe, whose own id is never listed), so a probe's id is stable within a run.
+    function_ids: HashMap<ProbeKey, u32>,
 }
 
 impl UserProbes {
@@ -345,6 +356,71 @@ impl UserProbes {
     fn next_id(&mut self) -> u32 {
         self.created += 1;
         USER_PROBE_IDS + self.created
+    }
+
+    /// The id of the `pid` probe `key` names (its function exact), made the first time.
+    fn function_id(&mut self, key: ProbeKey) -> u32 {
+        if let Some(&id) = self.function_ids.get(&key) {
+            return id;
+        }
+        let id = self.next_id();
+        self.function_ids.insert(key, id);
+        id
+    }
+
+    /// The id of each function of the `pid` probe `probe` stands for, in the order of its
+    /// functions (one for a probe of one function, none for other probes).
+    pub fn function_ids_of(&self, probe: &Probe) -> Vec<u32> {
+        let (ProbeContext::Uprobe(u), Attach::User(a)) = (&probe.site.context, &probe.attach)
+        else {
+            return Vec::new();
+        };
+        let site = &probe.site;
+        let key = |function: &str| {
+            let pid = site.provider.strip_prefix("pid")?.parse().ok();
+            let key = (
+                pid,
+                a.path.clone(),
+                site.provider.clone(),
+                site.module.clone(),
+                function.to_string(),
+                site.name.clone(),
+            );
+            self.function_ids.get(&key).copied()
+        };
+        if u.functions.is_empty() {
+            return vec![site.id];
+        }
+        u.functions
+            .iter()
+            .map(|f| key(f).unwrap_or(site.id))
+            .collect()
+    }
+
+    /// The exact description of the user probe whose id is `id`: a probe made so far, or a
+    /// function of a `pid` glob's probe.
+    pub fn description_of(&self, id: u32, probes: &[Probe]) -> Option<Description> {
+        let exact = |provider: &str, module: &str, function: &str, name: &str| Description {
+            provider: provider.to_string(),
+            module: module.to_string(),
+            function: function.to_string(),
+            name: name.to_string(),
+        };
+        if let Some((key, _)) = self.function_ids.iter().find(|(_, &i)| i == id) {
+            let (_, _, provider, module, function, name) = key;
+            return Some(exact(provider, module, function, name));
+        }
+        let p = probes.iter().find(|p| {
+            p.site.id == id
+                && matches!(&p.site.context, ProbeContext::Uprobe(u) if u.functions.is_empty())
+                && matches!(&p.attach, Attach::User(a) if !a.sites.is_empty())
+        })?;
+        Some(exact(
+            &p.site.provider,
+            &p.site.module,
+            &p.site.function,
+            &p.site.name,
+        ))
     }
 
     /// Discover and add to `probes` the user probes `desc` names; returns the indices of the
@@ -814,6 +890,24 @@ impl UserProbes {
                     found.push(i);
                     continue;
                 }
+                let function_key = |f: &str| {
+                    (
+                        pid,
+                        path.to_path_buf(),
+                        provider.clone(),
+                        module.to_string(),
+                        f.to_string(),
+                        name.clone(),
+                    )
+                };
+                let id = if grouped {
+                    for &i in &group {
+                        self.function_id(function_key(&functions[i].0));
+                    }
+                    self.next_id()
+                } else {
+                    self.function_id(function_key(&function))
+                };
                 let sites: Vec<UprobeSite> = group
                     .iter()
                     .enumerate()
@@ -824,7 +918,7 @@ impl UserProbes {
                     })
                     .collect();
                 let site = ProbeSite {
-                    id: self.next_id(),
+                    id,
                     provider: provider.clone(),
                     module: module.to_string(),
                     function,
@@ -1221,7 +1315,25 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
             }
         }
     }
-    out.into_iter().map(|(f, _)| f).collect()
+    let mut functions: Vec<FunctionSymbol> = out.into_iter().map(|(f, _)| f).collect();
+    if !functions
+        .iter()
+        .any(|f| f.names.iter().any(|(raw, _)| raw == "main"))
+    {
+        if let Some(main) = stripped_main::main_function(&data, &elf).and_then(|(vaddr, size)| {
+            let offset = elf.vaddr_to_offset(vaddr)?;
+            offsets::entry_accepted(data.get(offset as usize..).unwrap_or_default()).then(|| {
+                FunctionSymbol {
+                    offset,
+                    size,
+                    names: vec![("main".to_string(), "main".to_string())],
+                }
+            })
+        }) {
+            functions.push(main);
+        }
+    }
+    functions
 }
 
 /// The nested name of an Itanium C++ or legacy Rust symbol (`_ZN3foo3barE` is `foo::bar`,

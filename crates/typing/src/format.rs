@@ -26,21 +26,30 @@ impl std::fmt::Display for FormatArg {
 
 /// Checks a printf-style format against its argument types, at compile time.
 pub trait FormatCheck {
-    /// `Err((tag, message))` when the format is malformed or an argument does not fit.
+    /// `Err((tag, message))` when the format of action `func` (`printf`, `printa`,
+    /// `system`, `freopen`: the name its messages give) is malformed or an argument does
+    /// not fit; `printa`'s arguments are the aggregation's keys.
     fn check(
         &self,
-        format: &str,
+        format: &[u8],
         args: &[Type],
-        printa: bool,
+        func: &str,
     ) -> std::result::Result<(), (&'static str, String)>;
+
+    /// The arguments (0-based, after the format; `*` ones count) that a conversion of `format` takes
+    /// as an array of wide characters (`%ls`, `%ws`): recorded whole, not as the address
+    /// an array otherwise stands for. None by default.
+    fn wide_strings(&self, _format: &[u8]) -> Vec<usize> {
+        Vec::new()
+    }
 
     /// [`FormatCheck::check`] for arguments that may also be aggregations; by default an
     /// aggregation is checked as `void`, which no conversion accepts either.
     fn check_args(
         &self,
-        format: &str,
+        format: &[u8],
         args: &[FormatArg],
-        printa: bool,
+        func: &str,
     ) -> std::result::Result<(), (&'static str, String)> {
         let types: Vec<Type> = args
             .iter()
@@ -49,6 +58,6 @@ pub trait FormatCheck {
                 FormatArg::Aggregation | FormatArg::Stack => Type::Void,
             })
             .collect();
-        self.check(format, &types, printa)
+        self.check(format, &types, func)
     }
 }

@@ -438,11 +438,11 @@ pub enum ActionKind {
         user: bool,
     },
     Printf {
-        format: String,
+        format: Vec<u8>,
         args: Vec<Expr>,
     },
     Printa {
-        format: Option<String>,
+        format: Option<Vec<u8>>,
         aggregations: Vec<AggId>,
     },
     /// `exit(status)`: the status converted to `int`.
@@ -471,13 +471,13 @@ pub enum ActionKind {
     Discard(Expr),
     /// `system(format, args...)`: the consumer runs the formatted command (destructive).
     System {
-        format: String,
+        format: Vec<u8>,
         args: Vec<Expr>,
     },
     /// `freopen(format, args...)`: output goes to the formatted path from now on; `""`
     /// restores the original output (destructive).
     Freopen {
-        format: String,
+        format: Vec<u8>,
         args: Vec<Expr>,
     },
     /// `ftruncate()`: empty the output file.

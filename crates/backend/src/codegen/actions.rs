@@ -101,7 +101,11 @@ impl Gen<'_, '_> {
                 return Ok(field);
             }
         }
-        let v = self.expr(e)?;
+        let mut v = self.expr(e)?;
+        if let Type::Array(..) = e.ty {
+            // An array taken whole (`%ls`): its address, whatever made it (a copyin).
+            v.ty = e.ty.clone();
+        }
         let field = self.record_value(&v);
         self.pop(v.reg);
         Ok(field)

@@ -2,7 +2,8 @@
 //! in a per-CPU hash map. Slot layouts (shared with the consumer, which merges CPUs):
 //! count `[n]`, sum `[sum]`, avg `[n, sum]`, min/max `[set, value]`, stddev
 //! `[n, sum, sumsq_lo, sumsq_hi]`, quantize 127 power-of-two buckets (63 is zero),
-//! lquantize `levels + 2` buckets, llquantize as [`slots::llquantize_bucket`] lays them out.
+//! lquantize `levels + 2` buckets, llquantize as [`slots::llquantize_bucket`] lays them out,
+//! each histogram's buckets followed by the sum of its values.
 
 use dtrace_ebpf::*;
 use dtrace_frontend::Result;
@@ -12,7 +13,7 @@ use super::regs::{self, VReg};
 use super::vars::Rodata;
 use super::{Compiler, Gen};
 use crate::program::{Aggregation, DropKind, Field, KeyStore, MapId, MapKind, MapSpec};
-use crate::slots::{self, slot_count, AggFunc, QUANTIZE_ZERO};
+use crate::slots::{self, bucket_count, slot_count, AggFunc, QUANTIZE_ZERO};
 use crate::types::Type;
 
 pub use dtrace_typing::cook::MAX_SLOTS;
@@ -290,8 +291,20 @@ impl Gen<'_, '_> {
             }
             AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
                 bucket_index(e, kind);
+                // The sum of the values, each times its weight, past the buckets.
+                let sum = match weight {
+                    Some(w) => {
+                        regs::read_into(e, w, R3);
+                        e.emit(Insn::alu64_reg(BPF_MUL, R3, R1));
+                        R3
+                    }
+                    None => R1,
+                };
+                // At most MAX_SLOTS slots: the offset is below 32 KiB.
+                let sum_at = 8 * bucket_count(kind) as i16;
+                e.emit(Insn::atomic_add(Size::DW, R0, sum_at, sum));
                 // r2 = bucket index, bounded; add the weight to that slot.
-                let max = slot_count(kind) as i32 - 1;
+                let max = bucket_count(kind) as i32 - 1;
                 e.emit(Insn::jmp_imm(BPF_JSGE, R2, 0, 1));
                 e.emit(Insn::mov64_imm(R2, 0));
                 e.emit(Insn::jmp_imm(BPF_JSLE, R2, max, 1));
@@ -415,7 +428,7 @@ fn bucket_index(e: &mut crate::emit::Emitter, kind: &AggFunc) {
             nsteps,
         } => {
             let bucket = |v| slots::llquantize_bucket(v, *factor, *low, *high, *nsteps);
-            let thresholds = thresholds(bucket, slot_count(kind));
+            let thresholds = thresholds(bucket, bucket_count(kind));
             search(e, &thresholds, 0, thresholds.len(), bucket(i64::MIN), done);
         }
         _ => {}

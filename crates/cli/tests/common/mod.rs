@@ -99,7 +99,7 @@ pub fn finish_within(mut child: Child, what: &str, timeout: Duration) -> Run {
 /// the command itself is held after its own exec (as DTrace holds it), the script's
 /// `exec` is seen. Returns its path.
 pub fn exec_true_script() -> String {
-    let dir = std::env::temp_dir().join(format!("dtrace-exec-true-{}", std::process::id()));
+    let dir = scratch_root().join("exec-true");
     std::fs::create_dir_all(&dir).expect("create scratch directory");
     let path = dir.join("exec-true.sh");
     if !path.exists() {
@@ -117,9 +117,33 @@ pub fn dtrace(args: &[&str]) -> Run {
     finish(spawn(args), &format!("{args:?}"))
 }
 
-/// A fresh, empty scratch directory for one test: `$TMPDIR/dtrace-PREFIX-PID-NAME`.
+/// This test process's scratch directory, `$TMPDIR/dtrace-tests/PID`. No hook runs when a test
+/// binary exits, so the first call removes the directories of test processes that have ended:
+/// runs do not pile up in the temporary directory, and a running test keeps its files.
+pub fn scratch_root() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let base = std::env::temp_dir().join("dtrace-tests");
+        for entry in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let alive = name
+                .to_str()
+                .and_then(|pid| pid.parse::<u32>().ok())
+                .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+            if !alive {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let root = base.join(std::process::id().to_string());
+        std::fs::create_dir_all(&root).expect("create the scratch root");
+        root
+    })
+    .clone()
+}
+
+/// A fresh, empty scratch directory for one test: `PREFIX-NAME` under [`scratch_root`].
 pub fn scratch(prefix: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-{prefix}-{}-{name}", std::process::id()));
+    let dir = scratch_root().join(format!("{prefix}-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch directory");
     dir

@@ -10,14 +10,15 @@
 
 use super::AggFunc;
 use dtrace_abi::slots::{
-    lquantize_levels, quantize_bucket_value, LlqShape, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
+    buckets, lquantize_levels, quantize_bucket_value, LlqShape, QUANTIZE_BUCKETS, QUANTIZE_ZERO,
 };
 
 const BAR: usize = 40;
 
-/// Append the histogram of `data` (slots of `func`) to `out`.
+/// Append the histogram of `data` (slots of `func`: its buckets are shown, not its sum)
+/// to `out`.
 pub(crate) fn render(out: &mut String, func: &AggFunc, data: &[u64], normal: u64) {
-    let data: Vec<i64> = data.iter().map(|&c| c as i64).collect();
+    let data: Vec<i64> = buckets(func, data).iter().map(|&c| c as i64).collect();
     match *func {
         AggFunc::Quantize => quantize(out, &data, normal),
         AggFunc::Lquantize { base, limit, step } => {

@@ -43,6 +43,9 @@ pub struct SortOptions {
 pub struct AggRow {
     pub key: Vec<Value>,
     pub data: Vec<u64>,
+    /// Each CPU's slots, by CPU number, when the aggregation keeps them (`aggpercpu`);
+    /// else empty.
+    pub percpu: Vec<Vec<u64>>,
 }
 
 /// An aggregation variable and its data.
@@ -55,6 +58,8 @@ pub struct Aggregation {
     /// printed again at exit (callers set this after a `printa()`).
     pub printed: bool,
     normal: u64,
+    /// Whether each row also keeps every CPU's slots (`aggpercpu`).
+    per_cpu: bool,
     rows: Vec<AggRow>,
     index: RowIndex,
 }
@@ -66,9 +71,16 @@ impl Aggregation {
             func,
             printed: false,
             normal: 1,
+            per_cpu: false,
             rows: Vec::new(),
             index: RowIndex::default(),
         }
+    }
+
+    /// The aggregation keeping each CPU's slots beside the merged ones (`aggpercpu`).
+    pub fn keeping_per_cpu(mut self) -> Aggregation {
+        self.per_cpu = true;
+        self
     }
 
     /// The rows, in insertion order.
@@ -103,29 +115,46 @@ impl Aggregation {
     }
 
     /// Add a row.
-    fn push(&mut self, key: Vec<Value>, data: Vec<u64>) {
-        self.index.push(&key);
-        self.rows.push(AggRow { key, data });
+    fn push(&mut self, row: AggRow) {
+        self.index.push(&row.key);
+        self.rows.push(row);
     }
 
     /// Set the merged slots of `key` (adding the key if new).
     pub fn set(&mut self, key: Vec<Value>, data: Vec<u64>) {
         match self.find(&key) {
             Some(i) => self.rows[i].data = data,
-            None => self.push(key, data),
+            None => self.push(AggRow {
+                key,
+                data,
+                percpu: Vec::new(),
+            }),
         }
     }
 
-    /// Merge per-CPU slots (one slice per CPU) into those of `key` (adding the key if
-    /// new): merged slots merge again as one more CPU's.
+    /// Merge per-CPU slots (one slice per CPU, by CPU number) into those of `key` (adding
+    /// the key if new): merged slots merge again as one more CPU's, and so do each CPU's
+    /// when the aggregation keeps them.
     pub fn merge_percpu(&mut self, key: Vec<Value>, percpu: &[&[u64]]) {
         let data = merge(&self.func, percpu);
+        let func = self.func;
+        let kept = |cpus: &[&[u64]]| cpus.iter().map(|c| c.to_vec()).collect::<Vec<_>>();
         match self.find(&key) {
             Some(i) => {
-                let row = &mut self.rows[i].data;
-                *row = merge(&self.func, &[row, &data]);
+                let row = &mut self.rows[i];
+                row.data = merge(&func, &[&row.data, &data]);
+                for (mine, more) in row.percpu.iter_mut().zip(percpu) {
+                    *mine = merge(&func, &[mine, more]);
+                }
             }
-            None => self.push(key, data),
+            None => {
+                let percpu = if self.per_cpu {
+                    kept(percpu)
+                } else {
+                    Vec::new()
+                };
+                self.push(AggRow { key, data, percpu });
+            }
         }
     }
 
@@ -150,6 +179,7 @@ impl Aggregation {
         let n = slot_count(&self.func);
         for row in &mut self.rows {
             row.data = vec![0; n];
+            row.percpu.iter_mut().for_each(|cpu| *cpu = vec![0; n]);
         }
     }
 
@@ -169,7 +199,7 @@ impl Aggregation {
         self.rows.clear();
         self.index.clear();
         for row in keep {
-            self.set(row.key, row.data);
+            self.push(row);
         }
     }
 }
@@ -200,5 +230,19 @@ mod tests {
                 (vec![Value::i32(3)], vec![1, 1]),
             ]
         );
+    }
+
+    #[test]
+    fn kept_cpus_merge_cpu_by_cpu() {
+        let mut agg = Aggregation::new("a", AggFunc::Sum).keeping_per_cpu();
+        agg.merge_percpu(vec![Value::i32(1)], &[&[5], &[7]]);
+        agg.merge_percpu(vec![Value::i32(1)], &[&[1], &[0]]);
+        assert_eq!(agg.rows()[0].data, vec![13]);
+        assert_eq!(agg.rows()[0].percpu, vec![vec![6], vec![7]]);
+        agg.clear();
+        assert_eq!(agg.rows()[0].percpu, vec![vec![0], vec![0]]);
+        let mut merged_only = Aggregation::new("b", AggFunc::Sum);
+        merged_only.merge_percpu(vec![Value::i32(1)], &[&[5], &[7]]);
+        assert!(merged_only.rows()[0].percpu.is_empty());
     }
 }

@@ -5,7 +5,8 @@
 //! in 3, 5, 8 or 16 columns by size, printed as `unsigned char`, `unsigned
 //! short`, `int` and `long long`; strings two spaces then left-justified in
 //! 50 columns), then the value (` %16lld`; stddev ` %16llu`; histograms as a
-//! table starting on the next line), then a newline.  No blank lines
+//! table starting on the next line), each CPU's value on lines of its own under
+//! `aggpercpu`, then a newline.  No blank lines
 //! separate aggregations; histograms bring their own (the table starts with
 //! one, and the row's newline follows its last line).
 
@@ -21,10 +22,13 @@ const PIECE: usize = 64 << 10;
 
 /// Everything printed when tracing ends: dtrace(1)'s newline, then every
 /// aggregation not already printed by `printa()`, in the given order (that
-/// of first use; reversed with `aggsortrev`), each in the default layout.
-pub fn render_exit(aggs: &[Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
-    let mut all = String::new();
-    write_exit(aggs, opts, stacks, &mut |piece| all.push_str(piece));
+/// of first use; reversed with `aggsortrev`), each in the default layout. Bytes:
+/// string keys print as they are, UTF-8 or not.
+pub fn render_exit(aggs: &[Aggregation], opts: &SortOptions, stacks: StackFormat) -> Vec<u8> {
+    let mut all = Vec::new();
+    write_exit(aggs, opts, stacks, &mut |piece| {
+        all.extend_from_slice(piece)
+    });
     all
 }
 
@@ -34,14 +38,14 @@ pub fn write_exit(
     aggs: &[Aggregation],
     opts: &SortOptions,
     stacks: StackFormat,
-    write: &mut dyn FnMut(&str),
+    write: &mut dyn FnMut(&[u8]),
 ) {
-    let mut out = String::from("\n");
+    let mut out = b"\n".to_vec();
     let mut order: Vec<&Aggregation> = aggs.iter().filter(|a| !a.printed).collect();
     if opts.reverse {
         order.reverse();
     }
-    let mut piece = |out: &mut String| {
+    let mut piece = |out: &mut Vec<u8>| {
         if out.len() >= PIECE {
             write(out);
             out.clear();
@@ -66,15 +70,17 @@ pub enum StackFormat {
 /// The rows of `aggs` in the default layout, or folded when they are one aggregation keyed
 /// by a stack and `stacks` asks for it; `row_done` sees `out` after each row.
 fn rows(
-    out: &mut String,
+    out: &mut Vec<u8>,
     aggs: &[&Aggregation],
     opts: &SortOptions,
     stacks: StackFormat,
-    row_done: &mut dyn FnMut(&mut String),
+    row_done: &mut dyn FnMut(&mut Vec<u8>),
 ) {
     match aggs {
         [agg] if stacks == StackFormat::Folded && has_stack_key(agg) => {
-            folded(out, agg);
+            let mut text = String::new();
+            folded(&mut text, agg);
+            out.extend_from_slice(text.as_bytes());
             row_done(out);
         }
         _ => default_rows(out, aggs, opts, row_done),
@@ -84,8 +90,8 @@ fn rows(
 /// `printa(@a, @b, ...)` without a format: a newline, then the rows of the
 /// aggregations joined by key, each line showing the keys and every
 /// aggregation's value (zero where it lacks the key).
-pub fn printa(aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) -> String {
-    let mut out = String::from("\n");
+pub fn printa(aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) -> Vec<u8> {
+    let mut out = b"\n".to_vec();
     rows(&mut out, aggs, opts, stacks, &mut |_| {});
     out
 }
@@ -94,7 +100,7 @@ pub fn printa(aggs: &[&Aggregation], opts: &SortOptions, stacks: StackFormat) ->
 /// take the keys in order, each `%@` conversion the next aggregation's value
 /// (the last one again once all are used).  For the quantize family `%@`
 /// prints the histogram.
-pub fn printa_format(fmt: &Format, aggs: &[&Aggregation], opts: &SortOptions) -> String {
+pub fn printa_format(fmt: &Format, aggs: &[&Aggregation], opts: &SortOptions) -> Vec<u8> {
     let mut out = Vec::new();
     for bundle in bundles(aggs, opts) {
         let mut next = 0;
@@ -112,7 +118,7 @@ pub fn printa_format(fmt: &Format, aggs: &[&Aggregation], opts: &SortOptions) ->
             }
         });
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// The slots of aggregation `i` in a bundle (zeros where absent).
@@ -124,10 +130,10 @@ fn slots_of(bundle: &Bundle, i: usize, func: &AggFunc) -> Vec<u64> {
 
 /// Rows of `aggs` joined by key, in the default layout.
 fn default_rows(
-    out: &mut String,
+    out: &mut Vec<u8>,
     aggs: &[&Aggregation],
     opts: &SortOptions,
-    row_done: &mut dyn FnMut(&mut String),
+    row_done: &mut dyn FnMut(&mut Vec<u8>),
 ) {
     for bundle in bundles(aggs, opts) {
         for key in bundle.key {
@@ -136,33 +142,55 @@ fn default_rows(
         for (i, agg) in aggs.iter().enumerate() {
             let data = slots_of(&bundle, i, &agg.func);
             value_column(out, &agg.func, &data, agg.normal());
+            if let Some(row) = bundle.row(i) {
+                cpu_values(out, &agg.func, &row.percpu, agg.normal());
+            }
         }
-        out.push('\n');
+        out.push(b'\n');
         row_done(out);
     }
 }
 
-/// One key column of the default layout.
-fn key_column(out: &mut String, key: &Value) {
+/// Each CPU's value after the merged one (`aggpercpu`), as DTrace prints them: a line of
+/// its own, `    [CPU N]`, then the value as the merged one is printed. A CPU on which the
+/// key never fired shows `min()`'s and `max()`'s starting values.
+fn cpu_values(out: &mut Vec<u8>, func: &AggFunc, percpu: &[Vec<u64>], normal: u64) {
+    for (cpu, data) in percpu.iter().enumerate() {
+        out.extend_from_slice(format!("\n    [CPU {cpu}]").as_bytes());
+        let unset = data.first() == Some(&0);
+        match func {
+            AggFunc::Min if unset => value_column(out, func, &[1, i64::MAX as u64], 1),
+            AggFunc::Max if unset => value_column(out, func, &[1, i64::MIN as u64], 1),
+            _ => value_column(out, func, data, normal),
+        }
+    }
+}
+
+/// One key column of the default layout; a string's bytes as they are (padded to 50
+/// bytes, as C's `%-50s` counts them).
+fn key_column(out: &mut Vec<u8>, key: &Value) {
     let text = match key {
         Value::Stack { frames, .. } => crate::trace::stack_text(frames),
         Value::Sym { frame, .. } => crate::trace::symbol_text(&frame.text()),
-        Value::Bytes(b) => {
-            String::from_utf8_lossy(&crate::trace::bytes_text(b, false)).into_owned()
+        Value::Bytes(b) => return out.extend_from_slice(&crate::trace::bytes_text(b, false)),
+        Value::Str(s) => {
+            out.extend_from_slice(b"  ");
+            out.extend_from_slice(s);
+            out.extend(std::iter::repeat_n(b' ', 50usize.saturating_sub(s.len())));
+            return;
         }
-        Value::Str(s) => format!("  {:<50}", String::from_utf8_lossy(s)),
         Value::Int { size: 1, .. } => format!(" {:>3}", key.zero_extended()),
         Value::Int { size: 2, .. } => format!(" {:>5}", key.zero_extended()),
         Value::Int { size: 4, .. } => format!(" {:>8}", key.zero_extended() as u32 as i32),
         Value::Int { .. } => format!(" {:>16}", key.zero_extended() as i64),
     };
-    out.push_str(&text);
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// The value column of the default layout.  As in DTrace, count, sum, min
 /// and max are divided by the normalization factor as unsigned numbers and
 /// printed as signed ones; avg divides as signed numbers.
-fn value_column(out: &mut String, func: &AggFunc, data: &[u64], normal: u64) {
+fn value_column(out: &mut Vec<u8>, func: &AggFunc, data: &[u64], normal: u64) {
     let slot = |i: usize| data.get(i).copied().unwrap_or(0);
     let text = match func {
         AggFunc::Count | AggFunc::Sum => format!(" {:>16}", (slot(0) / normal) as i64),
@@ -176,11 +204,12 @@ fn value_column(out: &mut String, func: &AggFunc, data: &[u64], normal: u64) {
         }
         AggFunc::Stddev => format!(" {:>16}", slots::stddev(data, normal)),
         _ => {
-            histogram::render(out, func, data, normal);
-            return;
+            let mut table = String::new();
+            histogram::render(&mut table, func, data, normal);
+            table
         }
     };
-    out.push_str(&text);
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// The integer a `printa()` `%@` conversion formats: count is unsigned,

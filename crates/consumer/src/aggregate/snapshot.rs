@@ -41,6 +41,8 @@ struct State {
 pub(crate) struct Aggregations {
     descs: Vec<desc::Aggregation>,
     states: Vec<State>,
+    /// Whether snapshots keep each CPU's slots (`aggpercpu`).
+    pub per_cpu: bool,
 }
 
 /// A snapshot's rows by key, with the raw keys each row merged.
@@ -55,6 +57,7 @@ impl Aggregations {
         Aggregations {
             descs: descs.to_vec(),
             states: vec![state; descs.len()],
+            per_cpu: false,
         }
     }
 
@@ -70,6 +73,9 @@ impl Aggregations {
     ) -> Aggregation {
         let desc = &self.descs[i];
         let mut agg = Aggregation::new(desc.name.clone(), desc.func);
+        if self.per_cpu {
+            agg = agg.keeping_per_cpu();
+        }
         maps.entries(i, &mut |key, percpu| {
             let slots = decode::slots(percpu);
             let values: Vec<Value> = desc

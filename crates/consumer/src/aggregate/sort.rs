@@ -9,9 +9,9 @@
 
 use std::cmp::Ordering;
 
-use super::{slot_count, AggFunc, Aggregation, SortOptions};
+use super::{slot_count, AggFunc, AggRow, Aggregation, SortOptions};
 use crate::Value;
-use dtrace_abi::slots::{lquantize_levels, quantize_bucket_value, stddev, LlqShape};
+use dtrace_abi::slots::{buckets, lquantize_levels, quantize_bucket_value, stddev, LlqShape};
 
 /// A comparable summary of one value: the main measure, then the zero
 /// bucket's count (0 for non-histograms).
@@ -24,7 +24,7 @@ fn measure(func: &AggFunc, data: &[u64]) -> Measure {
         AggFunc::Min | AggFunc::Max => (i128::from(slot(1)), 0),
         AggFunc::Avg => (i128::from(slot(1).checked_div(slot(0)).unwrap_or(0)), 0),
         AggFunc::Stddev => (i128::from(stddev(data, 1)), 0),
-        _ => weighted(data, |i| bucket_value(func, i)),
+        _ => weighted(buckets(func, data), |i| bucket_value(func, i)),
     }
 }
 
@@ -134,8 +134,8 @@ fn compare_key(a: &Value, b: &Value) -> Ordering {
 #[derive(Clone)]
 pub(crate) struct Bundle<'a> {
     pub key: &'a [Value],
-    first: Option<&'a [u64]>,
-    rest: Box<[Option<&'a [u64]>]>,
+    first: Option<&'a AggRow>,
+    rest: Box<[Option<&'a AggRow>]>,
 }
 
 impl<'a> Bundle<'a> {
@@ -149,16 +149,21 @@ impl<'a> Bundle<'a> {
 
     /// The slots of the `i`th aggregation, if it has the key.
     pub fn data(&self, i: usize) -> Option<&'a [u64]> {
+        self.row(i).map(|r| r.data.as_slice())
+    }
+
+    /// The row of the `i`th aggregation, if it has the key.
+    pub fn row(&self, i: usize) -> Option<&'a AggRow> {
         match i {
             0 => self.first,
             _ => self.rest[i - 1],
         }
     }
 
-    fn set(&mut self, i: usize, data: &'a [u64]) {
+    fn set(&mut self, i: usize, row: &'a AggRow) {
         match i {
-            0 => self.first = Some(data),
-            _ => self.rest[i - 1] = Some(data),
+            0 => self.first = Some(row),
+            _ => self.rest[i - 1] = Some(row),
         }
     }
 }
@@ -169,7 +174,7 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<B
     if let [agg] = aggs {
         // An aggregation's keys are distinct: nothing to join.
         out.extend(agg.rows().iter().map(|row| Bundle {
-            first: Some(&row.data),
+            first: Some(row),
             ..Bundle::new(&row.key, 1)
         }));
     } else {
@@ -180,7 +185,7 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<B
                     out.push(Bundle::new(&row.key, aggs.len()));
                     out.len() - 1
                 });
-                out[slot].set(n, &row.data);
+                out[slot].set(n, row);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! function's value after normalization, as DTrace's default layout prints it, and the
 //! quantize family as lists of buckets with the values each holds.
 
-use dtrace_abi::slots::{bucket_range, stddev};
+use dtrace_abi::slots::{bucket_range, buckets, stddev};
 
 use super::AggFunc;
 
@@ -44,7 +44,8 @@ pub fn summary(func: &AggFunc, data: &[u64], normal: u64) -> Summary {
             sum: per(slot(1)),
         },
         _ => Summary::Histogram(
-            data.iter()
+            buckets(func, data)
+                .iter()
                 .enumerate()
                 .filter(|(_, &c)| c != 0)
                 .filter_map(|(i, &c)| {

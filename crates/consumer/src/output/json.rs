@@ -197,7 +197,7 @@ impl Output for Json {
             self.line("printa", |o| {
                 firing(o, f);
                 if let Some(format) = printa.format {
-                    o.str("format", format);
+                    o.bytes("format", format);
                 }
                 aggregation(o, agg, printa.sort);
             });

@@ -46,7 +46,7 @@ pub struct Stack<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct Printa<'a> {
     /// The format as written, if any.
-    pub format: Option<&'a str>,
+    pub format: Option<&'a [u8]>,
     /// The format parsed; `None` (the default layout) without one, or when it does not
     /// parse.
     pub parsed: Option<&'a Format>,

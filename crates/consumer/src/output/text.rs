@@ -96,7 +96,7 @@ impl Output for Text {
             Some(f) => aggregate::printa_format(f, &aggs, printa.sort),
             None => aggregate::printa(&aggs, printa.sort, self.stacks),
         };
-        self.write(text.as_bytes());
+        self.write(&text);
     }
 
     fn firing_end(&mut self, firing: &Firing<'_>) {
@@ -129,19 +129,14 @@ impl Output for Text {
                 messages::status_drops(messages::StatusDrop::SpeculationUnavailable, drops.count)
             }
         };
-        let text = match text.strip_prefix("dtrace: ") {
-            Some(rest) if drops.tagged => {
-                format!("dtrace: [{}] {rest}", messages::drop_tag(drops.kind))
-            }
-            _ => text,
-        };
-        self.message(&text);
+        let tag = drops.tagged.then(|| messages::drop_tag(drops.kind));
+        self.message(&messages::drop_line(&text, tag));
     }
 
     fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions) {
         let out = &mut self.out;
         aggregate::write_exit(aggregations, sort, self.stacks, &mut |piece| {
-            let _ = out.write_all(piece.as_bytes());
+            let _ = out.write_all(piece);
         });
     }
 

@@ -306,10 +306,14 @@ impl ExecWatch {
 
     /// Stop noticing: detach the exec and `_dl_debug_state` programs (the kernel returns
     /// once none of them runs any more), so a final [`ExecWatch::wait`] sees every process
-    /// they stopped.
+    /// they stopped. The two close at once: each waits for an RCU grace period.
     pub fn detach(&mut self) {
-        self.exec = None;
-        self.dlopen = None;
+        let exec = self.exec.take();
+        let dlopen = self.dlopen.take();
+        std::thread::scope(|s| {
+            s.spawn(move || drop(exec));
+            drop(dlopen);
+        });
     }
 
     /// Continue a process this watcher stopped.

@@ -296,7 +296,7 @@ impl Cook<'_> {
                     ActionName::Printf => ActionKind::Printf { format, args },
                     ActionName::System => ActionKind::System { format, args },
                     _ => {
-                        if format == FREOPEN_RESTORE {
+                        if format == FREOPEN_RESTORE.as_bytes() {
                             return Err(CompileError::new(
                                 "D_FREOPEN_INVALID",
                                 format!("{name}( ) argument #1 cannot be \"{FREOPEN_RESTORE}\""),
@@ -342,7 +342,7 @@ impl Cook<'_> {
             }
             ActionName::Printa => {
                 let (format, aggs) = match &args[0].kind {
-                    A::Str(s) => (Some(String::from_utf8_lossy(s).into_owned()), &args[1..]),
+                    A::Str(s) => (Some(s.clone()), &args[1..]),
                     _ => (None, args),
                 };
                 if aggs.is_empty() {
@@ -371,7 +371,7 @@ impl Cook<'_> {
                             _ => FormatArg::Value(t.clone()),
                         })
                         .collect();
-                    self.check_format(f, &keys, true, span)?;
+                    self.check_format(f, &keys, "printa", span)?;
                 }
                 ActionKind::Printa {
                     format,
@@ -430,9 +430,9 @@ impl Cook<'_> {
         name: &str,
         args: &[ast::Expr],
         span: Span,
-    ) -> Result<(String, Vec<Expr>)> {
+    ) -> Result<(Vec<u8>, Vec<Expr>)> {
         let format = match &args[0].kind {
-            A::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            A::Str(s) => s.clone(),
             _ => {
                 let v = self.expr(&args[0])?;
                 if !v.ty.is_string() {
@@ -447,8 +447,12 @@ impl Cook<'_> {
         };
         let mut values = Vec::new();
         let mut kinds = Vec::new();
-        for a in &args[1..] {
-            let v = self.expr(a)?;
+        let wide = self.formats.wide_strings(&format);
+        for (i, a) in args[1..].iter().enumerate() {
+            let mut v = self.expr(a)?;
+            if wide.contains(&i) {
+                v = self.whole_array(v, name, i + 2)?;
+            }
             kinds.push(match v.kind {
                 ExprKind::AggRef(_) => FormatArg::Aggregation,
                 _ => FormatArg::Value(v.ty.clone()),
@@ -457,9 +461,45 @@ impl Cook<'_> {
         }
         // An empty freopen() format restores the output: not a format to check.
         if !(name == "freopen" && format.is_empty()) {
-            self.check_format(&format, &kinds, false, span)?;
+            self.check_format(&format, &kinds, name, span)?;
         }
         Ok((format, values))
+    }
+
+    /// Argument `argno` of `action` when a conversion takes an array by value (`%ls`): an
+    /// array, which D otherwise passes as its address, typed as itself so that its bytes
+    /// are recorded; one in the traced process's memory is copied in first. Any other
+    /// value is left for the format check to refuse.
+    fn whole_array(&self, v: Expr, action: &str, argno: usize) -> Result<Expr> {
+        let place = match &v.kind {
+            ExprKind::AddrOf(p) | ExprKind::Load(p) if matches!(p.ty, Type::Array(..)) => p,
+            _ => return Ok(v),
+        };
+        let (ty, span) = (place.ty.clone(), v.span);
+        if !matches!(place.base, PlaceBase::User(_)) {
+            return Ok(Expr { ty, ..v });
+        }
+        let size = ty.size();
+        if size > u64::from(self.opts.scratchsize) {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                format!(
+                    "{action}( ) argument #{argno} is an array of {size} bytes, more than scratchsize ({}) can copy in",
+                    self.opts.scratchsize
+                ),
+                span,
+            ));
+        }
+        let addr = Expr {
+            ty: Type::Ptr(Box::new(Type::Void)),
+            ..v
+        };
+        let size = mk(ExprKind::Int(size), types::UINT64, span);
+        Ok(mk(
+            ExprKind::Call(ir::Subr::Copyin, vec![addr, size]),
+            ty,
+            span,
+        ))
     }
 
     /// `print(p)`: the address, and the whole object it points to, laid out for the
@@ -558,13 +598,13 @@ impl Cook<'_> {
 
     fn check_format(
         &self,
-        format: &str,
+        format: &[u8],
         args: &[FormatArg],
-        printa: bool,
+        func: &str,
         span: Span,
     ) -> Result<()> {
         self.formats
-            .check_args(format, args, printa)
+            .check_args(format, args, func)
             .map_err(|(tag, message)| CompileError::new(tag, message, span))
     }
 

@@ -8,7 +8,8 @@ use dtrace_frontend::{CompileError, Result, Span};
 
 use super::consts::constant;
 
-/// Most slots any aggregation may have (bounds the zero block used to create entries).
+/// Most slots any aggregation may have (a per-CPU map's value holds at most 32 KiB; bounds
+/// the zero block used to create entries).
 pub const MAX_SLOTS: usize = 4096;
 
 /// Argument `i` of an aggregating function as an integer constant, or DTrace's `tag` error
@@ -129,12 +130,13 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
                     "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity".into(),
                 );
             }
-            if levels > (MAX_SLOTS - 2) as i64 {
+            // The levels' buckets, one below and one above them, and the sum of the values.
+            let most_levels = MAX_SLOTS - 3;
+            if levels > most_levels as i64 {
                 return bad(
                     "D_LQUANT_STEPSMALL",
                     format!(
-                        "lquantize( ) step ({step}) is too small for the range: this implementation keeps at most {} levels",
-                        MAX_SLOTS - 2
+                        "lquantize( ) step ({step}) is too small for the range: this implementation keeps at most {most_levels} levels",
                     ),
                 );
             }

@@ -557,7 +557,7 @@ const AGGREGATIONS: Cases = &[
     (
         "BEGIN { @a = lquantize(1, 0, 10000, 1); }",
         "D_LQUANT_STEPSMALL",
-        "lquantize( ) step (1) is too small for the range: this implementation keeps at most 4094 levels",
+        "lquantize( ) step (1) is too small for the range: this implementation keeps at most 4093 levels",
     ),
     (
         "BEGIN { @a = llquantize(1, x, 0, 6, 20); }",

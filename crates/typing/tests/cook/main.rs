@@ -49,7 +49,7 @@ fn kernel_btf() -> &'static Btf {
 struct AnyFormat;
 
 impl FormatCheck for AnyFormat {
-    fn check(&self, _: &str, _: &[Type], _: bool) -> Result<(), (&'static str, String)> {
+    fn check(&self, _: &[u8], _: &[Type], _: &str) -> Result<(), (&'static str, String)> {
         Ok(())
     }
 }

@@ -1,0 +1,2 @@
+/* A header written in Latin-1: café. */
+#define GREETING "café"
