@@ -62,7 +62,7 @@ pub(crate) fn describe(
                     KeyStore::Name(names) => abi::Field {
                         offset: k.offset,
                         ty: ValueType::Name {
-                            names: names.clone(),
+                            names: names.names().to_vec(),
                         },
                     },
                     KeyStore::Value => field(k),

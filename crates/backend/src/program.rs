@@ -183,10 +183,39 @@ pub enum KeyStore {
     /// A string in a slot of this many bytes (NUL included): the longest string any use of
     /// the key stores.
     String(u32),
-    /// A probe name (`probefunc`...) as its index in these names, in a u64 slot.
-    Name(Vec<String>),
+    /// A probe name (`probefunc`...) as its number in these names, in a u64 slot; shared,
+    /// as a glob's clause is generated once per probe.
+    Name(std::sync::Arc<NameTable>),
     /// A stack or symbol (the field's type is then meaningless).
     Datum(Datum),
+}
+
+/// The probe names a key keeps by number, and each name's number.
+#[derive(Debug, PartialEq)]
+pub struct NameTable {
+    names: Vec<String>,
+    numbers: std::collections::HashMap<String, u64>,
+}
+
+impl NameTable {
+    /// The table of `names`, numbered in that order (the first of equal names counts).
+    pub fn new(names: Vec<String>) -> NameTable {
+        let mut numbers = std::collections::HashMap::new();
+        for (i, n) in names.iter().enumerate() {
+            numbers.entry(n.clone()).or_insert(i as u64);
+        }
+        NameTable { names, numbers }
+    }
+
+    /// The names, in order of their numbers.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The number of `name`, if it is in the table.
+    pub fn number(&self, name: &str) -> Option<u64> {
+        self.numbers.get(name).copied()
+    }
 }
 
 /// The maps' fixed roles.

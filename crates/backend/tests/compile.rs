@@ -309,3 +309,26 @@ fn a_system_call_entry_for_fentry_reads_the_registers() {
     ));
     assert!(has(&regs, &[Insn::call(helpers::PROBE_READ_KERNEL)]));
 }
+
+/// A clause on tens of thousands of probes (`fbt:::entry` names some 56,000) is typed and
+/// generated once per probe in time linear in their number: keys of probe names share one
+/// table of the names, made once per aggregation or array.
+#[test]
+fn a_clause_on_many_probes_compiles_in_linear_time() {
+    let sites: Vec<ProbeSite> = (0..20_000u32)
+        .map(|i| ProbeSite {
+            function: format!("function_{i}"),
+            module: format!("module_{}", i % 7),
+            ..site(100 + i, "entry")
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    let compiled = build_on(
+        "fbt:::entry { @[probefunc] = count(); self->x[probefunc] = 1; a[probefunc, probemod] = 2; }",
+        vec![sites],
+    )
+    .unwrap();
+    let took = start.elapsed();
+    assert_eq!(compiled.enabled.len(), 20_000);
+    assert!(took.as_secs() < 60, "took {took:?}");
+}

@@ -369,9 +369,9 @@ impl Options {
                 size(value)?;
             }
             // Compiler flags with nothing to act on: kernel and user symbol references
-            // need not resolve (they are refused anyway), and -G's object has no
-            // non-loadable sections to strip.
-            "knodefs" | "unodefs" | "strip" => {
+            // need not resolve (they are refused anyway), or must (`kdefs`, `udefs`: as
+            // they always do here), and -G's object has no non-loadable sections to strip.
+            "knodefs" | "unodefs" | "kdefs" | "udefs" | "strip" => {
                 compiler_flag(value)?;
             }
             "core" => {

@@ -376,7 +376,17 @@ fn link_options_of_dash_g() {
 
 #[test]
 fn flags_with_nothing_to_act_on_take_no_value() {
-    for flag in ["knodefs", "unodefs", "strip", "core", "pspec", "debug"] {
+    for flag in ["kdefs", "udefs"] {
+        expect(
+            &dtrace(&[&format!("-x{flag}"), "-qn", "BEGIN { exit(0); }"]),
+            0,
+            "\n",
+            "",
+        );
+    }
+    for flag in [
+        "knodefs", "unodefs", "kdefs", "udefs", "strip", "core", "pspec", "debug",
+    ] {
         expect(
             &dtrace(&[&format!("-x{flag}=1"), "-qn", "BEGIN { exit(0); }"]),
             1,

@@ -429,6 +429,8 @@ pub fn library_constant(name: &str) -> Option<i64> {
     Some(v)
 }
 
+/// Linux's error numbers (`asm-generic/errno.h`), as Oracle's D library names them: the
+/// name of `n` is `ERRNOS[n - 1]`; numbers 41 and 58 have none.
 fn errno(name: &str) -> Option<i64> {
     const ERRNOS: &[&str] = &[
         "EPERM",
@@ -471,10 +473,105 @@ fn errno(name: &str) -> Option<i64> {
         "ENOSYS",
         "ENOTEMPTY",
         "ELOOP",
+        "",
+        "ENOMSG",
+        "EIDRM",
+        "ECHRNG",
+        "EL2NSYNC",
+        "EL3HLT",
+        "EL3RST",
+        "ELNRNG",
+        "EUNATCH",
+        "ENOCSI",
+        "EL2HLT",
+        "EBADE",
+        "EBADR",
+        "EXFULL",
+        "ENOANO",
+        "EBADRQC",
+        "EBADSLT",
+        "",
+        "EBFONT",
+        "ENOSTR",
+        "ENODATA",
+        "ETIME",
+        "ENOSR",
+        "ENONET",
+        "ENOPKG",
+        "EREMOTE",
+        "ENOLINK",
+        "EADV",
+        "ESRMNT",
+        "ECOMM",
+        "EPROTO",
+        "EMULTIHOP",
+        "EDOTDOT",
+        "EBADMSG",
+        "EOVERFLOW",
+        "ENOTUNIQ",
+        "EBADFD",
+        "EREMCHG",
+        "ELIBACC",
+        "ELIBBAD",
+        "ELIBSCN",
+        "ELIBMAX",
+        "ELIBEXEC",
+        "EILSEQ",
+        "ERESTART",
+        "ESTRPIPE",
+        "EUSERS",
+        "ENOTSOCK",
+        "EDESTADDRREQ",
+        "EMSGSIZE",
+        "EPROTOTYPE",
+        "ENOPROTOOPT",
+        "EPROTONOSUPPORT",
+        "ESOCKTNOSUPPORT",
+        "EOPNOTSUPP",
+        "EPFNOSUPPORT",
+        "EAFNOSUPPORT",
+        "EADDRINUSE",
+        "EADDRNOTAVAIL",
+        "ENETDOWN",
+        "ENETUNREACH",
+        "ENETRESET",
+        "ECONNABORTED",
+        "ECONNRESET",
+        "ENOBUFS",
+        "EISCONN",
+        "ENOTCONN",
+        "ESHUTDOWN",
+        "ETOOMANYREFS",
+        "ETIMEDOUT",
+        "ECONNREFUSED",
+        "EHOSTDOWN",
+        "EHOSTUNREACH",
+        "EALREADY",
+        "EINPROGRESS",
+        "ESTALE",
+        "EUCLEAN",
+        "ENOTNAM",
+        "ENAVAIL",
+        "EISNAM",
+        "EREMOTEIO",
+        "EDQUOT",
+        "ENOMEDIUM",
+        "EMEDIUMTYPE",
+        "ECANCELED",
+        "ENOKEY",
+        "EKEYEXPIRED",
+        "EKEYREVOKED",
+        "EKEYREJECTED",
+        "EOWNERDEAD",
+        "ENOTRECOVERABLE",
+        "ERFKILL",
+        "EHWPOISON",
     ];
     match name {
+        "" => None,
         "EWOULDBLOCK" => Some(11),
         "EDEADLOCK" => Some(35),
+        "ENOTSUP" => Some(95),
         _ => ERRNOS.iter().position(|&s| s == name).map(|i| i as i64 + 1),
     }
 }
@@ -504,6 +601,11 @@ mod tests {
         assert_eq!(library_constant("SIGSYS"), Some(31));
         assert_eq!(library_constant("EAGAIN"), Some(11));
         assert_eq!(library_constant("ELOOP"), Some(40));
+        assert_eq!(library_constant("ENOMSG"), Some(42));
+        assert_eq!(library_constant("EBFONT"), Some(59));
+        assert_eq!(library_constant("ECONNABORTED"), Some(103));
+        assert_eq!(library_constant("EHWPOISON"), Some(133));
+        assert_eq!(library_constant("ENOTSUP"), Some(95));
         assert_eq!(library_constant("nope"), None);
     }
 }

@@ -13,7 +13,7 @@ use dtrace_typing::ir::{self, Builtin, ExprKind, KeyUses};
 
 use super::regs;
 use super::{Gen, Val};
-use crate::program::{Datum, KeyStore, ProbeContext};
+use crate::program::{Datum, KeyStore, NameTable, ProbeContext};
 use crate::types::{self, Type};
 
 impl KeyStore {
@@ -34,7 +34,7 @@ impl KeyStore {
         match uses {
             Some(KeyUses {
                 names: Some(names), ..
-            }) => KeyStore::Name(names.table()),
+            }) => KeyStore::Name(std::sync::Arc::new(NameTable::new(names.table()))),
             Some(u) if u.bound > 0 => KeyStore::String(u.bound.min(strsize)),
             _ => KeyStore::String(strsize),
         }
@@ -111,9 +111,8 @@ impl Gen<'_, '_> {
             _ => unreachable!("only probe names are kept as names"),
         };
         let index = names
-            .iter()
-            .position(|n| n == name)
+            .number(name)
             .expect("the typing pass noted every name");
-        self.constant(index as u64, types::UINT64, k.span)
+        self.constant(index, types::UINT64, k.span)
     }
 }

@@ -8,6 +8,7 @@
 //! struct, union or array its size. As in DTrace, unset values read as 0 (a NULL string),
 //! and storing 0 (or NULL) into a whole dynamic variable deletes it.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use dtrace_ebpf::*;
@@ -88,6 +89,9 @@ pub(crate) struct Storage {
     thread_maps: Vec<Option<MapId>>,
     /// Each associative array's map, once used.
     assoc_maps: Vec<Option<MapId>>,
+    /// How each associative array's keys are stored, and its key size, once asked: a
+    /// glob's clause is generated once per probe, and a probe-name key's table is large.
+    assoc_keys: Vec<OnceCell<(Vec<KeyStore>, u32)>>,
 }
 
 impl Storage {
@@ -105,6 +109,7 @@ impl Storage {
             globals_size: size,
             thread_maps: vec![None; prog.thread_vars.len()],
             assoc_maps: vec![None; prog.assocs.len()],
+            assoc_keys: vec![OnceCell::new(); prog.assocs.len()],
         }
     }
 
@@ -142,21 +147,24 @@ impl Compiler<'_> {
     /// How each key of associative array `id` is stored, and the size of its key tuple
     /// (at least 8 bytes; the thread id first in a thread-local one's).
     pub(crate) fn assoc_key(&self, id: VarId) -> (Vec<KeyStore>, u32) {
-        let a = &self.prog.assocs[id];
-        let strsize = self.opts.strsize;
-        let stores: Vec<KeyStore> = a
-            .keys
-            .iter()
-            .enumerate()
-            .map(|(i, t)| KeyStore::of(t, None, a.uses.get(i), strsize))
-            .collect();
-        let size = stores
-            .iter()
-            .zip(&a.keys)
-            .map(|(s, t)| s.size(t, strsize))
-            .sum::<u32>()
-            .max(8);
-        (stores, size + if a.thread { 8 } else { 0 })
+        let layout = self.vars.assoc_keys[id].get_or_init(|| {
+            let a = &self.prog.assocs[id];
+            let strsize = self.opts.strsize;
+            let stores: Vec<KeyStore> = a
+                .keys
+                .iter()
+                .enumerate()
+                .map(|(i, t)| KeyStore::of(t, None, a.uses.get(i), strsize))
+                .collect();
+            let size = stores
+                .iter()
+                .zip(&a.keys)
+                .map(|(s, t)| s.size(t, strsize))
+                .sum::<u32>()
+                .max(8);
+            (stores, size + if a.thread { 8 } else { 0 })
+        });
+        layout.clone()
     }
 
     /// Thread-local variable `id`'s map (keyed by thread id), created on first use.

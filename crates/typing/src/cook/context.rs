@@ -198,6 +198,15 @@ impl Cook<'_> {
                 span,
             ));
         };
+        if let Some(desc) = self.ctx.as_ref().and_then(|c| c.unmatched.clone()) {
+            return Err(CompileError::new(
+                "D_ARGS_MULTI",
+                format!(
+                    "args[ ] may not be referenced because probe description {desc} matches an unstable set of probes"
+                ),
+                span,
+            ));
+        }
         let probe = self.site().full_name();
         let out_of_range = || {
             CompileError::new(

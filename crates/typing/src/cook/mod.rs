@@ -36,6 +36,8 @@ mod scope;
 mod user_scope;
 mod xlate;
 
+use std::collections::HashSet;
+
 use dtrace_frontend::ast::{self, Item};
 use dtrace_frontend::{CompileError, Result, Span};
 
@@ -179,6 +181,9 @@ struct Ctx {
     alloca_bytes: u32,
     /// The stack pointer at the function's entry, once the body reads `entry->`.
     entry: Option<ir::Expr>,
+    /// For a clause whose descriptions match no probe (-Z): its first description, as
+    /// `provider:module:function:name`; such a body has no probe to type `args[]` by.
+    unmatched: Option<String>,
 }
 
 impl Ctx {
@@ -189,6 +194,7 @@ impl Ctx {
             flags: Default::default(),
             alloca_bytes: 0,
             entry: None,
+            unmatched: None,
         }
     }
 }
@@ -250,12 +256,13 @@ impl<'a> Cook<'a> {
     ) -> Result<()> {
         let mut typed = Vec::new();
         for (sites, statements, context) in contexts(sites, statements) {
-            typed.push(self.body(clause, sites, statements, context)?);
+            typed.push(self.body(clause, sites, statements, context, None)?);
         }
         if sites.is_empty() {
             // A clause matching nothing (-Z) is still typed, so the variables and
             // aggregations it defines exist for the rest of the program.
-            self.body(clause, Vec::new(), Vec::new(), nowhere())?;
+            let described = clause.probes.first().map(|d| four_fields(&d.text));
+            self.body(clause, Vec::new(), Vec::new(), nowhere(), described)?;
         }
         self.prog.clauses.push(ir::Clause { bodies: typed });
         Ok(())
@@ -268,8 +275,12 @@ impl<'a> Cook<'a> {
         sites: Vec<ProbeSite>,
         statements: Vec<u32>,
         context: ProbeSite,
+        unmatched: Option<String>,
     ) -> Result<ir::Body> {
-        self.ctx = Some(Ctx::new(context.clone()));
+        self.ctx = Some(Ctx {
+            unmatched,
+            ..Ctx::new(context.clone())
+        });
         let result = self.with_binary(context.id, |c| c.body_in_context(clause));
         let ctx = self.ctx.take();
         if let Some(ctx) = &ctx {
@@ -361,21 +372,20 @@ fn contexts(sites: &[ProbeSite], statements: &[u32]) -> Vec<(Vec<ProbeSite>, Vec
     // Indices into `sites`: those typed one by one, and each syscall group's members.
     let mut singles: Vec<usize> = Vec::new();
     let mut groups: [Vec<usize>; 2] = Default::default();
+    // What is in them already (a glob's thousands of functions must not cost a scan each).
+    let mut single_seen = HashSet::new();
+    let mut group_seen: [HashSet<u32>; 2] = Default::default();
     for (i, site) in sites.iter().enumerate() {
         match group_direction(site) {
             Some(ret) => {
-                let group = &mut groups[ret as usize];
-                if !group.iter().any(|&j| sites[j].id == site.id) {
-                    group.push(i);
+                if group_seen[ret as usize].insert(site.id) {
+                    groups[ret as usize].push(i);
                 }
             }
             // A probe that several of the clause's descriptions name runs the clause
             // once for each, as DTrace does.
             None => {
-                if !singles
-                    .iter()
-                    .any(|&j| sites[j].id == site.id && statement(j) == statement(i))
-                {
+                if single_seen.insert((site.id, statement(i))) {
                     singles.push(i);
                 }
             }
@@ -400,6 +410,13 @@ fn contexts(sites: &[ProbeSite], statements: &[u32]) -> Vec<(Vec<ProbeSite>, Vec
         .collect();
     all.extend(grouped);
     all
+}
+
+/// A probe description written with fewer than four fields, as DTrace prints it: the
+/// fields given are the last ones (`read:entry` is `::read:entry`).
+fn four_fields(text: &str) -> String {
+    let given = text.split(':').count();
+    format!("{}{text}", ":".repeat(4usize.saturating_sub(given)))
 }
 
 /// The stand-in probe of what is typed where no probe is: translators' members, and

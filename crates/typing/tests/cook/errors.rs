@@ -1491,6 +1491,28 @@ fn probe_context() {
     check(CONTEXT, on_named_probes);
 }
 
+/// Clauses whose descriptions match no probe (-Z): typed with no probe, as DTrace does,
+/// so args[] has nothing to be typed by; the description is printed with its four fields.
+const UNMATCHED: Cases = &[
+    (
+        "fbt::no_such_function:entry { trace(args[0]); }",
+        "D_ARGS_MULTI",
+        "args[ ] may not be referenced because probe description fbt::no_such_function:entry matches an unstable set of probes",
+    ),
+    (
+        "no_such_call:entry { trace(args[1]); }",
+        "D_ARGS_MULTI",
+        "args[ ] may not be referenced because probe description ::no_such_call:entry matches an unstable set of probes",
+    ),
+];
+
+#[test]
+fn clauses_matching_no_probe() {
+    check(UNMATCHED, |text| {
+        cook_with(text, |_, _| Some(Vec::new())).map(|_| ())
+    });
+}
+
 /// A binary's own D source (on the clause's probe): types and translators only.
 const BINARY: Cases = &[(
     "BEGIN { }",
@@ -1757,6 +1779,7 @@ fn every_tag_of_the_typing_pass_has_a_case() {
         UNREADABLE,
         GROUPED,
         MAPPED,
+        UNMATCHED,
     ]
     .iter()
     .flat_map(|cases| cases.iter().map(|c| c.1.to_string()))
