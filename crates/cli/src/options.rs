@@ -151,7 +151,7 @@ impl Default for Options {
             ringclear: None,
             nspec: 1,
             specsize: 4 << 20,
-            stackformat: StackFormat::Lines,
+            stackformat: StackFormat::default(),
             prometheus: None,
             naming: Naming::default(),
         }
@@ -297,7 +297,7 @@ impl Options {
             "stackformat" => {
                 self.stackformat = match value {
                     Some("folded") => StackFormat::Folded,
-                    Some("lines") => StackFormat::Lines,
+                    Some("lines") => StackFormat::default(),
                     _ => return Err(INVALID_VALUE.into()),
                 }
             }

@@ -525,3 +525,43 @@ int main(void) {
         run.stdout
     );
 }
+
+#[test]
+fn stackindent_sets_the_indentation_of_every_stack() {
+    // stack() and ustack() records and stack keys of aggregations, printed with printa()
+    // and at exit; setopt() changes it while tracing, as DTrace allows.
+    let exe = program("indent");
+    let run = dtrace(&[
+        "-q",
+        "-x",
+        "stackindent=3",
+        "-n",
+        "syscall::getppid:entry /pid == $target/ {
+             printf(\"records\"); stack(); ustack(); @a[ustack()] = count(); @b[stack()] = count();
+             printa(@a); setopt(\"stackindent\", \"7\"); printf(\"exit\"); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    let frame_indents = |part: &str| -> Vec<usize> {
+        part.lines()
+            .filter(|l| l.contains('`'))
+            .map(|l| l.len() - l.trim_start().len())
+            .collect()
+    };
+    let (records, at_exit) = run.stdout.split_once("exit").expect("both parts");
+    let indents = frame_indents(records);
+    assert!(indents.len() >= 6, "{}", run.stdout);
+    assert!(
+        indents.iter().all(|&n| n == 3),
+        "{indents:?}\n{}",
+        run.stdout
+    );
+    let indents = frame_indents(at_exit);
+    assert!(indents.len() >= 3, "{}", run.stdout);
+    assert!(
+        indents.iter().all(|&n| n == 7),
+        "{indents:?}\n{}",
+        run.stdout
+    );
+}

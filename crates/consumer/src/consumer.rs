@@ -228,12 +228,14 @@ impl Consumer {
             || ran().next().is_none();
         let flow =
             (shown && self.settings.flowindent).then(|| self.flow.column(&ep.probe, ep.statement));
+        let stack_indent = self.settings.stack_indent();
         let firing = |quiet| Firing {
             epid: ep.epid,
             cpu: header.cpu,
             probe: &ep.probe,
             quiet,
             flow: flow.as_deref(),
+            stack_indent,
         };
         // Flow indentation shows the function column even when quiet, as DTrace does.
         if shown && (!self.settings.quiet || flow.is_some()) {
@@ -564,7 +566,8 @@ impl Consumer {
         self.aggs.per_cpu = self.settings.aggpercpu;
         let aggs = self.aggs.all(maps, &mut self.symbols);
         let sort = self.settings.sort;
-        self.output.aggregations(&aggs, &sort);
+        self.output
+            .aggregations(&aggs, &sort, self.settings.stack_indent());
         self.output.exit(status);
         self.output.flush();
     }

@@ -557,7 +557,9 @@ impl Conversion {
             's' | 'a' | 'A' | 'k' if matches!(v, Value::Sym { .. } | Value::Stack { .. }) => {
                 let text = match v {
                     Value::Sym { frame, .. } => frame.text(),
-                    Value::Stack { frames, .. } => crate::trace::stack_text(frames),
+                    Value::Stack { frames, .. } => {
+                        crate::trace::stack_text(frames, crate::trace::STACK_INDENT)
+                    }
                     _ => unreachable!("a symbol or a stack"),
                 };
                 cfmt::string(out, text.as_bytes(), field)

@@ -27,9 +27,16 @@ pub struct Settings {
     /// `aggpercpu`: aggregations printed in the default layout show each CPU's value under
     /// the merged one.
     pub aggpercpu: bool,
+    /// `stackindent`: the columns each stack frame is indented by (DTrace's 14 when unset).
+    pub stack_indent: Option<usize>,
 }
 
 impl Settings {
+    /// The columns a stack's frames are indented by.
+    pub fn stack_indent(&self) -> usize {
+        self.stack_indent.unwrap_or(crate::trace::STACK_INDENT)
+    }
+
     /// Apply `name[=value]` if it is an output option: `Some` of the outcome (the error is
     /// DTrace's reason text); `None` for any other option.
     pub fn set(&mut self, name: &str, value: Option<&str>) -> Option<Result<(), String>> {
@@ -40,6 +47,7 @@ impl Settings {
             "rawbytes" => flag(value).map(|v| self.rawbytes = v),
             "noresolve" => flag(value).map(|v| self.noresolve = v),
             "aggpercpu" => flag(value).map(|v| self.aggpercpu = v),
+            "stackindent" => number(value).map(|v| self.stack_indent = Some(v as usize)),
             // As in DTrace: rounded up to 8 bytes; none, 0 or past 64 KiB is 8 KiB.
             "printsize" => number(value).map(|v| {
                 let v = if v == 0 || v > 65536 { 8192 } else { v };

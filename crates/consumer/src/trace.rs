@@ -73,15 +73,15 @@ pub fn firing_end(quiet: bool) -> &'static str {
     }
 }
 
-/// DTrace's indentation of stack frames (`_dtrace_stkindent`).
+/// DTrace's indentation of stack frames (`_dtrace_stkindent`), unless `stackindent` says.
 pub const STACK_INDENT: usize = 14;
 
 /// A stack as DTrace prints it (`stack()`, `ustack()`, and stack keys of aggregations): a
-/// newline, then each frame on its own line, indented by [`STACK_INDENT`] columns.
-pub fn stack_text(frames: &[Frame]) -> String {
+/// newline, then each frame on its own line, indented by `indent` columns.
+pub fn stack_text(frames: &[Frame], indent: usize) -> String {
     let mut out = String::from("\n");
     for f in frames {
-        out.push_str(&format!("{:STACK_INDENT$}{}\n", "", f.text()));
+        out.push_str(&format!("{:indent$}{}\n", "", f.text()));
     }
     out
 }
@@ -155,9 +155,9 @@ pub fn symbol_text(text: &str) -> String {
 /// leading spaces and a left-justified 33-column field.  Quiet: the bare
 /// value.  Structs, unions and arrays are hex dumps, as DTrace's `trace()` shows them.
 /// Returned as bytes because strings need not be UTF-8.
-pub fn trace_record(v: &Value, quiet: bool) -> Vec<u8> {
+pub fn trace_record(v: &Value, quiet: bool, stack_indent: usize) -> Vec<u8> {
     match v {
-        Value::Stack { frames, .. } => stack_text(frames).into_bytes(),
+        Value::Stack { frames, .. } => stack_text(frames, stack_indent).into_bytes(),
         Value::Sym { frame, .. } => symbol_text(&frame.text()).into_bytes(),
         Value::Bytes(bytes) if bytes.is_empty() => Vec::new(),
         Value::Bytes(bytes) => hex_dump(bytes).into_bytes(),
@@ -194,7 +194,7 @@ mod tests {
     use super::*;
 
     fn record(v: Value, quiet: bool) -> String {
-        String::from_utf8(trace_record(&v, quiet)).unwrap()
+        String::from_utf8(trace_record(&v, quiet, STACK_INDENT)).unwrap()
     }
 
     #[test]

@@ -75,7 +75,7 @@ fn count_sum_quantize_at_exit() {
 
 ";
     assert_eq!(
-        render_exit(&[c, s, q], &SortOptions::default(), StackFormat::Lines),
+        render_exit(&[c, s, q], &SortOptions::default(), StackFormat::default()),
         expected
     );
 }
@@ -102,7 +102,7 @@ fn signed_keys_sorted_by_key() {
         ..SortOptions::default()
     };
     let expected = "\n   0                0\n   1                1\n   2                2\n 254               -2\n 255               -1\n     0                0\n     1                1\n     2                2\n 65534               -2\n 65535               -1\n        0                0\n        1                1\n        2                2\n       -2               -2\n       -1               -1\n                0                0\n                1                1\n                2                2\n               -2               -2\n               -1               -1\n";
-    assert_eq!(render_exit(&aggs, &opts, StackFormat::Lines), expected);
+    assert_eq!(render_exit(&aggs, &opts, StackFormat::default()), expected);
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn llquantize_mixed_signs() {
     let agg = llq(10, 0, 6, 20, &values);
     let expected = "\n\n           value  ------------- Distribution ------------- count    \n              -1                     |                     0        \n               0                     |@                    1        \n               1                    @|                     -1       \n               2                     |@                    1        \n               3                    @|                     -1       \n               4                     |@                    1        \n               5                    @|                     -1       \n               6                     |@                    1        \n               7                    @|                     -1       \n               8                     |@                    1        \n               9                    @|                     -1       \n              10                     |@                    1        \n              15                    @|                     -1       \n              20                     |@                    1        \n              25                    @|                     -1       \n              30                     |@                    1        \n              35                    @|                     -1       \n              40                     |@                    1        \n              45                    @|                     -1       \n              50                     |@                    1        \n              55                    @|                     -1       \n              60                     |@                    1        \n              65                    @|                     -1       \n              70                     |@                    1        \n              75                    @|                     -1       \n              80                     |@                    1        \n              85                    @|                     -1       \n              90                     |@                    1        \n              95                    @|                     -1       \n             100                     |                     0        \n\n";
     assert_eq!(
-        render_exit(&[agg], &SortOptions::default(), StackFormat::Lines),
+        render_exit(&[agg], &SortOptions::default(), StackFormat::default()),
         expected
     );
 }
@@ -149,17 +149,17 @@ const BASIC: [(i64, i64); 21] = [
 fn llquantize_basic_printa() {
     let opts = SortOptions::default();
     let basic_a = llq(4, 0, 1, 2, &BASIC);
-    assert_eq!(printa(&[&basic_a], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n              -8 |@@@                                      180      \n              -4 |@@@@@                                    285      \n              -2 |@@@@                                     195      \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@@@                                     205      \n               4 |@@@@@@                                   315      \n               8 |@@@@                                     220      \n           >= 16 |@@@@                                     236      \n\n");
+    assert_eq!(printa(&[&basic_a], &opts, StackFormat::default()), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n              -8 |@@@                                      180      \n              -4 |@@@@@                                    285      \n              -2 |@@@@                                     195      \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@@@                                     205      \n               4 |@@@@@@                                   315      \n               8 |@@@@                                     220      \n           >= 16 |@@@@                                     236      \n\n");
     let basic_c = llq(4, 0, 1, 8, &BASIC);
-    assert_eq!(printa(&[&basic_c], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n             -14 |                                         0        \n             -12 |@@                                       88       \n             -10 |                                         0        \n              -8 |@@                                       92       \n              -6 |@@                                       94       \n              -4 |@@@@                                     191      \n              -3 |@@                                       97       \n              -2 |@@                                       98       \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@                                       102      \n               3 |@@                                       103      \n               4 |@@@@                                     209      \n               6 |@@                                       106      \n               8 |@@                                       108      \n              10 |                                         0        \n              12 |@@                                       112      \n              14 |                                         0        \n           >= 16 |@@@@                                     236      \n\n");
+    assert_eq!(printa(&[&basic_c], &opts, StackFormat::default()), "\n\n           value  ------------- Distribution ------------- count    \n          <= -16 |@@@                                      164      \n             -14 |                                         0        \n             -12 |@@                                       88       \n             -10 |                                         0        \n              -8 |@@                                       92       \n              -6 |@@                                       94       \n              -4 |@@@@                                     191      \n              -3 |@@                                       97       \n              -2 |@@                                       98       \n              -1 |@@                                       99       \n               0 |@@                                       100      \n               1 |@@                                       101      \n               2 |@@                                       102      \n               3 |@@                                       103      \n               4 |@@@@                                     209      \n               6 |@@                                       106      \n               8 |@@                                       108      \n              10 |                                         0        \n              12 |@@                                       112      \n              14 |                                         0        \n           >= 16 |@@@@                                     236      \n\n");
     let zero = llq(2, 0, 1, 2, &[(0, 1), (0, -1)]);
-    assert_eq!(printa(&[&zero], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n               0 |                                         0        \n               1 |                                         0        \n               2 |                                         0        \n\n");
+    assert_eq!(printa(&[&zero], &opts, StackFormat::default()), "\n\n           value  ------------- Distribution ------------- count    \n               0 |                                         0        \n               1 |                                         0        \n               2 |                                         0        \n\n");
     let neg = llq(2, 0, 1, 2, &[(2, -1)]);
-    assert_eq!(printa(&[&neg], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n               1                                         | 0        \n               2 @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@| -1       \n            >= 4                                         | 0        \n\n");
+    assert_eq!(printa(&[&neg], &opts, StackFormat::default()), "\n\n           value  ------------- Distribution ------------- count    \n               1                                         | 0        \n               2 @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@| -1       \n            >= 4                                         | 0        \n\n");
     let all = llq(2, 0, 1, 2, &[(1, 1), (2, -1)]);
-    assert_eq!(printa(&[&all], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n               0                     |                     0        \n               1                     |@@@@@@@@@@           1        \n               2           @@@@@@@@@@|                     -1       \n            >= 4                     |                     0        \n\n");
+    assert_eq!(printa(&[&all], &opts, StackFormat::default()), "\n\n           value  ------------- Distribution ------------- count    \n               0                     |                     0        \n               1                     |@@@@@@@@@@           1        \n               2           @@@@@@@@@@|                     -1       \n            >= 4                     |                     0        \n\n");
     let ghost = llq(2, 0, 1, 4, &[(-1, 1), (1, 1)]);
-    assert_eq!(printa(&[&ghost], &opts, StackFormat::Lines), "\n\n           value  ------------- Distribution ------------- count    \n              -2 |                                         0        \n              -1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               0 |                                         0        \n               1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               2 |                                         0        \n\n");
+    assert_eq!(printa(&[&ghost], &opts, StackFormat::default()), "\n\n           value  ------------- Distribution ------------- count    \n              -2 |                                         0        \n              -1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               0 |                                         0        \n               1 |@@@@@@@@@@@@@@@@@@@@                     1        \n               2 |                                         0        \n\n");
 }
 
 #[test]
@@ -173,7 +173,7 @@ fn llquantize_large_magnitudes() {
         &[(-256, 256), (255, 2), (-255, 128), (256, 256), (287, 1)],
     );
     let expected = format!("{HEADER}            -288 |                                         0        \n            -256 |@@@@@@@@@@@@@@@@                         256      \n     abs() < 256 |@@@@@@@@                                 130      \n             256 |@@@@@@@@@@@@@@@@                         257      \n             288 |                                         0        \n");
-    let mut out = printa(&[&agg], &SortOptions::default(), StackFormat::Lines);
+    let mut out = printa(&[&agg], &SortOptions::default(), StackFormat::default());
     assert_eq!(out.remove(0), '\n');
     assert_eq!(out.strip_suffix('\n').unwrap(), expected);
 }
@@ -187,7 +187,7 @@ fn lquantize_and_negative_quantize() {
     }
     let expected = format!("\n{HEADER}             < 0 |@@@@@@@@                                 1        \n               0 |                                         0        \n               2 |@@@@@@@@@@@@@@@@                         2        \n               4 |@@@@@@@@                                 1        \n               6 |                                         0        \n               8 |                                         0        \n           >= 10 |@@@@@@@@                                 1        \n\n");
     assert_eq!(
-        render_exit(&[l], &SortOptions::default(), StackFormat::Lines),
+        render_exit(&[l], &SortOptions::default(), StackFormat::default()),
         expected
     );
 
@@ -196,7 +196,7 @@ fn lquantize_and_negative_quantize() {
     bump(&mut q, vec![], quantize_bucket(5), 1);
     let expected = format!("\n{HEADER}              -4 |                                         0        \n              -2 |@@@@@@@@@@@@@@@@@@@@                     1        \n              -1 |                                         0        \n               0 |                                         0        \n               1 |                                         0        \n               2 |                                         0        \n               4 |@@@@@@@@@@@@@@@@@@@@                     1        \n               8 |                                         0        \n\n");
     assert_eq!(
-        render_exit(&[q], &SortOptions::default(), StackFormat::Lines),
+        render_exit(&[q], &SortOptions::default(), StackFormat::default()),
         expected
     );
 
@@ -204,7 +204,7 @@ fn lquantize_and_negative_quantize() {
     e.set(vec![], vec![0; 127]);
     let expected = format!("\n{HEADER}              -1 |                                         0        \n               0 |                                         0        \n               1 |                                         0        \n\n");
     assert_eq!(
-        render_exit(&[e], &SortOptions::default(), StackFormat::Lines),
+        render_exit(&[e], &SortOptions::default(), StackFormat::default()),
         expected
     );
 }
@@ -215,7 +215,7 @@ fn keyed_histogram_and_avg_stddev() {
     bump(&mut q, vec![Value::str("sh")], quantize_bucket(1), 2);
     let expected = format!("\n  sh{}{HEADER}               0 |                                         0        \n               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@ 2        \n               2 |                                         0        \n\n", " ".repeat(48));
     assert_eq!(
-        render_exit(&[q], &SortOptions::default(), StackFormat::Lines),
+        render_exit(&[q], &SortOptions::default(), StackFormat::default()),
         expected
     );
 
@@ -233,7 +233,7 @@ fn keyed_histogram_and_avg_stddev() {
         render_exit(
             &[avg, neg, sd, min],
             &SortOptions::default(),
-            StackFormat::Lines
+            StackFormat::default()
         ),
         expected
     );
@@ -263,7 +263,7 @@ fn multi_key_printa() {
         pad("sh"),
         pad("bash")
     );
-    assert_eq!(printa(&[&a], &opts, StackFormat::Lines), expected);
+    assert_eq!(printa(&[&a], &opts, StackFormat::default()), expected);
     // aggsortkey, then aggsortkeypos=1 (pid first), then aggsortrev.
     let by_key = SortOptions {
         by_key: true,
@@ -308,7 +308,7 @@ fn joined_printa() {
     assert_eq!(printa_format(&fmt, &[&c, &s], &by_sum), "b 0 5\na 2 10\n");
     let row = |k: &str, x: i64, y: i64| format!("  {k:<50} {x:>16} {y:>16}\n");
     assert_eq!(
-        printa(&[&c, &s], &opts, StackFormat::Lines),
+        printa(&[&c, &s], &opts, StackFormat::default()),
         format!("\n{}{}", row("b", 0, 5), row("a", 2, 10))
     );
     let q = {
@@ -331,7 +331,7 @@ fn printed_aggregations_are_skipped_at_exit() {
     b.set(vec![], vec![4]);
     let opts = SortOptions::default();
     assert_eq!(
-        render_exit(&[a.clone(), b.clone()], &opts, StackFormat::Lines),
+        render_exit(&[a.clone(), b.clone()], &opts, StackFormat::default()),
         "\n                4\n"
     );
     a.printed = false;
@@ -339,9 +339,8 @@ fn printed_aggregations_are_skipped_at_exit() {
         reverse: true,
         ..opts
     };
-    assert!(
-        render_exit(&[a, b], &rev, StackFormat::Lines).starts_with("\n                4\n  bash")
-    );
+    assert!(render_exit(&[a, b], &rev, StackFormat::default())
+        .starts_with("\n                4\n  bash"));
 }
 
 #[test]
@@ -354,23 +353,23 @@ fn trunc_clear_normalize() {
     let mut top = s.clone();
     top.trunc(2);
     assert_eq!(
-        render_exit(&[top], &opts, StackFormat::Lines),
+        render_exit(&[top], &opts, StackFormat::default()),
         "\n        4               40\n        5               50\n"
     );
     let mut bottom = s.clone();
     bottom.trunc(-2);
     assert_eq!(
-        render_exit(&[bottom], &opts, StackFormat::Lines),
+        render_exit(&[bottom], &opts, StackFormat::default()),
         "\n        1               10\n        2               20\n"
     );
     let mut none = s.clone();
     none.trunc(0);
-    assert_eq!(render_exit(&[none], &opts, StackFormat::Lines), "\n");
+    assert_eq!(render_exit(&[none], &opts, StackFormat::default()), "\n");
 
     let mut cleared = s.clone();
     cleared.clear();
     assert_eq!(
-        render_exit(&[cleared], &opts, StackFormat::Lines),
+        render_exit(&[cleared], &opts, StackFormat::default()),
         "\n        1                0\n        2                0\n        3                0\n        4                0\n        5                0\n"
     );
 
@@ -384,7 +383,7 @@ fn trunc_clear_normalize() {
     // ...the default layout as unsigned ones, as DTrace does.
     let line = |k: &str, v: i64| format!("  {k:<50} {v:>16}\n");
     assert_eq!(
-        render_exit(&[n.clone()], &opts, StackFormat::Lines),
+        render_exit(&[n.clone()], &opts, StackFormat::default()),
         format!("\n{}{}", line("y", 1844674407370955160), line("x", 10))
     );
     n.denormalize();
@@ -417,5 +416,5 @@ fn folded_stacks_at_exit() {
         render_exit(&[s.clone(), c.clone()], &opts, StackFormat::Folded),
         "\nsh;vmlinux`root;vmlinux`leaf 5\n  sh                                                                4\n"
     );
-    assert!(render_exit(&[s], &opts, StackFormat::Lines).contains("vmlinux`leaf+0x1"));
+    assert!(render_exit(&[s], &opts, StackFormat::default()).contains("vmlinux`leaf+0x1"));
 }

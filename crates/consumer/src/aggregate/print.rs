@@ -58,13 +58,39 @@ pub fn write_exit(
 }
 
 /// How the default layout shows an aggregation keyed by a stack (`stackformat`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StackFormat {
-    /// DTrace's: the stack's frames on lines of their own, then the value.
-    #[default]
-    Lines,
+    /// DTrace's: the stack's frames on lines of their own, indented by `indent` columns
+    /// (`stackindent`), then the value.
+    Lines { indent: usize },
     /// Folded stacks, for flame graphs (see [`super::folded`]).
     Folded,
+}
+
+impl Default for StackFormat {
+    fn default() -> StackFormat {
+        StackFormat::Lines {
+            indent: crate::trace::STACK_INDENT,
+        }
+    }
+}
+
+impl StackFormat {
+    /// Lines indented by `indent` columns; folded stacks stay folded.
+    pub fn indented(self, indent: usize) -> StackFormat {
+        match self {
+            StackFormat::Lines { .. } => StackFormat::Lines { indent },
+            StackFormat::Folded => StackFormat::Folded,
+        }
+    }
+
+    /// The columns stack keys printed as lines are indented by.
+    fn indent(self) -> usize {
+        match self {
+            StackFormat::Lines { indent } => indent,
+            StackFormat::Folded => crate::trace::STACK_INDENT,
+        }
+    }
 }
 
 /// The rows of `aggs` in the default layout, or folded when they are one aggregation keyed
@@ -83,7 +109,7 @@ fn rows(
             out.extend_from_slice(text.as_bytes());
             row_done(out);
         }
-        _ => default_rows(out, aggs, opts, row_done),
+        _ => default_rows(out, aggs, opts, stacks.indent(), row_done),
     }
 }
 
@@ -128,16 +154,18 @@ fn slots_of(bundle: &Bundle, i: usize, func: &AggFunc) -> Vec<u64> {
         .map_or_else(|| vec![0; slot_count(func)], <[u64]>::to_vec)
 }
 
-/// Rows of `aggs` joined by key, in the default layout.
+/// Rows of `aggs` joined by key, in the default layout; stack keys indented by
+/// `stack_indent` columns.
 fn default_rows(
     out: &mut Vec<u8>,
     aggs: &[&Aggregation],
     opts: &SortOptions,
+    stack_indent: usize,
     row_done: &mut dyn FnMut(&mut Vec<u8>),
 ) {
     for bundle in bundles(aggs, opts) {
         for key in bundle.key {
-            key_column(out, key);
+            key_column(out, key, stack_indent);
         }
         for (i, agg) in aggs.iter().enumerate() {
             let data = slots_of(&bundle, i, &agg.func);
@@ -168,9 +196,9 @@ fn cpu_values(out: &mut Vec<u8>, func: &AggFunc, percpu: &[Vec<u64>], normal: u6
 
 /// One key column of the default layout; a string's bytes as they are (padded to 50
 /// bytes, as C's `%-50s` counts them).
-fn key_column(out: &mut Vec<u8>, key: &Value) {
+fn key_column(out: &mut Vec<u8>, key: &Value, stack_indent: usize) {
     let text = match key {
-        Value::Stack { frames, .. } => crate::trace::stack_text(frames),
+        Value::Stack { frames, .. } => crate::trace::stack_text(frames, stack_indent),
         Value::Sym { frame, .. } => crate::trace::symbol_text(&frame.text()),
         Value::Bytes(b) => return out.extend_from_slice(&crate::trace::bytes_text(b, false)),
         Value::Str(s) => {

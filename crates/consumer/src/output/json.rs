@@ -243,7 +243,7 @@ impl Output for Json {
         });
     }
 
-    fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions) {
+    fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions, _: usize) {
         let mut order: Vec<&Aggregation> = aggregations.iter().filter(|a| !a.printed).collect();
         if sort.reverse {
             order.reverse();

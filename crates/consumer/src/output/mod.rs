@@ -31,6 +31,8 @@ pub struct Firing<'a> {
     /// With flow indentation (`-F`): the function column (indentation, `->`, `<-` or
     /// `|`, the function).
     pub flow: Option<&'a str>,
+    /// The columns stack frames are indented by (`stackindent`).
+    pub stack_indent: usize,
 }
 
 /// A stack: `stack()`, `ustack()`, or `trace()` of one.
@@ -110,7 +112,12 @@ pub trait Output {
     /// Data dropped since the last report.
     fn drops(&mut self, drops: &Drops);
     /// The aggregations when tracing ends (those `printa()` did not print).
-    fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions);
+    fn aggregations(
+        &mut self,
+        aggregations: &[Aggregation],
+        sort: &SortOptions,
+        stack_indent: usize,
+    );
     /// The traced process `pid` died of the fatal signal named `signal` (`SIGSEGV`), after
     /// the records a postmortem shows.
     fn fatal_signal(&mut self, pid: i32, signal: &str);

@@ -27,7 +27,7 @@ impl Text {
         Text {
             out,
             heading_done: false,
-            stacks: StackFormat::Lines,
+            stacks: StackFormat::default(),
         }
     }
 
@@ -78,23 +78,31 @@ impl Output for Text {
                     self.write(trace::hex_dump(bytes).as_bytes())
                 }
             }
-            _ => self.write(&trace::trace_record(value, firing.quiet)),
+            _ => self.write(&trace::trace_record(
+                value,
+                firing.quiet,
+                firing.stack_indent,
+            )),
         }
     }
 
-    fn stack(&mut self, _firing: &Firing<'_>, stack: &Stack<'_>) {
-        self.write(trace::stack_text(stack.frames).as_bytes());
+    fn stack(&mut self, firing: &Firing<'_>, stack: &Stack<'_>) {
+        self.write(trace::stack_text(stack.frames, firing.stack_indent).as_bytes());
     }
 
     fn printf(&mut self, _firing: &Firing<'_>, text: &[u8], _args: &[Value]) {
         self.write(text);
     }
 
-    fn printa(&mut self, _firing: &Firing<'_>, printa: &Printa<'_>) {
+    fn printa(&mut self, firing: &Firing<'_>, printa: &Printa<'_>) {
         let aggs: Vec<&Aggregation> = printa.aggregations.iter().collect();
         let text = match printa.parsed {
             Some(f) => aggregate::printa_format(f, &aggs, printa.sort),
-            None => aggregate::printa(&aggs, printa.sort, self.stacks),
+            None => aggregate::printa(
+                &aggs,
+                printa.sort,
+                self.stacks.indented(firing.stack_indent),
+            ),
         };
         self.write(&text);
     }
@@ -133,9 +141,15 @@ impl Output for Text {
         self.message(&messages::drop_line(&text, tag));
     }
 
-    fn aggregations(&mut self, aggregations: &[Aggregation], sort: &SortOptions) {
+    fn aggregations(
+        &mut self,
+        aggregations: &[Aggregation],
+        sort: &SortOptions,
+        stack_indent: usize,
+    ) {
         let out = &mut self.out;
-        aggregate::write_exit(aggregations, sort, self.stacks, &mut |piece| {
+        let stacks = self.stacks.indented(stack_indent);
+        aggregate::write_exit(aggregations, sort, stacks, &mut |piece| {
             let _ = out.write_all(piece);
         });
     }
