@@ -38,6 +38,15 @@ inline int B_ASYNC = 0x000400;		/* nobody waits for it */
 inline unsigned int LINUX_REQ_OP_MASK = 0xff;
 
 /*
+ * Linux's block flags as Oracle's D library names them for scripts: REQ_WRITE and REQ_SYNC
+ * are masks of bio.bi_opf (a write op is odd; REQ_SYNC since 4.10), BIO_USER_MAPPED a bit
+ * number of bio.bi_flags (kernels since 5.12 set it no more).
+ */
+inline int BIO_USER_MAPPED = 6;
+inline int REQ_WRITE = 0x01;
+inline int REQ_SYNC = 0x800;
+
+/*
  * A bio is synchronous when it is a read or asks for REQ_SYNC, REQ_FUA or REQ_PREFLUSH
  * (the kernel's op_is_sync); its pages are user memory pinned for direct I/O when
  * BIO_PAGE_PINNED is set.
