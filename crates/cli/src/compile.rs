@@ -979,6 +979,7 @@ pub fn compile(
             )
             .map_err(|e| fail(e, &sources))?;
     }
+    show_function_ids(&mut compiled, &probes, catalog);
     crate::debug::say(|| {
         let insns: usize = compiled.programs.iter().map(|p| p.code.insns.len()).sum();
         format!(
@@ -994,6 +995,37 @@ pub fn compile(
         deferred,
         inputs: Some(Inputs { sources, ..inputs }),
     })
+}
+
+/// A probe standing for many functions (a `pid` glob on one uprobe_multi link) has an
+/// enabled probe per function in the back end, each named by its function: each is shown
+/// with the id its function's probe has alone, as `dtrace -l` lists it.
+fn show_function_ids(compiled: &mut Compiled, probes: &HashMap<u32, Probe>, catalog: &Catalog) {
+    let mut ids: HashMap<u32, Vec<u32>> = HashMap::new();
+    for ep in &mut compiled.enabled {
+        let Some(p) = probes.get(&ep.probe.id) else {
+            continue;
+        };
+        let ProbeContext::Uprobe(u) = &p.site.context else {
+            continue;
+        };
+        let Some(i) = u.functions.iter().position(|f| *f == ep.probe.function) else {
+            continue;
+        };
+        let group = ids.entry(p.site.id).or_insert_with(|| {
+            catalog
+                .listing(p, false)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect()
+        });
+        if let Some(&id) = group.get(i) {
+            ep.probe.id = id;
+            if let Some(d) = compiled.desc.probes.iter_mut().find(|d| d.epid == ep.epid) {
+                d.probe.id = id;
+            }
+        }
+    }
 }
 
 /// On a kernel without kprobes that refuses fentry programs no fbt probe can be enabled:

@@ -230,3 +230,34 @@ fn every_function_of_a_pid_glob_has_its_own_id() {
     ]);
     expect(&run, 0, "f3:entry\n\n", "");
 }
+
+#[test]
+fn a_pid_globs_firings_show_each_function_and_its_id() {
+    // Ten functions: one program and uprobe_multi link for them all; the default output
+    // still names the function that fired, with the id `-l` lists for it.
+    let dir = common::scratch("probe-ids", "pid-glob-fire");
+    let exe = common::build_c(&dir, "tenf", FUNCTIONS, &["-O0"]);
+    let exe = exe.to_str().expect("a UTF-8 path");
+    let glob = "pid$target:a.out:f[0-9]*:entry";
+    let listed_ids: std::collections::BTreeMap<String, String> =
+        listed(&["-l", "-c", exe, "-n", glob])
+            .iter()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                Some((w.get(3)?.to_string(), w.first()?.to_string()))
+            })
+            .collect();
+    let run = dtrace(&["-c", exe, "-n", glob]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let fired: std::collections::BTreeMap<String, String> = run
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let function = w.get(2)?.strip_suffix(":entry")?;
+            Some((function.to_string(), w.get(1)?.to_string()))
+        })
+        .collect();
+    assert_eq!(fired.len(), 10, "{}", run.stdout);
+    assert_eq!(fired, listed_ids, "{}", run.stdout);
+}

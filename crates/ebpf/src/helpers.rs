@@ -28,6 +28,8 @@ pub const COPY_FROM_USER: i32 = 148;
 pub const GET_CURRENT_TASK_BTF: i32 = 158;
 /// `bpf_this_cpu_ptr`: this CPU's instance of a per-CPU kernel variable.
 pub const THIS_CPU_PTR: i32 = 154;
+/// `bpf_get_attach_cookie(ctx)`: the cookie the probe's link attached this site with.
+pub const GET_ATTACH_COOKIE: i32 = 174;
 pub const TASK_PT_REGS: i32 = 175;
 pub const KTIME_GET_BOOT_NS: i32 = 125;
 pub const GET_STACK: i32 = 67;

@@ -406,13 +406,10 @@ mod tests {
     use std::process::{Command, Stdio};
     use std::time::Instant;
 
-    /// `bpf_get_attach_cookie`.
-    const GET_ATTACH_COOKIE: i32 = 174;
-
     /// A program that adds 1 to `map[cookie]`.
     fn count_by_cookie(map: &Map) -> Vec<Insn> {
         let mut v = vec![
-            Insn::call(GET_ATTACH_COOKIE),
+            Insn::call(helpers::GET_ATTACH_COOKIE),
             Insn::stx(Size::W, R10, -4, R0),
         ];
         v.extend(Insn::ld_map(R1, BPF_PSEUDO_MAP_FD, map.fd(), 0));

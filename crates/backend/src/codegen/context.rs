@@ -34,8 +34,6 @@ pub(super) const PT_REGS_SP: i16 = 19 * 8;
 pub(super) const PT_REGS_BP: i16 = 4 * 8;
 /// `struct pt_regs` offsets of the x86_64 system call arguments (`rdi rsi rdx r10 r8 r9`).
 const PT_REGS_SYSCALL_ARGS: [i32; 6] = [112, 104, 96, 56, 72, 64];
-/// `bpf_get_attach_cookie(ctx)`.
-const GET_ATTACH_COOKIE: i32 = 174;
 
 /// The most generations `progenyof()` climbs.
 const PROGENY_DEPTH: i32 = 64;
@@ -658,7 +656,7 @@ impl Gen<'_, '_> {
                     }
                     _ => {
                         // Sites differ: the attach cookie is the index of the site's specs.
-                        self.e.emit(Insn::call(GET_ATTACH_COOKIE));
+                        self.e.emit(Insn::call(helpers::GET_ATTACH_COOKIE));
                         let done = self.e.label();
                         let last = operands.len() - 1;
                         for (i, op) in operands.iter().enumerate() {
@@ -763,7 +761,7 @@ impl Gen<'_, '_> {
             .collect();
         let table_off = self.rodata_u32_table(&offsets);
         self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
-        self.e.emit(Insn::call(GET_ATTACH_COOKIE));
+        self.e.emit(Insn::call(helpers::GET_ATTACH_COOKIE));
         let in_range = self.e.label();
         self.e
             .jmp_imm(BPF_JLT, R0, offsets.len().max(1) as i32, in_range);

@@ -130,11 +130,29 @@ pub struct Input<'a> {
 /// The ERROR probe's arguments (`arg0..arg5`), which a fault hands to the ERROR clauses.
 const ERROR_ARGS: u32 = 6;
 
-/// A clause in a group program: its epid table (u32 by system call number) in the
-/// read-only data, and its epids.
+/// A clause in a group program: its epids, one per system call or per function, and
+/// how the program finds the one that fired.
 struct ClauseGroup {
-    table: u32,
+    by: GroupBy,
     epids: Vec<u32>,
+}
+
+/// How a group program's clause finds its epid.
+enum GroupBy {
+    /// A table (u32 by system call number) at this offset of the read-only data.
+    SyscallTable(u32),
+    /// The attach cookie: the index of the function that fired in a probe standing for
+    /// many (`pid$target::f*:entry` by one uprobe_multi link), whose epids are consecutive.
+    Cookie,
+}
+
+/// The functions a probe stands for when one program and link serve them all, told apart
+/// by attach cookie (see `context.rs`'s `function_by_cookie`); empty for other probes.
+fn cookie_functions(site: &ProbeSite) -> &[String] {
+    match &site.context {
+        ProbeContext::Uprobe(u) if u.functions.len() > 1 => &u.functions,
+        _ => &[],
+    }
 }
 
 /// Generate the programs of a typed program.
@@ -163,12 +181,26 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     }
     // Epids in program order; ERROR's clauses run inside every program that faults (see
     // `fault`), not on their own.
+    // A probe standing for many functions has an epid per function, consecutive, so its
+    // records name the function that fired; the first stands for them all here.
     let epids: Vec<Vec<u32>> = bodies()
         .map(|b| {
             b.sites
                 .iter()
                 .zip(&b.statements)
-                .map(|(site, stmt)| c.enable(site, b.records, *stmt))
+                .map(|(site, stmt)| match cookie_functions(site) {
+                    [] => c.enable(site, b.records, *stmt),
+                    functions => functions
+                        .iter()
+                        .map(|f| {
+                            let one = ProbeSite {
+                                function: f.clone(),
+                                ..site.clone()
+                            };
+                            c.enable(&one, b.records, *stmt)
+                        })
+                        .collect::<Vec<u32>>()[0],
+                })
                 .collect()
         })
         .collect();
@@ -207,7 +239,7 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 }
             }
             let group = ClauseGroup {
-                table: c.rodata_bytes(&table),
+                by: GroupBy::SyscallTable(c.rodata_bytes(&table)),
                 epids: epids.clone(),
             };
             c.generate(&mut states[slot], b, epids[0], Some(&group))?;
@@ -218,7 +250,12 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 states.push(ProgState::new(&mut c, site.clone()));
                 states.len() - 1
             });
-            c.generate(&mut states[slot], b, *epid, None)?;
+            let n = cookie_functions(site).len() as u32;
+            let group = (n > 1).then(|| ClauseGroup {
+                by: GroupBy::Cookie,
+                epids: (*epid..*epid + n).collect(),
+            });
+            c.generate(&mut states[slot], b, *epid, group.as_ref())?;
         }
     }
     let mut programs = Vec::new();
@@ -1029,13 +1066,27 @@ impl<'c, 'a> Gen<'c, 'a> {
                 .jmp_imm(BPF_JEQ, R2, TracingState::Exited as i32, end);
         }
         if let Some(g) = group {
-            // The clause's epid for this call, or the end of the clause.
-            let len = self.group_table_len();
-            self.by_syscall_nr(R1, len);
-            self.e.ld_map_value(R2, self.c.core.rodata, g.table);
-            self.e.emit(Insn::alu64_reg(BPF_ADD, R2, R1));
-            self.e.emit(Insn::ldx(Size::W, R0, R2, 0));
-            self.e.jmp_imm(BPF_JEQ, R0, 0, end);
+            match g.by {
+                // The clause's epid for this call, or the end of the clause.
+                GroupBy::SyscallTable(table) => {
+                    let len = self.group_table_len();
+                    self.by_syscall_nr(R1, len);
+                    self.e.ld_map_value(R2, self.c.core.rodata, table);
+                    self.e.emit(Insn::alu64_reg(BPF_ADD, R2, R1));
+                    self.e.emit(Insn::ldx(Size::W, R0, R2, 0));
+                    self.e.jmp_imm(BPF_JEQ, R0, 0, end);
+                }
+                // The first epid plus the index of the function that fired.
+                GroupBy::Cookie => {
+                    self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+                    self.e.emit(Insn::call(helpers::GET_ATTACH_COOKIE));
+                    let in_range = self.e.label();
+                    self.e.jmp_imm(BPF_JLT, R0, g.epids.len() as i32, in_range);
+                    self.e.emit(Insn::mov64_imm(R0, 0));
+                    self.e.bind(in_range);
+                    self.e.emit(Insn::alu64_imm(BPF_ADD, R0, epid as i32));
+                }
+            }
             let slot = self.scratch(8);
             self.e
                 .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));

@@ -402,9 +402,6 @@ fn rust_usdt_crate_example_notes() {
     assert!(matches!(base, Some(a) if a != 0), "{base:?}");
 }
 
-/// `bpf_get_attach_cookie`.
-const GET_ATTACH_COOKIE: i32 = 174;
-
 /// A uprobe_multi program that adds 1 to `map[cookie]`, and its map.
 fn counter_by_cookie() -> (Map, Program) {
     let map = Map::create(&MapSpec {
@@ -417,7 +414,7 @@ fn counter_by_cookie() -> (Map, Program) {
     })
     .unwrap();
     let mut insns = vec![
-        Insn::call(GET_ATTACH_COOKIE),
+        Insn::call(helpers::GET_ATTACH_COOKIE),
         Insn::stx(Size::W, R10, -4, R0),
     ];
     insns.extend(Insn::ld_map(R1, BPF_PSEUDO_MAP_FD, map.fd(), 0));
