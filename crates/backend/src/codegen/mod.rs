@@ -7,6 +7,9 @@
 //! `sys_enter`/`sys_exit` tracepoint ([`ProbeContext::SyscallGroup`]). Its prologue finds
 //! the system call's number; each clause looks its epid up by that number in a table of its
 //! own (0: not enabled on that call), and `probefunc` and `id` come from tables by number.
+//! A probe standing for many functions (a `pid` glob or fbt functions on one multi link)
+//! has an epid per function, consecutive: its clauses add the attach cookie (the function's
+//! index) to the first, so each record names the function that fired.
 //!
 //! The submodules each own one part: [`expr`] operators and conversions, [`place`] loads,
 //! stores and addresses of variables and memory, [`vars`] where variables live (maps,
