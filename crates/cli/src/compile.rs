@@ -1002,7 +1002,8 @@ pub fn compile(
 /// with the id its function's probe has alone, as `dtrace -l` lists it.
 fn show_function_ids(compiled: &mut Compiled, probes: &HashMap<u32, Probe>, catalog: &Catalog) {
     let mut ids: HashMap<u32, Vec<u32>> = HashMap::new();
-    for ep in &mut compiled.enabled {
+    // The description was made from the enabled probes, one for one.
+    for (ep, desc) in compiled.enabled.iter_mut().zip(&mut compiled.desc.probes) {
         let Some(p) = probes.get(&ep.probe.id) else {
             continue;
         };
@@ -1012,18 +1013,12 @@ fn show_function_ids(compiled: &mut Compiled, probes: &HashMap<u32, Probe>, cata
         let Some(i) = u.functions.iter().position(|f| *f == ep.probe.function) else {
             continue;
         };
-        let group = ids.entry(p.site.id).or_insert_with(|| {
-            catalog
-                .listing(p, false)
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect()
-        });
+        let group = ids
+            .entry(p.site.id)
+            .or_insert_with(|| catalog.function_ids_of(p));
         if let Some(&id) = group.get(i) {
             ep.probe.id = id;
-            if let Some(d) = compiled.desc.probes.iter_mut().find(|d| d.epid == ep.epid) {
-                d.probe.id = id;
-            }
+            desc.probe.id = id;
         }
     }
 }

@@ -636,10 +636,9 @@ impl Catalog {
                     kernel: Vec::new(),
                     object: u.object.clone(),
                 });
-                let ids = self.user.function_ids_of(probe);
                 u.functions
                     .iter()
-                    .zip(ids)
+                    .zip(self.function_ids_of(probe))
                     .map(|(function, id)| {
                         let one = ProbeSite {
                             id,
@@ -655,6 +654,12 @@ impl Catalog {
             }
             _ => vec![(site.id, line(site))],
         }
+    }
+
+    /// The id of each function a `pid` glob's probe stands for, in the order of its
+    /// functions: the ids `-l` lists them with.
+    pub fn function_ids_of(&self, probe: &Probe) -> Vec<u32> {
+        self.user.function_ids_of(probe)
     }
 
     /// The USDT probes of process `pid` (`-l -p PID`).

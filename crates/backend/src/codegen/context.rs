@@ -760,18 +760,23 @@ impl Gen<'_, '_> {
             .map(|f| self.c.rodata_bytes(f.as_bytes()))
             .collect();
         let table_off = self.rodata_u32_table(&offsets);
-        self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
-        self.e.emit(Insn::call(helpers::GET_ATTACH_COOKIE));
-        let in_range = self.e.label();
-        self.e
-            .jmp_imm(BPF_JLT, R0, offsets.len().max(1) as i32, in_range);
-        self.e.emit(Insn::mov64_imm(R0, 0));
-        self.e.bind(in_range);
+        self.attach_cookie_below(offsets.len());
         self.e.emit(Insn::alu64_imm(BPF_LSH, R0, 2));
         self.e.ld_map_value(R1, self.c.core.rodata, table_off);
         self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
         self.e.emit(Insn::ldx(Size::W, R0, R1, 0));
         self.rodata_string_at_r0(&offsets, span)
+    }
+
+    /// r0 = `bpf_get_attach_cookie(ctx)`, the index of the site that fired among `n` (0 for
+    /// a cookie out of range, so tables indexed by it stay in bounds).
+    pub(crate) fn attach_cookie_below(&mut self, n: usize) {
+        self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
+        self.e.emit(Insn::call(helpers::GET_ATTACH_COOKIE));
+        let in_range = self.e.label();
+        self.e.jmp_imm(BPF_JLT, R0, n.max(1) as i32, in_range);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.bind(in_range);
     }
 
     /// A u32 table stored in the read-only data; its offset there. (Stored through

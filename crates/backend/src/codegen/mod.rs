@@ -1081,12 +1081,7 @@ impl<'c, 'a> Gen<'c, 'a> {
                 }
                 // The first epid plus the index of the function that fired.
                 GroupBy::Cookie => {
-                    self.e.emit(Insn::ldx(Size::DW, R1, R10, CTX_SLOT));
-                    self.e.emit(Insn::call(helpers::GET_ATTACH_COOKIE));
-                    let in_range = self.e.label();
-                    self.e.jmp_imm(BPF_JLT, R0, g.epids.len() as i32, in_range);
-                    self.e.emit(Insn::mov64_imm(R0, 0));
-                    self.e.bind(in_range);
+                    self.attach_cookie_below(g.epids.len());
                     self.e.emit(Insn::alu64_imm(BPF_ADD, R0, epid as i32));
                 }
             }
