@@ -242,6 +242,10 @@ pub const STATE_OFFSET: u32 = 0;
 /// exist, kept when `dynvarsize` binds (`codegen/dynvars.rs`).
 pub const DYNVARS_OFFSET: u32 = 8;
 
+/// Offset in the [`CoreMaps::globals`] map's value of the count of aggregation keys made,
+/// kept when aggregations share the `aggsize` space (`codegen/aggspace.rs`).
+pub const AGGKEYS_OFFSET: u32 = 16;
+
 /// The tracing state word's values. As in DTrace, no clause runs until every probe is
 /// enabled (BEGIN runs first, while the session enables the rest), and once `exit()` ran
 /// only END and ERROR clauses do.
@@ -283,6 +287,10 @@ pub struct Compiled {
     /// (freeing the id) once the speculation was committed or discarded and every record
     /// written to it was read.
     pub specs: Option<MapId>,
+    /// When aggregations share the `aggsize` space (a program of more than one): the array
+    /// map of one `u64` counting the keys the consumer deleted (`trunc()`), each giving its
+    /// place back (`codegen/aggspace.rs`). Only the consumer writes it, one more per key.
+    pub agg_freed: Option<MapId>,
     /// The largest data a clause's record holds, in bytes after the record's header (what
     /// `bufsize` counts: the trace buffer must hold it).
     pub max_record_data: u32,

@@ -1,7 +1,8 @@
 //! The loaded aggregation maps as the consumer reads and changes them: each aggregation's
 //! per-CPU hash map, found through the compiled program, as key and per-CPU value bytes.
 //! The session reads them through its own map handles; the Prometheus endpoint's thread
-//! through duplicates it owns (`AggMaps::duplicated`).
+//! through duplicates it owns (`AggMaps::duplicated`). A key deleted where aggregations
+//! share the `aggsize` space gives its place back ([`Compiled::agg_freed`]).
 
 use std::borrow::Borrow;
 
@@ -9,11 +10,12 @@ use dtrace_backend::program::Compiled;
 use dtrace_consumer::{AggregationMaps, EntryVisitor};
 use dtrace_runtime::{Map, Update};
 
-/// The aggregation maps of a compiled program, numbered as its aggregations, and the
-/// number of slots of each one's values.
+/// The aggregation maps of a compiled program, numbered as its aggregations, the number
+/// of slots of each one's values, and the count of keys given back to a shared space.
 pub struct AggMaps<M> {
     maps: Vec<M>,
     slots: Vec<usize>,
+    freed: Option<M>,
 }
 
 impl<'a> AggMaps<&'a Map> {
@@ -26,6 +28,7 @@ impl<'a> AggMaps<&'a Map> {
                 .map(|a| &maps[a.map.0])
                 .collect(),
             slots: compiled.aggregations.iter().map(|a| a.slots).collect(),
+            freed: compiled.agg_freed.map(|m| &maps[m.0]),
         }
     }
 }
@@ -34,14 +37,13 @@ impl AggMaps<Map> {
     /// Handles of their own on the same maps, for another thread.
     pub fn duplicated(compiled: &Compiled, maps: &[Map]) -> Result<AggMaps<Map>, String> {
         let shared = AggMaps::new(compiled, maps);
-        let maps = shared
-            .maps
-            .iter()
-            .map(|m| m.try_clone().map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
+        let dup = |m: &&Map| m.try_clone().map_err(|e| e.to_string());
+        let maps = shared.maps.iter().map(dup).collect::<Result<_, _>>()?;
+        let freed = shared.freed.as_ref().map(dup).transpose()?;
         Ok(AggMaps {
             maps,
             slots: shared.slots,
+            freed,
         })
     }
 }
@@ -49,6 +51,23 @@ impl AggMaps<Map> {
 impl<M: Borrow<Map>> AggMaps<M> {
     fn map(&self, agg: usize) -> &Map {
         self.maps[agg].borrow()
+    }
+
+    /// Count one more key given back to the shared space (the consumer is the count's
+    /// only writer; the programs read it).
+    fn give_back_place(&self) {
+        let Some(freed) = &self.freed else {
+            return;
+        };
+        let freed = freed.borrow();
+        let zero = 0u32.to_ne_bytes();
+        let given = match freed.lookup(&zero) {
+            Ok(Some(value)) => value
+                .first_chunk::<8>()
+                .map_or(0, |b| u64::from_ne_bytes(*b)),
+            _ => 0,
+        };
+        let _ = freed.update(&zero, &(given + 1).to_ne_bytes(), Update::Any);
     }
 }
 
@@ -70,6 +89,8 @@ impl<M: Borrow<Map>> AggregationMaps for AggMaps<M> {
     }
 
     fn remove(&self, agg: usize, key: &[u8]) {
-        let _ = self.map(agg).delete(key);
+        if let Ok(true) = self.map(agg).delete(key) {
+            self.give_back_place();
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! The sizes of the kernel's buffers, from the `bufsize`, `aggsize` and `dynvarsize`
 //! options: the ring buffer (a power of two of at least a page, 1 MiB under
-//! `bufpolicy=ring`, at most 1 GiB), the
-//! aggregation maps' entries (128 bytes each) and the dynamic variable maps' entries
-//! (64 bytes each), between 1,024 and 1,048,576 entries.
+//! `bufpolicy=ring`, at most 1 GiB), the most keys of an aggregation's map (one per 128
+//! bytes: the kernel preallocates per-CPU maps, at a cost in start-up time per entry;
+//! within them aggregations share the space as DTrace 2 counts it, backend
+//! `codegen/aggspace.rs`) and the dynamic variable maps' entries (64 bytes each), between
+//! 1,024 and 1,048,576 entries.
 //!
 //! Before tracing starts, each buffer must hold at least one of what goes in it, as in
 //! DTrace ([`enabling_fits`]): the principal buffer the largest record's data, the
@@ -73,7 +75,7 @@ pub fn wakeup_at(options: &Options) -> u32 {
     }
 }
 
-/// The entries of each aggregation's map.
+/// The most entries of each aggregation's map.
 pub fn agg_entries(options: &Options) -> u32 {
     (options.aggsize / AGG_ENTRY).clamp(MIN_ENTRIES, MAX_ENTRIES) as u32
 }

@@ -941,6 +941,7 @@ pub fn compile(
             dynvar_entries: crate::buffers::dynvar_entries(options),
             dynvarsize: options.dynvarsize,
             agg_entries: crate::buffers::agg_entries(options),
+            aggsize: options.aggsize,
             wall_offset: wall_offset(),
             cpu: options.cpu,
             nspec: options.nspec.min(u64::from(u32::MAX)) as u32,

@@ -1,19 +1,22 @@
 //! Drops, reported in DTrace's words: an aggregation that cannot take a new key counts
 //! aggregation drops on its CPU (not dynamic variable drops), and `-x droptags` puts the
-//! kind's tag in front of each message. An `exit()` whose record was dropped still ends
-//! tracing. Dynamic variables share the `dynvarsize` space as DTrace counts it: one past
-//! it is a dynamic variable drop, and deleting one makes room.
+//! kind's tag in front of each message. Aggregations share the `aggsize` space as DTrace 2
+//! counts it, and `trunc()` gives the places of the keys it deletes back. An `exit()` whose
+//! record was dropped still ends tracing. Dynamic variables share the `dynvarsize` space as
+//! DTrace counts it: one past it is a dynamic variable drop that ends its clause, and
+//! deleting one makes room.
 
 mod common;
 
 #[test]
 fn a_full_aggregation_counts_aggregation_drops_with_their_tag() {
-    // The smallest aggregation holds 1,024 keys; 1,100 distinct keys drop 76.
+    // A key of @[int] = count() counts 12 bytes of tuple and 16 of data: 28,672 bytes hold
+    // 1,024 keys, and 1,100 distinct keys drop 76.
     let run = common::dtrace(&[
         "-x",
         "droptags",
         "-x",
-        "aggsize=64",
+        "aggsize=28k",
         "-qn",
         "BEGIN { i = 0; } tick-1ms /i++ < 1100/ { @[i] = count(); } tick-1ms /i > 1100/ { exit(0); }",
     ]);
@@ -130,11 +133,90 @@ fn deleting_a_dynamic_variable_makes_room_for_another() {
         "-x",
         "dynvarsize=20",
         "-qn",
-        "BEGIN { a[1] = 1; a[2] = 2; a[1] = 0; a[3] = 3; a[3] = 33; \
-         printf(\"%d %d %d\\n\", a[1], a[2], a[3]); exit(0); }",
+        "BEGIN { a[1] = 1; a[2] = 2; } \
+         BEGIN { a[1] = 0; a[3] = 3; a[3] = 33; printf(\"%d %d %d\\n\", a[1], a[2], a[3]); exit(0); }",
     ]);
     assert_eq!(
         (run.status, run.stdout.as_str(), run.stderr.as_str()),
         (0, "0 0 33\n\n", "dtrace: 1 dynamic variable drop\n")
     );
+}
+
+/// A dynamic variable that cannot be made ends its clause, as in DTrace: the statements
+/// after it do not run (one drop, not one per store), what the clause recorded before it
+/// is not sent, and the probe's next clause runs.
+#[test]
+fn a_dynamic_variable_drop_ends_its_clause() {
+    let run = common::dtrace(&[
+        "-x",
+        "dynvarsize=12",
+        "-qn",
+        "BEGIN { self->a = 1; self->b = 2; self->c = 3; printf(\"before\\n\"); \
+         self->d = 4; self->e = 5; printf(\"after\\n\"); } \
+         BEGIN { printf(\"%d %d %d\\n\", self->c, self->d, self->e); exit(0); }",
+    ]);
+    assert_eq!(
+        (run.status, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "3 0 0\n\n", "dtrace: 1 dynamic variable drop\n")
+    );
+}
+
+/// Aggregations share one space, as in DTrace 2: 28,000 bytes hold 1,000 keys of
+/// `@[int] = count()` among all of them, so two aggregations of 600 keys each keep 1,000
+/// and drop 200.
+#[test]
+fn aggregations_share_the_aggsize_space() {
+    let run = common::dtrace(&[
+        "-x",
+        "aggsize=28000",
+        "-qn",
+        "BEGIN { i = 0; } tick-1ms /i++ < 600/ { @a[i] = count(); @b[i] = count(); } \
+         tick-1ms /i > 600/ { exit(0); }",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let dropped: u64 = run
+        .stderr
+        .lines()
+        .map(|l| {
+            l.strip_prefix("dtrace: ")
+                .and_then(|l| l.split_once(" aggregation drop"))
+                .and_then(|(n, _)| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("stderr: {}", run.stderr))
+        })
+        .sum();
+    assert_eq!(dropped, 200, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.lines().filter(|l| !l.trim().is_empty()).count(),
+        1000
+    );
+}
+
+/// `trunc()` deletes keys and gives their places back: in a shared space of 100 keys, 50
+/// ticks of 11 new keys each (550 in all) fit when each tick's keys are truncated (by the
+/// consumer, reading every 10 ms) before the next ones come.
+#[test]
+fn truncated_keys_give_their_places_back() {
+    // The largest key, (int, int), counts 16 bytes of tuple and 16 of data: 3,200 bytes
+    // hold 100.
+    let run = common::dtrace(&[
+        "-x",
+        "aggsize=3200",
+        "-x",
+        "switchrate=10ms",
+        "-qn",
+        "BEGIN { n = 0; } \
+         tick-20ms /n < 50/ { @a[n, 0] = count(); @a[n, 1] = count(); @a[n, 2] = count(); \
+           @a[n, 3] = count(); @a[n, 4] = count(); @a[n, 5] = count(); @a[n, 6] = count(); \
+           @a[n, 7] = count(); @a[n, 8] = count(); @a[n, 9] = count(); @b[n] = count(); \
+           trunc(@a); trunc(@b); n++; } \
+         tick-2s { @a[n, 0] = count(); @b[n] = count(); exit(0); }",
+    ]);
+    assert_eq!(
+        (run.status, run.stderr.as_str()),
+        (0, ""),
+        "stdout: {}",
+        run.stdout
+    );
+    let lines: Vec<&str> = run.stdout.split_whitespace().collect();
+    assert_eq!(lines, ["50", "0", "1", "50", "1"], "{}", run.stdout);
 }

@@ -45,7 +45,7 @@ impl Compiler<'_> {
                     kind: MapKind::PercpuHash,
                     key_size,
                     value_size: (slots * 8) as u32,
-                    max_entries: self.opts.agg_entries,
+                    max_entries: self.agg_space.map_keys,
                     initial: None,
                     entries_per_cpu: 0,
                     members: Vec::new(),
@@ -205,11 +205,13 @@ impl Gen<'_, '_> {
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
+        self.take_agg_place(full);
         self.agg_map_into_r1(agg, index_at, full);
         self.scratch_addr(R2, key);
         self.e.ld_map_value(R3, self.c.core.rodata, Rodata::ZEROS);
         self.e.emit(Insn::mov64_imm(R4, 1)); // BPF_NOEXIST
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
+        self.give_back_agg_place_unless_made();
         self.agg_map_into_r1(agg, index_at, full);
         self.scratch_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));

@@ -31,6 +31,7 @@
 
 mod actions;
 mod aggregate;
+mod aggspace;
 mod arena;
 mod cleanpath;
 mod context;
@@ -85,8 +86,11 @@ pub struct CodegenOptions {
     /// Bytes of dynamic variable space (`dynvarsize`), shared by them all as DTrace
     /// counts them (`dynvars.rs`).
     pub dynvarsize: u64,
-    /// Maximum keys of each aggregation.
+    /// The most keys of each aggregation's map.
     pub agg_entries: u32,
+    /// Bytes of aggregation space (`aggsize`), shared by all aggregations as DTrace 2
+    /// counts it (`aggspace.rs`).
+    pub aggsize: u64,
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC, for `walltimestamp`.
     pub wall_offset: u64,
     /// The `cpu` option: probes do nothing unless they fire on this CPU.
@@ -112,6 +116,7 @@ impl Default for CodegenOptions {
             dynvar_entries: 16384,
             dynvarsize: 1 << 20,
             agg_entries: 16384,
+            aggsize: 4 << 20,
             wall_offset: 0,
             cpu: None,
             nspec: 1,
@@ -328,6 +333,8 @@ pub(crate) struct Compiler<'a> {
     /// The dynamic variables the shared space holds, when fewer than one map does
     /// (`dynvars.rs`).
     dynvar_places: Option<u64>,
+    /// How many keys the aggregations hold (`aggspace.rs`).
+    agg_space: aggspace::AggSpace,
 }
 
 /// The most instructions the kernel loads in one program (`BPF_COMPLEXITY_LIMIT_INSNS`).
@@ -388,11 +395,14 @@ impl<'a> Compiler<'a> {
             globals: add(array("dt_globals", 0, 0)),
             rodata: add(array("dt_rodata", 0, 0)),
         };
+        let aggregations = input.program.aggregations.len();
+        let agg_space = aggspace::AggSpace::new(&space, &opts, aggregations, add);
         Compiler {
             rodata: vars::Rodata::default(),
             vars: vars::Storage::new(input.program, opts.strsize),
             space,
             dynvar_places,
+            agg_space,
             scratch_size: record_limit(opts.strsize),
             opts,
             kernel: input.kernel,
@@ -561,6 +571,7 @@ impl<'a> Compiler<'a> {
             helpers: self.helpers,
             follow: self.follow,
             specs: self.specs,
+            agg_freed: self.agg_space.freed(),
             destructive: self.destructive,
             max_record_data: self.max_record_data,
             max_end_record_data: self.max_end_record_data,

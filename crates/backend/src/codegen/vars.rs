@@ -96,9 +96,9 @@ pub(crate) struct Storage {
 
 impl Storage {
     pub fn new(prog: &ir::Program, strsize: u32) -> Storage {
-        // The state word and the count of dynamic variables come first; user globals
-        // follow them.
-        let mut size = crate::program::DYNVARS_OFFSET + 8;
+        // The state word and the counts of dynamic variables and aggregation keys come
+        // first; user globals follow them.
+        let mut size = crate::program::AGGKEYS_OFFSET + 8;
         let mut global_offsets = Vec::new();
         for g in &prog.globals {
             global_offsets.push(size);
@@ -293,7 +293,8 @@ impl Gen<'_, '_> {
     }
 
     /// With the key pointer in r2: delete the entry if the value is 0 (a NULL string),
-    /// else update it (creating it takes a place in the dynamic variable space).
+    /// else update it (creating it takes a place in the dynamic variable space; with none
+    /// left, the drop ends the clause).
     pub(crate) fn update_or_delete(
         &mut self,
         map: MapId,
@@ -351,10 +352,13 @@ impl Gen<'_, '_> {
             update(self, BPF_ANY);
         }
         self.e.jmp_imm(BPF_JEQ, R0, 0, done);
+        // A variable that cannot be made is a drop that ends the clause, as in DTrace:
+        // nothing the clause recorded is sent.
         self.e.bind(drop);
         self.count_drop(crate::program::DropKind::Dynamic);
+        let end = self.clause_state().end;
+        self.e.goto(end);
         if deletes {
-            self.e.goto(done);
             self.e.bind(delete);
             self.e.ld_map(R1, map);
             regs::read_into(&mut self.e, key, R2);
