@@ -980,7 +980,6 @@ pub fn compile(
             )
             .map_err(|e| fail(e, &sources))?;
     }
-    show_function_ids(&mut compiled, &probes, catalog);
     crate::debug::say(|| {
         let insns: usize = compiled.programs.iter().map(|p| p.code.insns.len()).sum();
         format!(
@@ -996,32 +995,6 @@ pub fn compile(
         deferred,
         inputs: Some(Inputs { sources, ..inputs }),
     })
-}
-
-/// A probe standing for many functions (a `pid` glob on one uprobe_multi link) has an
-/// enabled probe per function in the back end, each named by its function: each is shown
-/// with the id its function's probe has alone, as `dtrace -l` lists it.
-fn show_function_ids(compiled: &mut Compiled, probes: &HashMap<u32, Probe>, catalog: &Catalog) {
-    let mut ids: HashMap<u32, Vec<u32>> = HashMap::new();
-    // The description was made from the enabled probes, one for one.
-    for (ep, desc) in compiled.enabled.iter_mut().zip(&mut compiled.desc.probes) {
-        let Some(p) = probes.get(&ep.probe.id) else {
-            continue;
-        };
-        let ProbeContext::Uprobe(u) = &p.site.context else {
-            continue;
-        };
-        let Some(i) = u.functions.iter().position(|f| *f == ep.probe.function) else {
-            continue;
-        };
-        let group = ids
-            .entry(p.site.id)
-            .or_insert_with(|| catalog.function_ids_of(p));
-        if let Some(&id) = group.get(i) {
-            ep.probe.id = id;
-            desc.probe.id = id;
-        }
-    }
 }
 
 /// On a kernel without kprobes that refuses fentry programs no fbt probe can be enabled:

@@ -199,3 +199,46 @@ fn dlopened_library_probes_in_a_globs_processes() {
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(counts(&run.stdout), [150, 150], "{}", run.stdout);
 }
+
+#[test]
+fn a_glob_found_in_a_dlopened_library_names_each_function_by_its_own_id() {
+    // `plug*` matches the library's `plug` and `plug_work`, attached together once it is
+    // loaded: each firing's line shows its function's own probe id, the one `id` reads.
+    let _one = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let (main, lib) = build("dlids");
+    let cmd = format!("{} {} 2", main.display(), lib.display());
+    let run = common::dtrace(&[
+        "-Z",
+        "-n",
+        "pid$target:libdlids.so:plug*:entry { trace(id); }",
+        "-c",
+        &cmd,
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // CPU, ID, FUNCTION:NAME, then the traced id.
+    let firings: Vec<(&str, &str, &str)> = run
+        .stdout
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [_, id, probe, traced] if probe.ends_with(":entry") => Some((id, probe, traced)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(firings.len(), 3, "{}", run.stdout);
+    for (id, _, traced) in &firings {
+        assert_eq!(id, traced, "{}", run.stdout);
+    }
+    let id_of = |probe: &str| {
+        firings
+            .iter()
+            .find(|f| f.1 == probe)
+            .map(|f| f.0)
+            .unwrap_or_else(|| panic!("no {probe} in {}", run.stdout))
+    };
+    assert_ne!(
+        id_of("plug:entry"),
+        id_of("plug_work:entry"),
+        "{}",
+        run.stdout
+    );
+}

@@ -93,6 +93,7 @@ fn module_probes(mut id: u32, mut next: impl FnMut(Probe)) {
                             UprobeKind::Entry
                         },
                         functions: Vec::new(),
+                        ids: Vec::new(),
                         family: None,
                         kernel: vec![KernelFunction {
                             module: module.clone(),
@@ -250,6 +251,7 @@ pub fn group(id: u32, module_glob: &str, glob: &str, members: &[Probe]) -> Optio
                 UprobeKind::Entry
             },
             functions: functions.clone(),
+            ids: Vec::new(),
             family: None,
             kernel,
             object: None,

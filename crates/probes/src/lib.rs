@@ -632,14 +632,16 @@ impl Catalog {
                 let alone = ProbeContext::Uprobe(UprobeContext {
                     kind: u.kind.clone(),
                     functions: Vec::new(),
+                    ids: Vec::new(),
                     family: u.family,
                     kernel: Vec::new(),
                     object: u.object.clone(),
                 });
                 u.functions
                     .iter()
-                    .zip(self.function_ids_of(probe))
-                    .map(|(function, id)| {
+                    .enumerate()
+                    .map(|(i, function)| {
+                        let id = u.ids.get(i).copied().unwrap_or(site.id);
                         let one = ProbeSite {
                             id,
                             provider: site.provider.clone(),
@@ -654,12 +656,6 @@ impl Catalog {
             }
             _ => vec![(site.id, line(site))],
         }
-    }
-
-    /// The id of each function a `pid` glob's probe stands for, in the order of its
-    /// functions: the ids `-l` lists them with.
-    pub fn function_ids_of(&self, probe: &Probe) -> Vec<u32> {
-        self.user.function_ids_of(probe)
     }
 
     /// The USDT probes of process `pid` (`-l -p PID`).
@@ -891,6 +887,7 @@ pub fn list_line_verbose(site: &ProbeSite) -> String {
                     function: f.function.clone(),
                     context: ProbeContext::Uprobe(UprobeContext {
                         functions: Vec::new(),
+                        ids: Vec::new(),
                         kernel: vec![f.clone()],
                         object: None,
                         ..u.clone()
@@ -941,6 +938,7 @@ mod tests {
             context: ProbeContext::Uprobe(UprobeContext {
                 kind: UprobeKind::Entry,
                 functions: kernel.iter().map(|f| f.function.clone()).collect(),
+                ids: Vec::new(),
                 family: None,
                 kernel: kernel.to_vec(),
                 object: None,

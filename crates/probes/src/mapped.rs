@@ -124,6 +124,7 @@ pub(crate) fn kprobe_probe(provider: &str, name: &str, function: &str, id: u32) 
                 base: Box::new(ProbeContext::Uprobe(UprobeContext {
                     kind: UprobeKind::Entry,
                     functions: Vec::new(),
+                    ids: Vec::new(),
                     family: None,
                     kernel: Vec::new(),
                     object: None,

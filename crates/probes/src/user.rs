@@ -369,35 +369,6 @@ impl UserProbes {
         id
     }
 
-    /// The id of each function of the `pid` probe `probe` stands for, in the order of its
-    /// functions (one for a probe of one function, none for other probes).
-    pub fn function_ids_of(&self, probe: &Probe) -> Vec<u32> {
-        let (ProbeContext::Uprobe(u), Attach::User(a)) = (&probe.site.context, &probe.attach)
-        else {
-            return Vec::new();
-        };
-        let site = &probe.site;
-        let key = |function: &str| {
-            let pid = site.provider.strip_prefix("pid")?.parse().ok();
-            let key = (
-                pid,
-                a.path.clone(),
-                site.provider.clone(),
-                site.module.clone(),
-                function.to_string(),
-                site.name.clone(),
-            );
-            self.function_ids.get(&key).copied()
-        };
-        if u.functions.is_empty() {
-            return vec![site.id];
-        }
-        u.functions
-            .iter()
-            .map(|f| key(f).unwrap_or(site.id))
-            .collect()
-    }
-
     /// The exact description of the user probe whose id is `id`: a probe made so far, or a
     /// function of a `pid` glob's probe.
     pub fn description_of(&self, id: u32, probes: &[Probe]) -> Option<Description> {
@@ -765,6 +736,7 @@ impl UserProbes {
             let uprobe = ProbeContext::Uprobe(UprobeContext {
                 kind: UprobeKind::Usdt(specs),
                 functions: Vec::new(),
+                ids: Vec::new(),
                 family,
                 kernel: Vec::new(),
                 // Its DWARF defines the types its declared arguments name.
@@ -896,13 +868,14 @@ impl UserProbes {
                         name.clone(),
                     )
                 };
-                let id = if grouped {
-                    for &i in &group {
-                        self.function_id(function_key(&functions[i].0));
-                    }
-                    self.next_id()
+                let (id, ids) = if grouped {
+                    let ids: Vec<u32> = group
+                        .iter()
+                        .map(|&i| self.function_id(function_key(&functions[i].0)))
+                        .collect();
+                    (self.next_id(), ids)
                 } else {
-                    self.function_id(function_key(&function))
+                    (self.function_id(function_key(&function)), Vec::new())
                 };
                 let sites: Vec<UprobeSite> = group
                     .iter()
@@ -926,6 +899,7 @@ impl UserProbes {
                         } else {
                             Vec::new()
                         },
+                        ids,
                         family,
                         kernel: Vec::new(),
                         // An instruction offset's arguments are not the parameters.

@@ -106,6 +106,10 @@ pub struct UprobeContext {
     /// glob attached with one uprobe_multi link): `probefunc` is read from this table at run
     /// time. Empty when [`ProbeSite::function`] is the function.
     pub functions: Vec<String>,
+    /// The probe id of each of [`UprobeContext::functions`] (a `pid` glob's: the id its
+    /// function's probe has alone, as `dtrace -l` lists it), which `id` and the records of
+    /// the function that fired carry; empty where the probe's own id stands for them all.
+    pub ids: Vec<u32>,
     /// Follow-fork (`-x followfork`): the probe is attached by binary, system-wide, and its
     /// program leaves at once unless the current process is in this pid's family in the
     /// follow-fork map (`Compiled::follow` of the back end) (the pid itself and every process it forked, at any depth).

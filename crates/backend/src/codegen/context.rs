@@ -175,17 +175,20 @@ impl Gen<'_, '_> {
                 };
                 return self.string_literal(text.as_bytes(), span);
             }
-            Builtin::Id => {
-                if let ProbeContext::SyscallGroup(g) = &self.probe.context {
+            Builtin::Id => match &self.probe.context {
+                ProbeContext::SyscallGroup(g) => {
                     let mut ids = vec![0u32; g.table_len() as usize];
                     for (nr, id, _) in &g.calls {
                         ids[*nr as usize] = *id;
                     }
                     self.by_nr_table(&ids);
-                } else {
-                    return self.constant(self.probe.id as u64, ty.clone(), span);
                 }
-            }
+                ProbeContext::Uprobe(u) if u.ids.len() > 1 => {
+                    let ids = u.ids.clone();
+                    self.by_cookie_table(&ids);
+                }
+                _ => return self.constant(self.probe.id as u64, ty.clone(), span),
+            },
             Builtin::Epid => self.load_epid(R0),
             Builtin::Errno => return self.errno(span),
             Builtin::Execname => return self.execname(span),
@@ -759,13 +762,19 @@ impl Gen<'_, '_> {
             .iter()
             .map(|f| self.c.rodata_bytes(f.as_bytes()))
             .collect();
-        let table_off = self.rodata_u32_table(&offsets);
-        self.attach_cookie_below(offsets.len());
+        self.by_cookie_table(&offsets);
+        self.rodata_string_at_r0(&offsets, span)
+    }
+
+    /// r0 = the u32 at index `bpf_get_attach_cookie()` of `table`, stored in the read-only
+    /// data (`id` and `probefunc` of a probe standing for many functions).
+    fn by_cookie_table(&mut self, table: &[u32]) {
+        let off = self.rodata_u32_table(table);
+        self.attach_cookie_below(table.len());
         self.e.emit(Insn::alu64_imm(BPF_LSH, R0, 2));
-        self.e.ld_map_value(R1, self.c.core.rodata, table_off);
+        self.e.ld_map_value(R1, self.c.core.rodata, off);
         self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
         self.e.emit(Insn::ldx(Size::W, R0, R1, 0));
-        self.rodata_string_at_r0(&offsets, span)
     }
 
     /// r0 = `bpf_get_attach_cookie(ctx)`, the index of the site that fired among `n` (0 for

@@ -155,11 +155,12 @@ enum GroupBy {
 }
 
 /// The functions a probe stands for when one program and link serve them all, told apart
-/// by attach cookie (see `context.rs`'s `function_by_cookie`); empty for other probes.
-fn cookie_functions(site: &ProbeSite) -> &[String] {
+/// by attach cookie (see `context.rs`'s `function_by_cookie`), and their probe ids (empty
+/// where the probe's own id stands for them); empty for other probes.
+fn cookie_functions(site: &ProbeSite) -> (&[String], &[u32]) {
     match &site.context {
-        ProbeContext::Uprobe(u) if u.functions.len() > 1 => &u.functions,
-        _ => &[],
+        ProbeContext::Uprobe(u) if u.functions.len() > 1 => (&u.functions, &u.ids),
+        _ => (&[], &[]),
     }
 }
 
@@ -190,18 +191,21 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     // Epids in program order; ERROR's clauses run inside every program that faults (see
     // `fault`), not on their own.
     // A probe standing for many functions has an epid per function, consecutive, so its
-    // records name the function that fired; the first stands for them all here.
+    // records name the function that fired, with its id; the first stands for them all
+    // here.
     let epids: Vec<Vec<u32>> = bodies()
         .map(|b| {
             b.sites
                 .iter()
                 .zip(&b.statements)
                 .map(|(site, stmt)| match cookie_functions(site) {
-                    [] => c.enable(site, b.records, *stmt),
-                    functions => functions
+                    ([], _) => c.enable(site, b.records, *stmt),
+                    (functions, ids) => functions
                         .iter()
-                        .map(|f| {
+                        .enumerate()
+                        .map(|(i, f)| {
                             let one = ProbeSite {
+                                id: ids.get(i).copied().unwrap_or(site.id),
                                 function: f.clone(),
                                 ..site.clone()
                             };
@@ -258,7 +262,7 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 states.push(ProgState::new(&mut c, site.clone()));
                 states.len() - 1
             });
-            let n = cookie_functions(site).len() as u32;
+            let n = cookie_functions(site).0.len() as u32;
             let group = (n > 1).then(|| ClauseGroup {
                 by: GroupBy::Cookie,
                 epids: (*epid..*epid + n).collect(),

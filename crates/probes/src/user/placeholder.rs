@@ -18,6 +18,7 @@ pub(super) fn context(desc: &Description) -> UprobeContext {
     let mut context = UprobeContext {
         kind: UprobeKind::Usdt(Vec::new()),
         functions: Vec::new(),
+        ids: Vec::new(),
         family: None,
         kernel: Vec::new(),
         object: None,

@@ -130,6 +130,7 @@ fn kprobe(ret: bool) -> ProbeContext {
             UprobeKind::Entry
         },
         functions: functions.iter().map(|f| f.to_string()).collect(),
+        ids: Vec::new(),
         family: None,
         kernel: functions
             .iter()
