@@ -619,4 +619,27 @@ mod tests {
         assert!(o.set("jstackstrsize", Some("2k")).is_ok());
         assert!(o.set("jstackstrsize", None).is_err());
     }
+
+    #[test]
+    fn verifier_log_options() {
+        let mut o = Options::default();
+        assert_eq!((o.bpflog, o.bpflogsize), (false, None));
+        o.set("bpflog", None).unwrap();
+        o.set("bpflogsize", Some("128")).unwrap();
+        assert_eq!((o.bpflog, o.bpflogsize), (true, Some(128)));
+        o.set("bpflogsize", Some("1g")).unwrap_err();
+        o.set("bpflogsize", Some("127")).unwrap_err();
+        o.set("bpflog", Some("off")).unwrap();
+        assert!(!o.bpflog);
+    }
+
+    #[test]
+    fn compile_time_options_are_dtraces() {
+        for name in ["late", "useruid", "syslibdir", "zdefs", "version"] {
+            assert!(compile_time(name), "{name}");
+        }
+        for name in ["bpflog", "bpflogsize", "pcapsize", "quiet", "switchrate"] {
+            assert!(!compile_time(name), "{name}");
+        }
+    }
 }
