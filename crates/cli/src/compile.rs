@@ -5,7 +5,8 @@
 //! `procfs.d` with `psinfo_t`, `lwpsinfo_t`, their translators and `curpsinfo`; `sched.d`
 //! with `cpuinfo_t`; `signal.d` with `SIG*` and `CLD_*`), then every
 //! `*.d` file of each `-L`/`-xlibdir` directory in command-line order (sorted by name; a
-//! file named like a built-in one replaces it); `-xnolibs` loads none. Library sources are
+//! file named like a built-in one replaces it); `-xnolibs` loads none. `-xsyslibdir=DIR`
+//! names the system library's directory: its `*.d` files come in place of the built-in ones. Library sources are
 //! numbered after the program's, their typedef names are known when the program is parsed,
 //! and their items precede the program's. Nothing in them is compiled until used: an
 //! inline is expanded where it is named and a library translator is checked when an
@@ -146,8 +147,15 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
     if args.options.iter().any(|(n, _)| n == "nolibs") {
         return Ok(Vec::new());
     }
-    let mut files: Vec<(String, Source, bool)> = BUILTIN_LIBRARY
+    // `-xsyslibdir=DIR`: DIR's files are the system library, in place of the built-in one.
+    let syslibdir = args
+        .options
         .iter()
+        .rev()
+        .find(|(n, _)| n == "syslibdir")
+        .and_then(|(_, v)| v.as_deref());
+    let builtin = BUILTIN_LIBRARY.iter().filter(|_| syslibdir.is_none());
+    let mut files: Vec<(String, Source, bool)> = builtin
         .map(|(name, text)| {
             (
                 name.to_string(),
@@ -156,11 +164,10 @@ fn read_library(args: &Args) -> Result<Vec<(Source, bool)>, Failure> {
             )
         })
         .collect();
-    let dirs = args
-        .options
-        .iter()
-        .filter(|(n, _)| n == "libdir")
-        .filter_map(|(_, v)| v.as_deref());
+    let libdirs = args.options.iter().filter(|(n, _)| n == "libdir");
+    let dirs = syslibdir
+        .into_iter()
+        .chain(libdirs.filter_map(|(_, v)| v.as_deref()));
     let mut found = Vec::new();
     for dir in dirs {
         let entries = std::fs::read_dir(dir).map_err(|e| {

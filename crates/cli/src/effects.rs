@@ -61,6 +61,9 @@ impl dtrace_consumer::Effects for SessionEffects {
             "switchrate" => result.map(|()| self.rates.switchrate_ns.set(parsed.switchrate_ns)),
             "statusrate" => result.map(|()| self.rates.statusrate_ns.set(parsed.statusrate_ns)),
             "aggrate" => result.map(|()| self.rates.aggrate_ns.set(parsed.aggrate_ns)),
+            // As in DTrace: a compile-time option may be set, to no effect on the program
+            // compiled; a value it does not take, or an option refused here, is an error.
+            _ if crate::options::compile_time(option) => result,
             _ => match result {
                 Err(why) if why == "Invalid option name" => Err(why),
                 _ => Err("Operation illegal when tracing is active".into()),

@@ -6,6 +6,7 @@
 //! probe's program that reads user memory is loaded sleepable where the kernel allows it
 //! (see `user_reads`), and as it was compiled if that fails.
 
+use crate::bpflog::BpfLog;
 use crate::early_ring::EarlyRing;
 use crate::user_reads;
 use dtrace_backend::program::{Compiled, HelperKind, MapKind, ProbeContext, ProbeSite};
@@ -57,7 +58,7 @@ pub fn possible_cpus() -> u32 {
 pub fn load(
     compiled: &Compiled,
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
-    verbose: bool,
+    log: &BpfLog,
     mut early: Option<EarlyRing>,
 ) -> Result<Loaded, String> {
     let mut maps: Vec<Map> = Vec::with_capacity(compiled.maps.len());
@@ -79,7 +80,7 @@ pub fn load(
     let mut programs = Vec::with_capacity(compiled.programs.len());
     let mut skipped = Vec::new();
     for prog in &compiled.programs {
-        match try_load(prog, &fds, probes, verbose) {
+        match try_load(prog, &fds, probes, log) {
             Ok(p) => programs.push(Some(p)),
             Err(Failure::Untraceable(s)) => {
                 skipped.push(s);
@@ -98,7 +99,7 @@ pub fn load(
         for &at in &helper.code.map_relocs {
             insns[at].imm = maps[insns[at].imm as usize].fd();
         }
-        helpers.push(load_helper(helper.kind, &insns, verbose)?);
+        helpers.push(load_helper(helper.kind, &insns, log)?);
     }
     Ok(Loaded {
         maps,
@@ -257,9 +258,9 @@ pub fn load_program(
     prog: &dtrace_backend::program::ProgramSpec,
     maps: &[i32],
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
-    verbose: bool,
+    log: &BpfLog,
 ) -> Result<Program, String> {
-    try_load(prog, maps, probes, verbose).map_err(|f| match f {
+    try_load(prog, maps, probes, log).map_err(|f| match f {
         Failure::Message(msg) => msg,
         Failure::Untraceable(s) => s.message(),
     })
@@ -269,8 +270,9 @@ fn try_load(
     prog: &dtrace_backend::program::ProgramSpec,
     maps: &[i32],
     probes: &std::collections::HashMap<u32, dtrace_probes::Probe>,
-    verbose: bool,
+    log: &BpfLog,
 ) -> Result<Program, Failure> {
+    let verbose = log.verbose;
     let mut insns = prog.code.insns.clone();
     for &at in &prog.code.map_relocs {
         insns[at].imm = maps[insns[at].imm as usize];
@@ -286,7 +288,7 @@ fn try_load(
     if let user_reads::Reads::Sleepable(kfunc) = reads {
         let mut sleepable = insns.clone();
         dtrace_backend::sleepable::make_sleepable(&mut sleepable, kfunc);
-        match load_as(prog, &sleepable, context, attach, true, verbose) {
+        match load_as(prog, &sleepable, context, attach, true, log) {
             Err(Failure::Message(msg)) if verbose => {
                 eprintln!("{msg}dtrace: loading it without sleeping instead");
             }
@@ -296,7 +298,7 @@ fn try_load(
             ok => return ok,
         }
     }
-    let loaded = load_as(prog, &insns, context, attach, false, verbose);
+    let loaded = load_as(prog, &insns, context, attach, false, log);
     crate::debug::say(|| {
         format!(
             "loaded the program for {} ({} instructions): {}",
@@ -337,7 +339,7 @@ fn load_as(
     context: &ProbeContext,
     attach: Option<&dtrace_probes::Attach>,
     sleepable: bool,
-    verbose: bool,
+    log: &BpfLog,
 ) -> Result<Program, Failure> {
     let name = program_name(&prog.probe);
     let mut spec = ProgramSpec::new(ProgramType::RawTracepoint, &name, insns);
@@ -388,8 +390,9 @@ fn load_as(
             });
         }
     }
-    spec.always_log = verbose;
-    Program::load(&spec).map_err(|e| match context {
+    log.request(&mut spec);
+    let (loaded, shown) = shown(Program::load(&spec), log);
+    loaded.map_err(|e| match context {
         // The kernel refuses to trace this function (it returns a struct, is not in
         // ftrace's list...): the reason is the verifier's last line.
         ProbeContext::Function { .. } => Failure::Untraceable(Skipped {
@@ -412,8 +415,25 @@ fn load_as(
                 other => other.to_string(),
             },
         }),
-        _ => Failure::Message(rejected(&prog.probe, &e, verbose)),
+        _ => Failure::Message(rejected(&prog.probe, &e, log.verbose, shown)),
     })
+}
+
+/// A load's outcome, its verifier log shown under `bpflog` (and whether it was).
+fn shown(
+    loaded: dtrace_runtime::Result<Program>,
+    log: &BpfLog,
+) -> (dtrace_runtime::Result<Program>, bool) {
+    let shown = match &loaded {
+        Ok(p) => log.show(p.log(), p.log_truncated()),
+        Err(dtrace_runtime::Error::Verifier {
+            log: text,
+            truncated,
+            ..
+        }) => log.show(text, *truncated),
+        Err(_) => false,
+    };
+    (loaded, shown)
 }
 
 /// Load a helper program: a `tp_btf` program on its tracepoint (`btf_trace_NAME` in the
@@ -421,8 +441,10 @@ fn load_as(
 fn load_helper(
     kind: HelperKind,
     insns: &[dtrace_ebpf::Insn],
-    verbose: bool,
+    log: &BpfLog,
 ) -> Result<Program, String> {
+    // The log goes with the message under -v, unless bpflog showed it.
+    let verbose = log.verbose && !log.every;
     let tracepoint = kind.tracepoint();
     let what = format!("the {tracepoint} helper program (for {})", kind.purpose());
     let btf_id = dtrace_backend::types::kernel::vmlinux()
@@ -434,8 +456,8 @@ fn load_helper(
     let mut spec = ProgramSpec::new(ProgramType::Tracing, &name, insns);
     spec.expected_attach_type = Some(AttachType::TraceRawTp);
     spec.attach_btf_id = btf_id;
-    spec.always_log = verbose;
-    Program::load(&spec).map_err(|e| match e {
+    log.request(&mut spec);
+    shown(Program::load(&spec), log).0.map_err(|e| match e {
         dtrace_runtime::Error::Verifier { log, errno, .. } => {
             let mut msg = format!(
                 "dtrace: failed to load {what}: the kernel verifier rejected it (errno {errno}); this is a bug in dtrace, please report it\n"
@@ -463,7 +485,9 @@ fn program_name(probe: &ProbeSite) -> String {
 }
 
 /// The message for a program the kernel refused.
-fn rejected(probe: &ProbeSite, err: &dtrace_runtime::Error, verbose: bool) -> String {
+/// (`verbose`: with its verifier log, or a hint that `-v` shows it, unless `bpflog` `shown`
+/// the log already.)
+fn rejected(probe: &ProbeSite, err: &dtrace_runtime::Error, verbose: bool, shown: bool) -> String {
     match err {
         // A kernel in lockdown (integrity or confidentiality) keeps eBPF from writing user
         // memory: copyout() and copyoutstr() cannot run there.
@@ -480,14 +504,16 @@ fn rejected(probe: &ProbeSite, err: &dtrace_runtime::Error, verbose: bool) -> St
                 "dtrace: failed to enable {}: the kernel verifier rejected the generated program (errno {errno}); this is a bug in dtrace, please report it with the script\n",
                 probe.full_name()
             );
-            if verbose {
-                msg.push_str("dtrace: verifier log:\n");
-                msg.push_str(log);
-                if !log.ends_with('\n') {
-                    msg.push('\n');
+            match (shown, verbose) {
+                (true, _) => {}
+                (false, true) => {
+                    msg.push_str("dtrace: verifier log:\n");
+                    msg.push_str(log);
+                    if !log.ends_with('\n') {
+                        msg.push('\n');
+                    }
                 }
-            } else {
-                msg.push_str("dtrace: run with -v to see the verifier log\n");
+                (false, false) => msg.push_str("dtrace: run with -v to see the verifier log\n"),
             }
             msg
         }

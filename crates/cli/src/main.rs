@@ -7,6 +7,7 @@ mod agg_maps;
 mod agg_snapshot;
 mod args;
 mod binary_defs;
+mod bpflog;
 mod buffers;
 mod compile;
 mod debug;
@@ -27,6 +28,7 @@ mod preprocess;
 mod privileges;
 mod prometheus;
 mod provider_build;
+mod refused_options;
 mod session;
 mod signals;
 mod syscall_fentry;
@@ -437,7 +439,8 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         return 1;
     }
     watch::reserve_scratch(&mut comp);
-    let loaded = match load::load(&comp.compiled, &comp.probes, args.verbose, early) {
+    let bpf_log = bpflog::BpfLog::new(&options, args.verbose);
+    let loaded = match load::load(&comp.compiled, &comp.probes, &bpf_log, early) {
         Ok(l) => l,
         Err(msg) => {
             eprint!("{msg}");
@@ -476,7 +479,7 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
     }
     signals::install();
     let fds: Vec<i32> = loaded.maps.iter().map(dtrace_runtime::Map::fd).collect();
-    let watcher = match watch::Watcher::start(&mut comp, catalog, &fds, args.verbose) {
+    let watcher = match watch::Watcher::start(&mut comp, catalog, &fds, bpf_log) {
         Ok(w) => w,
         Err(msg) => {
             eprint!("{msg}");

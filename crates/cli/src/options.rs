@@ -8,6 +8,9 @@ use dtrace_consumer::policy::BufPolicy;
 use dtrace_consumer::prometheus::Naming;
 use dtrace_consumer::settings::{flag, number, INVALID_VALUE};
 use dtrace_consumer::Settings;
+use dtrace_runtime::{VERIFIER_LOG_SIZE_MAX, VERIFIER_LOG_SIZE_MIN};
+
+use crate::refused_options as refused;
 
 /// How records are written (`oformat`, FreeBSD DTrace's option name).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -72,6 +75,10 @@ pub struct Options {
     pub pspec: bool,
     /// `verbose`: show the eBPF code of each program, as `-S` does.
     pub disassemble: bool,
+    /// `bpflog`: show the kernel verifier's log of every program loaded (`crate::bpflog`).
+    pub bpflog: bool,
+    /// `bpflogsize`: the size of the verifier log buffer given to the kernel.
+    pub bpflogsize: Option<u32>,
     /// Default frames of `stack()` and `ustack()` (1..=127).
     pub stack_frames: u32,
     pub ustack_frames: u32,
@@ -133,6 +140,8 @@ impl Default for Options {
             destructive: false,
             zdefs: false,
             disassemble: false,
+            bpflog: false,
+            bpflogsize: None,
             pspec: false,
             amin: None,
             tregs: dtrace_typing::cook::TUPLE_REGISTERS,
@@ -188,7 +197,70 @@ const COMMAND_LINE_ONLY: &[&str] = &[
     "procfspath",
     "stdc",
     "lockmem",
+    // The D library is read before the program.
+    "syslibdir",
 ];
+
+/// DTrace's compile-time options (`dt_options.c`): `setopt()` may name them while tracing,
+/// to no effect, the program being compiled.
+const COMPILE_TIME: &[&str] = &[
+    "aggpercpu",
+    "amin",
+    "argref",
+    "core",
+    "cpp",
+    "cppargs",
+    "cpphdrs",
+    "cpppath",
+    "ctypes",
+    "ctfpath",
+    "defaultargs",
+    "debug",
+    "debugassert",
+    "define",
+    "disasm",
+    "dofstashpath",
+    "droptags",
+    "dtypes",
+    "empty",
+    "errtags",
+    "evaltime",
+    "incdir",
+    "iregs",
+    "kdefs",
+    "knodefs",
+    "late",
+    "lazyload",
+    "ldpath",
+    "libdir",
+    "linkmode",
+    "linktype",
+    "linknommap",
+    "modpath",
+    "nolibs",
+    "pgmax",
+    "preallocate",
+    "procfspath",
+    "pspec",
+    "stdc",
+    "strip",
+    "syslibdir",
+    "sysslice",
+    "tree",
+    "tregs",
+    "udefs",
+    "undef",
+    "unodefs",
+    "useruid",
+    "verbose",
+    "version",
+    "zdefs",
+];
+
+/// Whether `name` is one of DTrace's compile-time options.
+pub fn compile_time(name: &str) -> bool {
+    COMPILE_TIME.contains(&name)
+}
 
 /// Why `linktype=dof` is refused.
 const LINKTYPE_DOF: &str = "DOF objects are not made on Linux: -G writes ELF objects whose \
@@ -340,6 +412,58 @@ impl Options {
                 Some(1..IREGS) => return Err("Insufficient registers to generate code".into()),
                 _ => return Err(INVALID_VALUE.into()),
             },
+            "bpflog" => self.bpflog = flag(value)?,
+            "bpflogsize" => {
+                let n = size(value)?;
+                let kernel = VERIFIER_LOG_SIZE_MIN as u64..=VERIFIER_LOG_SIZE_MAX as u64;
+                if !kernel.contains(&n) {
+                    return Err(INVALID_VALUE.into());
+                }
+                self.bpflogsize = Some(n as u32);
+            }
+            // Read where it acts: the D library is read from it (`crate::compile`).
+            "syslibdir" => {
+                value.ok_or(INVALID_VALUE)?;
+            }
+            // -G reads and writes its objects, and maps none.
+            "linknommap" => {}
+            "late" => match value {
+                Some("static") => {}
+                Some("dynamic") => return Err(refused::LATE_DYNAMIC.into()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "debugassert" => match value {
+                Some("mutexes") => return Err(refused::DEBUGASSERT.into()),
+                _ => return Err(INVALID_VALUE.into()),
+            },
+            "ctypes" | "dtypes" | "dofstashpath" | "sysslice" => {
+                value.ok_or(INVALID_VALUE)?;
+                return Err(match name {
+                    "dofstashpath" => refused::DOF_STASH,
+                    "sysslice" => refused::SYSTEM_DAEMONS,
+                    _ => refused::CTF_FILES,
+                }
+                .into());
+            }
+            "pgmax" | "useruid" => {
+                count(value)?;
+                return Err(match name {
+                    "pgmax" => refused::PGMAX,
+                    _ => refused::SYSTEM_DAEMONS,
+                }
+                .into());
+            }
+            "preallocate" => {
+                size(value)?;
+                return Err(refused::PREALLOCATE.into());
+            }
+            // As DTrace, no value is its default.
+            "pcapsize" => {
+                if value.is_some() {
+                    size(value)?;
+                }
+                return Err(refused::PCAPSIZE.into());
+            }
             "scratchsize" => self.scratchsize = size(value)?,
             "dynvarsize" => self.dynvarsize = size(value)?,
             "aggsize" => self.aggsize = size(value)?,
@@ -494,5 +618,28 @@ mod tests {
         assert!(o.set("cleanrate", Some("fast")).is_err());
         assert!(o.set("jstackstrsize", Some("2k")).is_ok());
         assert!(o.set("jstackstrsize", None).is_err());
+    }
+
+    #[test]
+    fn verifier_log_options() {
+        let mut o = Options::default();
+        assert_eq!((o.bpflog, o.bpflogsize), (false, None));
+        o.set("bpflog", None).unwrap();
+        o.set("bpflogsize", Some("128")).unwrap();
+        assert_eq!((o.bpflog, o.bpflogsize), (true, Some(128)));
+        o.set("bpflogsize", Some("1g")).unwrap_err();
+        o.set("bpflogsize", Some("127")).unwrap_err();
+        o.set("bpflog", Some("off")).unwrap();
+        assert!(!o.bpflog);
+    }
+
+    #[test]
+    fn compile_time_options_are_dtraces() {
+        for name in ["late", "useruid", "syslibdir", "zdefs", "version"] {
+            assert!(compile_time(name), "{name}");
+        }
+        for name in ["bpflog", "bpflogsize", "pcapsize", "quiet", "switchrate"] {
+            assert!(!compile_time(name), "{name}");
+        }
     }
 }

@@ -54,7 +54,7 @@ impl Watcher {
         comp: &mut Compilation,
         catalog: Catalog,
         maps: &[i32],
-        verbose: bool,
+        log: crate::bpflog::BpfLog,
     ) -> Result<Option<Watcher>, String> {
         if comp.deferred.is_empty() {
             return Ok(None);
@@ -100,7 +100,7 @@ impl Watcher {
             inputs: comp.inputs.take().ok_or("dtrace: compiled twice")?,
             base: comp.compiled.clone(),
             maps,
-            verbose,
+            log,
             extra: Vec::new(),
             probes: HashMap::new(),
             enabled_ids: comp.probes.keys().copied().collect(),
@@ -162,7 +162,8 @@ struct Thread {
     /// The program as first compiled: what a recompilation must reproduce.
     base: Compiled,
     maps: Vec<OwnedFd>,
-    verbose: bool,
+    /// What is asked and shown of the verifier's log of each program loaded.
+    log: crate::bpflog::BpfLog,
     /// Probes found so far, by clause, as compiled after the program's own clauses.
     extra: Vec<(usize, Vec<ProbeSite>)>,
     probes: HashMap<u32, Probe>,
@@ -318,7 +319,7 @@ impl Thread {
             .iter()
             .filter(|p| new.contains(&p.probe.id))
         {
-            let program = crate::load::load_program(prog, &fds, &self.probes, self.verbose)?;
+            let program = crate::load::load_program(prog, &fds, &self.probes, &self.log)?;
             if let Some(probe) = self.probes.get(&prog.probe.id) {
                 // User probes: no timer to place on a CPU.
                 let links = probe.attach(&program, None).map_err(|e| {

@@ -20,6 +20,8 @@ pub enum Error {
         errno: i32,
         /// The verifier log text.
         log: String,
+        /// The log outgrew its buffer: `log` is its last part.
+        truncated: bool,
     },
     /// A request this crate refused before asking the kernel (bad sizes, unparsable files).
     Invalid(String),
@@ -76,7 +78,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Os { what, errno } => write!(f, "{what}: {}", strerror(*errno)),
-            Error::Verifier { prog, errno, log } => {
+            Error::Verifier {
+                prog, errno, log, ..
+            } => {
                 let reason = strerror(*errno);
                 write!(f, "failed to load program {prog:?}: {reason}")?;
                 if !log.trim().is_empty() {
@@ -114,6 +118,7 @@ mod tests {
             prog: "p".into(),
             errno: libc::EACCES,
             log: "R2 !read_ok\n".into(),
+            truncated: false,
         };
         assert!(e.to_string().ends_with("verifier log:\nR2 !read_ok"));
     }

@@ -27,6 +27,10 @@ pub use link::Link;
 pub use map::{Keys, Map, MapSpec, MapType, PercpuVisitor, Update};
 pub use perf::{Counter, PerfEvent, Sampling};
 pub use prog::{AttachType, Program, ProgramSpec, ProgramType};
+pub use prog::{
+    LOG_MAX as VERIFIER_LOG_MAX, LOG_SIZE_MAX as VERIFIER_LOG_SIZE_MAX,
+    LOG_SIZE_MIN as VERIFIER_LOG_SIZE_MIN,
+};
 pub use ringbuf::RingBuf;
 #[cfg(test)]
 mod testutil;

@@ -80,8 +80,15 @@ pub struct ProgramSpec<'a> {
     /// Where the program's functions after the first start (instruction indices,
     /// ascending): such a program is loaded with BTF describing each (see `funcs`).
     pub functions: &'a [u32],
-    /// Fetch the verifier log even when loading succeeds (for `-v`).
+    /// Fetch the verifier log even when loading succeeds (for `-v`, `-x bpflog`).
     pub always_log: bool,
+    /// The verifier log buffer's size in bytes (`-x bpflogsize`, at least
+    /// [`LOG_SIZE_MIN`]): exactly this; `None`: 64 KiB first, grown to [`LOG_MAX`] while
+    /// the log does not fit.
+    pub log_size: Option<u32>,
+    /// Ask for the verifier's every step (the state before each instruction of each path)
+    /// and its statistics, not only its account of the path it rejects.
+    pub log_every_step: bool,
     /// Load with `BPF_F_SLEEPABLE` (uprobe programs may then fault user pages in).
     pub sleepable: bool,
 }
@@ -97,6 +104,8 @@ impl<'a> ProgramSpec<'a> {
             insns,
             functions: &[],
             always_log: false,
+            log_size: None,
+            log_every_step: false,
             sleepable: false,
         }
     }
@@ -104,9 +113,14 @@ impl<'a> ProgramSpec<'a> {
 
 /// Log buffer sizes: the first try, and the most we will grow to.
 const LOG_START: usize = 64 * 1024;
-const LOG_MAX: usize = 16 * 1024 * 1024;
-/// `log_level` 1: the verifier's instruction-by-instruction account.
+pub const LOG_MAX: usize = 16 * 1024 * 1024;
+/// The smallest and largest log buffers the kernel takes (`bpf_vlog_init`).
+pub const LOG_SIZE_MIN: u32 = 128;
+pub const LOG_SIZE_MAX: u32 = u32::MAX >> 2;
+/// `log_level` 1: the verifier's instruction-by-instruction account (of a rejected path).
 const LOG_LEVEL: u32 = 1;
+/// `log_level` 2 and 4 (`BPF_LOG_LEVEL2`, `BPF_LOG_STATS`): every path, and statistics.
+const LOG_EVERY_STEP: u32 = LOG_LEVEL | 2 | 4;
 const LICENSE: &[u8] = b"GPL\0";
 
 /// A loaded BPF program, owned through its file descriptor (closed on drop).
@@ -115,11 +129,12 @@ pub struct Program {
     fd: OwnedFd,
     name: String,
     log: String,
+    log_truncated: bool,
 }
 
 impl Program {
     /// Loads a program (`BPF_PROG_LOAD`). On failure, loads again with a verifier log
-    /// (growing the buffer up to 16 MiB) and returns [`Error::Verifier`] carrying it.
+    /// (in a buffer of [`ProgramSpec::log_size`]) and returns [`Error::Verifier`] carrying it.
     pub fn load(spec: &ProgramSpec<'_>) -> Result<Program> {
         rlimit::raise_memlock_once();
         rlimit::raise_nofile_once();
@@ -127,27 +142,33 @@ impl Program {
             None
         } else {
             match try_load(spec, None) {
-                Ok(fd) => return Ok(Program::new(spec, fd, String::new())),
+                Ok(fd) => return Ok(Program::new(spec, fd, String::new(), false)),
                 Err(errno) => Some(errno),
             }
         };
         let (result, log) = load_with_log(spec);
         match result {
-            Ok(fd) => Ok(Program::new(spec, fd, log)),
-            // The log alone overflowed 16 MiB; the program itself may be fine.
+            Ok(fd) => Ok(Program::new(spec, fd, log, false)),
+            // The log alone overflowed its buffer; the program itself may be fine.
             Err(libc::ENOSPC) if first_errno.is_none() => match try_load(spec, None) {
-                Ok(fd) => Ok(Program::new(spec, fd, log)),
-                Err(errno) => Err(verifier_error(spec, errno, log)),
+                Ok(fd) => Ok(Program::new(spec, fd, log, true)),
+                Err(errno) => Err(verifier_error(spec, errno, log, true)),
             },
-            Err(errno) => Err(verifier_error(spec, first_errno.unwrap_or(errno), log)),
+            Err(errno) => Err(verifier_error(
+                spec,
+                first_errno.unwrap_or(errno),
+                log,
+                errno == libc::ENOSPC,
+            )),
         }
     }
 
-    fn new(spec: &ProgramSpec<'_>, fd: OwnedFd, log: String) -> Program {
+    fn new(spec: &ProgramSpec<'_>, fd: OwnedFd, log: String, log_truncated: bool) -> Program {
         Program {
             fd,
             name: spec.name.to_string(),
             log,
+            log_truncated,
         }
     }
 
@@ -164,6 +185,11 @@ impl Program {
     /// The verifier log, if [`ProgramSpec::always_log`] asked for it (else empty).
     pub fn log(&self) -> &str {
         &self.log
+    }
+
+    /// Whether the verifier log outgrew its buffer ([`Program::log`] is then its last part).
+    pub fn log_truncated(&self) -> bool {
+        self.log_truncated
     }
 
     /// Runs the program once on the current CPU (`BPF_PROG_TEST_RUN`) with `ctx_in` as its
@@ -208,24 +234,27 @@ impl AsFd for Program {
     }
 }
 
-fn verifier_error(spec: &ProgramSpec<'_>, errno: i32, log: String) -> Error {
+fn verifier_error(spec: &ProgramSpec<'_>, errno: i32, log: String, truncated: bool) -> Error {
     Error::Verifier {
         prog: spec.name.to_string(),
         errno,
         log,
+        truncated,
     }
 }
 
-/// Loads with a log, growing the buffer while the kernel says it is too small.
+/// Loads with a log: in a buffer of the size asked for, or one grown while the kernel says
+/// it is too small.
 fn load_with_log(spec: &ProgramSpec<'_>) -> (std::result::Result<OwnedFd, i32>, String) {
-    let mut size = LOG_START;
+    let mut size = spec.log_size.map_or(LOG_START, |n| n as usize);
+    let most = spec.log_size.map_or(LOG_MAX, |n| n as usize);
     loop {
         let mut buf = vec![0u8; size];
         let result = try_load(spec, Some(&mut buf));
         let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         let log = String::from_utf8_lossy(&buf[..len]).into_owned();
         match result {
-            Err(libc::ENOSPC) if size < LOG_MAX => size = (size * 4).min(LOG_MAX),
+            Err(libc::ENOSPC) if size < most => size = (size * 4).min(most),
             _ => return (result, log),
         }
     }
@@ -234,7 +263,14 @@ fn load_with_log(spec: &ProgramSpec<'_>) -> (std::result::Result<OwnedFd, i32>, 
 /// One `BPF_PROG_LOAD`, with a log buffer if `log` is given.
 fn try_load(spec: &ProgramSpec<'_>, log: Option<&mut [u8]>) -> std::result::Result<OwnedFd, i32> {
     let (log_level, log_size, log_buf) = match log {
-        Some(buf) => (LOG_LEVEL, buf.len() as u32, buf.as_mut_ptr() as u64),
+        Some(buf) => {
+            let level = if spec.log_every_step {
+                LOG_EVERY_STEP
+            } else {
+                LOG_LEVEL
+            };
+            (level, buf.len() as u32, buf.as_mut_ptr() as u64)
+        }
         None => (0, 0, 0),
     };
     let infos = crate::funcs::func_infos(spec.functions);
@@ -323,7 +359,9 @@ mod tests {
         let err = Program::load(&ProgramSpec::new(ProgramType::RawTracepoint, "bad", &insns))
             .unwrap_err();
         match &err {
-            Error::Verifier { prog, errno, log } => {
+            Error::Verifier {
+                prog, errno, log, ..
+            } => {
                 assert_eq!(prog, "bad");
                 assert_eq!(*errno, libc::EACCES);
                 assert!(log.contains("R2 !read_ok"), "{log}");
@@ -342,6 +380,58 @@ mod tests {
         };
         let p = Program::load(&spec).unwrap();
         assert!(p.log().contains("processed 2 insns"), "{}", p.log());
+    }
+
+    #[test]
+    fn a_log_too_large_for_its_buffer_is_cut_and_the_program_still_loads() {
+        let insns = vec![Insn::mov64_imm(R0, 0); 100];
+        let insns = [insns.as_slice(), &[Insn::exit()]].concat();
+        let spec = ProgramSpec {
+            always_log: true,
+            log_size: Some(LOG_SIZE_MIN),
+            ..ProgramSpec::new(ProgramType::RawTracepoint, "cut", &insns)
+        };
+        let p = Program::load(&spec).unwrap();
+        assert!(p.log_truncated());
+        assert!(!p.log().is_empty() && p.log().len() < LOG_SIZE_MIN as usize);
+        let whole = Program::load(&ProgramSpec {
+            log_size: None,
+            ..spec
+        })
+        .unwrap();
+        assert!(!whole.log_truncated());
+        assert!(
+            whole.log().contains("processed 101 insns"),
+            "{}",
+            whole.log()
+        );
+        assert!(!whole.log().contains("r0 = 0"), "{}", whole.log());
+        let every = Program::load(&ProgramSpec {
+            log_size: None,
+            log_every_step: true,
+            ..spec
+        })
+        .unwrap();
+        assert!(every.log().contains("r0 = 0"), "{}", every.log());
+        assert!(every.log().contains("verification time"), "{}", every.log());
+    }
+
+    #[test]
+    fn a_failure_with_a_log_too_large_for_its_buffer_says_so() {
+        let mut insns = vec![Insn::mov64_imm(R0, 0); 100];
+        insns.extend([Insn::mov64_reg(R0, R2), Insn::exit()]);
+        let spec = ProgramSpec {
+            log_size: Some(LOG_SIZE_MIN),
+            ..ProgramSpec::new(ProgramType::RawTracepoint, "cut", &insns)
+        };
+        let Error::Verifier {
+            errno, truncated, ..
+        } = Program::load(&spec).unwrap_err()
+        else {
+            panic!("expected a verifier error")
+        };
+        assert_eq!(errno, libc::EACCES);
+        assert!(truncated);
     }
 
     #[test]
