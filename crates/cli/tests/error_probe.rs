@@ -74,3 +74,26 @@ fn a_fault_in_an_error_clause_is_counted_not_repeated() {
     );
     assert!(!run.stderr.contains("invalid address"), "{}", run.stderr);
 }
+
+/// A member read through a NULL pointer faults at address 0, as DTrace checks the pointer
+/// `->` follows; through any other bad pointer, at the member's address.
+#[test]
+fn a_member_through_a_null_pointer_faults_at_address_zero() {
+    let run = dtrace(&[
+        "-qn",
+        "BEGIN { trace(((struct task_struct *)NULL)->pid); }
+         BEGIN { trace(((struct task_struct *)8)->pid); }
+         ERROR { printf(\"%d %d 0x%x\\n\", arg2, arg4, arg5); }
+         BEGIN { exit(0); }",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let pid_offset = run
+        .stdout
+        .lines()
+        .nth(1)
+        .and_then(|l| l.strip_prefix("1 1 0x"))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .unwrap_or_else(|| panic!("stdout: {}", run.stdout));
+    assert_eq!(run.stdout.lines().next(), Some("0 1 0x0"), "{}", run.stdout);
+    assert!(pid_offset > 8, "{}", run.stdout);
+}

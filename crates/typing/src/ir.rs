@@ -174,6 +174,9 @@ pub struct Place {
     pub ty: Type,
     /// For a bitfield: its first bit (from the byte at the offset) and width.
     pub bitfield: Option<(u8, u8)>,
+    /// The base is a pointer `->` dereferences: when it is NULL the access faults at
+    /// address 0, as DTrace checks it, not at the member's address.
+    pub checked_base: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -202,6 +205,7 @@ impl Place {
             index: None,
             ty,
             bitfield: None,
+            checked_base: false,
         }
     }
 }

@@ -99,6 +99,12 @@ impl Gen<'_, '_> {
                 let v = self.expr(addr)?;
                 if p.offset != 0 {
                     let r = regs::read(&mut self.e, v.reg, R1);
+                    if p.checked_base {
+                        let not_null = self.e.label();
+                        self.e.jmp_imm(BPF_JNE, r, 0, not_null);
+                        self.fault(Fault::BadAddr, None);
+                        self.e.bind(not_null);
+                    }
                     self.e.mov_const(R2, p.offset);
                     self.e.emit(Insn::alu64_reg(BPF_ADD, r, R2));
                     regs::write(&mut self.e, v.reg, r);

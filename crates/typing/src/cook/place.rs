@@ -192,7 +192,10 @@ impl Cook<'_> {
                     if !matches!(inner, Type::Struct(_)) && !is_forward(&inner) {
                         return Err(not_record(op, &inner, span));
                     }
-                    Place::whole(self.memory(v), inner)
+                    Place {
+                        checked_base: true,
+                        ..Place::whole(self.memory(v), inner)
+                    }
                 }
                 _ => {
                     return Err(CompileError::new(
