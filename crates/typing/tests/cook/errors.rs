@@ -762,11 +762,6 @@ const CALLS: Cases = &[
         "D_PROTO_ARG",
         "bcopy( ) argument #2 is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: string",
     ),
-    (
-        "BEGIN { copyinto(arg0, arg1, alloca(4)); }",
-        "D_UNSUPPORTED",
-        "copyinto( ) with a size that is not a constant is not supported yet",
-    ),
 ];
 
 const CONTEXT: Cases = &[
