@@ -1,6 +1,7 @@
 //! Arguments DTrace takes as run-time values, on the live kernel: `copyinto()` and
 //! `copyin()` sizes computed by the probe (reading a USDT probe's buffer, faulting when a
-//! copy does not fit), and `copyinstr()` sizes likewise.
+//! copy does not fit), `copyinstr()` sizes likewise, and `setopt()` names and values
+//! computed by the probe, applied when the consumer reads the record.
 
 mod common;
 
@@ -150,6 +151,74 @@ fn computed_sizes_that_do_not_fit_fault_as_in_dtrace() {
             .lines()
             .all(|l| !l.starts_with("dtrace: error") || l.contains(":data): invalid ")),
         "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn setopt_takes_a_name_and_value_computed_at_run_time() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "BEGIN
+         {
+             @a[\"x\"] = sum(1); @a[\"y\"] = sum(3); @a[\"z\"] = sum(2);
+             @b[\"x\"] = sum(30); @b[\"y\"] = sum(10); @b[\"z\"] = sum(20);
+         }
+         BEGIN
+         {
+             this->pos = 0;
+             setopt(strjoin(\"aggsort\", \"pos\"), lltostr(this->pos));
+             printa(\"%s %@d %@d\\n\", @a, @b);
+             printf(\"--\\n\");
+             this->pos++;
+             setopt(\"aggsortpos\", lltostr(this->pos));
+             printa(\"%s %@d %@d\\n\", @a, @b);
+             setopt(\"aggsortpos\", strjoin(\"o\", \"ne\"));
+             setopt(strjoin(\"no\", \"such\"));
+             exit(0);
+         }",
+    ]);
+    assert_ok(&run);
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        ["x 1 30", "z 2 20", "y 3 10", "--", "y 3 10", "z 2 20", "x 1 30", "",],
+        "stderr:\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        faults(&run.stderr),
+        [
+            "couldn't set option \"aggsortpos\" to \"one\": Invalid value for specified option",
+            "couldn't set option \"nosuch\" to \"1\": Invalid option name",
+        ],
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_computed_setopt_value_changes_the_sort_of_printa_in_a_probe() {
+    let prog = program("sortpos");
+    let cmd = format!("{} 0 1", prog.display());
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "BEGIN { @a[1] = sum(1); @a[2] = sum(3); @b[1] = sum(20); @b[2] = sum(10); }
+         rt$target:::data
+         {
+             setopt(\"aggsortpos\", lltostr(arg1));
+             printa(\"%d %@d %@d\\n\", @a, @b);
+         }",
+        "-c",
+        &cmd,
+    ]);
+    assert_ok(&run);
+    let rows: Vec<&str> = run.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        rows,
+        ["1 1 20", "2 3 10", "2 3 10", "1 1 20"],
+        "stderr:\n{}",
         run.stderr
     );
 }

@@ -345,14 +345,9 @@ const ACTIONS: Cases = &[
         "argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: string",
     ),
     (
-        "BEGIN { setopt(execname); }",
-        "D_PRINTF_FMT",
-        "setopt( ) option must be a string constant",
-    ),
-    (
-        "BEGIN { setopt(\"quiet\", execname); }",
-        "D_PRINTF_FMT",
-        "setopt( ) value must be a string constant",
+        "BEGIN { setopt(\"quiet\", 1); }",
+        "D_PROTO_ARG",
+        "setopt( ) argument #2 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
     ),
     // The order of actions around speculations.
     (
