@@ -130,6 +130,15 @@ TESTS = [
             " -c \"$T/tprog 1 open\"",
      "expect": r"user memory read by a sleepable fentry program on __x64_sys_openat \(untouched pages are faulted in\)\n"
                r"(.*\n)*open /etc/hostname\n"},
+    # Run-time arguments: a copyinto() size computed by the probe (bounded for each
+    # kernel's verifier), one that does not fit (DTrace's invalid size), a computed setopt().
+    {"name": "runtime-args", "group": "core",
+     "cmd": "dtrace -qn 'syscall::write:entry /pid == $target/ { this->p = (char *)alloca(16);"
+            " copyinto(arg1, arg2 - 1, this->p); setopt(\"aggsortpos\", lltostr(arg2 - 7));"
+            " printf(\"got %s|\\n\", stringof(this->p)); }"
+            " syscall::write:entry /pid == $target/ { this->q = (char *)alloca(4); copyinto(arg1, arg2, this->q); }'"
+            " -c \"$T/tprog 1\"",
+     "expect": r"(?s)(?=.*got work 0\|\n)(?=.*invalid size \(0x7\))"},
     {"name": "usdt-glob", "group": "pid",
      "cmd": "dtrace -qn 'demo*:::tick { @[probemod] = count(); } END { printa(\"%s %@d\\n\", @); }' -c \"$T/tprog 2\"",
      "expect": r"tprog 2\n"},

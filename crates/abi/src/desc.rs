@@ -150,8 +150,8 @@ pub enum ActionKind {
     Denormalize(usize),
     /// `setopt(option[, value])`.
     Setopt {
-        option: String,
-        value: Option<String>,
+        option: SetoptArg,
+        value: Option<SetoptArg>,
     },
     /// `speculate(id)`: a record whose id (the integer field) is not 0 belongs to that
     /// speculation, printed if it is committed.
@@ -167,6 +167,13 @@ pub enum ActionKind {
     Freopen { format: Vec<u8>, args: Vec<Field> },
     /// `ftruncate()`: empty the output file.
     Ftruncate,
+}
+
+/// An argument of `setopt()`: a string constant, or a string recorded at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetoptArg {
+    Text(String),
+    Recorded(Field),
 }
 
 /// An aggregation: a per-CPU hash map from the key tuple to `slots` u64 slots, laid out as

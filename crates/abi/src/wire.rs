@@ -8,11 +8,13 @@
 //! answers `None` for bytes it did not write (another version, a damaged map).
 
 use crate::datum::{Datum, Member, ValueType};
-use crate::desc::{Action, ActionKind, Aggregation, EnabledProbe, Field, Probe, ProgramDesc};
+use crate::desc::{
+    Action, ActionKind, Aggregation, EnabledProbe, Field, Probe, ProgramDesc, SetoptArg,
+};
 use crate::slots::AggFunc;
 
 /// The first bytes of an encoded description, naming the encoding's version.
-pub const MAGIC: &[u8; 8] = b"dtdesc01";
+pub const MAGIC: &[u8; 8] = b"dtdesc02";
 
 /// `desc` as bytes.
 pub fn encode(desc: &ProgramDesc) -> Vec<u8> {
@@ -187,6 +189,22 @@ wire_struct!(Aggregation {
     key_size,
     slots
 });
+
+impl Wire for SetoptArg {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            SetoptArg::Text(s) => put!(out, 0u8, s),
+            SetoptArg::Recorded(f) => put!(out, 1u8, f),
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Option<Self> {
+        Some(match r.tag()? {
+            0 => SetoptArg::Text(Wire::take(r)?),
+            1 => SetoptArg::Recorded(Wire::take(r)?),
+            _ => return None,
+        })
+    }
+}
 
 impl Wire for ActionKind {
     fn put(&self, out: &mut Vec<u8>) {
@@ -525,8 +543,12 @@ mod tests {
             },
             ActionKind::Denormalize(0),
             ActionKind::Setopt {
-                option: "quiet".into(),
+                option: SetoptArg::Text("quiet".into()),
                 value: None,
+            },
+            ActionKind::Setopt {
+                option: SetoptArg::Text("aggsortpos".into()),
+                value: Some(SetoptArg::Recorded(f(8))),
             },
             ActionKind::Speculate(f(4)),
             ActionKind::Commit(f(5)),

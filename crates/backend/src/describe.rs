@@ -9,7 +9,9 @@
 use dtrace_abi::datum::{Datum, ValueType};
 use dtrace_abi::desc as abi;
 
-use crate::program::{ActionKind, Aggregation, EnabledProbe, Field, KeyStore, ProbeSite};
+use crate::program::{
+    ActionKind, Aggregation, EnabledProbe, Field, KeyStore, ProbeSite, SetoptArg,
+};
 use crate::types::{self, Type};
 
 /// The description of `enabled` probes and `aggregations`; strings are `strsize` bytes.
@@ -144,10 +146,16 @@ fn action(kind: &ActionKind, field: &impl Fn(&Field) -> abi::Field) -> abi::Acti
             factor: field(factor),
         },
         ActionKind::Denormalize(i) => abi::ActionKind::Denormalize(*i),
-        ActionKind::Setopt { option, value } => abi::ActionKind::Setopt {
-            option: option.clone(),
-            value: value.clone(),
-        },
+        ActionKind::Setopt { option, value } => {
+            let arg = |a: &SetoptArg| match a {
+                SetoptArg::Text(s) => abi::SetoptArg::Text(s.clone()),
+                SetoptArg::Recorded(f) => abi::SetoptArg::Recorded(field(f)),
+            };
+            abi::ActionKind::Setopt {
+                option: arg(option),
+                value: value.as_ref().map(arg),
+            }
+        }
         ActionKind::System { format, args } => abi::ActionKind::System {
             format: format.clone(),
             args: args.iter().map(field).collect(),

@@ -108,8 +108,8 @@ pub enum ActionKind {
     },
     Denormalize(usize),
     Setopt {
-        option: String,
-        value: Option<String>,
+        option: SetoptArg,
+        value: Option<SetoptArg>,
     },
     /// `system()` and `freopen()`: a format and its arguments, as `printf()`.
     System {
@@ -132,6 +132,13 @@ pub enum ActionKind {
         offset: u32,
         datum: Datum,
     },
+}
+
+/// An argument of `setopt()`: a string constant, or a string recorded at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetoptArg {
+    Text(String),
+    Recorded(Field),
 }
 
 #[derive(Clone, Debug, PartialEq)]

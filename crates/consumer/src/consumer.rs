@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use dtrace_abi::datum::ValueType;
-use dtrace_abi::desc::{ActionKind, Field, ProgramDesc};
+use dtrace_abi::desc::{ActionKind, Field, ProgramDesc, SetoptArg};
 use dtrace_abi::record::{DropKind, Fault, FAULT_EPID, SPEC_ID_SIZE};
 use dtrace_abi::u64_at;
 
@@ -408,6 +408,8 @@ impl Consumer {
                 }
             }
             ActionKind::Setopt { option, value } => {
+                let option = &setopt_text(rec, option);
+                let value = value.as_ref().map(|v| setopt_text(rec, v));
                 let value = value.as_deref();
                 let result = match self.settings.set(option, value) {
                     Some(result) => result,
@@ -604,6 +606,19 @@ fn raw_bytes(v: &Value, ty: &ValueType) -> Option<Vec<u8>> {
         }
         Value::Bytes(b) => Some(b.clone()),
         Value::Stack { .. } | Value::Sym { .. } => None,
+    }
+}
+
+/// A `setopt()` argument of record `rec`: its constant, or the string recorded.
+fn setopt_text(rec: &[u8], arg: &SetoptArg) -> String {
+    match arg {
+        SetoptArg::Text(text) => text.clone(),
+        SetoptArg::Recorded(field) => {
+            match decode::inner(rec, field.offset as usize, &field.ty, None) {
+                Value::Str(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                _ => String::new(),
+            }
+        }
     }
 }
 

@@ -461,9 +461,10 @@ pub enum ActionKind {
         aggregation: AggId,
         factor: Expr,
     },
+    /// `setopt(option[, value])`: strings, constant ([`ExprKind::Str`]) or computed.
     Setopt {
-        option: String,
-        value: Option<String>,
+        option: Expr,
+        value: Option<Expr>,
     },
     /// `stack()`, `ustack()`: a stack datum.
     Stack(Datum),

@@ -29,7 +29,7 @@ use dtrace_typing::ir::{self, Builtin, Expr, ExprKind};
 
 use super::regs::{self, SCRATCH};
 use super::{Gen, Val};
-use crate::program::{Action, ActionKind, Datum, Fault, Field, MAX_STACK_FRAMES};
+use crate::program::{Action, ActionKind, Datum, Fault, Field, SetoptArg, MAX_STACK_FRAMES};
 use crate::types::{self, Type};
 
 /// The most bytes one `copyout()` writes.
@@ -399,10 +399,14 @@ impl Gen<'_, '_> {
                     factor: field,
                 }
             }
-            ir::ActionKind::Setopt { option, value } => ActionKind::Setopt {
-                option: option.clone(),
-                value: value.clone(),
-            },
+            ir::ActionKind::Setopt { option, value } => {
+                let option = self.setopt_arg(option)?;
+                let value = match value {
+                    Some(v) => Some(self.setopt_arg(v)?),
+                    None => None,
+                };
+                ActionKind::Setopt { option, value }
+            }
             ir::ActionKind::Speculate(id) => {
                 let offset = self
                     .clause_state()
@@ -443,6 +447,15 @@ impl Gen<'_, '_> {
     }
 
     /// Append the values of `args` to the clause's record.
+    /// An argument of `setopt()`: a string constant kept in the description, any other
+    /// string recorded.
+    fn setopt_arg(&mut self, arg: &Expr) -> Result<SetoptArg> {
+        Ok(match &arg.kind {
+            ExprKind::Str(s) => SetoptArg::Text(String::from_utf8_lossy(s).into_owned()),
+            _ => SetoptArg::Recorded(self.record_expr(arg)?),
+        })
+    }
+
     fn record_values(&mut self, args: &[ir::Expr]) -> Result<Vec<Field>> {
         let mut fields = Vec::new();
         for a in args {

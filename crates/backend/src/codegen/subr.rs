@@ -9,9 +9,10 @@
 //! probe ("invalid address") like a failed copy.
 //!
 //! `alloca(size)` hands out zeroed scratch memory the same way, and `copyinto(addr, size,
-//! dest)` copies user memory into it: `dest` is a run-time value, so it is checked against
-//! the memory `alloca` and `copyin` handed out before the copy (outside it: "invalid
-//! address", as DTrace refuses stores outside its allocations and variables).
+//! dest)` (like `bcopy(src, dest, size)` for kernel memory) copies user memory into it:
+//! `dest` and `size` are run-time values, so they are checked against the scratch memory
+//! handed out before the copy, as DTrace checks them ("invalid address" for a `dest`
+//! outside it, "invalid size" for a copy running past its end).
 
 use dtrace_frontend::{Result, Span};
 use dtrace_typing::cook::COPYIN_MAX;
@@ -19,7 +20,7 @@ use dtrace_typing::ir::{Expr, ExprKind, Subr};
 
 use dtrace_ebpf::*;
 
-use super::regs::SCRATCH;
+use super::regs::{VReg, SCRATCH};
 use super::strtok;
 use super::{regs, Gen, Val};
 use crate::program::Fault;
@@ -118,11 +119,18 @@ impl Gen<'_, '_> {
         }
         // The buffer holds strsize characters and a NUL; a copy takes one byte less.
         let limit = self.strsize() as i32 - 1;
-        // r2 = min(size, limit), at least 1.
+        // r2 = min(size, limit), the size taken unsigned as DTrace takes it. A size of 0
+        // copies nothing, which DTrace reports as an invalid address.
         if let Some(max) = vals.get(1) {
+            let sized = self.e.label();
             regs::read_into(&mut self.e, max.reg, R2);
-            self.e.emit(Insn::jmp_imm(BPF_JSLE, R2, limit, 1));
+            self.e.jmp_imm(BPF_JNE, R2, 0, sized);
+            let addr = regs::read(&mut self.e, vals[0].reg, R1);
+            self.fault(Fault::BadAddr, Some(addr));
+            self.e.bind(sized);
+            self.e.emit(Insn::jmp_imm(BPF_JLE, R2, limit, 1));
             self.e.emit(Insn::mov64_imm(R2, limit));
+            // (Never 0 here, but the verifier does not know it.)
             self.e.emit(Insn::jmp_imm(BPF_JSGE, R2, 1, 1));
             self.e.emit(Insn::mov64_imm(R2, 1));
             self.pop(max.reg);
@@ -228,43 +236,45 @@ impl Gen<'_, '_> {
         buf
     }
 
-    /// `copyinto(addr, size, dest)`: copy `size` bytes (a constant, at most 4096)
-    /// at user address `addr` to `dest`, which must point into this probe's scratch memory
-    /// (`alloca`): the verifier only lets a program write where it can prove the bounds, so
-    /// `dest` is checked against the scratch area at run time. A `dest` outside it, or an
-    /// `addr` that cannot be read, raises the "invalid address" fault and abandons the
-    /// clause.
+    /// `copyinto(addr, size, dest)`: the arguments evaluated left to right, as DTrace
+    /// evaluates them, then `size` bytes of user memory at `addr` copied to `dest` (see
+    /// [`Gen::copy_to_scratch`]).
     fn copyinto(&mut self, args: &[Expr]) -> Result<Val> {
-        let size = constant_size(&args[1]);
-        let vals = [self.expr(&args[0])?, self.expr(&args[2])?];
-        let (addr, dest) = (&vals[0], &vals[1]);
-        self.scratch_pointer_of(dest.reg, size)?;
-        regs::read_into(&mut self.e, dest.reg, R1);
-        self.e.emit(Insn::mov64_imm(R2, size as i32));
-        regs::read_into(&mut self.e, addr.reg, R3);
-        self.e.emit(Insn::call(helpers::PROBE_READ_USER));
-        self.fault_if_negative(addr.reg);
-        let (addr, dest) = (vals[0].reg, vals[1].reg);
-        self.pop(dest);
+        let addr = self.expr(&args[0])?;
+        let size = self.expr(&args[1])?;
+        let dest = self.expr(&args[2])?;
+        self.copy_to_scratch(addr.reg, dest.reg, size.reg, CopyFrom::User);
+        self.pop(dest.reg);
+        self.pop(size.reg);
         Ok(Val {
-            reg: addr,
+            reg: addr.reg,
             ty: Type::Void,
         })
     }
-}
 
-impl Gen<'_, '_> {
-    /// `bcopy(src, dest, size)`: copy `size` bytes of kernel memory at `src` to `dest`, which
-    /// must point into this firing's `alloca` memory, `size` bytes of it. A `dest` outside
-    /// it is an invalid address, a `size` past its end an invalid size, and a `src` that
-    /// cannot be read an invalid address, as DTrace reports them.
+    /// `bcopy(src, dest, size)`: `size` bytes of kernel memory at `src` copied to `dest`
+    /// (see [`Gen::copy_to_scratch`]).
     fn bcopy(&mut self, args: &[Expr]) -> Result<Val> {
-        let vals = [
-            self.expr(&args[0])?,
-            self.expr(&args[1])?,
-            self.expr(&args[2])?,
-        ];
-        let (src, dest, size) = (vals[0].reg, vals[1].reg, vals[2].reg);
+        let src = self.expr(&args[0])?;
+        let dest = self.expr(&args[1])?;
+        let size = self.expr(&args[2])?;
+        self.copy_to_scratch(src.reg, dest.reg, size.reg, CopyFrom::Kernel);
+        self.pop(size.reg);
+        self.pop(dest.reg);
+        Ok(Val {
+            reg: src.reg,
+            ty: Type::Void,
+        })
+    }
+
+    /// Copy `size` bytes (a run-time value) at `src` to `dest`, which must point into this
+    /// firing's scratch memory: into what the clause has allocated with `alloca`, or into
+    /// the other scratch handed out so far, and lie there whole. The checks are DTrace's,
+    /// in its order: a size larger than scratch (or negative) is an invalid size; then a
+    /// `dest` outside that memory an invalid address, one running past its end an invalid
+    /// size; then a `src` that cannot be read an invalid address. A kernel `src` in
+    /// `alloca` memory must lie in what the clause allocated, whole, too.
+    fn copy_to_scratch(&mut self, src: VReg, dest: VReg, size: VReg, from: CopyFrom) {
         let low = super::record_limit(self.strsize());
         let top = self.scratch_top;
         let slots = self.scratch(16);
@@ -272,16 +282,22 @@ impl Gen<'_, '_> {
         // The verifier bounds `dest` and `size` apart, so the scratch area must hold the
         // largest of both.
         self.c.scratch_size = self.c.scratch_size.max(2 * top - low + 16);
-        // Both addresses as plain numbers: stored through a map value, a pointer reads
-        // back as a scalar.
+        let (bad_addr, bad_size) = (self.e.label(), self.e.label());
+        let (source, inside) = (self.e.label(), self.e.label());
+        // r2 = the size, bounded from here on: at most `scratchsize`, as in DTrace.
+        let most = (top - low).min(self.c.opts.scratchsize);
+        regs::read_into(&mut self.e, size, R2);
+        self.e.jmp_imm(BPF_JGT, R2, most as i32, bad_size);
+        // r1 = dest's offset in scratch, r3 = where the copy would end. Both addresses as
+        // plain numbers: stored through a map value, a pointer reads back as a scalar.
         self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
         regs::read_into(&mut self.e, dest, R1);
         self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
         self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
-        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, base));
-        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
-        let (bad_addr, bad_size, inside) = (self.e.label(), self.e.label(), self.e.label());
-        let source = self.e.label();
+        self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
+        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R4));
+        self.e.emit(Insn::mov64_reg(R3, R1));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
         if let Some(arena) = self.arena {
             // Into the alloca arena: what this clause allocated, whole.
             let whole = super::arena::arena_size(self.c);
@@ -292,10 +308,6 @@ impl Gen<'_, '_> {
             self.e.jmp_imm(BPF_JLT, R1, arena as i32, bad_addr);
             self.e
                 .jmp_imm(BPF_JGE, R1, (arena + allocated) as i32, bad_addr);
-            regs::read_into(&mut self.e, size, R2);
-            self.e.jmp_imm(BPF_JGT, R2, (top - low) as i32, bad_size);
-            self.e.emit(Insn::mov64_reg(R3, R1));
-            self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
             self.e
                 .jmp_imm(BPF_JGT, R3, (arena + allocated) as i32, bad_size);
             self.e.goto(source);
@@ -303,27 +315,24 @@ impl Gen<'_, '_> {
         }
         self.e.jmp_imm(BPF_JLT, R1, low as i32, bad_addr);
         self.e.jmp_imm(BPF_JGE, R1, top as i32, bad_addr);
-        regs::read_into(&mut self.e, size, R2);
-        self.e.jmp_imm(BPF_JGT, R2, (top - low) as i32, bad_size);
-        self.e.emit(Insn::mov64_reg(R3, R1));
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
         self.e.jmp_imm(BPF_JGT, R3, top as i32, bad_size);
-        // A source in alloca memory must also lie there whole.
         self.e.bind(source);
-        regs::read_into(&mut self.e, src, R3);
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R3));
-        self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, at));
-        self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
-        self.e.emit(Insn::alu64_reg(BPF_SUB, R3, R4));
-        // (In the arena: within what this clause allocated.)
-        let end = match self.arena {
-            Some(arena) => arena + self.clause_state().alloca_top,
-            None => top,
-        };
-        self.e.jmp_imm(BPF_JLT, R3, low as i32, inside);
-        self.e.jmp_imm(BPF_JGE, R3, top as i32, inside);
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
-        self.e.jmp_imm(BPF_JGT, R3, end as i32, bad_size);
+        if from == CopyFrom::Kernel {
+            // (In the arena: within what this clause allocated.)
+            let end = match self.arena {
+                Some(arena) => arena + self.clause_state().alloca_top,
+                None => top,
+            };
+            regs::read_into(&mut self.e, src, R3);
+            self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R3));
+            self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, at));
+            self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
+            self.e.emit(Insn::alu64_reg(BPF_SUB, R3, R4));
+            self.e.jmp_imm(BPF_JLT, R3, low as i32, inside);
+            self.e.jmp_imm(BPF_JGE, R3, top as i32, inside);
+            self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
+            self.e.jmp_imm(BPF_JGT, R3, end as i32, bad_size);
+        }
         self.e.goto(inside);
         self.e.bind(bad_addr);
         let r = regs::read(&mut self.e, dest, R1);
@@ -334,15 +343,19 @@ impl Gen<'_, '_> {
         self.e.bind(inside);
         self.e.emit(Insn::alu64_reg(BPF_ADD, R1, SCRATCH));
         regs::read_into(&mut self.e, src, R3);
-        self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL));
+        self.e.emit(Insn::call(match from {
+            CopyFrom::Kernel => helpers::PROBE_READ_KERNEL,
+            CopyFrom::User => helpers::PROBE_READ_USER,
+        }));
         self.fault_if_negative(src);
-        self.pop(size);
-        self.pop(dest);
-        Ok(Val {
-            reg: src,
-            ty: Type::Void,
-        })
     }
+}
+
+/// The memory [`Gen::copy_to_scratch`] reads: `bcopy`'s or `copyinto`'s.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CopyFrom {
+    Kernel,
+    User,
 }
 
 /// A size argument the typing pass checked to be a constant (1 to 4096).

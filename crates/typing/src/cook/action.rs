@@ -404,9 +404,11 @@ impl Cook<'_> {
             }
             ActionName::Setopt => {
                 self.check_action_prototype(action, name, args)?;
-                let option = string_constant(&args[0], "setopt( ) option")?;
+                // Recorded as strings (a `char *` as the string it points to), as DTrace
+                // records them; the consumer sets the option when it reads the record.
+                let option = convert(self.expr(&args[0])?, &Type::String);
                 let value = match args.get(1) {
-                    Some(v) => Some(string_constant(v, "setopt( ) value")?),
+                    Some(v) => Some(convert(self.expr(v)?, &Type::String)),
                     None => None,
                 };
                 ActionKind::Setopt { option, value }
@@ -913,17 +915,5 @@ impl Cook<'_> {
             ));
         }
         Ok(id)
-    }
-}
-
-/// A string constant argument (`setopt`'s).
-fn string_constant(e: &ast::Expr, what: &str) -> Result<String> {
-    match &e.kind {
-        A::Str(s) => Ok(String::from_utf8_lossy(s).into_owned()),
-        _ => Err(CompileError::new(
-            "D_PRINTF_FMT",
-            format!("{what} must be a string constant"),
-            e.span,
-        )),
     }
 }

@@ -236,8 +236,9 @@ impl Cook<'_> {
             inet_ntoa6_args(name, args, &mut typed)?;
         }
         if let Some(i) = constant_size_arg(subr) {
-            // copyin's size may be computed: code generation checks it at run time.
-            if subr != Subr::Copyin || matches!(typed[i].kind, ExprKind::Int(_)) {
+            // copyin's and copyinto's sizes may be computed: code generation checks them
+            // at run time.
+            if subr == Subr::Alloca || matches!(typed[i].kind, ExprKind::Int(_)) {
                 let size =
                     constant_size(name, &typed[i], subr == Subr::Alloca, self.opts.scratchsize)?;
                 if let (Subr::Alloca, Some(ctx)) = (subr, self.ctx.as_mut()) {
@@ -303,7 +304,8 @@ pub(crate) fn is_char_pointer(ty: &Type) -> bool {
     matches!(ty, Type::Ptr(e) if e.is_char())
 }
 
-/// The argument of `subr` that must be a constant size, if one must.
+/// The size argument of `subr`, if it has one: `alloca`'s must be a constant, a constant
+/// one of `copyin` or `copyinto` is checked here.
 fn constant_size_arg(subr: Subr) -> Option<usize> {
     match subr {
         Subr::Copyin | Subr::Copyinto => Some(1),

@@ -345,14 +345,9 @@ const ACTIONS: Cases = &[
         "argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: string",
     ),
     (
-        "BEGIN { setopt(execname); }",
-        "D_PRINTF_FMT",
-        "setopt( ) option must be a string constant",
-    ),
-    (
-        "BEGIN { setopt(\"quiet\", execname); }",
-        "D_PRINTF_FMT",
-        "setopt( ) value must be a string constant",
+        "BEGIN { setopt(\"quiet\", 1); }",
+        "D_PROTO_ARG",
+        "setopt( ) argument #2 is incompatible with prototype:\n\tprototype: char *\n\t argument: int",
     ),
     // The order of actions around speculations.
     (
@@ -761,11 +756,6 @@ const CALLS: Cases = &[
         "BEGIN { bcopy(\"a\", \"b\", 1); }",
         "D_PROTO_ARG",
         "bcopy( ) argument #2 is incompatible with prototype:\n\tprototype: alloca pointer\n\t argument: string",
-    ),
-    (
-        "BEGIN { copyinto(arg0, arg1, alloca(4)); }",
-        "D_UNSUPPORTED",
-        "copyinto( ) with a size that is not a constant is not supported yet",
     ),
 ];
 
