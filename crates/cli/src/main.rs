@@ -393,8 +393,11 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         output: out.clone(),
         rates: rates.clone(),
     }));
-    for (kind, name, count) in &comp.matched {
-        consumer.matched(kind, name, *count);
+    // As DTrace, -e reports no matches: nothing is enabled.
+    if !args.compile_only {
+        for (kind, name, count) in &comp.matched {
+            consumer.matched(kind, name, *count);
+        }
     }
     // As DTrace: nothing to trace is an error, unless -Z allows it (then tracing waits for
     // a signal or the end of the -c/-p processes, as DTrace's does).
