@@ -6,6 +6,8 @@ use std::cell::Cell;
 use std::process::Command;
 use std::sync::atomic::Ordering;
 
+/// Not inlined: each copy of a probe site is a note of its own.
+#[inline(never)]
 fn fire(i: u64, evaluated: &Cell<u32>) {
     let name = c"name";
     dtrace_usdt::probe!(selftest, plain, i, name, -3i32, 200u8);
