@@ -201,6 +201,14 @@ TESTS = [
      "on": {"host": {"expect": r"this kernel's symbol table does not list it", "rc": 1}},
      "cmd": "dtrace -qn 'BEGIN { printf(\"%d %d\\n\", `runqueues.cpu == cpu, `runqueues.curr == curthread); exit(0); }'",
      "expect": r"1 1\n"},
+    # ipl, as Oracle's DTrace for Linux has it (in_interrupt()): 0 in BEGIN (the dtrace
+    # thread), non-zero in profile probes (a timer interrupt); read from the per-CPU
+    # preempt count (__preempt_count on 6.1, pcpu_hot.preempt_count on 6.12).
+    {"name": "ipl", "group": "core",
+     "on": {"host": {"expect": r"ipl cannot be read on this kernel: .*CONFIG_KALLSYMS_ALL", "rc": 1}},
+     "cmd": "dtrace -qn 'BEGIN { printf(\"%u\\n\", ipl); } profile-997 /ipl != 0/ { @ = count(); }"
+            " tick-1s { printa(\"%@u\\n\", @); exit(0); }'",
+     "expect": r"^0\n[1-9]\d*\n"},
     # The lock subroutines on a real kernel mutex: when mutex_lock() returns, the caller
     # holds the mutex it was given.
     {"name": "fbt-mutex-owned", "group": "fbt", "on": {"host": NO_FBT},

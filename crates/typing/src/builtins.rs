@@ -31,6 +31,8 @@ pub enum Variable {
     Args,
     /// `uregs[]`: the thread's user-mode registers ([`crate::regs`]).
     Uregs,
+    /// `ipl`: the interrupt level, as Oracle's DTrace for Linux gives it (`cook::context`).
+    Ipl,
     /// A variable DTrace has that Linux cannot give (message: why).
     Unavailable(&'static str),
 }
@@ -221,12 +223,7 @@ const TABLE: &[(&str, Kind)] = &[
         ),
     ),
     ("inet_ntop", subr(Subr::InetNtop, &[INT, VOIDP], 2)),
-    (
-        "ipl",
-        Kind::Variable(Variable::Unavailable(
-            "ipl (the interrupt priority level) has no meaning on Linux",
-        )),
-    ),
+    ("ipl", Kind::Variable(Variable::Ipl)),
     ("json", subr(Subr::Json, &[CSTR, CSTR], 2)),
     ("jstack", Kind::Action(ActionName::Jstack)),
     ("link_ntop", subr(Subr::LinkNtop, &[INT, VOIDP], 2)),

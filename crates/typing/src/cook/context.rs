@@ -34,6 +34,7 @@ impl Cook<'_> {
                 "associative array 'uregs' may not be referenced as scalar",
                 span,
             )),
+            Variable::Ipl => self.ipl(span),
             Variable::Unavailable(why) => Err(CompileError::new("D_UNSUPPORTED", why, span)),
             Variable::Value(b) => {
                 let ty = match b {
@@ -383,6 +384,30 @@ impl Cook<'_> {
                 span,
             )),
         }
+    }
+
+    /// `ipl`, as Oracle's DTrace for Linux has it (`in_interrupt()`): this CPU's preempt
+    /// count's softirq, hardirq and NMI bits, 0 in a thread's own context. The count is a
+    /// per-CPU variable, `__preempt_count` or (x86, 6.2 to 6.14) `pcpu_hot.preempt_count`.
+    fn ipl(&mut self, span: Span) -> Result<Expr> {
+        let btf = kernel::vmlinux();
+        let has = |name: &str| btf.is_some_and(|b| kernel::percpu_variable(b, name).is_some());
+        let count = if has("__preempt_count") {
+            "`__preempt_count"
+        } else if has("pcpu_hot") {
+            "`pcpu_hot.preempt_count"
+        } else {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                "ipl cannot be read on this kernel: its BTF describes no per-CPU preempt count",
+                span,
+            ));
+        };
+        // SOFTIRQ_MASK | HARDIRQ_MASK | NMI_MASK.
+        let text = format!("(uint_t)({count} & 0xffff00)");
+        let what = "ipl cannot be read on this kernel";
+        let e = self.mapped_expr(&text, what, span)?;
+        self.expr(&e).map_err(|err| mapped_error(err, what, span))
     }
 
     /// Parse a D expression of a `proc`/`sched` probe's definition (`what` names it for

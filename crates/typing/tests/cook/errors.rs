@@ -806,11 +806,6 @@ const CONTEXT: Cases = &[
         "index 0 is out of range for dtrace:::BEGIN args[ ]",
     ),
     (
-        "BEGIN { trace(ipl); }",
-        "D_UNSUPPORTED",
-        "ipl (the interrupt priority level) has no meaning on Linux",
-    ),
-    (
         "BEGIN { @[zonename] = count(); }",
         "D_UNSUPPORTED",
         "zonename is not available on Linux (it has no zones)",
