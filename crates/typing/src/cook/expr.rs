@@ -267,6 +267,19 @@ pub(crate) fn is_void(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Void(_) | ExprKind::AggRef(_))
 }
 
+/// Whether `e` is an aggregation, `@a` or `@a[...]`, or a plain assignment to one.
+fn is_aggregation_operand(e: &ast::Expr) -> bool {
+    let is_agg = |e: &ast::Expr| match &e.kind {
+        A::Aggregation(_) => true,
+        A::Index { base, .. } => matches!(base.kind, A::Aggregation(_)),
+        _ => false,
+    };
+    match &e.kind {
+        A::Assign { op: None, lhs, .. } => is_agg(lhs),
+        _ => is_agg(e),
+    }
+}
+
 impl Cook<'_> {
     /// Type an expression.
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Result<Expr> {
@@ -1094,8 +1107,6 @@ impl Cook<'_> {
         span: Span,
     ) -> Result<Expr> {
         let c = self.expr(cond)?;
-        let a = self.expr(then)?;
-        let b = self.expr(otherwise)?;
         if !c.ty.is_scalar() {
             return Err(CompileError::new(
                 "D_OP_SCALAR",
@@ -1103,12 +1114,36 @@ impl Cook<'_> {
                 span,
             ));
         }
-        if is_void(&a) || is_void(&b) {
+        // An aggregation (or an aggregation assignment, whose value is the aggregation)
+        // has DTrace's dynamic type: no arm of ?: may be one.
+        if is_aggregation_operand(then) || is_aggregation_operand(otherwise) {
             return Err(CompileError::new(
-                "D_OP_ACT",
-                "action cannot be used in a conditional context",
+                "D_OP_DYN",
+                "operator ?: operands cannot be of dynamic type",
                 span,
             ));
+        }
+        let a = self.expr(then)?;
+        let b = self.expr(otherwise)?;
+        let incompatible_arms = || {
+            CompileError::new(
+                "D_OP_INCOMPAT",
+                "operator ?: operands must have compatible types",
+                span,
+            )
+        };
+        // Two actions have the same (void) type, and are refused as actions; an action
+        // beside a value is refused first for the types, as DTrace checks them in that order.
+        match (is_void(&a), is_void(&b)) {
+            (true, true) => {
+                return Err(CompileError::new(
+                    "D_OP_ACT",
+                    "action cannot be used in a conditional context",
+                    span,
+                ))
+            }
+            (true, false) | (false, true) => return Err(incompatible_arms()),
+            (false, false) => {}
         }
         let ty = if a.ty.is_string() && b.ty.is_string() {
             Type::String
@@ -1117,7 +1152,7 @@ impl Cook<'_> {
         } else if a.ty == b.ty {
             a.ty.clone()
         } else {
-            return Err(incompatible(&a.ty, ":", &b.ty, span));
+            return Err(incompatible_arms());
         };
         // As DTrace folds it: a constant condition is the arm it chooses, with its own type.
         if let ExprKind::Int(v) = c.kind {
