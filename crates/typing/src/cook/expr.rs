@@ -1107,6 +1107,8 @@ impl Cook<'_> {
         span: Span,
     ) -> Result<Expr> {
         let c = self.expr(cond)?;
+        let a = self.ternary_arm(then)?;
+        let b = self.ternary_arm(otherwise)?;
         if !c.ty.is_scalar() {
             return Err(CompileError::new(
                 "D_OP_SCALAR",
@@ -1114,17 +1116,13 @@ impl Cook<'_> {
                 span,
             ));
         }
-        // An aggregation (or an aggregation assignment, whose value is the aggregation)
-        // has DTrace's dynamic type: no arm of ?: may be one.
-        if is_aggregation_operand(then) || is_aggregation_operand(otherwise) {
+        let (Some(a), Some(b)) = (a, b) else {
             return Err(CompileError::new(
                 "D_OP_DYN",
                 "operator ?: operands cannot be of dynamic type",
                 span,
             ));
-        }
-        let a = self.expr(then)?;
-        let b = self.expr(otherwise)?;
+        };
         let incompatible_arms = || {
             CompileError::new(
                 "D_OP_INCOMPAT",
@@ -1168,6 +1166,15 @@ impl Cook<'_> {
             ty,
             span,
         ))
+    }
+
+    /// An arm of `?:` typed, or None for an aggregation (or an aggregation assignment,
+    /// whose value is the aggregation): it has DTrace's dynamic type, which no arm may have.
+    fn ternary_arm(&mut self, e: &ast::Expr) -> Result<Option<Expr>> {
+        if is_aggregation_operand(e) {
+            return Ok(None);
+        }
+        self.expr(e).map(Some)
     }
 
     fn assign(
