@@ -267,6 +267,19 @@ pub(crate) fn is_void(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Void(_) | ExprKind::AggRef(_))
 }
 
+/// Whether `e` is an aggregation, `@a` or `@a[...]`, or a plain assignment to one.
+fn is_aggregation_operand(e: &ast::Expr) -> bool {
+    let is_agg = |e: &ast::Expr| match &e.kind {
+        A::Aggregation(_) => true,
+        A::Index { base, .. } => matches!(base.kind, A::Aggregation(_)),
+        _ => false,
+    };
+    match &e.kind {
+        A::Assign { op: None, lhs, .. } => is_agg(lhs),
+        _ => is_agg(e),
+    }
+}
+
 impl Cook<'_> {
     /// Type an expression.
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Result<Expr> {
@@ -1094,8 +1107,8 @@ impl Cook<'_> {
         span: Span,
     ) -> Result<Expr> {
         let c = self.expr(cond)?;
-        let a = self.expr(then)?;
-        let b = self.expr(otherwise)?;
+        let a = self.ternary_arm(then)?;
+        let b = self.ternary_arm(otherwise)?;
         if !c.ty.is_scalar() {
             return Err(CompileError::new(
                 "D_OP_SCALAR",
@@ -1103,12 +1116,32 @@ impl Cook<'_> {
                 span,
             ));
         }
-        if is_void(&a) || is_void(&b) {
+        let (Some(a), Some(b)) = (a, b) else {
             return Err(CompileError::new(
-                "D_OP_ACT",
-                "action cannot be used in a conditional context",
+                "D_OP_DYN",
+                "operator ?: operands cannot be of dynamic type",
                 span,
             ));
+        };
+        let incompatible_arms = || {
+            CompileError::new(
+                "D_OP_INCOMPAT",
+                "operator ?: operands must have compatible types",
+                span,
+            )
+        };
+        // Two actions have the same (void) type, and are refused as actions; an action
+        // beside a value is refused first for the types, as DTrace checks them in that order.
+        match (is_void(&a), is_void(&b)) {
+            (true, true) => {
+                return Err(CompileError::new(
+                    "D_OP_ACT",
+                    "action cannot be used in a conditional context",
+                    span,
+                ))
+            }
+            (true, false) | (false, true) => return Err(incompatible_arms()),
+            (false, false) => {}
         }
         let ty = if a.ty.is_string() && b.ty.is_string() {
             Type::String
@@ -1117,7 +1150,7 @@ impl Cook<'_> {
         } else if a.ty == b.ty {
             a.ty.clone()
         } else {
-            return Err(incompatible(&a.ty, ":", &b.ty, span));
+            return Err(incompatible_arms());
         };
         // As DTrace folds it: a constant condition is the arm it chooses, with its own type.
         if let ExprKind::Int(v) = c.kind {
@@ -1133,6 +1166,15 @@ impl Cook<'_> {
             ty,
             span,
         ))
+    }
+
+    /// An arm of `?:` typed, or None for an aggregation (or an aggregation assignment,
+    /// whose value is the aggregation): it has DTrace's dynamic type, which no arm may have.
+    fn ternary_arm(&mut self, e: &ast::Expr) -> Result<Option<Expr>> {
+        if is_aggregation_operand(e) {
+            return Ok(None);
+        }
+        self.expr(e).map(Some)
     }
 
     fn assign(

@@ -1062,7 +1062,7 @@ const EXPRESSIONS: Cases = &[
     (
         "BEGIN { x = 1 ? \"a\" : 1; }",
         "D_OP_INCOMPAT",
-        "operands have incompatible types: \"string\" : \"int\"",
+        "operator ?: operands must have compatible types",
     ),
     (
         "inline int I = execname; BEGIN { trace(I); }",
@@ -1156,8 +1156,28 @@ const EXPRESSIONS: Cases = &[
     ),
     (
         "BEGIN { x = 1 ? trace(1) : 2; }",
+        "D_OP_INCOMPAT",
+        "operator ?: operands must have compatible types",
+    ),
+    (
+        "BEGIN { i = 1; i ? printf(\"x\") : 0; }",
+        "D_OP_INCOMPAT",
+        "operator ?: operands must have compatible types",
+    ),
+    (
+        "BEGIN { x = 1 ? trace(1) : trace(2); }",
         "D_OP_ACT",
         "action cannot be used in a conditional context",
+    ),
+    (
+        "BEGIN { i = 1; i ? @a[\"k\"] = count() : 1; }",
+        "D_OP_DYN",
+        "operator ?: operands cannot be of dynamic type",
+    ),
+    (
+        "BEGIN { @a = count(); x = 0 ? 1 : @a; }",
+        "D_OP_DYN",
+        "operator ?: operands cannot be of dynamic type",
     ),
     (
         "BEGIN { x = 1 / 0; }",
