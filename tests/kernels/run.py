@@ -201,6 +201,14 @@ TESTS = [
      "on": {"host": {"expect": r"this kernel's symbol table does not list it", "rc": 1}},
      "cmd": "dtrace -qn 'BEGIN { printf(\"%d %d\\n\", `runqueues.cpu == cpu, `runqueues.curr == curthread); exit(0); }'",
      "expect": r"1 1\n"},
+    # A symbol the kernel does not have (a Solaris one) is DTrace's "Unknown symbol name"
+    # where the symbol table lists every symbol; on the host, which lists few data
+    # symbols, only why it cannot be read is known.
+    {"name": "unknown-symbol", "group": "core",
+     "on": {"host": {"expect": r"failed to resolve `hp_avenrun: only per-CPU kernel variables", "rc": 1}},
+     "cmd": "dtrace -qn 'BEGIN { trace(`hp_avenrun); exit(0); }'",
+     "expect": r"failed to resolve `hp_avenrun: Unknown symbol name",
+     "rc": 1},
     # ipl, as Oracle's DTrace for Linux has it (in_interrupt()): 0 in BEGIN (the dtrace
     # thread), non-zero in profile probes (a timer interrupt); read from the per-CPU
     # preempt count (__preempt_count on 6.1, pcpu_hot.preempt_count on 6.12).

@@ -1461,12 +1461,13 @@ impl Cook<'_> {
     }
 }
 
-/// Why a symbol reference `` module`name `` cannot be resolved: an empty name is no
-/// symbol; otherwise the kernel's BTF describes only per-CPU variables, and no symbol table
-/// with types of the others is at hand.
+/// Why a symbol reference `` module`name `` cannot be resolved: an empty name, or one a
+/// complete kernel symbol table does not list, is no symbol; otherwise the kernel's BTF
+/// describes only per-CPU variables, and no symbol table with types of the others is at
+/// hand.
 pub(super) fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
     let text = format!("{}`{name}", module.unwrap_or(""));
-    if name.is_empty() {
+    if name.is_empty() || crate::types::kernel::lists_symbol(name) == Some(false) {
         return CompileError::new(
             "D_IDENT_UNDEF",
             format!("failed to resolve {text}: Unknown symbol name"),
