@@ -7,21 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{command, dtrace, finish, scratch, Run};
-
-/// Run `dtrace` with `args` in `dir`.
-fn dtrace_in(dir: &Path, args: &[&str]) -> Run {
-    let mut cmd = command(args);
-    cmd.current_dir(dir);
-    finish(cmd.spawn().expect("start dtrace"), &format!("{args:?}"))
-}
-
-fn expect(run: &Run, status: i32, stdout: &str, stderr: &str) {
-    assert_eq!(
-        (run.status, run.stdout.as_str(), run.stderr.as_str()),
-        (status, stdout, stderr)
-    );
-}
+use common::{assert_output, dtrace, dtrace_in, scratch};
 
 /// Two programs: BEGIN's clauses, and END's.
 const TWO_PROGRAMS: &str = "BEGIN { x = 1; } BEGIN { printf(\"%d\\n\", x); exit(0); } END { }";
@@ -67,9 +53,9 @@ fn bpflog_shows_the_verifier_log_of_every_program_loaded() {
         "{log:?}"
     );
     // Without it, nothing.
-    expect(&dtrace(&["-qn", TWO_PROGRAMS]), 0, "1\n\n", "");
+    assert_output(&dtrace(&["-qn", TWO_PROGRAMS]), 0, "1\n\n", "");
     // The words DTrace takes for a flag.
-    expect(
+    assert_output(
         &dtrace(&["-xbpflog=no", "-qn", TWO_PROGRAMS]),
         0,
         "1\n\n",
@@ -77,7 +63,7 @@ fn bpflog_shows_the_verifier_log_of_every_program_loaded() {
     );
     let run = dtrace(&["-xbpflog=yes", "-qn", TWO_PROGRAMS]);
     assert_eq!(logs(&run.stderr).len(), log.len());
-    expect(
+    assert_output(
         &dtrace(&["-xbpflog=maybe", "-qn", TWO_PROGRAMS]),
         1,
         "",
@@ -111,7 +97,7 @@ fn bpflog_from_a_pragma() {
 fn bpflogsize_is_the_log_buffer_given_to_the_kernel() {
     // Too small for either program's log: DTrace's words, once per program; tracing goes on.
     let run = dtrace(&["-xbpflog", "-xbpflogsize=1k", "-qn", TWO_PROGRAMS]);
-    expect(&run, 0, "1\n\n", &incomplete(1024).repeat(2));
+    assert_output(&run, 0, "1\n\n", &incomplete(1024).repeat(2));
     // Large enough: each log whole.
     let run = dtrace(&["-xbpflog", "-xbpflogsize=4m", "-qn", TWO_PROGRAMS]);
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -122,7 +108,7 @@ fn bpflogsize_is_the_log_buffer_given_to_the_kernel() {
     );
     // The kernel takes no buffer under 128 bytes.
     for bad in ["100", "lots", ""] {
-        expect(
+        assert_output(
             &dtrace(&[&format!("-xbpflogsize={bad}"), "-qn", TWO_PROGRAMS]),
             1,
             "",
@@ -130,7 +116,7 @@ fn bpflogsize_is_the_log_buffer_given_to_the_kernel() {
         );
     }
     // Without bpflog, a size changes nothing a loaded program shows.
-    expect(
+    assert_output(
         &dtrace(&["-xbpflogsize=1k", "-qn", TWO_PROGRAMS]),
         0,
         "1\n\n",
@@ -146,14 +132,14 @@ fn syslibdir_replaces_the_built_in_library() {
     std::fs::write(dir.join("sys/numbers.d"), "inline int seven = 7;\n").unwrap();
     std::fs::write(dir.join("mine/numbers.d"), "inline int seven = 77;\n").unwrap();
     let seven = "BEGIN { printf(\"%d\\n\", seven); exit(0); }";
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-xsyslibdir=sys", "-qn", seven]),
         0,
         "7\n\n",
         "",
     );
     // A -L directory's file of the same name replaces the system library's.
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-xsyslibdir=sys", "-Lmine", "-qn", seven]),
         0,
         "77\n\n",
@@ -161,20 +147,20 @@ fn syslibdir_replaces_the_built_in_library() {
     );
     // The built-in library (curpsinfo's procfs.d) is not read then.
     let psinfo = "BEGIN { printf(\"%d\\n\", curpsinfo->pr_pid > 0); exit(0); }";
-    expect(&dtrace_in(&dir, &["-qn", psinfo]), 0, "1\n\n", "");
-    expect(
+    assert_output(&dtrace_in(&dir, &["-qn", psinfo]), 0, "1\n\n", "");
+    assert_output(
         &dtrace_in(&dir, &["-xsyslibdir=sys", "-qn", psinfo]),
         1,
         "",
         &format!("dtrace: invalid probe specifier {psinfo}: failed to resolve curpsinfo: Unknown variable name\n"),
     );
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-xsyslibdir=nowhere", "-qn", seven]),
         1,
         "",
         "dtrace: failed to open library directory nowhere: No such file or directory\n",
     );
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-xsyslibdir", "-qn", seven]),
         1,
         "",
@@ -186,7 +172,7 @@ fn syslibdir_replaces_the_built_in_library() {
         "#pragma D option syslibdir=sys\nBEGIN { exit(0); }\n",
     )
     .unwrap();
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-qs", "p.d"]),
         1,
         "",
@@ -197,15 +183,15 @@ fn syslibdir_replaces_the_built_in_library() {
 #[test]
 fn late_static_is_how_translators_are_compiled() {
     let prog = "BEGIN { printf(\"%d\\n\", curpsinfo->pr_pid == pid); exit(0); }";
-    expect(&dtrace(&["-xlate=static", "-qn", prog]), 0, "1\n\n", "");
-    expect(
+    assert_output(&dtrace(&["-xlate=static", "-qn", prog]), 0, "1\n\n", "");
+    assert_output(
         &dtrace(&["-xlate=dynamic", "-qn", prog]),
         1,
         "",
         "dtrace: failed to set -x late: dynamic translators are not made on Linux: they are DIF code that DTrace puts in DOF for its kernel driver to run, and here each translator is compiled into the programs that use it (late=static)\n",
     );
     for bad in ["-xlate=fast", "-xlate"] {
-        expect(
+        assert_output(
             &dtrace(&[bad, "-qn", prog]),
             1,
             "",
@@ -223,7 +209,7 @@ fn linknommap_links_as_always() {
         let mut args = vec!["-G"];
         args.extend_from_slice(opts);
         args.extend(["-s", "prov.d"]);
-        expect(&dtrace_in(&dir, &args), 0, "", "");
+        assert_output(&dtrace_in(&dir, &args), 0, "", "");
         std::fs::read(dir.join("prov.o")).expect("-G wrote prov.o")
     };
     assert_eq!(object(&["-xlinknommap"]), object(&[]));
@@ -246,7 +232,7 @@ const REFUSED: &[(&str, &str, &str)] = &[
 fn options_that_cannot_work_here_are_refused_in_words() {
     let dir = scratch("moreopts", "refused");
     for (name, value, why) in REFUSED {
-        expect(
+        assert_output(
             &dtrace(&[&format!("-x{name}={value}"), "-qn", "BEGIN { exit(0); }"]),
             1,
             "",
@@ -257,7 +243,7 @@ fn options_that_cannot_work_here_are_refused_in_words() {
             format!("#pragma D option {name}={value}\nBEGIN {{ exit(0); }}\n"),
         )
         .unwrap();
-        expect(
+        assert_output(
             &dtrace_in(&dir, &["-qs", "p.d"]),
             1,
             "",
@@ -284,7 +270,7 @@ fn a_malformed_value_is_invalid_before_it_is_refused() {
         "-xpcapsize=big",
     ] {
         let name = arg[2..].split('=').next().unwrap();
-        expect(
+        assert_output(
             &dtrace(&[arg, "-qn", "BEGIN { exit(0); }"]),
             1,
             "",
@@ -313,7 +299,7 @@ fn setopt_of_these_options_while_tracing() {
         format!("dtrace: error in dt_clause_0 for probe ID 1 (dtrace:::BEGIN): couldn't set option \"{option}\" to \"{value}\": {why}\n\n")
     };
     let illegal = "Operation illegal when tracing is active";
-    expect(
+    assert_output(
         &run,
         0,
         "done\n\n",

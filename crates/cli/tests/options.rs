@@ -4,30 +4,14 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{command, dtrace, finish, scratch, Run};
-
-/// Run `dtrace` with `args` in `dir`.
-fn dtrace_in(dir: &Path, args: &[&str]) -> Run {
-    let mut cmd = command(args);
-    cmd.current_dir(dir);
-    finish(cmd.spawn().expect("start dtrace"), &format!("{args:?}"))
-}
-
-fn expect(run: &Run, status: i32, stdout: &str, stderr: &str) {
-    assert_eq!(
-        (run.status, run.stdout.as_str(), run.stderr.as_str()),
-        (status, stdout, stderr)
-    );
-}
+use common::{assert_output, dtrace, dtrace_in, scratch};
 
 const SEVEN_KEYS: &str = "BEGIN { @[1, 2, 3, 4, 5, 6, 7] = count(); exit(0) }";
 
 #[test]
 fn tregs_bounds_key_tuples() {
     // A tuple takes one more element than there are tuple registers.
-    expect(
+    assert_output(
         &dtrace(&["-xtregs=5", "-qn", SEVEN_KEYS]),
         1,
         "",
@@ -42,19 +26,19 @@ fn tregs_bounds_key_tuples() {
     // The default, 8, takes nine keys (of arrays and aggregations) and not ten.
     let nine =
         "BEGIN { x[1, 2, 3, 4, 5, 6, 7, 8, 9] = 1; trace(x[1, 2, 3, 4, 5, 6, 7, 8, 9]); exit(0) }";
-    expect(&dtrace(&["-qn", nine]), 0, "1\n", "");
+    assert_output(&dtrace(&["-qn", nine]), 0, "1\n", "");
     let nine_keys = "BEGIN { @[0, 1, 2, 3, 4, 5, 6, 7, 8] = count(); exit(0); }";
     let run = dtrace(&["-qn", nine_keys]);
     assert_eq!((run.status, run.stderr.as_str()), (0, ""));
     let ten = "BEGIN { x[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] = 1; exit(0) }";
-    expect(
+    assert_output(
         &dtrace(&["-qn", ten]),
         1,
         "",
         &format!("dtrace: invalid probe specifier {ten}: Insufficient tuple registers to generate code\n"),
     );
-    expect(&dtrace(&["-xtregs=9", "-qn", ten]), 0, "\n", "");
-    expect(
+    assert_output(&dtrace(&["-xtregs=9", "-qn", ten]), 0, "\n", "");
+    assert_output(
         &dtrace(&["-xtregs=0", "-qn", SEVEN_KEYS]),
         1,
         "",
@@ -72,7 +56,7 @@ fn verbose_shows_the_programs_as_dash_s_does() {
         "{}",
         run.stderr
     );
-    expect(
+    assert_output(
         &dtrace(&["-xverbose=1", "-qn", "BEGIN { exit(0); }"]),
         1,
         "",
@@ -90,9 +74,9 @@ fn stdc_s_is_kr_c_without_stdc() {
     .unwrap();
     for (mode, said) in [("a", "iso"), ("c", "iso"), ("t", "iso"), ("s", "k&r")] {
         let run = dtrace_in(&dir, &["-C", &format!("-xstdc={mode}"), "-qs", "stdc.d"]);
-        expect(&run, 0, &format!("{said}\n"), "");
+        assert_output(&run, 0, &format!("{said}\n"), "");
     }
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-C", "-xstdc=k", "-qs", "stdc.d"]),
         1,
         "",
@@ -117,16 +101,16 @@ fn version_hides_later_identifiers() {
         "1.0",
         "int strstr;\nBEGIN { strstr = 3; trace(strstr); exit(0); }\n",
     );
-    expect(&dtrace_in(&dir, &["-qs", &v10]), 0, "3\n", "");
+    assert_output(&dtrace_in(&dir, &["-qs", &v10]), 0, "3\n", "");
     let v11 = script("1.1", "int strstr;\nBEGIN { exit(0); }\n");
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-qs", &v11]),
         1,
         "",
         &format!("dtrace: failed to compile script {v11}: line 2: built-in identifier redeclared: strstr\n"),
     );
     let call = script("1.0", "BEGIN { trace(strstr(\"ab\", \"b\")); exit(0); }\n");
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-qs", &call]),
         1,
         "",
@@ -139,7 +123,7 @@ fn version_hides_later_identifiers() {
     for decl in ["int pid;", "int trace[int];"] {
         let text = format!("{decl} BEGIN {{ exit(0); }}");
         let name = if decl.contains("pid") { "pid" } else { "trace" };
-        expect(
+        assert_output(
             &dtrace(&["-qn", &text]),
             1,
             "",
@@ -148,7 +132,7 @@ fn version_hides_later_identifiers() {
             ),
         );
     }
-    expect(
+    assert_output(
         &dtrace(&[
             "-qn",
             "self int trace; BEGIN { self->trace = 2; trace(self->trace); exit(0); }",
@@ -164,20 +148,20 @@ fn pspec_reads_outer_words_as_probe_descriptions() {
     let dir = scratch("options", "pspec");
     std::fs::write(dir.join("on.d"), "#pragma D option pspec\n\nint*x\n").unwrap();
     std::fs::write(dir.join("off.d"), "\nint*x\n").unwrap();
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-s", "on.d"]),
         1,
         "",
         "dtrace: failed to compile script on.d: line 3: expected predicate and/or actions following probe description\n",
     );
     // Without it, `int*x` declares a pointer (whose `;` is missing).
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-s", "off.d"]),
         1,
         "",
         "dtrace: failed to compile script off.d: line 3: syntax error near end-of-input\n",
     );
-    expect(
+    assert_output(
         &dtrace(&["-xpspec", "-n", "int*x"]),
         1,
         "",
@@ -194,7 +178,7 @@ fn the_end_of_the_text_in_syntax_errors() {
         ("BEGIN { zz = 1; trace(zz", "end of input"),
         ("BEGIN { trace(1);", "end of input"),
     ] {
-        expect(
+        assert_output(
             &dtrace(&["-n", text]),
             1,
             "",
@@ -206,13 +190,13 @@ fn the_end_of_the_text_in_syntax_errors() {
 #[test]
 fn amin_checks_probe_description_attributes() {
     // An unnamed provider's description is Unstable.
-    expect(
+    assert_output(
         &dtrace(&["-xamin=Evolving/Evolving/Common", "-qn", "BEGIN { exit(0); }"]),
         1,
         "",
         "dtrace: invalid probe specifier BEGIN { exit(0); }: attributes for clause (Unstable/Unstable/Common) are less than predefined minimum\n",
     );
-    expect(
+    assert_output(
         &dtrace(&[
             "-xamin=Evolving/Evolving/Common",
             "-qn",
@@ -222,7 +206,7 @@ fn amin_checks_probe_description_attributes() {
         "1\n",
         "",
     );
-    expect(
+    assert_output(
         &dtrace(&["-xamin=Firm", "-qn", "BEGIN { exit(0); }"]),
         1,
         "",
@@ -240,7 +224,7 @@ fn cpu_puts_tick_on_that_cpu() {
         "-qn",
         "tick-100ms { trace(cpu); exit(0); }",
     ]);
-    expect(&run, 0, &format!("{last}\n"), "");
+    assert_output(&run, 0, &format!("{last}\n"), "");
 }
 
 #[test]
@@ -271,14 +255,14 @@ fn debug_writes_dtrace_debug_lines() {
 #[test]
 fn anonymous_tracing_is_refused() {
     let why = "anonymous tracing is not available on Linux: there is no DTrace driver to hold an enabling made at boot (-A) for a later dtrace to claim (-a)";
-    expect(&dtrace(&["-a"]), 1, "", &format!("dtrace: -a: {why}\n"));
-    expect(
+    assert_output(&dtrace(&["-a"]), 1, "", &format!("dtrace: -a: {why}\n"));
+    assert_output(
         &dtrace(&["-A", "-n", "BEGIN"]),
         1,
         "",
         &format!("dtrace: -A: {why}\n"),
     );
-    expect(
+    assert_output(
         &dtrace(&["-xgrabanon", "-n", "BEGIN"]),
         1,
         "",
@@ -296,13 +280,13 @@ fn library_errors_name_the_library_file() {
     )
     .unwrap();
     std::fs::write(dir.join("s.d"), "BEGIN { exit(0); }\n").unwrap();
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-xlibdir=sub", "-n", "BEGIN {exit(0)}"]),
         1,
         "",
         "dtrace: invalid probe specifier BEGIN {exit(0)}: \"sub/faulty.d\", line 2: undefined function name: nonexistent_action\n",
     );
-    expect(
+    assert_output(
         &dtrace_in(&dir, &["-xerrtags", "-Lsub", "-s", "s.d"]),
         1,
         "",
@@ -325,21 +309,21 @@ fn link_options_of_dash_g() {
         args.extend(["-s", "prov.d"]);
         dtrace_in(&dir, &args)
     };
-    expect(&g(&["-xlinktype=elf"]), 0, "", "");
+    assert_output(&g(&["-xlinktype=elf"]), 0, "", "");
     assert!(dir.join("prov.o").exists());
-    expect(
+    assert_output(
         &g(&["-xlinktype=foo"]),
         1,
         "",
         "dtrace: failed to set -x linktype: Invalid value for specified option\n",
     );
-    expect(
+    assert_output(
         &g(&["-xlinktype=dof"]),
         1,
         "",
         "dtrace: failed to set -x linktype: DOF objects are not made on Linux: -G writes ELF objects whose probes are stapsdt notes, which the kernel's uprobes fire without DTrace's DOF loader\n",
     );
-    expect(
+    assert_output(
         &g(&["-xnonsense"]),
         1,
         "",
@@ -356,7 +340,7 @@ fn link_options_of_dash_g() {
         "dtrace: failed to link script prov: failed to link prov.o: /nonexistent/ld exited with status 127\n"
     );
     assert!(!dir.join("prov.o").exists());
-    expect(&g(&["-xldpath=ld"]), 0, "", "");
+    assert_output(&g(&["-xldpath=ld"]), 0, "", "");
     let headers = std::process::Command::new("readelf")
         .arg("-S")
         .arg(dir.join("prov.o"))
@@ -366,7 +350,7 @@ fn link_options_of_dash_g() {
         String::from_utf8_lossy(&headers.stdout).contains(".note.GNU-stack"),
         "the linked object keeps the provider object's sections"
     );
-    expect(
+    assert_output(
         &dtrace(&["-xlinkmode=foo", "-qn", "BEGIN { exit(0); }"]),
         1,
         "",
@@ -377,7 +361,7 @@ fn link_options_of_dash_g() {
 #[test]
 fn flags_with_nothing_to_act_on_take_no_value() {
     for flag in ["kdefs", "udefs"] {
-        expect(
+        assert_output(
             &dtrace(&[&format!("-x{flag}"), "-qn", "BEGIN { exit(0); }"]),
             0,
             "\n",
@@ -387,7 +371,7 @@ fn flags_with_nothing_to_act_on_take_no_value() {
     for flag in [
         "knodefs", "unodefs", "kdefs", "udefs", "strip", "core", "pspec", "debug",
     ] {
-        expect(
+        assert_output(
             &dtrace(&[&format!("-x{flag}=1"), "-qn", "BEGIN { exit(0); }"]),
             1,
             "",
@@ -395,7 +379,7 @@ fn flags_with_nothing_to_act_on_take_no_value() {
         );
     }
     // Names no DTrace has.
-    expect(
+    assert_output(
         &dtrace(&["-xsyslibs", "-qn", "BEGIN { exit(0); }"]),
         1,
         "",
@@ -449,5 +433,5 @@ fn aggpercpu_shows_each_cpus_value_under_the_merged_one() {
     }
     // Without it, the merged values alone.
     let run = dtrace(&["-qn", "BEGIN { @s = sum(5); exit(0) }"]);
-    expect(&run, 0, "\n                5\n", "");
+    assert_output(&run, 0, "\n                5\n", "");
 }

@@ -7,14 +7,7 @@
 
 mod common;
 
-use common::{dtrace, Run};
-
-fn expect(run: &Run, status: i32, stdout: &str, stderr: &str) {
-    assert_eq!(
-        (run.status, run.stdout.as_str(), run.stderr.as_str()),
-        (status, stdout, stderr)
-    );
-}
+use common::{assert_output, dtrace};
 
 const HEADER: &str = "   ID   PROVIDER            MODULE                          FUNCTION NAME\n";
 
@@ -33,7 +26,7 @@ fn id_of(line: &str) -> &str {
 
 #[test]
 fn an_id_names_the_probe_listed_with_it() {
-    expect(
+    assert_output(
         &dtrace(&["-l", "-i", "2"]),
         0,
         &format!(
@@ -49,51 +42,51 @@ fn an_id_names_the_probe_listed_with_it() {
     let clause =
         format!("{id} {{ printf(\"%s:%s:%s\\n\", probeprov, probefunc, probename); exit(0); }}");
     let run = dtrace(&["-q", "-c", "cat /dev/null", "-i", &clause]);
-    expect(&run, 0, "syscall:openat:entry\n\n", "");
+    assert_output(&run, 0, "syscall:openat:entry\n\n", "");
 }
 
 #[test]
 fn ids_no_probe_has_are_refused_in_dtrace_words() {
-    expect(
+    assert_output(
         &dtrace(&["-i", "0"]),
         1,
         "",
         "dtrace: invalid probe specifier 0: invalid probe identifier 0: Unknown probe identifier\n",
     );
     // `0-2` is the id 0, then the name `-2`.
-    expect(
+    assert_output(
         &dtrace(&["-i", "0-2"]),
         1,
         "",
         "dtrace: invalid probe specifier 0-2: invalid probe identifier 0: Unknown probe identifier\n",
     );
-    expect(
+    assert_output(
         &dtrace(&["-i", "4-2"]),
         1,
         "",
         "dtrace: invalid probe specifier 4-2: probe description :::-2 does not match any probes\n",
     );
-    expect(
+    assert_output(
         &dtrace(&["-i", "99999999999"]),
         1,
         "",
         "dtrace: invalid probe specifier 99999999999: identifier 99999999999 exceeds maximum probe id\n",
     );
-    expect(
+    assert_output(
         &dtrace(&["-f", "4"]),
         1,
         "",
         "dtrace: invalid probe specifier 4: probe identifier 4 not permitted when specifying functions\n",
     );
     // An id is read before the macro arguments are checked, as DTrace reads it.
-    expect(
+    assert_output(
         &dtrace(&["-i", "0", "-", "2"]),
         1,
         "",
         "dtrace: invalid probe specifier 0: invalid probe identifier 0: Unknown probe identifier\n",
     );
     // -l lists what matches and says what does not, with status 0 as DTrace.
-    expect(
+    assert_output(
         &dtrace(&["-l", "-i", "2-2"]),
         0,
         &format!(
@@ -105,7 +98,7 @@ fn ids_no_probe_has_are_refused_in_dtrace_words() {
 
 #[test]
 fn provider_module_and_function_options_read_programs() {
-    expect(
+    assert_output(
         &dtrace(&["-qP", "dtrace{ printf(\"%s\\n\", probename); exit(0); }"]),
         0,
         "BEGIN\nEND\n\n",
@@ -125,13 +118,13 @@ fn provider_module_and_function_options_read_programs() {
         "{} lines",
         module.len()
     );
-    expect(
+    assert_output(
         &dtrace(&["-l", "-m", ":genunix::"]),
         1,
         "",
         "dtrace: invalid probe specifier :genunix::: invalid probe description \":genunix::\": Overspecified probe description\n",
     );
-    expect(
+    assert_output(
         &dtrace(&["-P", "profile:::"]),
         1,
         "",
@@ -143,13 +136,13 @@ fn provider_module_and_function_options_read_programs() {
 fn options_may_follow_operands_and_each_source_must_use_the_last() {
     // Operands are what is not an option, wherever it stands: `10` alone here. DTrace
     // compiles each source on its own, so the first one not using `$1` is named.
-    expect(
+    assert_output(
         &dtrace(&["-i", "12", "10", "-i", "23"]),
         1,
         "",
         "dtrace: invalid probe specifier 12: extraneous argument '10' ($1 is not referenced)\n",
     );
-    expect(
+    assert_output(
         &dtrace(&["-n", "BEGIN { trace($1); exit(0) }", "7", "-q"]),
         0,
         "7\n",
@@ -228,7 +221,7 @@ fn every_function_of_a_pid_glob_has_its_own_id() {
         "-i",
         &clause,
     ]);
-    expect(&run, 0, "f3:entry\n\n", "");
+    assert_output(&run, 0, "f3:entry\n\n", "");
 }
 
 #[test]

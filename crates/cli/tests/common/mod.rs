@@ -46,6 +46,21 @@ pub fn command(args: &[&str]) -> Command {
     command
 }
 
+/// Run `dtrace` with `args` in the directory `dir`.
+pub fn dtrace_in(dir: &Path, args: &[&str]) -> Run {
+    let mut cmd = command(args);
+    cmd.current_dir(dir);
+    finish(cmd.spawn().expect("start dtrace"), &format!("{args:?}"))
+}
+
+/// Assert a run's exit status and whole output.
+pub fn assert_output(run: &Run, status: i32, stdout: &str, stderr: &str) {
+    assert_eq!(
+        (run.status, run.stdout.as_str(), run.stderr.as_str()),
+        (status, stdout, stderr)
+    );
+}
+
 /// Start `dtrace` with `args` (stdin empty, output captured).
 pub fn spawn(args: &[&str]) -> Child {
     command(args).spawn().expect("start dtrace")
