@@ -415,3 +415,21 @@ fn the_first_clause_relies_on_the_prologues_state_check() {
         2
     );
 }
+
+/// A comparison with a string literal walks the bytes only up to where the literal ends
+/// (where the comparison is decided at the latest), not the whole `strsize`.
+#[test]
+fn comparing_with_a_literal_walks_only_its_bytes() {
+    use dtrace_ebpf::{Insn, R0, R3};
+    let scan_from = |text: &str, from: i32| {
+        let c = build(text).unwrap();
+        let start = [Insn::mov64_imm(R3, from), Insn::mov64_imm(R0, 257)];
+        c.programs[0].code.insns.windows(2).any(|w| w == start)
+    };
+    assert!(scan_from("BEGIN { x = \"abcd\"; trace(x == \"ab\"); }", 2));
+    assert!(scan_from("BEGIN { x = \"abcd\"; trace(\"abc\" < x); }", 3));
+    assert!(scan_from(
+        "BEGIN { x = \"abcd\"; y = x; trace(x == y); }",
+        256
+    ));
+}
