@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The BPF programs' own run time per firing, by the kernel's statistics: our `dtrace`
-against `bpftrace` on bench/syscall_cost.py's scripts, in one run.
+against `bpftrace` on bench/syscall_cost.py's scripts and a string predicate, in one run.
 
 A benchmark, not a test. bench/syscall_cost.py measures what a traced system call costs
 the caller, most of which is the kernel's tracepoint machinery; this measures only what the
@@ -32,6 +32,14 @@ import usdt_overhead
 
 REPO = usdt_overhead.REPO
 STATS = "/proc/sys/kernel/bpf_stats_enabled"
+
+# bench/syscall_cost.py's scripts, and a string predicate on every system call (the
+# workload is named getppid).
+SCRIPTS = syscall_cost.SCRIPTS + [
+    ("every syscall, `/execname == \"getppid\"/` / `/comm == \"getppid\"/`",
+     'syscall:::entry /execname == "getppid"/ { @[probefunc] = count(); }',
+     'tracepoint:raw_syscalls:sys_enter /comm == "getppid"/ { @[args->id] = count(); }'),
+]
 
 
 def programs():
@@ -68,7 +76,7 @@ def measure(dtrace, bpftrace, calls, runs, baseline=None):
     tools = [("dtrace", dtrace), ("bpftrace", bpftrace)] + ([("baseline", baseline)]
                                                              if baseline else [])
     configs = []
-    for row, d, b in syscall_cost.SCRIPTS:
+    for row, d, b in SCRIPTS:
         for tool, path in tools:
             script = b if tool == "bpftrace" else d
             flag = "-e" if tool == "bpftrace" else "-n"
@@ -93,7 +101,7 @@ def measure(dtrace, bpftrace, calls, runs, baseline=None):
         return statistics.median(samples[(row, tool)])
     return {row: (med(row, "dtrace"), med(row, "bpftrace"),
                   med(row, "baseline") if baseline else None)
-            for row, _, _ in syscall_cost.SCRIPTS}
+            for row, _, _ in SCRIPTS}
 
 
 def report(result, runs):

@@ -23,6 +23,13 @@
 //! `sched_switch` that records, per CPU, the thread going on CPU, when, and its exact
 //! `se.sum_exec_runtime` then ([`VtimeSlot`]); scripts that don't read it get none.
 //!
+//! Scratch: the prologue claims one of this CPU's scratch areas for the firing and the exit
+//! releases it. A program whose finished code names the scratch register nowhere else
+//! (its keys in the stack frame, no record, string or temporary in scratch: the counting
+//! one-liners) leaves the claim, the release and the stores only scratch's users read out
+//! (`Gen::omit_unused_scratch`), so it never holds a level and never counts a nested
+//! drop.
+//!
 //! Follow-fork (user probes with a [`UprobeContext::family`]): the compiled program gets the
 //! [`Compiled::follow`] map, a `sched_process_fork` helper that puts children of its members
 //! into their parent's family and a `sched_process_exit` helper that takes processes out
