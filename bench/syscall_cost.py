@@ -19,7 +19,11 @@ System call probes are system-wide, so whatever else the machine runs meanwhile 
 too (not counted in the loop's CPU time).
 Every configuration runs --runs times, interleaved, order flipped every round.
 
-Usage: python3 bench/syscall_cost.py [--calls 2000000] [--runs 5]
+With --baseline PATH a second dtrace binary (say, a build of the code before a change)
+runs the same scripts in the same rounds, so that before and after share the machine's
+conditions; the report gets its column and ratio too.
+
+Usage: python3 bench/syscall_cost.py [--calls 2000000] [--runs 5] [--baseline PATH]
 """
 
 import argparse
@@ -69,8 +73,9 @@ SCRIPTS = [
 ]
 
 
-def measure(dtrace, bpftrace, calls, runs):
-    """{row: (untraced ns per call, dtrace extra ns per call, bpftrace extra ns per call)}."""
+def measure(dtrace, bpftrace, calls, runs, baseline=None):
+    """{row: (untraced ns per call, dtrace extra ns per call, bpftrace extra ns per call,
+    baseline dtrace's extra ns per call or None)}."""
     work = tempfile.mkdtemp(prefix="syscall-bench-")
     prog = usdt_overhead.build_c(work, "getppid", PROGRAM)
     cmd = "%s %d" % (prog, calls)
@@ -78,6 +83,8 @@ def measure(dtrace, bpftrace, calls, runs):
     for row, d, b in SCRIPTS:
         configs.append(((row, "dtrace"), [dtrace, "-q", "-n", d, "-c", cmd]))
         configs.append(((row, "bpftrace"), [bpftrace, "-e", b, "-c", cmd]))
+        if baseline:
+            configs.append(((row, "baseline"), [baseline, "-q", "-n", d, "-c", cmd]))
     samples = {name: [] for name, _ in configs}
     for r in range(runs):
         for name, argv in (configs if r % 2 == 0 else list(reversed(configs))):
@@ -85,17 +92,30 @@ def measure(dtrace, bpftrace, calls, runs):
             print("run %d %s: %d ns" % (r, name, samples[name][-1]), file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)
     base = statistics.median(samples["untraced"]) / calls
-    return {row: (base,
-                  statistics.median(samples[(row, "dtrace")]) / calls - base,
-                  statistics.median(samples[(row, "bpftrace")]) / calls - base)
+
+    def extra(row, tool):
+        return statistics.median(samples[(row, tool)]) / calls - base
+    return {row: (base, extra(row, "dtrace"), extra(row, "bpftrace"),
+                  extra(row, "baseline") if baseline else None)
             for row, _, _ in SCRIPTS}
 
 
 def report(result, calls, runs):
-    print("| script | dtrace extra ns per call | bpftrace extra ns per call | ratio dtrace / bpftrace |")
-    print("|---|---:|---:|---:|")
-    for row, (_, d, b) in result.items():
-        print("| %s | %.1f | %.1f | %.3f |" % (row, d, b, d / b))
+    with_baseline = any(r[3] is not None for r in result.values())
+    if with_baseline:
+        print("| script | dtrace extra ns per call | baseline dtrace extra ns per call "
+              "| bpftrace extra ns per call | ratio dtrace / bpftrace "
+              "| ratio baseline / bpftrace |")
+        print("|---|---:|---:|---:|---:|---:|")
+    else:
+        print("| script | dtrace extra ns per call | bpftrace extra ns per call "
+              "| ratio dtrace / bpftrace |")
+        print("|---|---:|---:|---:|")
+    for row, (_, d, b, old) in result.items():
+        if with_baseline:
+            print("| %s | %.1f | %.1f | %.1f | %.3f | %.3f |" % (row, d, old, b, d / b, old / b))
+        else:
+            print("| %s | %.1f | %.1f | %.3f |" % (row, d, b, d / b))
     print()
     print("getppid() untraced: %.1f ns per call; %d calls per run, %d runs each, medians."
           % (next(iter(result.values()))[0], calls, runs))
@@ -107,9 +127,13 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--dtrace", default=os.path.join(REPO, "target/release/dtrace"))
     ap.add_argument("--bpftrace", default=shutil.which("bpftrace"))
+    ap.add_argument("--baseline", help="a second dtrace binary, measured in the same run")
     args = ap.parse_args()
     usdt_overhead.check_tools(args.dtrace, args.bpftrace)
-    report(measure(args.dtrace, args.bpftrace, args.calls, args.runs), args.calls, args.runs)
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        sys.exit("syscall_cost: baseline %s is not an executable" % args.baseline)
+    report(measure(args.dtrace, args.bpftrace, args.calls, args.runs, args.baseline),
+           args.calls, args.runs)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,10 @@ TESTS = [
             " { @[probefunc, execname] = count(); } profile-97 { @e[execname] = count(); }"
             " END { printa(\"%s %s %@d\\n\", @); }' -c \"$T/tprog 3\"",
      "expect": r"write tprog [3-9]"},
+    {"name": "scratch-free", "group": "core",
+     "cmd": "dtrace -qn 'syscall:::entry /pid == $target/ { @[probefunc] = count(); @c[execname] = count(); }"
+            " END { printa(\"%s %@d\\n\", @); printa(\"%s %@d\\n\", @c); }' -c \"$T/tprog 3\"",
+     "expect": r"(?s)write [3-9].*tprog [1-9]"},
     {"name": "profile", "group": "core",
      "cmd": "dtrace -qn 'profile-97 { @n = count(); } tick-1s { exit(0); }"
             " END { printa(\"samples %@d\\n\", @n); }'",

@@ -1,5 +1,7 @@
 //! An instruction buffer with forward labels and map references resolved at load time.
 
+use std::ops::Range;
+
 use dtrace_ebpf::*;
 
 use crate::program::MapId;
@@ -18,6 +20,8 @@ pub struct Emitter {
     calls: Vec<(usize, Label)>,
     /// Indices of `ld_imm64` instructions whose `imm` is a [`MapId`] to be replaced by a map fd.
     map_relocs: Vec<usize>,
+    /// Ranges of instructions left out of the finished code ([`Emitter::omit`]).
+    omitted: Vec<Range<usize>>,
 }
 
 /// The longest displacement a jump keeps in its 16-bit field. The verifier inserts
@@ -121,6 +125,21 @@ impl Emitter {
         ));
     }
 
+    /// Leave the instructions of `range` out of the finished code: a label bound inside or
+    /// at the end of it lands on the next instruction kept. The caller makes sure no kept
+    /// instruction jumps into the middle of it or needs what it computed.
+    pub fn omit(&mut self, range: Range<usize>) {
+        self.omitted.push(range);
+    }
+
+    /// Whether an instruction emitted so far and outside `ranges` satisfies `f`.
+    pub fn any_outside(&self, ranges: &[Range<usize>], f: impl Fn(&Insn) -> bool) -> bool {
+        self.insns
+            .iter()
+            .enumerate()
+            .any(|(i, insn)| !ranges.iter().any(|r| r.contains(&i)) && f(insn))
+    }
+
     /// Resolve labels. A jump whose displacement exceeds [`NEAR_JUMP`] is relaxed: `goto`
     /// becomes `gotol` (32-bit displacement), and `if cond goto L` becomes
     /// `if cond goto +1; goto +1; gotol L`. Jumps emitted with fixed displacements only
@@ -133,7 +152,10 @@ impl Emitter {
             fixups,
             calls,
             map_relocs,
+            omitted,
         } = self;
+        let gone = |at: usize| omitted.iter().any(|r| r.contains(&at));
+        let fixups: Vec<(usize, Label)> = fixups.into_iter().filter(|f| !gone(f.0)).collect();
         for &(_, label) in &fixups {
             labels[label.0].ok_or("jump to an unbound label")?;
         }
@@ -159,6 +181,7 @@ impl Emitter {
             for (i, fixup) in fixup_of.iter().enumerate() {
                 start.push(n);
                 n += match fixup {
+                    _ if gone(i) => 0,
                     Some(k) if long[*k] && !is_goto(i) => 3,
                     _ => 1,
                 };
@@ -178,6 +201,9 @@ impl Emitter {
         }
         let mut insns = Vec::with_capacity(start[old.len()]);
         for (i, insn) in old.iter().enumerate() {
+            if gone(i) {
+                continue;
+            }
             let Some(k) = fixup_of[i] else {
                 insns.push(*insn);
                 continue;
@@ -202,7 +228,7 @@ impl Emitter {
             }
         }
         let mut functions = Vec::new();
-        for (at, label) in calls {
+        for (at, label) in calls.into_iter().filter(|c| !gone(c.0)) {
             let (at, target) = (start[at], start[labels[label.0]]);
             insns[at].imm = (target as i64 - at as i64 - 1) as i32;
             functions.push(target as u32);
@@ -211,7 +237,11 @@ impl Emitter {
         functions.dedup();
         Ok(Code {
             insns,
-            map_relocs: map_relocs.into_iter().map(|at| start[at]).collect(),
+            map_relocs: map_relocs
+                .into_iter()
+                .filter(|&at| !gone(at))
+                .map(|at| start[at])
+                .collect(),
             functions,
         })
     }
@@ -249,6 +279,30 @@ mod tests {
         assert_eq!(code.insns[0].regs >> 4, BPF_PSEUDO_FUNC);
         assert_eq!(code.insns[0].imm, 2);
         assert_eq!(code.functions, vec![3]);
+    }
+
+    #[test]
+    fn omitted_ranges_leave_the_code_and_their_labels_land_after_them() {
+        let mut e = Emitter::new();
+        let after = e.label();
+        let end = e.label();
+        e.jmp_imm(BPF_JEQ, R1, 0, after);
+        let from = e.len();
+        e.ld_map(R2, MapId(3));
+        e.goto(end);
+        e.bind(after);
+        e.emit(Insn::mov64_imm(R0, 1));
+        e.omit(from..e.len());
+        e.bind(end);
+        e.ld_map(R3, MapId(4));
+        e.emit(Insn::exit());
+        let ld_and_goto = from..from + 3;
+        assert!(!e.any_outside(std::slice::from_ref(&ld_and_goto), |i| i.dst() == R2));
+        let code = e.finish().unwrap();
+        assert_eq!(code.insns.len(), 4);
+        assert_eq!(code.insns[0].off, 0);
+        assert_eq!(code.map_relocs, vec![1]);
+        assert_eq!(code.insns[1].dst(), R3);
     }
 
     #[test]

@@ -332,3 +332,104 @@ fn a_clause_on_many_probes_compiles_in_linear_time() {
     assert_eq!(compiled.enabled.len(), 20_000);
     assert!(took.as_secs() < 60, "took {took:?}");
 }
+
+/// Whether `insns` name scratch at all: its register (r9) or a claim (compare-and-exchange
+/// on a claim word).
+fn uses_scratch(insns: &[dtrace_ebpf::Insn]) -> bool {
+    use dtrace_ebpf::{BPF_ATOMIC, BPF_CMPXCHG, BPF_STX, R9};
+    let cmpxchg = |i: &dtrace_ebpf::Insn| {
+        i.class() == BPF_STX && i.code & BPF_ATOMIC == BPF_ATOMIC && i.imm == BPF_CMPXCHG
+    };
+    insns
+        .iter()
+        .any(|i| i.dst() == R9 || i.src() == R9 || cmpxchg(i))
+}
+
+/// The common one-liners need no scratch: their key (one scalar, a probe name's number, or
+/// `execname`'s 16 bytes) is built in the frame, the system call number kept there too,
+/// and a group clause's epid is stored for nothing that reads it. So they claim no scratch
+/// level and release none: the counting group program is 60 instructions, where the claim,
+/// the scratch lookup and the release made it 138.
+#[test]
+fn one_liners_that_need_no_scratch_claim_none() {
+    use dtrace_ebpf::{Insn, BPF_ADD, R10, R2};
+    let entries: Vec<ProbeSite> = (0..20)
+        .map(|nr| syscall_site(100 + nr, nr, false))
+        .collect();
+    let c = build_on("syscall:::entry { @[probefunc] = count(); }", vec![entries]).unwrap();
+    let insns = &c.programs[0].code.insns;
+    assert!(!uses_scratch(insns), "{insns:?}");
+    assert!(insns.len() <= 60, "{} instructions", insns.len());
+    let key_on_stack = [Insn::mov64_reg(R2, R10), Insn::alu64_imm(BPF_ADD, R2, -48)];
+    assert!(insns.windows(2).any(|w| w == key_on_stack));
+    for clause in [
+        "syscall::call3:entry { @ = count(); }",
+        "syscall::call3:entry { @[pid] = count(); }",
+        "syscall::call3:entry { @[execname] = count(); }",
+        "syscall::call3:entry { @[pid, tid] = sum(arg0); }",
+    ] {
+        let c = build_on(clause, vec![vec![syscall_site(100, 3, false)]]).unwrap();
+        assert!(!uses_scratch(&c.programs[0].code.insns), "{clause}");
+    }
+}
+
+/// A clause that does use scratch (a record, a string, a key too large for the frame)
+/// claims a level for the whole firing, as every clause did.
+#[test]
+fn clauses_that_use_scratch_claim_it() {
+    let entries: Vec<ProbeSite> = (0..20)
+        .map(|nr| syscall_site(100 + nr, nr, false))
+        .collect();
+    for clause in [
+        "syscall:::entry { @[probefunc] = count(); trace(arg0); }",
+        "syscall:::entry { @[probefunc, pid, tid] = count(); }",
+        "syscall:::entry { @[copyinstr(arg0)] = count(); }",
+        "syscall:::entry { @[stack()] = count(); }",
+    ] {
+        let c = build_on(clause, vec![entries.clone()]).unwrap();
+        assert!(uses_scratch(&c.programs[0].code.insns), "{clause}");
+    }
+}
+
+/// The prologue's check of the tracing state stands for the first clause's: a program of
+/// one clause reads the state once, one of two clauses twice (the second clause's check
+/// is what stops it after the first called `exit()`).
+#[test]
+fn the_first_clause_relies_on_the_prologues_state_check() {
+    use dtrace_ebpf::BPF_PSEUDO_MAP_VALUE;
+    let state_reads = |text: &str| {
+        let c = build_on(text, vec![vec![syscall_site(100, 3, false)]; 2]).unwrap();
+        let globals = c.core.globals.0 as i32;
+        c.programs[0]
+            .code
+            .insns
+            .iter()
+            .filter(|i| i.src().0 == BPF_PSEUDO_MAP_VALUE && i.imm == globals)
+            .count()
+    };
+    assert_eq!(state_reads("syscall::call3:entry { @ = count(); }"), 1);
+    assert_eq!(
+        state_reads(
+            "syscall::call3:entry { @a = count(); } syscall::call3:entry { @b = count(); }"
+        ),
+        2
+    );
+}
+
+/// A comparison with a string literal walks the bytes only up to where the literal ends
+/// (where the comparison is decided at the latest), not the whole `strsize`.
+#[test]
+fn comparing_with_a_literal_walks_only_its_bytes() {
+    use dtrace_ebpf::{Insn, R0, R3};
+    let scan_from = |text: &str, from: i32| {
+        let c = build(text).unwrap();
+        let start = [Insn::mov64_imm(R3, from), Insn::mov64_imm(R0, 257)];
+        c.programs[0].code.insns.windows(2).any(|w| w == start)
+    };
+    assert!(scan_from("BEGIN { x = \"abcd\"; trace(x == \"ab\"); }", 2));
+    assert!(scan_from("BEGIN { x = \"abcd\"; trace(\"abc\" < x); }", 3));
+    assert!(scan_from(
+        "BEGIN { x = \"abcd\"; y = x; trace(x == y); }",
+        256
+    ));
+}

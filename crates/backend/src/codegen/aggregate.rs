@@ -137,10 +137,12 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// Evaluate `keys` into the key of `agg`; returns its scratch offset. Values are
-    /// evaluated first, in order; then the key is filled, stacks straight from
-    /// `bpf_get_stack` and `execname` from `bpf_get_current_comm`.
-    fn agg_key(&mut self, keys: &[ir::Expr], agg: &Aggregation) -> Result<u32> {
+    /// Evaluate `keys` into the key of `agg`; returns where it is. Values are evaluated
+    /// first, in order; then the key is filled, stacks straight from `bpf_get_stack` and
+    /// `execname` from the task's `comm`. A key of at most [`regs::STACK_KEY_SIZE`] bytes
+    /// holding no stack is built in the frame, so that a clause needing no other scratch
+    /// claims none; each word is zeroed first unless a value fills it whole.
+    fn agg_key(&mut self, keys: &[ir::Expr], agg: &Aggregation) -> Result<KeyAt> {
         let mut vals = Vec::new();
         for (k, store) in keys.iter().zip(&agg.stores) {
             vals.push(match &k.kind {
@@ -150,35 +152,52 @@ impl Gen<'_, '_> {
                 _ => Some(self.key_value(k, store)?),
             });
         }
-        let key = self.scratch(agg.key_size);
-        self.zero_scratch(key, agg.key_size.next_multiple_of(8));
+        let size = agg.key_size.next_multiple_of(8);
+        let key = match agg.stores.iter().any(|s| matches!(s, KeyStore::Datum(_))) {
+            false if size <= regs::STACK_KEY_SIZE => KeyAt::Stack,
+            _ => KeyAt::Scratch(self.scratch(agg.key_size)),
+        };
+        // The words the values fill whole: a scalar's, and execname's two.
+        let mut filled = Vec::new();
         for ((v, store), field) in vals.iter().zip(&agg.stores).zip(&agg.keys) {
-            let off = key + field.offset;
             match (store, v) {
-                (KeyStore::Datum(d), None) => self.emit_stack(off, *d),
-                (KeyStore::Datum(d), Some(v)) => self.store_symbol(v, *d, off),
-                (KeyStore::String(bound), Some(v)) => {
-                    self.fault_if_null(v);
-                    self.copy_key_bytes(off, *bound, v, helpers::PROBE_READ_KERNEL_STR);
+                (KeyStore::String(_), None) => filled.extend([field.offset, field.offset + 8]),
+                (KeyStore::Datum(_) | KeyStore::String(_), _) => {}
+                (KeyStore::Value, Some(_))
+                    if matches!(field.ty, Type::Struct(_) | Type::Array(..)) => {}
+                _ => filled.push(field.offset),
+            }
+        }
+        for word in (0..size).step_by(8).filter(|w| !filled.contains(w)) {
+            let (base, at) = key.at(word);
+            self.e.emit(Insn::st(Size::DW, base, at, 0));
+        }
+        for ((v, store), field) in vals.iter().zip(&agg.stores).zip(&agg.keys) {
+            let off = field.offset;
+            let (base, at) = key.at(off);
+            match (store, v, key) {
+                (KeyStore::Datum(d), None, KeyAt::Scratch(key)) => self.emit_stack(key + off, *d),
+                (KeyStore::Datum(d), Some(v), KeyAt::Scratch(key)) => {
+                    self.store_symbol(v, *d, key + off)
                 }
-                (KeyStore::Value, Some(v))
+                (KeyStore::Datum(_), _, KeyAt::Stack) => unreachable!("stacks are kept in scratch"),
+                (KeyStore::String(bound), Some(v), _) => {
+                    self.fault_if_null(v);
+                    self.copy_key_bytes(base, at, *bound, v, helpers::PROBE_READ_KERNEL_STR);
+                }
+                (KeyStore::Value, Some(v), _)
                     if matches!(field.ty, Type::Struct(_) | Type::Array(..)) =>
                 {
                     let size = super::vars::storage_size(&field.ty, self.strsize());
-                    self.copy_key_bytes(off, size, v, helpers::PROBE_READ_KERNEL);
+                    self.copy_key_bytes(base, at, size, v, helpers::PROBE_READ_KERNEL);
                 }
-                (_, Some(v)) => {
+                (_, Some(v), _) => {
                     let r = regs::read(&mut self.e, v.reg, R1);
                     super::expr::normalize(&mut self.e, r, &field.ty);
-                    self.e.emit(Insn::stx(
-                        Size::DW,
-                        super::regs::SCRATCH,
-                        self.small(off),
-                        r,
-                    ));
+                    self.e.emit(Insn::stx(Size::DW, base, at, r));
                 }
-                (KeyStore::String(_), None) => self.write_in_place(off),
-                (_, None) => {}
+                (KeyStore::String(_), None, _) => self.write_in_place(base, at),
+                (_, None, _) => {}
             }
         }
         for v in vals.iter().rev().flatten() {
@@ -187,39 +206,52 @@ impl Gen<'_, '_> {
         Ok(key)
     }
 
-    /// Copy `size` bytes of the value `v` refers to into the key at scratch `off` with
+    /// Copy `size` bytes of the value `v` refers to into the key at `base + off` with
     /// `helper` (`bpf_probe_read_kernel` or its string form).
-    fn copy_key_bytes(&mut self, off: u32, size: u32, v: &super::Val, helper: i32) {
-        self.scratch_addr(R1, off);
+    fn copy_key_bytes(&mut self, base: Reg, off: i16, size: u32, v: &super::Val, helper: i32) {
+        self.e.emit(Insn::mov64_reg(R1, base));
+        self.e.emit(Insn::alu64_imm(BPF_ADD, R1, off.into()));
         self.e.emit(Insn::mov64_imm(R2, size as i32));
         regs::read_into(&mut self.e, v.reg, R3);
         self.e.emit(Insn::call(helper));
     }
 
-    /// r0 = this CPU's slots for the key at scratch `key`, creating the entry; 0 if full.
-    fn entry_pointer(&mut self, agg: &Aggregation, key: u32) {
+    /// r0 = this CPU's slots for the key at `key`, creating the entry; 0 if full.
+    fn entry_pointer(&mut self, agg: &Aggregation, key: KeyAt) {
         let found = self.e.label();
         let full = self.e.label();
         let index_at = self.array_index(agg);
         self.agg_map_into_r1(agg, index_at, full);
-        self.scratch_addr(R2, key);
+        self.key_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
         self.take_agg_place(full);
         self.agg_map_into_r1(agg, index_at, full);
-        self.scratch_addr(R2, key);
+        self.key_addr(R2, key);
         self.e.ld_map_value(R3, self.c.core.rodata, Rodata::ZEROS);
         self.e.emit(Insn::mov64_imm(R4, 1)); // BPF_NOEXIST
         self.e.emit(Insn::call(helpers::MAP_UPDATE_ELEM));
         self.give_back_agg_place_unless_made();
         self.agg_map_into_r1(agg, index_at, full);
-        self.scratch_addr(R2, key);
+        self.key_addr(R2, key);
         self.e.emit(Insn::call(helpers::MAP_LOOKUP_ELEM));
         self.e.jmp_imm(BPF_JNE, R0, 0, found);
         self.e.bind(full);
         self.count_drop(DropKind::Aggregation);
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.bind(found);
+    }
+
+    /// `dst` = the address of the key at `key`.
+    fn key_addr(&mut self, dst: Reg, key: KeyAt) {
+        match key {
+            KeyAt::Scratch(off) => self.scratch_addr(dst, off),
+            KeyAt::Stack => {
+                self.e.emit(Insn::mov64_reg(dst, R10));
+                self.e
+                    .emit(Insn::alu64_imm(BPF_ADD, dst, regs::STACK_KEY.into()));
+            }
+        }
     }
 
     /// For an aggregation reached through an array of maps: the scratch offset where its
@@ -319,6 +351,26 @@ impl Gen<'_, '_> {
                 }
                 add_slot(e, 0, R1);
             }
+        }
+    }
+}
+
+/// Where an aggregation key is built.
+#[derive(Clone, Copy)]
+enum KeyAt {
+    /// In scratch, at this offset.
+    Scratch(u32),
+    /// In the frame, at [`regs::STACK_KEY`].
+    Stack,
+}
+
+impl KeyAt {
+    /// The base register and displacement of the key's byte `off`. (Scratch offsets
+    /// past 32 KiB are refused when the program is finished.)
+    fn at(self, off: u32) -> (Reg, i16) {
+        match self {
+            KeyAt::Scratch(key) => (regs::SCRATCH, (key + off) as i16),
+            KeyAt::Stack => (R10, regs::STACK_KEY + off as i16),
         }
     }
 }

@@ -103,7 +103,16 @@ impl Gen<'_, '_> {
             ExprKind::Compare { op, how, lhs, rhs } => {
                 let a = self.expr(lhs)?;
                 let b = self.expr(rhs)?;
-                let v = self.compare(*op, *how, &a, &b)?;
+                // A string literal's bytes end where the comparison is decided at the
+                // latest.
+                let decided_by = [lhs, rhs]
+                    .iter()
+                    .filter_map(|x| match &x.kind {
+                        ExprKind::Str(s) => Some(s.len()),
+                        _ => None,
+                    })
+                    .min();
+                let v = self.compare(*op, *how, &a, &b, decided_by)?;
                 self.pop(b.reg);
                 Ok(v)
             }
@@ -307,10 +316,18 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// A comparison of two evaluated values; the result (int) replaces `a`.
-    fn compare(&mut self, op: CmpOp, how: Comparison, a: &Val, b: &Val) -> Result<Val> {
+    /// A comparison of two evaluated values; the result (int) replaces `a`. Strings are
+    /// compared up to byte `decided_by` when that is known (where a literal ends).
+    fn compare(
+        &mut self,
+        op: CmpOp,
+        how: Comparison,
+        a: &Val,
+        b: &Val,
+        decided_by: Option<usize>,
+    ) -> Result<Val> {
         match how {
-            Comparison::Strings => return self.string_compare(op, a, b),
+            Comparison::Strings => return self.string_compare(op, a, b, decided_by),
             Comparison::StringNull => {
                 regs::read_into(&mut self.e, a.reg, R1);
                 let jop = if op == CmpOp::Eq { BPF_JEQ } else { BPF_JNE };

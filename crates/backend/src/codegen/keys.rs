@@ -63,13 +63,16 @@ pub(crate) fn written_in_place(k: &ir::Expr, store: &KeyStore) -> bool {
 const COMM_SIZE: u32 = 16;
 
 impl Gen<'_, '_> {
-    /// Write key `k` (one [`written_in_place`]: `execname`) into its slot at scratch
-    /// `off`: the 16 bytes of the current task's `comm`, which the kernel keeps padded
-    /// with NULs, loaded through the task's BTF pointer (no helper copying it); by
-    /// `bpf_get_current_comm` when the kernel's layout is not known.
-    pub(crate) fn write_in_place(&mut self, off: u32) {
+    /// Write key `k` (one [`written_in_place`]: `execname`) into its slot at `base + off`
+    /// (scratch or the frame): the 16 bytes of the current task's `comm`, which the kernel
+    /// keeps padded with NULs, loaded through the task's BTF pointer (no helper copying
+    /// it); by `bpf_get_current_comm` when the kernel's layout is not known.
+    pub(crate) fn write_in_place(&mut self, base: Reg, off: i16) {
         let Some(comm) = self.c.kernel.member_offset("task_struct", "comm") else {
-            self.scratch_addr(R1, off);
+            self.e.emit(Insn::mov64_reg(R1, base));
+            if off != 0 {
+                self.e.emit(Insn::alu64_imm(BPF_ADD, R1, off.into()));
+            }
             self.e.emit(Insn::mov64_imm(R2, COMM_SIZE as i32));
             self.e.emit(Insn::call(helpers::GET_CURRENT_COMM));
             return;
@@ -78,9 +81,8 @@ impl Gen<'_, '_> {
         for word in [0, 8] {
             self.e
                 .emit(Insn::ldx(Size::DW, R1, R0, (comm + word) as i16));
-            let at = self.small(off + word);
             self.e
-                .emit(Insn::stx(Size::DW, super::regs::SCRATCH, at, R1));
+                .emit(Insn::stx(Size::DW, base, off + word as i16, R1));
         }
     }
 
@@ -95,9 +97,7 @@ impl Gen<'_, '_> {
                 // The table has each system call's name at its number.
                 let slot = self.nr_slot.expect("a group program");
                 let v = self.push(k.span)?;
-                let off = self.small(slot);
-                self.e
-                    .emit(Insn::ldx(Size::DW, R1, super::regs::SCRATCH, off));
+                self.e.emit(Insn::ldx(Size::DW, R1, R10, slot));
                 regs::write(&mut self.e, v, R1);
                 return Ok(Val {
                     reg: v,

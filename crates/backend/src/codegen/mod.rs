@@ -23,6 +23,13 @@
 //! `sched_switch` that records, per CPU, the thread going on CPU, when, and its exact
 //! `se.sum_exec_runtime` then ([`VtimeSlot`]); scripts that don't read it get none.
 //!
+//! Scratch: the prologue claims one of this CPU's scratch areas for the firing and the exit
+//! releases it. A program whose finished code names the scratch register nowhere else
+//! (its keys in the stack frame, no record, string or temporary in scratch: the counting
+//! one-liners) leaves the claim, the release and the stores only scratch's users read out
+//! (`Gen::omit_unused_scratch`), so it never holds a level and never counts a nested
+//! drop.
+//!
 //! Follow-fork (user probes with a [`UprobeContext::family`]): the compiled program gets the
 //! [`Compiled::follow`] map, a `sched_process_fork` helper that puts children of its members
 //! into their parent's family and a `sched_process_exit` helper that takes processes out
@@ -64,7 +71,8 @@ use dtrace_typing::ir::{self, BindId, VarId};
 use crate::emit::{Emitter, Label};
 use crate::program::*;
 use crate::types::Type;
-use regs::{VReg, VRegs, CLAIM_SLOT, CTX_SLOT, KEY_SLOT, SCRATCH};
+use regs::{VReg, VRegs, CLAIM_SLOT, CTX_SLOT, KEY_SLOT, NR_SLOT, SCRATCH};
+use std::ops::Range;
 
 /// Kernel structure layout the generated code needs, answered from BTF by the caller.
 pub trait KernelLayout {
@@ -731,8 +739,14 @@ struct ProgState {
     allocations: Vec<(u32, u32)>,
     this_offsets: HashMap<VarId, u32>,
     exit: Label,
-    /// In a group program: where in scratch the prologue stored the system call number.
-    nr_slot: Option<u32>,
+    /// In a group program: where in the frame the prologue stored the system call number.
+    nr_slot: Option<i16>,
+    /// Code that claims or releases scratch, or stores there what only scratch's other
+    /// users read (a group clause's epid): left out when nothing else uses scratch.
+    scratch_only: Vec<Range<usize>>,
+    /// Whether the tracing state was checked and no clause ran since (the prologue's
+    /// check stands for the first clause's).
+    state_checked: bool,
     /// The ERROR function, once a fault calls it, and where ERROR's arguments go.
     error_label: Option<Label>,
     error_args: Option<u32>,
@@ -763,10 +777,14 @@ impl ProgState {
         let mut e = Emitter::new();
         let exit = e.label();
         e.emit(Insn::stx(Size::DW, R10, CTX_SLOT, R1));
+        let no_claim = e.len();
         e.emit(Insn::st(Size::DW, R10, CLAIM_SLOT, 0));
+        let mut scratch_only = Vec::new();
+        scratch_only.push(no_claim..e.len());
         // Nothing runs before every probe is enabled but BEGIN, and after exit() only END
         // and ERROR.
-        if !drains(&probe) && !is_begin_probe(&probe) {
+        let state_checked = !drains(&probe) && !is_begin_probe(&probe);
+        if state_checked {
             e.ld_map_value(R2, c.core.globals, vars::STATE_OFFSET);
             e.emit(Insn::ldx(Size::DW, R2, R2, 0));
             e.jmp_imm(BPF_JNE, R2, TracingState::Active as i32, exit);
@@ -791,14 +809,14 @@ impl ProgState {
             }
         }
         let level_slot = level_slot(c.opts.strsize);
+        let claim = e.len();
         claim_scratch(&mut e, &c.core, level_slot, exit);
+        scratch_only.push(claim..e.len());
         let mut scratch_top = level_slot as u32 + 8;
         let mut nr_slot = None;
         if let ProbeContext::SyscallGroup(g) = &probe.context {
-            let slot = scratch_top;
-            scratch_top += 8;
-            nr_slot = Some(slot);
-            Self::syscall_prologue(c, &mut e, g, slot as i16, exit);
+            nr_slot = Some(NR_SLOT);
+            Self::syscall_prologue(c, &mut e, g, exit);
         }
         let strtok = c.prog.strtok.then(|| {
             let slot = scratch_top;
@@ -826,6 +844,8 @@ impl ProgState {
             this_offsets: HashMap::new(),
             exit,
             nr_slot,
+            scratch_only,
+            state_checked,
             error_label: None,
             error_args: None,
             strtok,
@@ -838,14 +858,8 @@ impl ProgState {
     }
 
     /// A group program's prologue: leave unless this is a native x86_64 system call of the
-    /// group's tables, then store its number at `slot` of scratch.
-    fn syscall_prologue(
-        c: &Compiler<'_>,
-        e: &mut Emitter,
-        g: &SyscallGroup,
-        slot: i16,
-        exit: Label,
-    ) {
+    /// group's tables, then store its number at [`NR_SLOT`] of the frame.
+    fn syscall_prologue(c: &Compiler<'_>, e: &mut Emitter, g: &SyscallGroup, exit: Label) {
         // r0 = *(size *)(r3), read with bpf_probe_read_kernel (0 if unreadable).
         let read_kernel = |e: &mut Emitter, size: i32| {
             e.emit(Insn::st(Size::DW, R10, KEY_SLOT, 0));
@@ -878,7 +892,7 @@ impl ProgState {
         }
         // Unsigned: -1 (no system call) and x32 numbers (bit 30) are out of range too.
         e.jmp_imm(BPF_JGE, R0, g.table_len() as i32, exit);
-        e.emit(Insn::stx(Size::DW, SCRATCH, slot, R0));
+        e.emit(Insn::stx(Size::DW, R10, NR_SLOT, R0));
     }
 
     /// An empty stand-in while the real state is lent to a [`Gen`].
@@ -893,6 +907,8 @@ impl ProgState {
             this_offsets: HashMap::new(),
             exit,
             nr_slot: None,
+            scratch_only: Vec::new(),
+            state_checked: false,
             error_label: None,
             error_args: None,
             strtok: None,
@@ -920,8 +936,12 @@ pub(crate) struct Gen<'c, 'a> {
     this_offsets: HashMap<VarId, u32>,
     clause: Option<ClauseState>,
     exit: Label,
-    /// In a group program: where in scratch the system call number is.
-    nr_slot: Option<u32>,
+    /// In a group program: where in the frame the system call number is.
+    nr_slot: Option<i16>,
+    /// Code left out when nothing else uses scratch (see [`ProgState`]).
+    scratch_only: Vec<Range<usize>>,
+    /// Whether the tracing state was checked and no clause ran since.
+    state_checked: bool,
     /// Values bound by `Let` (translators' inputs) and the registers holding them.
     binds: HashMap<BindId, VReg>,
     /// The ERROR function, once a fault calls it, and where ERROR's arguments go.
@@ -957,6 +977,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             clause: None,
             exit: p.exit,
             nr_slot: p.nr_slot,
+            scratch_only: p.scratch_only,
+            state_checked: p.state_checked,
             binds: HashMap::new(),
             error_label: p.error_label,
             error_args: p.error_args,
@@ -979,6 +1001,8 @@ impl<'c, 'a> Gen<'c, 'a> {
             this_offsets: self.this_offsets,
             exit: self.exit,
             nr_slot: self.nr_slot,
+            scratch_only: self.scratch_only,
+            state_checked: self.state_checked,
             error_label: self.error_label,
             error_args: self.error_args,
             strtok: self.strtok,
@@ -994,13 +1018,16 @@ impl<'c, 'a> Gen<'c, 'a> {
         let exit = self.exit;
         self.e.bind(exit);
         let level_slot = level_slot(self.strsize());
+        let release = self.e.len();
         release_scratch(&mut self.e, level_slot);
+        self.scratch_only.push(release..self.e.len());
         self.e.emit(Insn::mov64_imm(R0, 0));
         self.e.emit(Insn::exit());
         self.error_clauses()?;
         self.search_callback();
         self.json_callback();
         self.json_split_callback();
+        self.omit_unused_scratch();
         let top = self.scratch_top.max(self.scratch_peak);
         if top > i16::MAX as u32 {
             return Err(CompileError::unplaced(
@@ -1027,6 +1054,19 @@ impl<'c, 'a> Gen<'c, 'a> {
             ));
         }
         Ok(code)
+    }
+
+    /// A program that uses no scratch (no record, string, key or temporary there) claims
+    /// none: its claim, release and the stores only scratch's users would read are left
+    /// out, so nested firings never find it holding a level.
+    fn omit_unused_scratch(&mut self) {
+        let ranges = std::mem::take(&mut self.scratch_only);
+        let uses = |i: &Insn| i.dst() == SCRATCH || i.src() == SCRATCH;
+        if !self.e.any_outside(&ranges, uses) {
+            for r in ranges {
+                self.e.omit(r);
+            }
+        }
     }
 
     /// Reserve `size` bytes of scratch, 8-aligned; returns their offset.
@@ -1075,7 +1115,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             stack_window: None,
             ustackdepth: None,
         });
-        if !self.drains() {
+        if !self.drains() && !std::mem::take(&mut self.state_checked) {
             // After exit(), this firing's later clauses do nothing either.
             self.e
                 .ld_map_value(R2, self.c.core.globals, vars::STATE_OFFSET);
@@ -1101,8 +1141,10 @@ impl<'c, 'a> Gen<'c, 'a> {
                 }
             }
             let slot = self.scratch(8);
+            let at = self.e.len();
             self.e
                 .emit(Insn::stx(Size::W, SCRATCH, self.small(slot), R0));
+            self.scratch_only.push(at..at + 1);
             self.clause_state().epid_slot = Some(slot);
         }
         let mark = self.scratch_top;
@@ -1182,8 +1224,8 @@ impl<'c, 'a> Gen<'c, 'a> {
     /// `dst` = 4 * the system call number of a group program (0 outside the tables, for the
     /// verifier: the number was checked in the prologue), an offset into a u32 table.
     fn by_syscall_nr(&mut self, dst: Reg, len: u32) {
-        let slot = self.nr_slot.expect("a group program") as i16;
-        self.e.emit(Insn::ldx(Size::DW, dst, SCRATCH, slot));
+        let slot = self.nr_slot.expect("a group program");
+        self.e.emit(Insn::ldx(Size::DW, dst, R10, slot));
         let ok = self.e.label();
         self.e.jmp_imm(BPF_JLT, dst, len as i32, ok);
         self.e.emit(Insn::mov64_imm(dst, 0));

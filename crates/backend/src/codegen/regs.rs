@@ -7,8 +7,9 @@
 //! - r0..r5: temporaries inside one operation and helper arguments
 //!
 //! Stack frame: `fp-8` the context pointer, `fp-16` an 8-byte key temporary, `fp-24` the
-//! address of the scratch claim word this firing holds (0: none), then the spill slots of
-//! virtual registers 3 and up.
+//! address of the scratch claim word this firing holds (0: none), `fp-32` a group program's
+//! system call number, `fp-48` a small aggregation key (16 bytes, [`STACK_KEY_SIZE`]), then
+//! the spill slots of virtual registers 3 and up.
 
 use dtrace_ebpf::*;
 
@@ -18,7 +19,11 @@ pub const SCRATCH: Reg = R9;
 pub const CTX_SLOT: i16 = -8;
 pub const KEY_SLOT: i16 = -16;
 pub const CLAIM_SLOT: i16 = -24;
-const SPILL_BASE: i16 = -32;
+pub const NR_SLOT: i16 = -32;
+pub const STACK_KEY: i16 = -48;
+/// The most bytes of an aggregation key kept at [`STACK_KEY`] rather than in scratch.
+pub const STACK_KEY_SIZE: u32 = 16;
+const SPILL_BASE: i16 = -56;
 const PHYSICAL: [Reg; 3] = [R6, R7, R8];
 /// Virtual registers that can be live at once.
 pub const MAX_DEPTH: usize = 40;

@@ -22,9 +22,19 @@ impl Gen<'_, '_> {
     /// branch on their values, only on its counter: it walks from the last byte to the
     /// first, keeping the index of the earliest byte where the strings differ or the first
     /// one ends. A branch on the bytes would leave the verifier a state to explore per
-    /// byte, and a clause of many comparisons beyond what it explores.
-    pub(crate) fn string_compare(&mut self, op: CmpOp, a: &Val, b: &Val) -> Result<Val> {
+    /// byte, and a clause of many comparisons beyond what it explores. When one string is
+    /// known to end by byte `decided_by` (a literal), the walk starts there: at that byte
+    /// at the latest the strings differ or both end, so no later byte can be the earliest
+    /// stop.
+    pub(crate) fn string_compare(
+        &mut self,
+        op: CmpOp,
+        a: &Val,
+        b: &Val,
+        decided_by: Option<usize>,
+    ) -> Result<Val> {
         let strsize = self.strsize() as i32;
+        let last = decided_by.map_or(strsize - 1, |n| n.min(strsize as usize - 1) as i32);
         let mark = self.scratch_top;
         let (ta, tb) = (self.string_buffer(false), self.string_buffer(false));
         let null = self.e.label();
@@ -35,8 +45,8 @@ impl Gen<'_, '_> {
         self.e.jmp_imm(BPF_JEQ, r, 0, null);
         self.copy_string(ta, a);
         self.copy_string(tb, b);
-        // r3 = index (down from strsize - 1), r0 = the earliest stop (strsize: none).
-        self.e.emit(Insn::mov64_imm(R3, strsize - 1));
+        // r3 = index (down from `last`), r0 = the earliest stop (strsize: none).
+        self.e.emit(Insn::mov64_imm(R3, last));
         self.e.emit(Insn::mov64_imm(R0, strsize));
         let top = self.e.label();
         let scanned = self.e.label();

@@ -262,7 +262,7 @@ impl Gen<'_, '_> {
         }
         for ((v, ty), store) in vals.iter().zip(&types).zip(&stores) {
             match (v, store, ty) {
-                (None, _, _) => self.write_in_place(off),
+                (None, _, _) => self.write_in_place(SCRATCH, self.small(off)),
                 (Some(v), KeyStore::String(bound), _) => {
                     self.fault_if_null(v);
                     self.scratch_addr(R1, off);
