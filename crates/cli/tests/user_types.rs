@@ -230,6 +230,26 @@ fn a_separate_debug_file_by_debuglink_types_the_same() {
     assert_eq!(run(&exe, MEMBERS).stdout, MEMBERS_OUT);
 }
 
+/// DWARF in sections compressed with zlib or with zstd (`SHF_COMPRESSED`, as distributions
+/// compress their debug files) types the same as uncompressed DWARF.
+#[test]
+fn compressed_dwarf_types_the_same() {
+    for how in ["zlib", "zstd"] {
+        let exe = program(&format!("compressed-{how}"), &["-g", "-O1"]);
+        let e = exe.to_str().unwrap();
+        tool("objcopy", &[&format!("--compress-debug-sections={how}"), e]);
+        let out = Command::new("readelf")
+            .args(["-t", e])
+            .output()
+            .expect("readelf");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("COMPRESSED"),
+            "{how}: not compressed"
+        );
+        assert_eq!(run(&exe, MEMBERS).stdout, MEMBERS_OUT, "{how}");
+    }
+}
+
 #[test]
 fn a_separate_debug_file_by_build_id_types_the_same() {
     // A build ID of this run's own, so the file under /usr/lib/debug is this test's.

@@ -5,7 +5,7 @@
 //!
 //! Nothing is read before a clause types `args[]` of a `pid` probe: then the object's
 //! debugging sections (its own, else its separate debug file's, found by build ID or
-//! `.gnu_debuglink`; zlib-compressed sections are unpacked) are read, the names of its functions indexed once, and only the
+//! `.gnu_debuglink`; zlib- and zstd-compressed sections are unpacked) are read, the names of its functions indexed once, and only the
 //! types reachable from the functions asked for are converted (each once per object).
 //!
 //! C++: classes and structs convert as structs (base classes as anonymous members, so
@@ -639,14 +639,15 @@ fn needed(id: gimli::SectionId) -> bool {
     )
 }
 
-/// `Elf64_Chdr`'s `ch_type` of zlib-compressed data.
+/// `Elf64_Chdr`'s `ch_type` of zlib- and zstd-compressed data.
 const ELFCOMPRESS_ZLIB: u32 = 1;
+const ELFCOMPRESS_ZSTD: u32 = 2;
 /// The most bytes a compressed section may unpack to.
 const MAX_SECTION: u64 = 1 << 32;
 
 /// The bytes of section `s` of `elf` (whose bytes live as long as the process),
-/// uncompressed if they are (`SHF_COMPRESSED` with zlib, as distributions ship debug
-/// files; the uncompressed copy is kept for the rest of the process too).
+/// uncompressed if they are (`SHF_COMPRESSED` with zlib or zstd, as distributions ship
+/// debug files; the uncompressed copy is kept for the rest of the process too).
 fn section_bytes(
     elf: &dtrace_elf::Elf<'static>,
     s: &dtrace_elf::Section,
@@ -658,20 +659,35 @@ fn section_bytes(
     let bad = || format!("{}: a compressed section that cannot be read", s.name);
     let kind = dtrace_elf::u32_at(data, 0).map_err(|_| bad())?;
     let size = dtrace_elf::u64_at(data, 8).map_err(|_| bad())?;
-    if kind != ELFCOMPRESS_ZLIB {
-        return Err(format!(
-            "{} is compressed in a way not supported (type {kind}; zlib is)",
-            s.name
-        ));
-    }
     if size > MAX_SECTION {
         return Err(bad());
     }
-    let bytes = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(
-        data.get(24..).ok_or_else(bad)?,
-        size as usize,
-    )
-    .map_err(|_| bad())?;
+    let packed = data.get(24..).ok_or_else(bad)?;
+    let bytes = match kind {
+        ELFCOMPRESS_ZLIB => {
+            miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(packed, size as usize)
+                .map_err(|_| bad())?
+        }
+        ELFCOMPRESS_ZSTD => {
+            use std::io::Read;
+            let decoder = ruzstd::decoding::StreamingDecoder::new(packed).map_err(|_| bad())?;
+            let mut bytes = Vec::with_capacity(size as usize);
+            decoder
+                .take(size)
+                .read_to_end(&mut bytes)
+                .map_err(|_| bad())?;
+            bytes
+        }
+        _ => {
+            return Err(format!(
+                "{} is compressed in a way not supported (type {kind}; zlib and zstd are)",
+                s.name
+            ))
+        }
+    };
+    if bytes.len() as u64 != size {
+        return Err(bad());
+    }
     Ok(Box::leak(bytes.into_boxed_slice()))
 }
 
