@@ -168,16 +168,74 @@ impl<'a> Bundle<'a> {
     }
 }
 
+/// The rows to order: one aggregation's, or the bundles of several joined by key.
+enum Table<'a> {
+    One(&'a [AggRow]),
+    Many(Vec<Bundle<'a>>),
+}
+
+impl<'a> Table<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Table::One(rows) => rows.len(),
+            Table::Many(bundles) => bundles.len(),
+        }
+    }
+
+    fn key(&self, r: usize) -> &'a [Value] {
+        match self {
+            Table::One(rows) => &rows[r].key,
+            Table::Many(bundles) => bundles[r].key,
+        }
+    }
+
+    /// The slots of the `i`th aggregation in row `r`, if it has the key.
+    fn data(&self, r: usize, i: usize) -> Option<&'a [u64]> {
+        match self {
+            Table::One(rows) => Some(&rows[r].data),
+            Table::Many(bundles) => bundles[r].data(i),
+        }
+    }
+}
+
+/// The rows of [`bundles`], in order, made as they are taken.
+pub(crate) struct Bundles<'a> {
+    table: Table<'a>,
+    order: std::vec::IntoIter<u32>,
+}
+
+impl<'a> Iterator for Bundles<'a> {
+    type Item = Bundle<'a>;
+
+    fn next(&mut self) -> Option<Bundle<'a>> {
+        let r = self.order.next()? as usize;
+        Some(match &mut self.table {
+            Table::One(rows) => Bundle {
+                first: Some(&rows[r]),
+                ..Bundle::new(&rows[r].key, 1)
+            },
+            Table::Many(bundles) => std::mem::replace(&mut bundles[r], Bundle::new(&[], 1)),
+        })
+    }
+}
+
+/// A row's place in the order, summarized so that most comparisons read nothing else:
+/// `first` and `then` are alike in order to the first criteria DTrace compares rows by
+/// (ties on both are settled by comparing the rows themselves), `row` the row's number.
+#[derive(Clone, Copy)]
+struct Place {
+    first: u128,
+    then: u64,
+    row: u32,
+}
+
 /// Join `aggs` by key and order the rows as DTrace prints them.
-pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<Bundle<'a>> {
-    let mut out: Vec<Bundle<'a>> = Vec::new();
-    if let [agg] = aggs {
+pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Bundles<'a> {
+    let table = if let [agg] = aggs {
         // An aggregation's keys are distinct: nothing to join.
-        out.extend(agg.rows().iter().map(|row| Bundle {
-            first: Some(row),
-            ..Bundle::new(&row.key, 1)
-        }));
+        Table::One(agg.rows())
     } else {
+        let mut out: Vec<Bundle<'a>> = Vec::new();
         let mut seen = std::collections::HashMap::new();
         for (n, agg) in aggs.iter().enumerate() {
             for row in agg.rows() {
@@ -188,55 +246,132 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<B
                 out[slot].set(n, row);
             }
         }
-    }
+        Table::Many(out)
+    };
     let pos = if opts.position < aggs.len() {
         opts.position
     } else {
         0
     };
     let m = aggs.len();
-    let measures: Vec<Measure> = out
-        .iter()
-        .flat_map(|b| {
-            (0..m).map(move |i| (i + pos) % m).map(move |i| {
-                let zero = vec![0; slot_count(&aggs[i].func)];
-                measure(&aggs[i].func, b.data(i).unwrap_or(&zero))
-            })
-        })
-        .collect();
-    let of = |k: usize| &measures[k * m..k * m + m];
-    // Row numbers fit in 32 bits: a map holds at most 2^32 keys.
-    let mut order: Vec<u32> = (0..out.len() as u32).collect();
-    order.sort_by(|&a, &b| {
-        let (a, b) = (a as usize, b as usize);
-        let keys = || compare_keys(out[a].key, out[b].key, opts.key_position);
-        if opts.by_key {
-            keys().then_with(|| of(a).cmp(of(b)))
-        } else {
-            of(a).cmp(of(b)).then_with(keys)
+    // The measure of row `r`'s `k`th aggregation in comparison order (zeros where absent).
+    let measure_of = |r: usize, k: usize| {
+        let i = (k + pos) % m;
+        match table.data(r, i) {
+            Some(data) => measure(&aggs[i].func, data),
+            None => measure(&aggs[i].func, &vec![0; slot_count(&aggs[i].func)]),
         }
+    };
+    let column = KeyColumn::of(&table, opts.key_position);
+    // By value, the first measure is compared first, exactly; the key's first column next
+    // when nothing comes between (one aggregation whose measure is one number).
+    let key_next = m == 1 && !aggs[0].func.is_histogram();
+    let place = |r: usize| {
+        let (first, then) = if opts.by_key {
+            (u128::from(column.summary(table.key(r))), 0)
+        } else {
+            let then = if key_next {
+                column.summary(table.key(r))
+            } else {
+                0
+            };
+            (biased(measure_of(r, 0).0), then)
+        };
+        // Row numbers fit in 32 bits: a map holds at most 2^32 keys.
+        Place {
+            first,
+            then,
+            row: r as u32,
+        }
+    };
+    let mut places: Vec<Place> = (0..table.len()).map(place).collect();
+    let measures = |r: usize| (0..m).map(move |k| measure_of(r, k));
+    places.sort_unstable_by(|a, b| {
+        let (ra, rb) = (a.row as usize, b.row as usize);
+        let keys = || compare_keys(table.key(ra), table.key(rb), opts.key_position);
+        let values = || measures(ra).cmp(measures(rb));
+        (a.first, a.then)
+            .cmp(&(b.first, b.then))
+            .then_with(|| {
+                if opts.by_key {
+                    keys().then_with(values)
+                } else {
+                    values().then_with(keys)
+                }
+            })
+            // Rows alike stay in the order they came in.
+            .then(a.row.cmp(&b.row))
     });
+    let mut order: Vec<u32> = places.into_iter().map(|p| p.row).collect();
     if opts.reverse {
         order.reverse();
     }
-    permute(&mut out, &mut order);
-    out
+    Bundles {
+        table,
+        order: order.into_iter(),
+    }
 }
 
-/// Reorder `items` so that the `k`th is the one that was at `order[k]`, in place (`order`
-/// is used up).
-fn permute<T>(items: &mut [T], order: &mut [u32]) {
-    const DONE: u32 = u32::MAX;
-    for start in 0..items.len() {
-        let mut k = start;
-        while order[k] != DONE {
-            let from = order[k] as usize;
-            order[k] = DONE;
-            if from == start {
-                break;
-            }
-            items.swap(k, from);
-            k = from;
+/// A measure's main number as an unsigned one in the same order.
+fn biased(v: i128) -> u128 {
+    (v as u128) ^ (1 << 127)
+}
+
+/// The key column compared first, when every row's is of one kind, summarized as a number
+/// in the same order as [`compare_key`] puts them (strings alike in their first 8 bytes
+/// tie).
+enum KeyColumn {
+    /// Column `n`, integers of one size: their value.
+    Int(usize),
+    /// Column `n`, all strings or all byte arrays: their first 8 bytes.
+    Bytes(usize),
+    /// Not one kind: nothing.
+    Mixed,
+}
+
+impl KeyColumn {
+    fn of(table: &Table, key_position: usize) -> KeyColumn {
+        let n = table.len();
+        let width = if n > 0 { table.key(0).len() } else { 0 };
+        if width == 0 || (0..n).any(|r| table.key(r).len() != width) {
+            return KeyColumn::Mixed;
+        }
+        // As compare_keys starts.
+        let col = if key_position >= width {
+            0
+        } else {
+            key_position
+        };
+        let kind = |v: &Value| match v {
+            Value::Int { size, .. } => Some((0, *size)),
+            Value::Str(_) => Some((1, 0)),
+            Value::Bytes(_) => Some((2, 0)),
+            _ => None,
+        };
+        let first = kind(&table.key(0)[col]);
+        if (1..n).any(|r| kind(&table.key(r)[col]) != first) {
+            return KeyColumn::Mixed;
+        }
+        match first {
+            Some((0, _)) => KeyColumn::Int(col),
+            Some(_) => KeyColumn::Bytes(col),
+            None => KeyColumn::Mixed,
+        }
+    }
+
+    fn summary(&self, key: &[Value]) -> u64 {
+        match *self {
+            KeyColumn::Int(col) => key[col].zero_extended(),
+            KeyColumn::Bytes(col) => match &key[col] {
+                Value::Str(b) | Value::Bytes(b) => {
+                    let mut head = [0u8; 8];
+                    let n = b.len().min(8);
+                    head[..n].copy_from_slice(&b[..n]);
+                    u64::from_be_bytes(head)
+                }
+                _ => 0,
+            },
+            KeyColumn::Mixed => 0,
         }
     }
 }
@@ -256,14 +391,6 @@ pub(crate) fn by_value(agg: &Aggregation) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permutes_in_place() {
-        let mut items: Vec<char> = "abcdefg".chars().collect();
-        let mut order = vec![3, 0, 6, 1, 2, 5, 4];
-        permute(&mut items, &mut order);
-        assert_eq!(items.iter().collect::<String>(), "dagbcfe");
-    }
 
     #[test]
     fn keys_compare_unsigned_by_size() {
