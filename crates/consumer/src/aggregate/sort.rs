@@ -201,19 +201,37 @@ impl<'a> Table<'a> {
 /// The rows of [`bundles`], in order, made as they are taken.
 pub(crate) struct Bundles<'a> {
     table: Table<'a>,
-    order: std::vec::IntoIter<u32>,
+    order: Vec<u32>,
+    /// The next row's place in `order`.
+    at: usize,
 }
+
+/// How many rows ahead of the one taken [`Bundles`] reads a row's key and slots, and
+/// twice as far its row: in sorted order a large aggregation's rows are all over memory,
+/// and reading them one at a time waits for each in turn.
+const AHEAD: usize = 8;
 
 impl<'a> Iterator for Bundles<'a> {
     type Item = Bundle<'a>;
 
     fn next(&mut self) -> Option<Bundle<'a>> {
-        let r = self.order.next()? as usize;
+        let r = *self.order.get(self.at)? as usize;
+        self.at += 1;
         Some(match &mut self.table {
-            Table::One(rows) => Bundle {
-                first: Some(&rows[r]),
-                ..Bundle::new(&rows[r].key, 1)
-            },
+            Table::One(rows) => {
+                let ahead = |n: usize| self.order.get(self.at + n).map(|&r| &rows[r as usize]);
+                if let Some(row) = ahead(2 * AHEAD) {
+                    std::hint::black_box(row.key.len());
+                }
+                if let Some(row) = ahead(AHEAD) {
+                    std::hint::black_box(row.key.first().map(std::mem::discriminant));
+                    std::hint::black_box(row.data.first().copied());
+                }
+                Bundle {
+                    first: Some(&rows[r]),
+                    ..Bundle::new(&rows[r].key, 1)
+                }
+            }
             Table::Many(bundles) => std::mem::replace(&mut bundles[r], Bundle::new(&[], 1)),
         })
     }
@@ -224,7 +242,7 @@ impl<'a> Iterator for Bundles<'a> {
 /// (ties on both are settled by comparing the rows themselves), `row` the row's number.
 #[derive(Clone, Copy)]
 struct Place {
-    first: u128,
+    first: u64,
     then: u64,
     row: u32,
 }
@@ -263,19 +281,21 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Bundl
         }
     };
     let column = KeyColumn::of(&table, opts.key_position);
-    // By value, the first measure is compared first, exactly; the key's first column next
-    // when nothing comes between (one aggregation whose measure is one number).
+    // By value, the first measure is compared first (clamped to 64 bits); the key's first
+    // column next when nothing comes between (one aggregation whose measure is one
+    // number, and that number not clamped).
     let key_next = m == 1 && !aggs[0].func.is_histogram();
     let place = |r: usize| {
         let (first, then) = if opts.by_key {
-            (u128::from(column.summary(table.key(r))), 0)
+            (column.summary(table.key(r)), 0)
         } else {
-            let then = if key_next {
+            let (first, exact) = clamped(measure_of(r, 0).0);
+            let then = if key_next && exact {
                 column.summary(table.key(r))
             } else {
                 0
             };
-            (biased(measure_of(r, 0).0), then)
+            (first, then)
         };
         // Row numbers fit in 32 bits: a map holds at most 2^32 keys.
         Place {
@@ -308,13 +328,16 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Bundl
     }
     Bundles {
         table,
-        order: order.into_iter(),
+        order,
+        at: 0,
     }
 }
 
-/// A measure's main number as an unsigned one in the same order.
-fn biased(v: i128) -> u128 {
-    (v as u128) ^ (1 << 127)
+/// A measure's main number as an unsigned 64-bit one in the same order, and whether it
+/// is exact: numbers from `i64::MAX` up (and from `i64::MIN` down) are alike.
+fn clamped(v: i128) -> (u64, bool) {
+    let c = v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+    ((c as u64) ^ (1 << 63), c != i64::MIN && c != i64::MAX)
 }
 
 /// The key column compared first, when every row's is of one kind, summarized as a number
@@ -436,5 +459,180 @@ mod tests {
             [0, 2, 10, 100]
         );
         assert_eq!([bucket_value(&llq, 17), bucket_value(&llq, 0)], [-2, -100]);
+    }
+
+    /// Keys and each aggregation's slots, in the order of comparing whole rows (stably),
+    /// as DTrace orders them: what the summarized places must agree with.
+    fn compared_order(
+        aggs: &[&Aggregation],
+        opts: &SortOptions,
+    ) -> Vec<(Vec<Value>, Vec<Vec<u64>>)> {
+        let mut keys: Vec<&Vec<Value>> = Vec::new();
+        for row in aggs.iter().flat_map(|a| a.rows()) {
+            if !keys.contains(&&row.key) {
+                keys.push(&row.key);
+            }
+        }
+        let m = aggs.len();
+        let pos = if opts.position < m { opts.position } else { 0 };
+        let data = |key: &Vec<Value>, i: usize| {
+            aggs[i]
+                .rows()
+                .iter()
+                .find(|r| &r.key == key)
+                .map_or_else(|| vec![0; slot_count(&aggs[i].func)], |r| r.data.clone())
+        };
+        let measures = |key: &Vec<Value>| {
+            (0..m)
+                .map(|k| (k + pos) % m)
+                .map(|i| measure(&aggs[i].func, &data(key, i)))
+                .collect::<Vec<_>>()
+        };
+        keys.sort_by(|a, b| {
+            let by_keys = compare_keys(a, b, opts.key_position);
+            let by_values = measures(a).cmp(&measures(b));
+            match opts.by_key {
+                true => by_keys.then(by_values),
+                false => by_values.then(by_keys),
+            }
+        });
+        if opts.reverse {
+            keys.reverse();
+        }
+        keys.into_iter()
+            .map(|k| (k.clone(), (0..m).map(|i| data(k, i)).collect()))
+            .collect()
+    }
+
+    /// A pseudo-random sequence, the same every run.
+    fn numbers(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |below| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % below
+        }
+    }
+
+    fn aggregation(func: AggFunc, rows: Vec<(Vec<Value>, Vec<u64>)>) -> Aggregation {
+        let mut agg = Aggregation::new("a", func);
+        for (key, data) in rows {
+            agg.set(key, data);
+        }
+        agg
+    }
+
+    #[test]
+    fn summarized_places_order_rows_as_whole_rows_compare() {
+        let mut n = numbers(7);
+        let words = [
+            "",
+            "a",
+            "kworker/0",
+            "kworker/1",
+            "kworker/0:1",
+            "kworker",
+            "z",
+        ];
+        let int_keys = |n: &mut dyn FnMut(u64) -> u64| {
+            (0..400)
+                .map(|i| {
+                    let key = match n(3) {
+                        _ if i % 2 == 0 => Value::u64(n(1 << 40)),
+                        0 => Value::u64(n(1 << 40)),
+                        1 => Value::i32(n(1 << 31) as i32 - (1 << 30)),
+                        _ => Value::u64(u64::MAX - n(10)),
+                    };
+                    vec![key]
+                })
+                .collect::<Vec<_>>()
+        };
+        let one_size: Vec<Vec<Value>> = (0..400)
+            .map(|i| vec![Value::u64(i * 7919 % 1000)])
+            .collect();
+        let mixed = int_keys(&mut n);
+        let strings: Vec<Vec<Value>> = (0..300)
+            .map(|i| vec![Value::str(words[i % words.len()]), Value::i32(i as i32 / 7)])
+            .collect();
+        let big = i64::MAX as u64;
+        let mut cases: Vec<Vec<Aggregation>> = Vec::new();
+        for keys in [&one_size, &mixed, &strings] {
+            let mut dedup: Vec<Vec<Value>> = Vec::new();
+            for k in keys {
+                if !dedup.contains(k) {
+                    dedup.push(k.clone());
+                }
+            }
+            let counts: Vec<_> = dedup.iter().map(|k| (k.clone(), vec![1 + n(3)])).collect();
+            let sums: Vec<_> = dedup
+                .iter()
+                .map(|k| {
+                    let v = [big, big - 1, i64::MIN as u64, 5][n(4) as usize];
+                    (k.clone(), vec![v])
+                })
+                .collect();
+            let stddevs: Vec<_> = dedup
+                .iter()
+                .map(|k| {
+                    (
+                        k.clone(),
+                        vec![1, 0, 0, [0, 1 << 63, 1 << 62][n(3) as usize]],
+                    )
+                })
+                .collect();
+            let quantized: Vec<_> = dedup
+                .iter()
+                .map(|k| {
+                    let mut q = vec![0u64; super::super::QUANTIZE_BUCKETS];
+                    q[60 + n(8) as usize] = n(3);
+                    (k.clone(), q)
+                })
+                .collect();
+            let some_sums: Vec<_> = sums.iter().filter(|_| n(2) == 0).cloned().collect();
+            cases.push(vec![aggregation(AggFunc::Count, counts.clone())]);
+            cases.push(vec![aggregation(AggFunc::Sum, sums)]);
+            cases.push(vec![aggregation(AggFunc::Stddev, stddevs)]);
+            cases.push(vec![aggregation(AggFunc::Quantize, quantized)]);
+            cases.push(vec![
+                aggregation(AggFunc::Count, counts),
+                aggregation(AggFunc::Sum, some_sums),
+            ]);
+        }
+        for aggs in &cases {
+            let aggs: Vec<&Aggregation> = aggs.iter().collect();
+            for (by_key, reverse, position, key_position) in [
+                (false, false, 0, 0),
+                (true, false, 0, 0),
+                (false, true, 1, 1),
+                (true, true, 1, 1),
+                (false, false, 0, 5),
+            ] {
+                let opts = SortOptions {
+                    by_key,
+                    reverse,
+                    position,
+                    key_position,
+                };
+                let got: Vec<(Vec<Value>, Vec<Vec<u64>>)> = bundles(&aggs, &opts)
+                    .map(|b| {
+                        let data = (0..aggs.len())
+                            .map(|i| {
+                                b.data(i).map_or_else(
+                                    || vec![0; slot_count(&aggs[i].func)],
+                                    <[u64]>::to_vec,
+                                )
+                            })
+                            .collect();
+                        (b.key.to_vec(), data)
+                    })
+                    .collect();
+                assert!(
+                    got == compared_order(&aggs, &opts),
+                    "{:?} {opts:?}",
+                    aggs[0].func
+                );
+            }
+        }
     }
 }
