@@ -44,8 +44,9 @@ pub struct AggRow {
     pub key: Vec<Value>,
     pub data: Vec<u64>,
     /// Each CPU's slots, by CPU number, when the aggregation keeps them (`aggpercpu`);
-    /// else empty.
-    pub percpu: Vec<Vec<u64>>,
+    /// else empty. (A boxed slice: a million-key aggregation's rows are 8 bytes smaller
+    /// each than with a vector.)
+    pub percpu: Box<[Vec<u64>]>,
 }
 
 /// An aggregation variable and its data.
@@ -131,7 +132,7 @@ impl Aggregation {
                 AggRow {
                     key,
                     data,
-                    percpu: Vec::new(),
+                    percpu: Box::default(),
                 },
             ),
         }
@@ -143,7 +144,7 @@ impl Aggregation {
     pub fn merge_percpu(&mut self, key: Vec<Value>, percpu: &[&[u64]]) {
         let data = merge(&self.func, percpu);
         let func = self.func;
-        let kept = |cpus: &[&[u64]]| cpus.iter().map(|c| c.to_vec()).collect::<Vec<_>>();
+        let kept = |cpus: &[&[u64]]| cpus.iter().map(|c| c.to_vec()).collect::<Box<[_]>>();
         match self.find(&key) {
             Ok(i) => {
                 let row = &mut self.rows[i];
@@ -156,7 +157,7 @@ impl Aggregation {
                 let percpu = if self.per_cpu {
                     kept(percpu)
                 } else {
-                    Vec::new()
+                    Box::default()
                 };
                 self.push(hash, AggRow { key, data, percpu });
             }
@@ -243,9 +244,9 @@ mod tests {
         agg.merge_percpu(vec![Value::i32(1)], &[&[5], &[7]]);
         agg.merge_percpu(vec![Value::i32(1)], &[&[1], &[0]]);
         assert_eq!(agg.rows()[0].data, vec![13]);
-        assert_eq!(agg.rows()[0].percpu, vec![vec![6], vec![7]]);
+        assert_eq!(*agg.rows()[0].percpu, [vec![6], vec![7]]);
         agg.clear();
-        assert_eq!(agg.rows()[0].percpu, vec![vec![0], vec![0]]);
+        assert_eq!(*agg.rows()[0].percpu, [vec![0], vec![0]]);
         let mut merged_only = Aggregation::new("b", AggFunc::Sum);
         merged_only.merge_percpu(vec![Value::i32(1)], &[&[5], &[7]]);
         assert!(merged_only.rows()[0].percpu.is_empty());

@@ -201,9 +201,22 @@ impl<'a> Table<'a> {
 /// The rows of [`bundles`], in order, made as they are taken.
 pub(crate) struct Bundles<'a> {
     table: Table<'a>,
-    order: Vec<u32>,
-    /// The next row's place in `order`.
+    /// The rows' places, sorted (printed from the last with `reverse`).
+    places: Vec<Place>,
+    reverse: bool,
+    /// How many rows were taken.
     at: usize,
+}
+
+impl Bundles<'_> {
+    /// The number of the `n`th row to take.
+    fn row(&self, n: usize) -> Option<usize> {
+        let k = match self.reverse {
+            true => self.places.len().checked_sub(n + 1)?,
+            false => n,
+        };
+        self.places.get(k).map(|p| p.row as usize)
+    }
 }
 
 /// How many rows ahead of the one taken [`Bundles`] reads a row's key and slots, and
@@ -215,23 +228,23 @@ impl<'a> Iterator for Bundles<'a> {
     type Item = Bundle<'a>;
 
     fn next(&mut self) -> Option<Bundle<'a>> {
-        let r = *self.order.get(self.at)? as usize;
+        let r = self.row(self.at)?;
         self.at += 1;
-        Some(match &mut self.table {
-            Table::One(rows) => {
-                let ahead = |n: usize| self.order.get(self.at + n).map(|&r| &rows[r as usize]);
-                if let Some(row) = ahead(2 * AHEAD) {
-                    std::hint::black_box(row.key.len());
-                }
-                if let Some(row) = ahead(AHEAD) {
-                    std::hint::black_box(row.key.first().map(std::mem::discriminant));
-                    std::hint::black_box(row.data.first().copied());
-                }
-                Bundle {
-                    first: Some(&rows[r]),
-                    ..Bundle::new(&rows[r].key, 1)
-                }
+        if let Table::One(rows) = self.table {
+            let ahead = |n: usize| self.row(self.at + n).map(|r| &rows[r]);
+            if let Some(row) = ahead(2 * AHEAD) {
+                std::hint::black_box(row.key.len());
             }
+            if let Some(row) = ahead(AHEAD) {
+                std::hint::black_box(row.key.first().map(std::mem::discriminant));
+                std::hint::black_box(row.data.first().copied());
+            }
+        }
+        Some(match &mut self.table {
+            Table::One(rows) => Bundle {
+                first: Some(&rows[r]),
+                ..Bundle::new(&rows[r].key, 1)
+            },
             Table::Many(bundles) => std::mem::replace(&mut bundles[r], Bundle::new(&[], 1)),
         })
     }
@@ -322,13 +335,10 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Bundl
             // Rows alike stay in the order they came in.
             .then(a.row.cmp(&b.row))
     });
-    let mut order: Vec<u32> = places.into_iter().map(|p| p.row).collect();
-    if opts.reverse {
-        order.reverse();
-    }
     Bundles {
         table,
-        order,
+        places,
+        reverse: opts.reverse,
         at: 0,
     }
 }
