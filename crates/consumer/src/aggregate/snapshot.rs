@@ -159,7 +159,7 @@ impl Aggregations {
         let mut raw = RawKeys::new();
         let mut agg = self.snapshot(i, maps, symbols, Some(&mut raw));
         agg.trunc(n.unwrap_or(0));
-        let kept: Vec<&Vec<Value>> = agg.rows().iter().map(|r| &r.key).collect();
+        let kept: HashSet<&Vec<Value>> = agg.rows().iter().map(|r| &r.key).collect();
         for (key, keys) in &raw {
             if !kept.contains(&key) {
                 for bytes in keys {

@@ -411,14 +411,8 @@ impl KeyColumn {
 
 /// Row indices of `agg` ordered by value, ties by key (ignoring options).
 pub(crate) fn by_value(agg: &Aggregation) -> Vec<usize> {
-    let rows = agg.rows();
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| {
-        measure(&agg.func, &rows[a].data)
-            .cmp(&measure(&agg.func, &rows[b].data))
-            .then_with(|| compare_keys(&rows[a].key, &rows[b].key, 0))
-    });
-    order
+    let sorted = bundles(&[agg], &SortOptions::default());
+    sorted.places.iter().map(|p| p.row as usize).collect()
 }
 
 #[cfg(test)]
