@@ -25,6 +25,7 @@ A benchmark, not a test. Needs root, gcc with <sys/sdt.h>, `bpftrace` on PATH an
                 per second of loop
 
 Usage: python3 bench/scale.py [--runs 3] [--functions 10000] [--bpftrace-functions 200]
+                              [--only listing,pid,aggregation,profile]
 """
 
 import argparse
@@ -174,34 +175,58 @@ def profile(work, dtrace, bpftrace, runs):
             for name, v in samples.items() if name != "untraced"}
 
 
-def measure(dtrace, bpftrace, runs, functions, bpftrace_functions):
+PARTS = ("listing", "pid", "aggregation", "profile")
+
+
+def measure(dtrace, bpftrace, runs, functions, bpftrace_functions, only=PARTS):
     work = tempfile.mkdtemp(prefix="scale-bench-")
-    result = {
-        "listing": listing(dtrace, bpftrace, runs),
-        "pid": pid_probes(work, dtrace, bpftrace, functions, bpftrace_functions, runs),
-        "aggregation": aggregation(work, dtrace, bpftrace, runs),
-        "profile": profile(work, dtrace, bpftrace, runs),
+    parts = {
+        "listing": lambda: listing(dtrace, bpftrace, runs),
+        "pid": lambda: pid_probes(work, dtrace, bpftrace, functions, bpftrace_functions, runs),
+        "aggregation": lambda: aggregation(work, dtrace, bpftrace, runs),
+        "profile": lambda: profile(work, dtrace, bpftrace, runs),
     }
+    result = {name: parts[name]() for name in PARTS if name in only}
     shutil.rmtree(work, ignore_errors=True)
     return result
 
 
 def report(r):
+    if "listing" in r:
+        report_listing(r)
+    if "pid" in r:
+        report_pid(r)
+    if "aggregation" in r:
+        report_aggregation(r)
+    if "profile" in r:
+        report_profile(r)
+
+
+def report_listing(r):
     print("| listing | wall ms | peak RSS MB | lines |")
     print("|---|---:|---:|---:|")
     for tool, (wall, rss, lines) in r["listing"].items():
         print("| `%s` | %.1f | %.1f | %d |" % (tool, wall, rss, lines))
     print()
+
+
+def report_pid(r):
     print("| pid entry probes | functions | spawn → exit ms | ms per function |")
     print("|---|---:|---:|---:|")
     for tool, (n, wall) in r["pid"].items():
         print("| %s | %d | %.1f | %.3f |" % (tool, n, wall, wall / n))
     print()
+
+
+def report_aggregation(r):
     print("| 1,000,000-key aggregation | peak RSS MB | last fire → exit ms (print) | lines |")
     print("|---|---:|---:|---:|")
     for tool, (rss, ms, lines) in r["aggregation"].items():
         print("| %s | %.1f | %.1f | %d |" % (tool, rss, ms, lines))
     print()
+
+
+def report_profile(r):
     print("| profile-997, `@[stack()]` / `@[kstack]` | extra ms of loop per s |")
     print("|---|---:|")
     for tool, extra in r["profile"].items():
@@ -215,10 +240,17 @@ def main():
     ap.add_argument("--bpftrace-functions", type=int, default=200)
     ap.add_argument("--dtrace", default=os.path.join(REPO, "target/release/dtrace"))
     ap.add_argument("--bpftrace", default=shutil.which("bpftrace"))
+    ap.add_argument("--only", default=",".join(PARTS),
+                    help="the parts to measure, comma-separated: " + ", ".join(PARTS))
     args = ap.parse_args()
+    only = args.only.split(",")
+    unknown = [p for p in only if p not in PARTS]
+    if unknown:
+        usdt_overhead.die("unknown part %s: the parts are %s"
+                          % (", ".join(unknown), ", ".join(PARTS)), 2)
     usdt_overhead.check_tools(args.dtrace, args.bpftrace)
     report(measure(args.dtrace, args.bpftrace, args.runs, args.functions,
-                   args.bpftrace_functions))
+                   args.bpftrace_functions, only))
 
 
 if __name__ == "__main__":

@@ -217,16 +217,16 @@ fn user_stack(
     unwind::user_stack(symbols, pid, &window, &fp, frames as usize)
 }
 
-/// Per-CPU map values as u64 slot arrays.
-pub fn slots(percpu: &[&[u8]]) -> Vec<Vec<u64>> {
-    percpu
-        .iter()
-        .map(|v| {
+/// Per-CPU map values as u64 slots, each CPU's in turn, in `out` (emptied first): one
+/// buffer for every entry of a map, not arrays of each.
+pub fn slots(percpu: &[&[u8]], out: &mut Vec<u64>) {
+    out.clear();
+    for v in percpu {
+        out.extend(
             v.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect()
-        })
-        .collect()
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        );
+    }
 }
 
 /// One CPU's drop counter of `kind`, from its value of the drop counter map.
@@ -362,7 +362,10 @@ mod tests {
     #[test]
     fn decodes_slots_and_drops() {
         let cpu0: Vec<u8> = [1u64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(slots(&[cpu0.as_slice()]), vec![vec![1, 2, 3]]);
+        let cpu1: Vec<u8> = [4u64, 5, 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut out = vec![9];
+        slots(&[cpu0.as_slice(), cpu1.as_slice()], &mut out);
+        assert_eq!(out, vec![1, 2, 3, 4, 5, 6]);
         assert_eq!(drops(&cpu0, DropKind::Record), 1);
         assert_eq!(drops(&cpu0, DropKind::Nested), 3);
     }

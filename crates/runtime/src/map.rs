@@ -341,26 +341,30 @@ impl Map {
     /// batches. Entries added or deleted meanwhile may or may not be seen.
     pub fn for_each_percpu(&self, each: &mut PercpuVisitor) -> Result<()> {
         self.percpu_only("for_each_percpu")?;
-        let (stride, size) = (self.percpu_stride(), self.spec.value_size as usize);
-        let mut split = |key: &[u8], value: &[u8]| {
-            let cpus: Vec<&[u8]> = value.chunks(stride).map(|c| &c[..size]).collect();
-            each(key, &cpus);
-        };
-        if self.lookup_batches(&mut split)? {
+        if self.lookup_batches(each)? {
             return Ok(());
         }
         for key in self.keys() {
             let key = key?;
             if let Some(value) = self.lookup_raw(&key)? {
-                split(&key, &value);
+                let mut cpus = Vec::with_capacity(self.ncpus);
+                self.split_percpu(&value, &mut cpus);
+                each(&key, &cpus);
             }
         }
         Ok(())
     }
 
-    /// Every entry by `BPF_MAP_LOOKUP_BATCH`, as key and value buffer; false (having read
-    /// nothing) where the kernel cannot read this map so.
-    fn lookup_batches(&self, each: &mut dyn FnMut(&[u8], &[u8])) -> Result<bool> {
+    /// The value on each CPU in a per-CPU value buffer, in `cpus` (emptied first).
+    fn split_percpu<'v>(&self, value: &'v [u8], cpus: &mut Vec<&'v [u8]>) {
+        let (stride, size) = (self.percpu_stride(), self.spec.value_size as usize);
+        cpus.clear();
+        cpus.extend(value.chunks(stride).map(|c| &c[..size]));
+    }
+
+    /// Every entry by `BPF_MAP_LOOKUP_BATCH`; false (having read nothing) where the kernel
+    /// cannot read this map so.
+    fn lookup_batches(&self, each: &mut PercpuVisitor) -> Result<bool> {
         let (key_size, value_size) = (self.spec.key_size as usize, self.value_buf_len());
         let mut room = BATCH;
         let mut keys = vec![0u8; room * key_size];
@@ -395,12 +399,15 @@ impl Map {
                 Err(errno) => return Err(self.os_error("BPF_MAP_LOOKUP_BATCH", errno)),
             };
             let read = attr.count as usize;
+            // One vector of CPU values for the batch, not one an entry.
+            let mut cpus = Vec::with_capacity(self.ncpus);
             for (key, value) in keys
                 .chunks(key_size)
                 .zip(values.chunks(value_size))
                 .take(read)
             {
-                each(key, value);
+                self.split_percpu(value, &mut cpus);
+                each(key, &cpus);
             }
             if done {
                 return Ok(true);

@@ -44,8 +44,9 @@ pub struct AggRow {
     pub key: Vec<Value>,
     pub data: Vec<u64>,
     /// Each CPU's slots, by CPU number, when the aggregation keeps them (`aggpercpu`);
-    /// else empty.
-    pub percpu: Vec<Vec<u64>>,
+    /// else empty. (A boxed slice: a million-key aggregation's rows are 8 bytes smaller
+    /// each than with a vector.)
+    pub percpu: Box<[Vec<u64>]>,
 }
 
 /// An aggregation variable and its data.
@@ -91,21 +92,23 @@ impl Aggregation {
     /// The rows in the order DTrace prints them: each key and its merged slots.
     pub fn sorted_rows(&self, opts: &SortOptions) -> Vec<(&[Value], &[u64])> {
         sort::bundles(&[self], opts)
-            .into_iter()
             .filter_map(|b| Some((b.key, b.data(0)?)))
             .collect()
     }
 
     /// The row of `key` (indexing the rows again if [`Aggregation::merged`] let the index
-    /// go).
-    fn find(&mut self, key: &[Value]) -> Option<usize> {
+    /// go), or else the key's hash, to push its row with.
+    fn find(&mut self, key: &[Value]) -> Result<usize, u64> {
         if self.index.len() < self.rows.len() {
             self.index.clear();
             for row in &self.rows {
-                self.index.push(&row.key);
+                self.index.push(index::hash(&row.key));
             }
         }
-        self.index.find(key, |i| &self.rows[i].key)
+        let hash = index::hash(key);
+        self.index
+            .find(hash, key, |i| &self.rows[i].key)
+            .ok_or(hash)
     }
 
     /// Done adding rows for now: the index goes (it is made again if needed), leaving its
@@ -114,21 +117,24 @@ impl Aggregation {
         self.index = RowIndex::default();
     }
 
-    /// Add a row.
-    fn push(&mut self, row: AggRow) {
-        self.index.push(&row.key);
+    /// Add a row, whose key has hash `hash`.
+    fn push(&mut self, hash: u64, row: AggRow) {
+        self.index.push(hash);
         self.rows.push(row);
     }
 
     /// Set the merged slots of `key` (adding the key if new).
     pub fn set(&mut self, key: Vec<Value>, data: Vec<u64>) {
         match self.find(&key) {
-            Some(i) => self.rows[i].data = data,
-            None => self.push(AggRow {
-                key,
-                data,
-                percpu: Vec::new(),
-            }),
+            Ok(i) => self.rows[i].data = data,
+            Err(hash) => self.push(
+                hash,
+                AggRow {
+                    key,
+                    data,
+                    percpu: Box::default(),
+                },
+            ),
         }
     }
 
@@ -138,22 +144,22 @@ impl Aggregation {
     pub fn merge_percpu(&mut self, key: Vec<Value>, percpu: &[&[u64]]) {
         let data = merge(&self.func, percpu);
         let func = self.func;
-        let kept = |cpus: &[&[u64]]| cpus.iter().map(|c| c.to_vec()).collect::<Vec<_>>();
+        let kept = |cpus: &[&[u64]]| cpus.iter().map(|c| c.to_vec()).collect::<Box<[_]>>();
         match self.find(&key) {
-            Some(i) => {
+            Ok(i) => {
                 let row = &mut self.rows[i];
                 row.data = merge(&func, &[&row.data, &data]);
                 for (mine, more) in row.percpu.iter_mut().zip(percpu) {
                     *mine = merge(&func, &[mine, more]);
                 }
             }
-            None => {
+            Err(hash) => {
                 let percpu = if self.per_cpu {
                     kept(percpu)
                 } else {
-                    Vec::new()
+                    Box::default()
                 };
-                self.push(AggRow { key, data, percpu });
+                self.push(hash, AggRow { key, data, percpu });
             }
         }
     }
@@ -199,7 +205,7 @@ impl Aggregation {
         self.rows.clear();
         self.index.clear();
         for row in keep {
-            self.push(row);
+            self.push(index::hash(&row.key), row);
         }
     }
 }
@@ -238,9 +244,9 @@ mod tests {
         agg.merge_percpu(vec![Value::i32(1)], &[&[5], &[7]]);
         agg.merge_percpu(vec![Value::i32(1)], &[&[1], &[0]]);
         assert_eq!(agg.rows()[0].data, vec![13]);
-        assert_eq!(agg.rows()[0].percpu, vec![vec![6], vec![7]]);
+        assert_eq!(*agg.rows()[0].percpu, [vec![6], vec![7]]);
         agg.clear();
-        assert_eq!(agg.rows()[0].percpu, vec![vec![0], vec![0]]);
+        assert_eq!(*agg.rows()[0].percpu, [vec![0], vec![0]]);
         let mut merged_only = Aggregation::new("b", AggFunc::Sum);
         merged_only.merge_percpu(vec![Value::i32(1)], &[&[5], &[7]]);
         assert!(merged_only.rows()[0].percpu.is_empty());

@@ -10,6 +10,8 @@
 //! separate aggregations; histograms bring their own (the table starts with
 //! one, and the row's newline follows its last line).
 
+use std::borrow::Cow;
+
 use super::folded::{folded, has_stack_key};
 use super::sort::{bundles, Bundle};
 use super::{histogram, slot_count, AggFunc, Aggregation, SortOptions};
@@ -148,10 +150,10 @@ pub fn printa_format(fmt: &Format, aggs: &[&Aggregation], opts: &SortOptions) ->
 }
 
 /// The slots of aggregation `i` in a bundle (zeros where absent).
-fn slots_of(bundle: &Bundle, i: usize, func: &AggFunc) -> Vec<u64> {
+fn slots_of<'a>(bundle: &Bundle<'a>, i: usize, func: &AggFunc) -> Cow<'a, [u64]> {
     bundle
         .data(i)
-        .map_or_else(|| vec![0; slot_count(func)], <[u64]>::to_vec)
+        .map_or_else(|| Cow::Owned(vec![0; slot_count(func)]), Cow::Borrowed)
 }
 
 /// Rows of `aggs` joined by key, in the default layout; stack keys indented by
@@ -207,12 +209,30 @@ fn key_column(out: &mut Vec<u8>, key: &Value, stack_indent: usize) {
             out.extend(std::iter::repeat_n(b' ', 50usize.saturating_sub(s.len())));
             return;
         }
-        Value::Int { size: 1, .. } => format!(" {:>3}", key.zero_extended()),
-        Value::Int { size: 2, .. } => format!(" {:>5}", key.zero_extended()),
-        Value::Int { size: 4, .. } => format!(" {:>8}", key.zero_extended() as u32 as i32),
-        Value::Int { .. } => format!(" {:>16}", key.zero_extended() as i64),
+        // Written in place: a million-row aggregation prints without a string a row.
+        Value::Int { size: 1, .. } => {
+            return column(out, format_args!(" {:>3}", key.zero_extended()))
+        }
+        Value::Int { size: 2, .. } => {
+            return column(out, format_args!(" {:>5}", key.zero_extended()))
+        }
+        Value::Int { size: 4, .. } => {
+            return column(
+                out,
+                format_args!(" {:>8}", key.zero_extended() as u32 as i32),
+            )
+        }
+        Value::Int { .. } => {
+            return column(out, format_args!(" {:>16}", key.zero_extended() as i64))
+        }
     };
     out.extend_from_slice(text.as_bytes());
+}
+
+/// Formatted text appended to `out`.
+fn column(out: &mut Vec<u8>, text: std::fmt::Arguments) {
+    // Writing to a vector cannot fail.
+    let _ = std::io::Write::write_fmt(out, text);
 }
 
 /// The value column of the default layout.  As in DTrace, count, sum, min
@@ -220,24 +240,27 @@ fn key_column(out: &mut Vec<u8>, key: &Value, stack_indent: usize) {
 /// printed as signed ones; avg divides as signed numbers.
 fn value_column(out: &mut Vec<u8>, func: &AggFunc, data: &[u64], normal: u64) {
     let slot = |i: usize| data.get(i).copied().unwrap_or(0);
-    let text = match func {
-        AggFunc::Count | AggFunc::Sum => format!(" {:>16}", (slot(0) / normal) as i64),
-        AggFunc::Min | AggFunc::Max => format!(" {:>16}", (slot(1) / normal) as i64),
+    match func {
+        AggFunc::Count | AggFunc::Sum => {
+            column(out, format_args!(" {:>16}", (slot(0) / normal) as i64))
+        }
+        AggFunc::Min | AggFunc::Max => {
+            column(out, format_args!(" {:>16}", (slot(1) / normal) as i64))
+        }
         AggFunc::Avg => {
             let avg = (slot(1) as i64)
                 .wrapping_div(normal as i64)
                 .checked_div(slot(0) as i64)
                 .unwrap_or(0);
-            format!(" {avg:>16}")
+            column(out, format_args!(" {avg:>16}"))
         }
-        AggFunc::Stddev => format!(" {:>16}", slots::stddev(data, normal)),
+        AggFunc::Stddev => column(out, format_args!(" {:>16}", slots::stddev(data, normal))),
         _ => {
             let mut table = String::new();
             histogram::render(&mut table, func, data, normal);
-            table
+            out.extend_from_slice(table.as_bytes());
         }
-    };
-    out.extend_from_slice(text.as_bytes());
+    }
 }
 
 /// The integer a `printa()` `%@` conversion formats: count is unsigned,

@@ -76,8 +76,10 @@ impl Aggregations {
         if self.per_cpu {
             agg = agg.keeping_per_cpu();
         }
+        let mut slots = Vec::new();
         maps.entries(i, &mut |key, percpu| {
-            let slots = decode::slots(percpu);
+            decode::slots(percpu, &mut slots);
+            let width = percpu.first().map_or(0, |v| v.len() / 8).max(1);
             let values: Vec<Value> = desc
                 .keys
                 .iter()
@@ -86,7 +88,7 @@ impl Aggregations {
             if let Some(raw) = raw.as_deref_mut() {
                 raw.entry(values.clone()).or_default().push(key.to_vec());
             }
-            let refs: Vec<&[u64]> = slots.iter().map(Vec::as_slice).collect();
+            let refs: Vec<&[u64]> = slots.chunks(width).collect();
             agg.merge_percpu(values, &refs);
         });
         agg.merged();
@@ -157,7 +159,7 @@ impl Aggregations {
         let mut raw = RawKeys::new();
         let mut agg = self.snapshot(i, maps, symbols, Some(&mut raw));
         agg.trunc(n.unwrap_or(0));
-        let kept: Vec<&Vec<Value>> = agg.rows().iter().map(|r| &r.key).collect();
+        let kept: HashSet<&Vec<Value>> = agg.rows().iter().map(|r| &r.key).collect();
         for (key, keys) in &raw {
             if !kept.contains(&key) {
                 for bytes in keys {

@@ -168,16 +168,105 @@ impl<'a> Bundle<'a> {
     }
 }
 
+/// The rows to order: one aggregation's, or the bundles of several joined by key.
+enum Table<'a> {
+    One(&'a [AggRow]),
+    Many(Vec<Bundle<'a>>),
+}
+
+impl<'a> Table<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Table::One(rows) => rows.len(),
+            Table::Many(bundles) => bundles.len(),
+        }
+    }
+
+    fn key(&self, r: usize) -> &'a [Value] {
+        match self {
+            Table::One(rows) => &rows[r].key,
+            Table::Many(bundles) => bundles[r].key,
+        }
+    }
+
+    /// The slots of the `i`th aggregation in row `r`, if it has the key.
+    fn data(&self, r: usize, i: usize) -> Option<&'a [u64]> {
+        match self {
+            Table::One(rows) => Some(&rows[r].data),
+            Table::Many(bundles) => bundles[r].data(i),
+        }
+    }
+}
+
+/// The rows of [`bundles`], in order, made as they are taken.
+pub(crate) struct Bundles<'a> {
+    table: Table<'a>,
+    /// The rows' places, sorted (printed from the last with `reverse`).
+    places: Vec<Place>,
+    reverse: bool,
+    /// How many rows were taken.
+    at: usize,
+}
+
+impl Bundles<'_> {
+    /// The number of the `n`th row to take.
+    fn row(&self, n: usize) -> Option<usize> {
+        let k = match self.reverse {
+            true => self.places.len().checked_sub(n + 1)?,
+            false => n,
+        };
+        self.places.get(k).map(|p| p.row as usize)
+    }
+}
+
+/// How many rows ahead of the one taken [`Bundles`] reads a row's key and slots, and
+/// twice as far its row: in sorted order a large aggregation's rows are all over memory,
+/// and reading them one at a time waits for each in turn.
+const AHEAD: usize = 8;
+
+impl<'a> Iterator for Bundles<'a> {
+    type Item = Bundle<'a>;
+
+    fn next(&mut self) -> Option<Bundle<'a>> {
+        let r = self.row(self.at)?;
+        self.at += 1;
+        if let Table::One(rows) = self.table {
+            let ahead = |n: usize| self.row(self.at + n).map(|r| &rows[r]);
+            if let Some(row) = ahead(2 * AHEAD) {
+                std::hint::black_box(row.key.len());
+            }
+            if let Some(row) = ahead(AHEAD) {
+                std::hint::black_box(row.key.first().map(std::mem::discriminant));
+                std::hint::black_box(row.data.first().copied());
+            }
+        }
+        Some(match &mut self.table {
+            Table::One(rows) => Bundle {
+                first: Some(&rows[r]),
+                ..Bundle::new(&rows[r].key, 1)
+            },
+            Table::Many(bundles) => std::mem::replace(&mut bundles[r], Bundle::new(&[], 1)),
+        })
+    }
+}
+
+/// A row's place in the order, summarized so that most comparisons read nothing else:
+/// `first` and `then` are alike in order to the first criteria DTrace compares rows by
+/// (ties on both are settled by comparing the rows themselves), `row` the row's number.
+#[derive(Clone, Copy)]
+struct Place {
+    first: u64,
+    then: u64,
+    row: u32,
+}
+
 /// Join `aggs` by key and order the rows as DTrace prints them.
-pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<Bundle<'a>> {
-    let mut out: Vec<Bundle<'a>> = Vec::new();
-    if let [agg] = aggs {
+pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Bundles<'a> {
+    let table = if let [agg] = aggs {
         // An aggregation's keys are distinct: nothing to join.
-        out.extend(agg.rows().iter().map(|row| Bundle {
-            first: Some(row),
-            ..Bundle::new(&row.key, 1)
-        }));
+        Table::One(agg.rows())
     } else {
+        let mut out: Vec<Bundle<'a>> = Vec::new();
         let mut seen = std::collections::HashMap::new();
         for (n, agg) in aggs.iter().enumerate() {
             for row in agg.rows() {
@@ -188,82 +277,147 @@ pub(crate) fn bundles<'a>(aggs: &[&'a Aggregation], opts: &SortOptions) -> Vec<B
                 out[slot].set(n, row);
             }
         }
-    }
+        Table::Many(out)
+    };
     let pos = if opts.position < aggs.len() {
         opts.position
     } else {
         0
     };
     let m = aggs.len();
-    let measures: Vec<Measure> = out
-        .iter()
-        .flat_map(|b| {
-            (0..m).map(move |i| (i + pos) % m).map(move |i| {
-                let zero = vec![0; slot_count(&aggs[i].func)];
-                measure(&aggs[i].func, b.data(i).unwrap_or(&zero))
-            })
-        })
-        .collect();
-    let of = |k: usize| &measures[k * m..k * m + m];
-    // Row numbers fit in 32 bits: a map holds at most 2^32 keys.
-    let mut order: Vec<u32> = (0..out.len() as u32).collect();
-    order.sort_by(|&a, &b| {
-        let (a, b) = (a as usize, b as usize);
-        let keys = || compare_keys(out[a].key, out[b].key, opts.key_position);
-        if opts.by_key {
-            keys().then_with(|| of(a).cmp(of(b)))
-        } else {
-            of(a).cmp(of(b)).then_with(keys)
+    // The measure of row `r`'s `k`th aggregation in comparison order (zeros where absent).
+    let measure_of = |r: usize, k: usize| {
+        let i = (k + pos) % m;
+        match table.data(r, i) {
+            Some(data) => measure(&aggs[i].func, data),
+            None => measure(&aggs[i].func, &vec![0; slot_count(&aggs[i].func)]),
         }
+    };
+    let column = KeyColumn::of(&table, opts.key_position);
+    // By value, the first measure is compared first (clamped to 64 bits); the key's first
+    // column next when nothing comes between (one aggregation whose measure is one
+    // number, and that number not clamped).
+    let key_next = m == 1 && !aggs[0].func.is_histogram();
+    let place = |r: usize| {
+        let (first, then) = if opts.by_key {
+            (column.summary(table.key(r)), 0)
+        } else {
+            let (first, exact) = clamped(measure_of(r, 0).0);
+            let then = if key_next && exact {
+                column.summary(table.key(r))
+            } else {
+                0
+            };
+            (first, then)
+        };
+        // Row numbers fit in 32 bits: a map holds at most 2^32 keys.
+        Place {
+            first,
+            then,
+            row: r as u32,
+        }
+    };
+    let mut places: Vec<Place> = (0..table.len()).map(place).collect();
+    let measures = |r: usize| (0..m).map(move |k| measure_of(r, k));
+    places.sort_unstable_by(|a, b| {
+        let (ra, rb) = (a.row as usize, b.row as usize);
+        let keys = || compare_keys(table.key(ra), table.key(rb), opts.key_position);
+        let values = || measures(ra).cmp(measures(rb));
+        (a.first, a.then)
+            .cmp(&(b.first, b.then))
+            .then_with(|| {
+                if opts.by_key {
+                    keys().then_with(values)
+                } else {
+                    values().then_with(keys)
+                }
+            })
+            // Rows alike stay in the order they came in.
+            .then(a.row.cmp(&b.row))
     });
-    if opts.reverse {
-        order.reverse();
+    Bundles {
+        table,
+        places,
+        reverse: opts.reverse,
+        at: 0,
     }
-    permute(&mut out, &mut order);
-    out
 }
 
-/// Reorder `items` so that the `k`th is the one that was at `order[k]`, in place (`order`
-/// is used up).
-fn permute<T>(items: &mut [T], order: &mut [u32]) {
-    const DONE: u32 = u32::MAX;
-    for start in 0..items.len() {
-        let mut k = start;
-        while order[k] != DONE {
-            let from = order[k] as usize;
-            order[k] = DONE;
-            if from == start {
-                break;
-            }
-            items.swap(k, from);
-            k = from;
+/// A measure's main number as an unsigned 64-bit one in the same order, and whether it
+/// is exact: numbers from `i64::MAX` up (and from `i64::MIN` down) are alike.
+fn clamped(v: i128) -> (u64, bool) {
+    let c = v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+    ((c as u64) ^ (1 << 63), c != i64::MIN && c != i64::MAX)
+}
+
+/// The key column compared first, when every row's is of one kind, summarized as a number
+/// in the same order as [`compare_key`] puts them (strings alike in their first 8 bytes
+/// tie).
+enum KeyColumn {
+    /// Column `n`, integers of one size: their value.
+    Int(usize),
+    /// Column `n`, all strings or all byte arrays: their first 8 bytes.
+    Bytes(usize),
+    /// Not one kind: nothing.
+    Mixed,
+}
+
+impl KeyColumn {
+    fn of(table: &Table, key_position: usize) -> KeyColumn {
+        let n = table.len();
+        let width = if n > 0 { table.key(0).len() } else { 0 };
+        if width == 0 || (0..n).any(|r| table.key(r).len() != width) {
+            return KeyColumn::Mixed;
+        }
+        // As compare_keys starts.
+        let col = if key_position >= width {
+            0
+        } else {
+            key_position
+        };
+        let kind = |v: &Value| match v {
+            Value::Int { size, .. } => Some((0, *size)),
+            Value::Str(_) => Some((1, 0)),
+            Value::Bytes(_) => Some((2, 0)),
+            _ => None,
+        };
+        let first = kind(&table.key(0)[col]);
+        if (1..n).any(|r| kind(&table.key(r)[col]) != first) {
+            return KeyColumn::Mixed;
+        }
+        match first {
+            Some((0, _)) => KeyColumn::Int(col),
+            Some(_) => KeyColumn::Bytes(col),
+            None => KeyColumn::Mixed,
+        }
+    }
+
+    fn summary(&self, key: &[Value]) -> u64 {
+        match *self {
+            KeyColumn::Int(col) => key[col].zero_extended(),
+            KeyColumn::Bytes(col) => match &key[col] {
+                Value::Str(b) | Value::Bytes(b) => {
+                    let mut head = [0u8; 8];
+                    let n = b.len().min(8);
+                    head[..n].copy_from_slice(&b[..n]);
+                    u64::from_be_bytes(head)
+                }
+                _ => 0,
+            },
+            KeyColumn::Mixed => 0,
         }
     }
 }
 
 /// Row indices of `agg` ordered by value, ties by key (ignoring options).
 pub(crate) fn by_value(agg: &Aggregation) -> Vec<usize> {
-    let rows = agg.rows();
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| {
-        measure(&agg.func, &rows[a].data)
-            .cmp(&measure(&agg.func, &rows[b].data))
-            .then_with(|| compare_keys(&rows[a].key, &rows[b].key, 0))
-    });
-    order
+    let sorted = bundles(&[agg], &SortOptions::default());
+    sorted.places.iter().map(|p| p.row as usize).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permutes_in_place() {
-        let mut items: Vec<char> = "abcdefg".chars().collect();
-        let mut order = vec![3, 0, 6, 1, 2, 5, 4];
-        permute(&mut items, &mut order);
-        assert_eq!(items.iter().collect::<String>(), "dagbcfe");
-    }
 
     #[test]
     fn keys_compare_unsigned_by_size() {
@@ -309,5 +463,180 @@ mod tests {
             [0, 2, 10, 100]
         );
         assert_eq!([bucket_value(&llq, 17), bucket_value(&llq, 0)], [-2, -100]);
+    }
+
+    /// Keys and each aggregation's slots, in the order of comparing whole rows (stably),
+    /// as DTrace orders them: what the summarized places must agree with.
+    fn compared_order(
+        aggs: &[&Aggregation],
+        opts: &SortOptions,
+    ) -> Vec<(Vec<Value>, Vec<Vec<u64>>)> {
+        let mut keys: Vec<&Vec<Value>> = Vec::new();
+        for row in aggs.iter().flat_map(|a| a.rows()) {
+            if !keys.contains(&&row.key) {
+                keys.push(&row.key);
+            }
+        }
+        let m = aggs.len();
+        let pos = if opts.position < m { opts.position } else { 0 };
+        let data = |key: &Vec<Value>, i: usize| {
+            aggs[i]
+                .rows()
+                .iter()
+                .find(|r| &r.key == key)
+                .map_or_else(|| vec![0; slot_count(&aggs[i].func)], |r| r.data.clone())
+        };
+        let measures = |key: &Vec<Value>| {
+            (0..m)
+                .map(|k| (k + pos) % m)
+                .map(|i| measure(&aggs[i].func, &data(key, i)))
+                .collect::<Vec<_>>()
+        };
+        keys.sort_by(|a, b| {
+            let by_keys = compare_keys(a, b, opts.key_position);
+            let by_values = measures(a).cmp(&measures(b));
+            match opts.by_key {
+                true => by_keys.then(by_values),
+                false => by_values.then(by_keys),
+            }
+        });
+        if opts.reverse {
+            keys.reverse();
+        }
+        keys.into_iter()
+            .map(|k| (k.clone(), (0..m).map(|i| data(k, i)).collect()))
+            .collect()
+    }
+
+    /// A pseudo-random sequence, the same every run.
+    fn numbers(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |below| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % below
+        }
+    }
+
+    fn aggregation(func: AggFunc, rows: Vec<(Vec<Value>, Vec<u64>)>) -> Aggregation {
+        let mut agg = Aggregation::new("a", func);
+        for (key, data) in rows {
+            agg.set(key, data);
+        }
+        agg
+    }
+
+    #[test]
+    fn summarized_places_order_rows_as_whole_rows_compare() {
+        let mut n = numbers(7);
+        let words = [
+            "",
+            "a",
+            "kworker/0",
+            "kworker/1",
+            "kworker/0:1",
+            "kworker",
+            "z",
+        ];
+        let int_keys = |n: &mut dyn FnMut(u64) -> u64| {
+            (0..400)
+                .map(|i| {
+                    let key = match n(3) {
+                        _ if i % 2 == 0 => Value::u64(n(1 << 40)),
+                        0 => Value::u64(n(1 << 40)),
+                        1 => Value::i32(n(1 << 31) as i32 - (1 << 30)),
+                        _ => Value::u64(u64::MAX - n(10)),
+                    };
+                    vec![key]
+                })
+                .collect::<Vec<_>>()
+        };
+        let one_size: Vec<Vec<Value>> = (0..400)
+            .map(|i| vec![Value::u64(i * 7919 % 1000)])
+            .collect();
+        let mixed = int_keys(&mut n);
+        let strings: Vec<Vec<Value>> = (0..300)
+            .map(|i| vec![Value::str(words[i % words.len()]), Value::i32(i as i32 / 7)])
+            .collect();
+        let big = i64::MAX as u64;
+        let mut cases: Vec<Vec<Aggregation>> = Vec::new();
+        for keys in [&one_size, &mixed, &strings] {
+            let mut dedup: Vec<Vec<Value>> = Vec::new();
+            for k in keys {
+                if !dedup.contains(k) {
+                    dedup.push(k.clone());
+                }
+            }
+            let counts: Vec<_> = dedup.iter().map(|k| (k.clone(), vec![1 + n(3)])).collect();
+            let sums: Vec<_> = dedup
+                .iter()
+                .map(|k| {
+                    let v = [big, big - 1, i64::MIN as u64, 5][n(4) as usize];
+                    (k.clone(), vec![v])
+                })
+                .collect();
+            let stddevs: Vec<_> = dedup
+                .iter()
+                .map(|k| {
+                    (
+                        k.clone(),
+                        vec![1, 0, 0, [0, 1 << 63, 1 << 62][n(3) as usize]],
+                    )
+                })
+                .collect();
+            let quantized: Vec<_> = dedup
+                .iter()
+                .map(|k| {
+                    let mut q = vec![0u64; super::super::QUANTIZE_BUCKETS];
+                    q[60 + n(8) as usize] = n(3);
+                    (k.clone(), q)
+                })
+                .collect();
+            let some_sums: Vec<_> = sums.iter().filter(|_| n(2) == 0).cloned().collect();
+            cases.push(vec![aggregation(AggFunc::Count, counts.clone())]);
+            cases.push(vec![aggregation(AggFunc::Sum, sums)]);
+            cases.push(vec![aggregation(AggFunc::Stddev, stddevs)]);
+            cases.push(vec![aggregation(AggFunc::Quantize, quantized)]);
+            cases.push(vec![
+                aggregation(AggFunc::Count, counts),
+                aggregation(AggFunc::Sum, some_sums),
+            ]);
+        }
+        for aggs in &cases {
+            let aggs: Vec<&Aggregation> = aggs.iter().collect();
+            for (by_key, reverse, position, key_position) in [
+                (false, false, 0, 0),
+                (true, false, 0, 0),
+                (false, true, 1, 1),
+                (true, true, 1, 1),
+                (false, false, 0, 5),
+            ] {
+                let opts = SortOptions {
+                    by_key,
+                    reverse,
+                    position,
+                    key_position,
+                };
+                let got: Vec<(Vec<Value>, Vec<Vec<u64>>)> = bundles(&aggs, &opts)
+                    .map(|b| {
+                        let data = (0..aggs.len())
+                            .map(|i| {
+                                b.data(i).map_or_else(
+                                    || vec![0; slot_count(&aggs[i].func)],
+                                    <[u64]>::to_vec,
+                                )
+                            })
+                            .collect();
+                        (b.key.to_vec(), data)
+                    })
+                    .collect();
+                assert!(
+                    got == compared_order(&aggs, &opts),
+                    "{:?} {opts:?}",
+                    aggs[0].func
+                );
+            }
+        }
     }
 }
