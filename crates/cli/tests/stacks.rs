@@ -367,6 +367,58 @@ fn ustack_reaches_libc_with_its_separate_debug_symbols() {
     );
 }
 
+/// A stripped program's functions are named from its MiniDebugInfo (`.gnu_debugdata`, the
+/// xz-compressed symbol table Fedora, RHEL and Oracle Linux keep in their binaries).
+#[test]
+fn ustack_names_functions_from_mini_debuginfo() {
+    let exe = program("minidebuginfo");
+    let dir = exe.parent().unwrap();
+    let run_tool = |cmd: &str, args: &[&str]| {
+        let out = std::process::Command::new(cmd)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        assert!(
+            out.status.success(),
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(dir.join("keep"), "main\nf1\nf2\nleaf\n").unwrap();
+    run_tool("objcopy", &["--only-keep-debug", "stackprog", "full.debug"]);
+    run_tool(
+        "objcopy",
+        &["-S", "--keep-symbols=keep", "full.debug", "mini.debug"],
+    );
+    run_tool("xz", &["-f", "mini.debug"]);
+    run_tool("strip", &["--strip-all", "stackprog"]);
+    run_tool(
+        "objcopy",
+        &["--add-section", ".gnu_debugdata=mini.debug.xz", "stackprog"],
+    );
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "syscall::getppid:entry /pid == $target/ { ustack(); }",
+        "-c",
+        exe.to_str().unwrap(),
+    ]);
+    assert_ok(&run);
+    let user: Vec<&str> = frames(&run.stdout)
+        .into_iter()
+        .filter(|f| f.starts_with("stackprog`"))
+        .collect();
+    for f in ["f2", "f1", "main"] {
+        assert!(
+            user.iter()
+                .any(|u| u.starts_with(&format!("stackprog`{f}+0x"))),
+            "no {f} frame:\n{}",
+            run.stdout
+        );
+    }
+}
+
 /// `maxframes` caps every stack and the depth `ustackdepth` counts, silently, as in DTrace.
 #[test]
 fn maxframes_caps_stacks_and_depths() {

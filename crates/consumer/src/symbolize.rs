@@ -7,8 +7,9 @@
 //! User addresses are looked up through the process's mappings (`/proc/PID/maps`, read the
 //! first time a process id is seen and kept, so stacks of processes that have exited since
 //! still resolve) and the symbol tables of the mapped files (`.symtab`; for a stripped file
-//! its `.dynsym` and the `.symtab` of its separate debug file when one is installed, found
-//! by build ID or `.gnu_debuglink`; read once per file): `object`name+0xoffset`, the object
+//! its `.dynsym`, the `.symtab` of its separate debug file when one is installed, found
+//! by build ID or `.gnu_debuglink`, and its MiniDebugInfo's, `.gnu_debugdata`; read once per
+//! file): `object`name+0xoffset`, the object
 //! being the file's base name.
 //! A process whose maps were never read while it ran (it exited before its first record
 //! or aggregation key was seen) prints raw addresses. Mappings are read again (at most
@@ -139,11 +140,13 @@ impl ObjectSymbols {
             .collect();
         let mut symbols = elf.symbols().unwrap_or_default();
         if !elf.has_symtab() {
-            // Stripped: the full table may be in an installed separate debug file (its
-            // addresses are the object's own link-time addresses).
+            // Stripped: the full table may be in an installed separate debug file, and the
+            // static functions in the object's MiniDebugInfo (their addresses are the
+            // object's own link-time addresses).
             if let Some(debug) = dtrace_elf::debug_file(Path::new(path), &elf) {
                 symbols.extend(debug_symbols(&debug));
             }
+            symbols.extend(elf.mini_debuginfo_symbols());
         }
         let mut syms: Vec<(u64, u64, String)> = symbols
             .into_iter()

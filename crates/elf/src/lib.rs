@@ -14,6 +14,7 @@
 //! own so that the consumer reads symbols without depending on the probes crate.
 
 mod debugfile;
+mod minidebuginfo;
 
 pub use debugfile::debug_file;
 
