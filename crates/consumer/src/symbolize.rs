@@ -138,19 +138,8 @@ impl ObjectSymbols {
             .filter(|s| s.kind == PT_LOAD)
             .map(|s| (s.offset, s.vaddr, s.filesz))
             .collect();
-        let mut symbols = elf.symbols().unwrap_or_default();
-        if !elf.has_symtab() {
-            // Stripped: the full table may be in an installed separate debug file, and the
-            // static functions in the object's MiniDebugInfo (their addresses are the
-            // object's own link-time addresses).
-            if let Some(debug) = dtrace_elf::debug_file(Path::new(path), &elf) {
-                symbols.extend(debug_symbols(&debug));
-            }
-            symbols.extend(elf.mini_debuginfo_symbols());
-        }
-        let mut syms: Vec<(u64, u64, String)> = symbols
+        let mut syms: Vec<(u64, u64, String)> = dtrace_elf::function_symbols(Path::new(path), &elf)
             .into_iter()
-            .filter(|s| s.is_func && s.value != 0)
             .map(|s| (s.value, s.size, demangle(&s.name)))
             .collect();
         syms.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
@@ -175,17 +164,6 @@ impl ObjectSymbols {
             .take(8)
             .find(|(value, size, _)| v < value + (*size).max(1))
             .map(|(value, _, name)| (*value, name.as_str()))
-    }
-}
-
-/// The symbols of a separate debug file's `.symtab` (none if it cannot be read).
-fn debug_symbols(path: &Path) -> Vec<dtrace_elf::Symbol> {
-    let Ok(data) = std::fs::read(path) else {
-        return Vec::new();
-    };
-    match Elf::parse(&data) {
-        Ok(elf) if elf.has_symtab() => elf.symbols().unwrap_or_default(),
-        _ => Vec::new(),
     }
 }
 

@@ -14,9 +14,11 @@
 //! own so that the consumer reads symbols without depending on the probes crate.
 
 mod debugfile;
+mod functions;
 mod minidebuginfo;
 
 pub use debugfile::debug_file;
+pub use functions::function_symbols;
 
 use std::ops::Range;
 

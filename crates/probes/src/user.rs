@@ -61,6 +61,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use dtrace_backend::program::{
     MappedArg, MappedProbe, OperandLocation, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
@@ -350,7 +351,14 @@ pub struct UserProbes {
     /// name): the same whether the probe is enabled alone or as one of a glob's functions
     /// (a group probe, whose own id is never listed), so a probe's id is stable within a run.
     function_ids: HashMap<ProbeKey, u32>,
+    /// The functions of each binary `pid` descriptions looked in ([`function_offsets`]:
+    /// reading them can mean reading a debug file too), with the file's identity when read,
+    /// so a file replaced since is read again.
+    functions: HashMap<PathBuf, (Option<FileStamp>, Arc<Vec<FunctionSymbol>>)>,
 }
+
+/// What tells one version of a file from another: device, inode, modification time.
+type FileStamp = (u64, u64, i64, i64);
 
 impl UserProbes {
     /// The id of the next user probe.
@@ -367,6 +375,23 @@ impl UserProbes {
         let id = self.next_id();
         self.function_ids.insert(key, id);
         id
+    }
+
+    /// [`function_offsets`] of the binary at `path`, read once per version of the file.
+    fn functions(&mut self, path: &Path) -> Arc<Vec<FunctionSymbol>> {
+        use std::os::unix::fs::MetadataExt;
+        let stamp = std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec()));
+        match self.functions.get(path) {
+            Some((known, functions)) if known.is_some() && *known == stamp => functions.clone(),
+            _ => {
+                let functions = Arc::new(function_offsets(path));
+                self.functions
+                    .insert(path.to_path_buf(), (stamp, functions.clone()));
+                functions
+            }
+        }
     }
 
     /// The exact description of the user probe whose id is `id`: a probe made so far, or a
@@ -790,17 +815,16 @@ impl UserProbes {
         if !glob_match(&desc.provider, &provider) {
             return Vec::new();
         }
-        let functions: Vec<(String, FunctionSymbol)> = function_offsets(path)
-            .into_iter()
+        let functions: Vec<(String, FunctionSymbol)> = self
+            .functions(path)
+            .iter()
             .filter_map(|f| {
                 // A function the description names by any of its aliases is known by its
                 // first name, as DTrace names a function by its address (`go` for `go`
                 // and its weak alias `_go`).
-                let named = f.names.iter().any(|(raw, name)| {
-                    glob_match(&desc.function, name) || glob_match(&desc.function, raw)
-                });
+                let named = f.named_by(&desc.function);
                 let first = f.names.first()?.1.clone();
-                named.then_some((first, f))
+                named.then(|| (first, f.clone()))
             })
             .collect();
         if functions.is_empty() {
@@ -1220,20 +1244,44 @@ pub struct FunctionSymbol {
     pub names: Vec<(String, String)>,
 }
 
-/// A name's place among its address's names ([`alias_rank`]).
-type AliasRank = (bool, bool, usize);
-
-/// How DTrace ranks the names of one address (lowest first): a global or weak symbol
-/// before a local one, then a name not starting with `$`, then fewer leading underscores.
-fn alias_rank(raw: &str, local: bool) -> AliasRank {
-    let underscores = raw.len() - raw.trim_start_matches('_').len();
-    (local, raw.starts_with('$'), underscores)
+impl FunctionSymbol {
+    /// Whether a description's function field `pattern` names this function: by any of its
+    /// names, raw or demangled. As in DTrace, a glob (an empty field too) passes over
+    /// versioned (`memcpy@GLIBC_2.2.5`) and compiler-made (`foo.cold`, `bar.constprop.0`)
+    /// names, which name a function only written out.
+    pub fn named_by(&self, pattern: &str) -> bool {
+        let glob = pattern.is_empty() || is_glob(pattern);
+        self.names.iter().any(|(raw, name)| {
+            !(glob && raw.contains(['.', '@']))
+                && (glob_match(pattern, name) || glob_match(pattern, raw))
+        })
+    }
 }
 
-/// Every defined function of the ELF file at `path` (`.symtab`, else `.dynsym`) whose
-/// first instruction takes a uprobe ([`offsets::entry_accepted`]: some libc functions start
-/// with a `lock`ed instruction; leaving them out saves the kernel's refusal, and a failed
-/// uprobe_multi attach costs about 100 ms; [`attach`] still copes with others).
+/// A name's place among its address's names ([`alias_rank`]).
+type AliasRank = (bool, bool, usize, u64, String);
+
+/// How DTrace ranks the names of one address (lowest first): a global or weak symbol
+/// before a local one, then a name not starting with `$`, then fewer leading underscores,
+/// then the smaller symbol, then the name in byte order; so the name does not depend on
+/// the order of the symbol tables (a stripped object's `.dynsym`, then its debug file's).
+fn alias_rank(raw: &str, local: bool, size: u64) -> AliasRank {
+    let underscores = raw.len() - raw.trim_start_matches('_').len();
+    (
+        local,
+        raw.starts_with('$'),
+        underscores,
+        size,
+        raw.to_string(),
+    )
+}
+
+/// Every defined function of the ELF file at `path` (`.symtab`; for a stripped file its
+/// `.dynsym` and the static functions of its separate debug file or its MiniDebugInfo:
+/// [`crate::usdt::elf::function_symbols`]) whose first instruction takes a uprobe
+/// ([`offsets::entry_accepted`]: some libc functions start with a `lock`ed instruction;
+/// leaving them out saves the kernel's refusal, and a failed uprobe_multi attach costs
+/// about 100 ms; [`attach`] still copes with others). The code is the file's own.
 pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
     let Ok(data) = std::fs::read(path) else {
         return Vec::new();
@@ -1246,16 +1294,11 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
     if elf.is_32 {
         return Vec::new();
     }
-    let Ok(symbols) = elf.symbols() else {
-        return Vec::new();
-    };
+    let symbols = crate::usdt::elf::function_symbols(path, &elf);
     let mut index: HashMap<u64, usize> = HashMap::new();
     // Each function with the ranks of its names.
     let mut out: Vec<(FunctionSymbol, Vec<AliasRank>)> = Vec::new();
     for s in symbols {
-        if !s.is_func || s.value == 0 || s.name.is_empty() {
-            continue;
-        }
         let Some(offset) = elf.vaddr_to_offset(s.value) else {
             continue;
         };
@@ -1263,7 +1306,7 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
             continue;
         }
         let name = demangle(&s.name);
-        let rank = alias_rank(&s.name, s.is_local);
+        let rank = alias_rank(&s.name, s.is_local, s.size);
         match index.get(&offset) {
             Some(&i) => {
                 let (f, ranks) = &mut out[i];

@@ -38,11 +38,7 @@ pub(super) fn context(desc: &Description) -> UprobeContext {
     if is_glob(&desc.function) {
         context.functions = function_offsets(&path)
             .into_iter()
-            .filter(|f| {
-                f.names.iter().any(|(raw, name)| {
-                    glob_match(&desc.function, name) || glob_match(&desc.function, raw)
-                })
-            })
+            .filter(|f| f.named_by(&desc.function))
             .filter_map(|f| Some(f.names.first()?.1.clone()))
             .collect();
     }

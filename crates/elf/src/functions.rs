@@ -1,0 +1,68 @@
+//! Every function symbol of an object, in one place for the `pid` provider's functions and
+//! the user-stack symbolizer: the object's own symbol table (`.symtab`, else `.dynsym`)
+//! and, for a stripped object, the static functions it lost: the `.symtab` of its separate
+//! debug file ([`debug_file`]) when one is installed, else its MiniDebugInfo
+//! (`.gnu_debugdata`). Both hold the object's own link-time addresses.
+//!
+//! A debug file found by `.gnu_debuglink` is used only if it carries the object's build ID
+//! (when the object has one): a stale one would put probes in the middle of instructions.
+//! The object's own symbols come first, in table order (the order that breaks ties between
+//! aliases); an added symbol the object already has at the same address (`.dynsym`'s
+//! `memcpy` is the debug file's `memcpy@GLIBC_2.2.5`) is left out.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::{debug_file, Elf, Symbol};
+
+/// The defined function symbols (at a non-zero address) of the object at `path`, parsed
+/// as `elf`.
+pub fn function_symbols(path: &Path, elf: &Elf) -> Vec<Symbol> {
+    let mut out: Vec<Symbol> = elf
+        .symbols()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(is_function)
+        .collect();
+    if elf.has_symtab() {
+        return out;
+    }
+    let lost = match debug_file(path, elf).and_then(|p| debug_symbols(&p, elf)) {
+        Some(symbols) => symbols,
+        None => elf.mini_debuginfo_symbols(),
+    };
+    let mut known: HashSet<(u64, String)> = out
+        .iter()
+        .map(|s| (s.value, unversioned(&s.name).to_string()))
+        .collect();
+    for s in lost.into_iter().filter(is_function) {
+        if known.insert((s.value, unversioned(&s.name).to_string())) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn is_function(s: &Symbol) -> bool {
+    s.is_func && s.value != 0 && !s.name.is_empty()
+}
+
+/// A symbol's name without its version (`memcpy@GLIBC_2.2.5`, `memcpy@@GLIBC_2.14`).
+fn unversioned(name: &str) -> &str {
+    name.split('@').next().unwrap_or(name)
+}
+
+/// The `.symtab` symbols of the debug file at `path`, if it has one and is `object`'s.
+fn debug_symbols(path: &Path, object: &Elf) -> Option<Vec<Symbol>> {
+    let data = std::fs::read(path).ok()?;
+    let debug = Elf::parse(&data).ok()?;
+    if !debug.has_symtab() {
+        return None;
+    }
+    if let Some(id) = object.build_id() {
+        if debug.build_id() != Some(id) {
+            return None;
+        }
+    }
+    debug.symbols().ok()
+}
