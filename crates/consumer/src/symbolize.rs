@@ -138,11 +138,16 @@ impl ObjectSymbols {
             .filter(|s| s.kind == PT_LOAD)
             .map(|s| (s.offset, s.vaddr, s.filesz))
             .collect();
-        let mut syms: Vec<(u64, u64, String)> = dtrace_elf::function_symbols(Path::new(path), &elf)
+        let mut symbols = dtrace_elf::function_symbols(Path::new(path), &elf);
+        // By address; of the names of one address, the one DTrace names it by last, where
+        // `lookup` looks first.
+        symbols.sort_by(|a, b| {
+            (a.value.cmp(&b.value)).then_with(|| b.alias_rank().cmp(&a.alias_rank()))
+        });
+        let mut syms: Vec<(u64, u64, String)> = symbols
             .into_iter()
             .map(|s| (s.value, s.size, demangle(&s.name)))
             .collect();
-        syms.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         syms.dedup_by(|a, b| a.0 == b.0 && a.2 == b.2);
         ObjectSymbols { segments, syms }
     }

@@ -6,9 +6,9 @@
 //!
 //! A debug file found by `.gnu_debuglink` is used only if it carries the object's build ID
 //! (when the object has one): a stale one would put probes in the middle of instructions.
-//! The object's own symbols come first, in table order (the order that breaks ties between
-//! aliases); an added symbol the object already has at the same address (`.dynsym`'s
-//! `memcpy` is the debug file's `memcpy@GLIBC_2.2.5`) is left out.
+//! The object's own symbols come first; an added symbol the object already has at the same
+//! address (`.dynsym`'s `memcpy` is the debug file's `memcpy@GLIBC_2.2.5`) is left out. Of
+//! the names of one address, [`Symbol::alias_rank`] says which names it.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -41,6 +41,29 @@ pub fn function_symbols(path: &Path, elf: &Elf) -> Vec<Symbol> {
         }
     }
     out
+}
+
+/// A symbol's place among the names of its address, lowest first: what names a function
+/// ([`Symbol::alias_rank`]).
+pub type AliasRank<'a> = (bool, bool, usize, u64, &'a str);
+
+impl Symbol {
+    /// Where DTrace puts this name among those of its address (libproc orders them so,
+    /// lowest first, and names the address by the first): a global or weak symbol before a
+    /// local one, then a name not starting with `$`, then fewer leading underscores, then
+    /// the smaller symbol, then the name in byte order. `memcpy` before `__GI_memcpy`,
+    /// `qsort_r` before `__qsort_r`; and the choice does not depend on the order of the
+    /// tables the names came from.
+    pub fn alias_rank(&self) -> AliasRank<'_> {
+        let underscores = self.name.len() - self.name.trim_start_matches('_').len();
+        (
+            self.is_local,
+            self.name.starts_with('$'),
+            underscores,
+            self.size,
+            &self.name,
+        )
+    }
 }
 
 fn is_function(s: &Symbol) -> bool {

@@ -18,7 +18,7 @@ mod functions;
 mod minidebuginfo;
 
 pub use debugfile::debug_file;
-pub use functions::function_symbols;
+pub use functions::{function_symbols, AliasRank};
 
 use std::ops::Range;
 

@@ -70,7 +70,7 @@ use dtrace_backend::program::{
 use dtrace_runtime::uprobe::UprobeSite;
 
 use crate::glob::glob_match;
-use crate::usdt::elf::Elf;
+use crate::usdt::elf::{Elf, Symbol};
 use crate::usdt::{self, ArgLocation, UsdtArg, UsdtProbe};
 use crate::user::offsets::{FunctionCode, Refusal};
 use crate::{Attach, Description, Probe};
@@ -1240,7 +1240,8 @@ pub struct FunctionSymbol {
     /// Its size in bytes (the largest of its symbols').
     pub size: u64,
     /// The `(raw, shown)` names of every symbol at its address (aliases such as `_IO_puts`
-    /// and `puts`), the one DTrace names the function by first ([`alias_rank`]).
+    /// and `puts`), the one DTrace names the function by first
+    /// ([`crate::usdt::elf::Symbol::alias_rank`]).
     pub names: Vec<(String, String)>,
 }
 
@@ -1256,24 +1257,6 @@ impl FunctionSymbol {
                 && (glob_match(pattern, name) || glob_match(pattern, raw))
         })
     }
-}
-
-/// A name's place among its address's names ([`alias_rank`]).
-type AliasRank = (bool, bool, usize, u64, String);
-
-/// How DTrace ranks the names of one address (lowest first): a global or weak symbol
-/// before a local one, then a name not starting with `$`, then fewer leading underscores,
-/// then the smaller symbol, then the name in byte order; so the name does not depend on
-/// the order of the symbol tables (a stripped object's `.dynsym`, then its debug file's).
-fn alias_rank(raw: &str, local: bool, size: u64) -> AliasRank {
-    let underscores = raw.len() - raw.trim_start_matches('_').len();
-    (
-        local,
-        raw.starts_with('$'),
-        underscores,
-        size,
-        raw.to_string(),
-    )
 }
 
 /// Every defined function of the ELF file at `path` (`.symtab`; for a stripped file its
@@ -1295,9 +1278,9 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
         return Vec::new();
     }
     let symbols = crate::usdt::elf::function_symbols(path, &elf);
+    // Each function's offset and symbols.
     let mut index: HashMap<u64, usize> = HashMap::new();
-    // Each function with the ranks of its names.
-    let mut out: Vec<(FunctionSymbol, Vec<AliasRank>)> = Vec::new();
+    let mut found: Vec<(u64, Vec<Symbol>)> = Vec::new();
     for s in symbols {
         let Some(offset) = elf.vaddr_to_offset(s.value) else {
             continue;
@@ -1305,30 +1288,31 @@ pub fn function_offsets(path: &Path) -> Vec<FunctionSymbol> {
         if !offsets::entry_accepted(data.get(offset as usize..).unwrap_or_default()) {
             continue;
         }
-        let name = demangle(&s.name);
-        let rank = alias_rank(&s.name, s.is_local, s.size);
         match index.get(&offset) {
-            Some(&i) => {
-                let (f, ranks) = &mut out[i];
-                let at = ranks.partition_point(|r| *r <= rank);
-                ranks.insert(at, rank);
-                f.names.insert(at, (s.name, name));
-                f.size = f.size.max(s.size);
-            }
+            Some(&i) => found[i].1.push(s),
             None => {
-                index.insert(offset, out.len());
-                out.push((
-                    FunctionSymbol {
-                        offset,
-                        size: s.size,
-                        names: vec![(s.name, name)],
-                    },
-                    vec![rank],
-                ));
+                index.insert(offset, found.len());
+                found.push((offset, vec![s]));
             }
         }
     }
-    let mut functions: Vec<FunctionSymbol> = out.into_iter().map(|(f, _)| f).collect();
+    let mut functions: Vec<FunctionSymbol> = found
+        .into_iter()
+        .map(|(offset, mut symbols)| {
+            symbols.sort_by(|a, b| a.alias_rank().cmp(&b.alias_rank()));
+            FunctionSymbol {
+                offset,
+                size: symbols.iter().map(|s| s.size).max().unwrap_or(0),
+                names: symbols
+                    .into_iter()
+                    .map(|s| {
+                        let shown = demangle(&s.name);
+                        (s.name, shown)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
     if !functions
         .iter()
         .any(|f| f.names.iter().any(|(raw, _)| raw == "main"))
