@@ -6,11 +6,12 @@
 //!
 //! User addresses are looked up through the process's mappings (`/proc/PID/maps`, read the
 //! first time a process id is seen and kept, so stacks of processes that have exited since
-//! still resolve) and the symbol tables of the mapped files (`.symtab`; for a stripped file
-//! its `.dynsym`, the `.symtab` of its separate debug file when one is installed, found
-//! by build ID or `.gnu_debuglink`, and its MiniDebugInfo's, `.gnu_debugdata`; read once per
-//! file): `object`name+0xoffset`, the object
-//! being the file's base name.
+//! still resolve) and the function symbols of the mapped files, as the `pid` provider reads
+//! them (`dtrace_elf::function_symbols`: `.symtab`; for a stripped file its `.dynsym` and
+//! the `.symtab` of its separate debug file when one is installed, found by build ID or
+//! `.gnu_debuglink`, else its MiniDebugInfo's, `.gnu_debugdata`; read once per file), an
+//! address with several names named as DTrace names it (`Symbol::alias_rank`):
+//! `object`name+0xoffset`, the object being the file's base name.
 //! A process whose maps were never read while it ran (it exited before its first record
 //! or aggregation key was seen) prints raw addresses. Mappings are read again (at most
 //! every 10 ms) when an address of a live process falls outside all of them (after
