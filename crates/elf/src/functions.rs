@@ -89,3 +89,56 @@ fn debug_symbols(path: &Path, object: &Elf) -> Option<Vec<Symbol>> {
     }
     debug.symbols().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, size: u64, is_local: bool) -> Symbol {
+        Symbol {
+            name: name.to_string(),
+            value: 0x1000,
+            size,
+            is_func: true,
+            is_local,
+        }
+    }
+
+    /// The names of one address in DTrace's order, whatever the order of the tables.
+    #[test]
+    fn aliases_are_ranked_as_dtrace_ranks_them() {
+        let mut names = vec![
+            sym("__GI___qsort_r", 834, true),
+            sym("_nl_make.localalias", 8, true),
+            sym("$x", 8, false),
+            sym("__qsort_r", 834, true),
+            sym("_nl_make", 8, true),
+            sym("qsort_r", 834, false),
+            sym("_qsort_r", 834, false),
+            sym("qsort_r", 16, false),
+        ];
+        names.sort_by(|a, b| a.alias_rank().cmp(&b.alias_rank()));
+        let order: Vec<(&str, u64)> = names.iter().map(|s| (s.name.as_str(), s.size)).collect();
+        assert_eq!(
+            order,
+            [
+                ("qsort_r", 16),
+                ("qsort_r", 834),
+                ("_qsort_r", 834),
+                ("$x", 8),
+                ("_nl_make", 8),
+                ("_nl_make.localalias", 8),
+                // Two leading underscores each: then by name, as libproc's strcmp.
+                ("__GI___qsort_r", 834),
+                ("__qsort_r", 834),
+            ]
+        );
+    }
+
+    #[test]
+    fn versions_are_not_part_of_the_name() {
+        assert_eq!(unversioned("memcpy@GLIBC_2.2.5"), "memcpy");
+        assert_eq!(unversioned("memcpy@@GLIBC_2.14"), "memcpy");
+        assert_eq!(unversioned("memcpy"), "memcpy");
+    }
+}
