@@ -107,7 +107,7 @@ mod tests {
     /// The names of one address in DTrace's order, whatever the order of the tables.
     #[test]
     fn aliases_are_ranked_as_dtrace_ranks_them() {
-        let mut names = vec![
+        let mut names = [
             sym("__GI___qsort_r", 834, true),
             sym("_nl_make.localalias", 8, true),
             sym("$x", 8, false),
