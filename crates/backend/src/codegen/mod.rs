@@ -172,6 +172,32 @@ fn cookie_functions(site: &ProbeSite) -> (&[String], &[u32]) {
     }
 }
 
+/// The enabled probe of function `i` of `site`, a probe standing for `functions` (with
+/// their `ids`): its name and id, in a context of that function alone. The lists stay with
+/// the program's probe: a copy of them in each function's made compiling a glob of `n`
+/// functions take `n * n` copies.
+fn one_function(site: &ProbeSite, functions: &[String], ids: &[u32], i: usize) -> ProbeSite {
+    let context = match &site.context {
+        ProbeContext::Uprobe(u) => ProbeContext::Uprobe(dtrace_typing::probe::UprobeContext {
+            kind: u.kind.clone(),
+            functions: Vec::new(),
+            ids: Vec::new(),
+            family: u.family,
+            kernel: u.kernel.get(i).cloned().into_iter().collect(),
+            object: u.object.clone(),
+        }),
+        other => other.clone(),
+    };
+    ProbeSite {
+        id: ids.get(i).copied().unwrap_or(site.id),
+        provider: site.provider.clone(),
+        module: site.module.clone(),
+        function: functions[i].clone(),
+        name: site.name.clone(),
+        context,
+    }
+}
+
 /// Generate the programs of a typed program.
 pub fn compile(input: Input<'_>) -> Result<Compiled> {
     let prog = input.program;
@@ -208,17 +234,8 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 .zip(&b.statements)
                 .map(|(site, stmt)| match cookie_functions(site) {
                     ([], _) => c.enable(site, b.records, *stmt),
-                    (functions, ids) => functions
-                        .iter()
-                        .enumerate()
-                        .map(|(i, f)| {
-                            let one = ProbeSite {
-                                id: ids.get(i).copied().unwrap_or(site.id),
-                                function: f.clone(),
-                                ..site.clone()
-                            };
-                            c.enable(&one, b.records, *stmt)
-                        })
+                    (functions, ids) => (0..functions.len())
+                        .map(|i| c.enable(&one_function(site, functions, ids, i), b.records, *stmt))
                         .collect::<Vec<u32>>()[0],
                 })
                 .collect()
