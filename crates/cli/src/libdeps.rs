@@ -118,20 +118,25 @@ pub fn order(files: Vec<(String, Source)>) -> Result<Vec<(String, Source)>, Stri
         .collect())
 }
 
-/// DTrace's D_PRAGMA_DEPEND for a program naming a library it depends on.
+/// DTrace's D_PRAGMA_DEPEND for a program naming a library it depends on, or a kernel
+/// module that is not there.
 pub fn check_program(items: &[Vec<Item>], sources: &[Source]) -> Result<(), Failure> {
     for item in items.iter().take(sources.len()).flatten() {
         let Item::Pragma(p) = item else { continue };
-        if p.words.len() >= 3 && p.words[..3] == ["D", "depends_on", "library"] {
-            return Err(Failure::Compile(
-                CompileError::new(
-                    "D_PRAGMA_DEPEND",
-                    "main program may not explicitly depend on a library",
-                    p.span,
-                ),
-                sources.to_vec(),
-            ));
-        }
+        let words: Vec<&str> = p.words.iter().map(String::as_str).collect();
+        let message = match words.as_slice() {
+            ["D", "depends_on", "library", ..] => {
+                "main program may not explicitly depend on a library".to_string()
+            }
+            ["D", "depends_on", "module", name, ..] if !module_present(name) => {
+                format!("program requires module {name}")
+            }
+            _ => continue,
+        };
+        return Err(Failure::Compile(
+            CompileError::new("D_PRAGMA_DEPEND", message, p.span),
+            sources.to_vec(),
+        ));
     }
     Ok(())
 }

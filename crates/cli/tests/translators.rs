@@ -279,6 +279,18 @@ fn library_dependencies() {
         ),
         "dtrace: failed to compile script SCRIPT: [D_PRAGMA_DEPEND] line 1: main program may not explicitly depend on a library\n"
     );
+    // Nor on a kernel module that is not there; and a dependency has one of three classes.
+    assert_eq!(
+        script_error(
+            "moddep",
+            "#pragma D depends_on module no_such_module_here\nBEGIN { exit(0); }\n"
+        ),
+        "dtrace: failed to compile script SCRIPT: [D_PRAGMA_DEPEND] line 1: program requires module no_such_module_here\n"
+    );
+    assert_eq!(
+        script_error("classdep", "#pragma D depends_on bogus x\nBEGIN { exit(0); }\n"),
+        "dtrace: failed to compile script SCRIPT: [D_PRAGMA_INVAL] line 1: invalid class bogus specified by #pragma depends_on\n"
+    );
 }
 
 #[test]

@@ -117,6 +117,16 @@ fn check_d_pragma(name: &str, args: &[ControlWord], line: &ControlLine) -> Resul
     if ok && name == "attributes" {
         return check_attributes(&args[0].text, &args[1].text, line);
     }
+    if ok
+        && name == "depends_on"
+        && !matches!(args[0].text.as_str(), "provider" | "module" | "library")
+    {
+        return Err(error(
+            "D_PRAGMA_INVAL",
+            format!("invalid class {} specified by #pragma {name}", args[0].text),
+            line,
+        ));
+    }
     if ok {
         Ok(())
     } else {

@@ -184,6 +184,15 @@ fn pragmas() {
         "superfluous arguments specified for #pragma option"
     );
     assert_eq!(
+        error("#pragma D depends_on bogus x\n"),
+        (
+            "D_PRAGMA_INVAL",
+            "invalid class bogus specified by #pragma depends_on".into(),
+            1,
+            1
+        )
+    );
+    assert_eq!(
         error("#pragma D frob x\n"),
         ("D_PRAGMA_INVAL", "invalid D pragma: frob".into(), 1, 1)
     );
