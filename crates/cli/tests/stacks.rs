@@ -373,18 +373,7 @@ fn ustack_reaches_libc_with_its_separate_debug_symbols() {
 fn ustack_names_functions_from_mini_debuginfo() {
     let exe = program("minidebuginfo");
     let dir = exe.parent().unwrap();
-    let run_tool = |cmd: &str, args: &[&str]| {
-        let out = std::process::Command::new(cmd)
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-        assert!(
-            out.status.success(),
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run_tool = |cmd: &str, args: &[&str]| common::run_tool(dir, cmd, args);
     std::fs::write(dir.join("keep"), "main\nf1\nf2\nleaf\n").unwrap();
     run_tool("objcopy", &["--only-keep-debug", "stackprog", "full.debug"]);
     run_tool(

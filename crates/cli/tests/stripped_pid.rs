@@ -7,9 +7,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::Run;
+use common::{run_tool, Run};
 
 /// `tally` is static, so `strip` removes its only symbol; the large `malloc`s are served by
 /// `_int_malloc` (past the tcache, below the mmap threshold).
@@ -42,26 +41,12 @@ fn program(name: &str, flags: &[&str]) -> PathBuf {
     )
 }
 
-fn tool(dir: &Path, cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Strip `exe` of its symbol table, checking `tally` is gone from it.
 fn strip(exe: &Path) {
     let dir = exe.parent().unwrap();
     let e = exe.to_str().unwrap();
-    tool(dir, "strip", &["--strip-all", e]);
-    let symbols = tool(dir, "readelf", &["-sW", e]);
+    run_tool(dir, "strip", &["--strip-all", e]);
+    let symbols = run_tool(dir, "readelf", &["-sW", e]);
     assert!(!symbols.contains("tally"), "not stripped:\n{symbols}");
 }
 
@@ -89,7 +74,7 @@ fn a_static_function_is_traced_from_the_debug_file() {
     let exe = program("buildid", &["-O1", &format!("-Wl,--build-id=0x{id}")]);
     let dir = exe.parent().unwrap();
     let debug = dir.join("tallyprog.debug");
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["--only-keep-debug", "tallyprog", "tallyprog.debug"],
@@ -133,14 +118,14 @@ fn a_debug_file_of_another_build_is_not_used() {
         &["-O1", "-Wl,--build-id=0x2222222222222222"],
     );
     let dir = exe.parent().unwrap();
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["--only-keep-debug", "otherprog", "tallyprog.debug"],
     );
     std::fs::remove_file(&other).unwrap();
     strip(&exe);
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["--add-gnu-debuglink=tallyprog.debug", "tallyprog"],
@@ -151,13 +136,13 @@ fn a_debug_file_of_another_build_is_not_used() {
     // The same with the program's own debug file traces it.
     let own = program("own", &["-O1", "-Wl,--build-id=0x1111111111111111"]);
     let dir = own.parent().unwrap();
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["--only-keep-debug", "tallyprog", "tallyprog.debug"],
     );
     strip(&own);
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["--add-gnu-debuglink=tallyprog.debug", "tallyprog"],
@@ -178,19 +163,19 @@ fn a_static_function_is_traced_from_mini_debuginfo() {
     let exe = program("minidebuginfo", &["-O1"]);
     let dir = exe.parent().unwrap();
     std::fs::write(dir.join("keep"), "tally\n").unwrap();
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["--only-keep-debug", "tallyprog", "full.debug"],
     );
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["-S", "--keep-symbols=keep", "full.debug", "mini.debug"],
     );
-    tool(dir, "xz", &["-f", "mini.debug"]);
+    run_tool(dir, "xz", &["-f", "mini.debug"]);
     strip(&exe);
-    tool(
+    run_tool(
         dir,
         "objcopy",
         &["--add-section", ".gnu_debugdata=mini.debug.xz", "tallyprog"],

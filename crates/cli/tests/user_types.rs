@@ -57,12 +57,7 @@ fn run(exe: &Path, script: &str) -> Run {
 }
 
 fn tool(cmd: &str, args: &[&str]) {
-    let out = Command::new(cmd).args(args).output().expect("run binutils");
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_tool(Path::new("."), cmd, args);
 }
 
 /// `exe` stripped of its DWARF, which goes to `debug` (and `exe` links to it by name).

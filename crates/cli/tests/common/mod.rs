@@ -46,6 +46,21 @@ pub fn command(args: &[&str]) -> Command {
     command
 }
 
+/// Run a tool (binutils, xz) in `dir`; fail the test unless it succeeds. Its stdout.
+pub fn run_tool(dir: &Path, cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Run `dtrace` with `args` in the directory `dir`.
 pub fn dtrace_in(dir: &Path, args: &[&str]) -> Run {
     let mut cmd = command(args);
