@@ -213,6 +213,28 @@ TESTS = [
      "cmd": "dtrace -qn 'BEGIN { trace(`hp_avenrun); exit(0); }'",
      "expect": r"failed to resolve `hp_avenrun: Unknown symbol name",
      "rc": 1},
+    # Kernel symbols other than per-CPU variables: their address from kallsyms, read as the
+    # type a cast names (the host lists no such data symbols). linux_banner is the
+    # kernel's version line; jiffies grows between two firings 100 ms apart; an untyped
+    # symbol reads as DTrace reads one its kernel's type data does not describe, as a
+    # uintptr_t; writing one is refused.
+    {"name": "ksym-banner", "group": "core",
+     "on": {"host": {"expect": r"failed to resolve `linux_banner: only per-CPU kernel variables", "rc": 1}},
+     "cmd": "dtrace -qn 'BEGIN { trace((string)&`linux_banner); exit(0); }'",
+     "expect": r"Linux version \d+\.\d+"},
+    {"name": "ksym-jiffies", "group": "core",
+     "on": {"host": {"expect": r"failed to resolve `jiffies: only per-CPU kernel variables", "rc": 1}},
+     "cmd": "dtrace -qn 'BEGIN { j = *(unsigned long *)&`jiffies; } tick-100ms { this->k = `jiffies;"
+            " printf(\"%d %d %d\\n\", j != 0, this->k > j, sizeof (`jiffies)); exit(0); }'",
+     "expect": r"1 1 8\n"},
+    {"name": "ksym-write", "group": "core",
+     "on": {"host": {"expect": r"failed to resolve `max_pfn: only per-CPU kernel variables", "rc": 1}},
+     "cmd": "dtrace -qn 'BEGIN { `max_pfn = 0; }'",
+     "expect": r"operator = can only be applied to a writable variable", "rc": 1},
+    # A section bound every kernel's symbol table lists, the host's too: BTF's magic.
+    {"name": "ksym-section", "group": "core",
+     "cmd": "dtrace -qn 'BEGIN { printf(\"%x %a\\n\", *(unsigned short *)&`__start_BTF, &`__start_BTF); exit(0); }'",
+     "expect": r"eb9f vmlinux`__start_BTF\n"},
     # ipl, as Oracle's DTrace for Linux has it (in_interrupt()): 0 in BEGIN (the dtrace
     # thread), non-zero in profile probes (a timer interrupt); read from the per-CPU
     # preempt count (__preempt_count on 6.1, pcpu_hot.preempt_count on 6.12).

@@ -392,8 +392,8 @@ impl Options {
                 Some("a" | "c" | "t" | "s") => {}
                 _ => return Err(INVALID_VALUE.into()),
             },
-            // How kernel symbol references are resolved: moot while they are refused
-            // (the kernel's BTF gives no addresses or types of its variables).
+            // How kernel symbol references are bound: always when compiled here (from
+            // kallsyms), as the program is loaded at once; no later link step exists.
             "linkmode" => match value {
                 Some("kernel" | "dynamic" | "static") => {}
                 _ => return Err(INVALID_VALUE.into()),
@@ -493,8 +493,9 @@ impl Options {
                 size(value)?;
             }
             // Compiler flags with nothing to act on: kernel and user symbol references
-            // need not resolve (they are refused anyway), or must (`kdefs`, `udefs`: as
-            // they always do here), and -G's object has no non-loadable sections to strip.
+            // need not resolve (they are bound when compiled or refused), or must (`kdefs`,
+            // `udefs`: as they always do here), and -G's object has no non-loadable
+            // sections to strip.
             "knodefs" | "unodefs" | "kdefs" | "udefs" | "strip" => {
                 compiler_flag(value)?;
             }

@@ -14,6 +14,7 @@
 //! members. [`translators`] carries the translator definitions of one compilation.
 
 mod dwarf;
+pub mod kallsyms;
 pub mod kernel;
 pub mod translators;
 pub mod user;

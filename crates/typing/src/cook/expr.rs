@@ -1462,25 +1462,25 @@ impl Cook<'_> {
 }
 
 /// Why a symbol reference `` module`name `` cannot be resolved: an empty name, or one a
-/// complete kernel symbol table does not list, is no symbol; otherwise the kernel's BTF
-/// describes only per-CPU variables, and no symbol table with types of the others is at
-/// hand.
+/// complete kernel symbol table does not list, is no symbol; one whose address the table
+/// hides from this user cannot be read; otherwise the table does not list it and the
+/// kernel's BTF describes only per-CPU variables.
 pub(super) fn symbol_error(module: Option<&str>, name: &str, span: Span) -> CompileError {
     let text = format!("{}`{name}", module.unwrap_or(""));
-    if name.is_empty() || crate::types::kernel::lists_symbol(name) == Some(false) {
-        return CompileError::new(
-            "D_IDENT_UNDEF",
-            format!("failed to resolve {text}: Unknown symbol name"),
-            span,
-        );
-    }
-    CompileError::new(
-        "D_UNSUPPORTED",
-        format!(
-            "failed to resolve {text}: only per-CPU kernel variables can be read (the kernel's BTF gives the types of no others)"
+    let table = crate::types::kallsyms::table();
+    let (tag, why) = match table.lists(name) {
+        _ if name.is_empty() => ("D_IDENT_UNDEF", "Unknown symbol name"),
+        Some(false) => ("D_IDENT_UNDEF", "Unknown symbol name"),
+        _ if table.hides(name) => (
+            "D_UNSUPPORTED",
+            "the kernel's symbol table hides its address from this user (kptr_restrict)",
         ),
-        span,
-    )
+        _ => (
+            "D_UNSUPPORTED",
+            "only per-CPU kernel variables and symbols the kernel's symbol table lists can be read (the kernel's BTF gives the types of no others, and data symbols are listed only in kernels built with CONFIG_KALLSYMS_ALL)",
+        ),
+    };
+    CompileError::new(tag, format!("failed to resolve {text}: {why}"), span)
 }
 
 /// `a op b` of type `ty`, folded in 64 bits when both are constants, as DTrace's parser

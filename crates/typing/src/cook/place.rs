@@ -19,7 +19,7 @@ use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
 use crate::probe::{ProbeContext, UprobeKind};
-use crate::types::{self, kernel, Type};
+use crate::types::{self, kallsyms, kernel, Type};
 
 /// DTrace's error for `.` or `->` on something that is not a struct or union.
 fn not_record(op: &str, ty: &Type, span: Span) -> CompileError {
@@ -456,6 +456,12 @@ impl Cook<'_> {
             ));
         }
         let ty = Type::Ptr(Box::new(place.ty.clone()));
+        if let (PlaceBase::Kernel(base), None) = (&place.base, &place.index) {
+            if let ExprKind::Int(address) = base.kind {
+                // Memory at a known address (a kernel symbol's): a constant.
+                return Ok(int(address.wrapping_add(place.offset), ty, span));
+            }
+        }
         Ok(mk(ExprKind::AddrOf(Box::new(place)), ty, span))
     }
 
@@ -496,6 +502,7 @@ impl Cook<'_> {
             }
         }
         match self.place_of(e)? {
+            Some(_) if is_kernel_symbol(e) => Err(read_only(op, span)),
             Some(p) if !matches!(p.ty, Type::Array(..)) => Ok(p),
             _ => Err(lvalue_error(op, span)),
         }
@@ -567,6 +574,7 @@ impl Cook<'_> {
             _ => {}
         }
         match self.place_of(lhs)? {
+            Some(_) if is_kernel_symbol(lhs) => Err(read_only("=", span)),
             Some(p) => Ok(p),
             None => Err(lvalue_error("=", span)),
         }
@@ -728,6 +736,19 @@ impl Cook<'_> {
     }
 }
 
+/// Whether `e` names a kernel symbol or a member within one (`` `max_pfn ``,
+/// `` `runqueues.nr_running ``): the kernel's variables are read, never written, as in
+/// DTrace.
+fn is_kernel_symbol(e: &ast::Expr) -> bool {
+    match &e.kind {
+        A::Symbol { .. } => true,
+        A::Member {
+            base, arrow: false, ..
+        } => is_kernel_symbol(base),
+        _ => false,
+    }
+}
+
 /// `op` applied to a variable the program cannot write (DTrace does not name it).
 fn read_only(op: &str, span: Span) -> CompileError {
     CompileError::new(
@@ -786,20 +807,39 @@ pub(crate) fn var_key(base: &PlaceBase) -> Option<(u8, crate::ir::VarId)> {
     }
 }
 
-/// The place of the kernel variable `` module`name ``: this CPU's instance of a per-CPU
+/// What an untyped kernel symbol holds, as DTrace types a symbol its kernel's type data
+/// does not describe: an address-sized integer (`*(T *)&`sym` reads it as a `T`).
+const UNTYPED_SYMBOL: Type = Type::Int {
+    size: 8,
+    signed: false,
+    name: "uintptr_t",
+};
+
+/// The place of the kernel symbol `` module`name ``: this CPU's instance of a per-CPU
 /// variable (the only variables the kernel's BTF describes, and the kernel finds their
-/// address itself); any other is refused in words.
+/// address itself); else, where the kernel's symbol table gives its address, the
+/// [`UNTYPED_SYMBOL`] there; any other is refused in words.
 fn symbol_place(module: Option<&str>, name: &str, span: Span) -> Result<Place> {
-    let found = match module {
+    let percpu = match module {
         None | Some("vmlinux") => {
             kernel::vmlinux().and_then(|btf| kernel::percpu_variable(btf, name))
         }
         Some(_) => None,
     };
-    let Some((id, ty)) = found else {
-        return Err(super::expr::symbol_error(module, name, span));
+    let table = kallsyms::table();
+    let Some((id, ty)) = percpu else {
+        return match table.address(module, name) {
+            Some(address) => {
+                let address = int(address, Type::Ptr(Box::new(UNTYPED_SYMBOL)), span);
+                Ok(Place::whole(
+                    PlaceBase::Kernel(Box::new(address)),
+                    UNTYPED_SYMBOL,
+                ))
+            }
+            None => Err(super::expr::symbol_error(module, name, span)),
+        };
     };
-    if !kernel::lists_data_symbol(name) {
+    if !table.lists_data(name) {
         return Err(CompileError::new(
             "D_UNSUPPORTED",
             format!(

@@ -233,45 +233,6 @@ pub fn enum_constants(tag: &str) -> Vec<(String, i64)> {
     }
 }
 
-/// Whether the kernel's symbol table (`/proc/kallsyms`) lists the data symbol `name`: the
-/// kernel finds a variable a program names by BTF id there, and lists data symbols only
-/// when built with `CONFIG_KALLSYMS_ALL`.
-pub fn lists_data_symbol(name: &str) -> bool {
-    static DATA: OnceLock<HashSet<String>> = OnceLock::new();
-    DATA.get_or_init(|| {
-        let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-        text.lines()
-            .filter_map(|line| {
-                let mut words = line.split_whitespace();
-                let (_, kind, symbol) = (words.next()?, words.next()?, words.next()?);
-                // Per-CPU variables are absolute (`A`) on x86_64, others data or bss.
-                matches!(kind, "A" | "d" | "D" | "b" | "B").then(|| symbol.to_string())
-            })
-            .collect()
-    })
-    .contains(name)
-}
-
-/// Whether the kernel's symbol table lists `name` at all, when it lists every symbol (a
-/// kernel built with `CONFIG_KALLSYMS_ALL`, which lists thousands of data symbols where
-/// others list a few dozen); `None` when it may leave variables out.
-pub fn lists_symbol(name: &str) -> Option<bool> {
-    /// Data symbols past which the table is taken as complete.
-    const COMPLETE: usize = 1000;
-    let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
-    let mut data = 0;
-    let mut found = false;
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        let (Some(_), Some(kind), Some(symbol)) = (words.next(), words.next(), words.next()) else {
-            continue;
-        };
-        data += usize::from(matches!(kind, "d" | "D" | "b" | "B"));
-        found |= symbol == name;
-    }
-    (data >= COMPLETE).then_some(found)
-}
-
 /// The per-CPU kernel variable `name` (in BTF's `.data..percpu` section, the only
 /// variables the kernel's BTF describes): its BTF id, which a program hands the kernel to
 /// find this CPU's instance, and its type.

@@ -1077,7 +1077,32 @@ const EXPRESSIONS: Cases = &[
     (
         "BEGIN { trace(vmlinux`jiffies); }",
         "D_UNSUPPORTED",
-        "failed to resolve vmlinux`jiffies: only per-CPU kernel variables can be read (the kernel's BTF gives the types of no others)",
+        "failed to resolve vmlinux`jiffies: only per-CPU kernel variables and symbols the kernel's symbol table lists can be read (the kernel's BTF gives the types of no others, and data symbols are listed only in kernels built with CONFIG_KALLSYMS_ALL)",
+    ),
+    (
+        "BEGIN { trace(`hidden_banner); }",
+        "D_UNSUPPORTED",
+        "failed to resolve `hidden_banner: the kernel's symbol table hides its address from this user (kptr_restrict)",
+    ),
+    (
+        "BEGIN { trace(ext4`entries); }",
+        "D_UNSUPPORTED",
+        "failed to resolve ext4`entries: only per-CPU kernel variables and symbols the kernel's symbol table lists can be read (the kernel's BTF gives the types of no others, and data symbols are listed only in kernels built with CONFIG_KALLSYMS_ALL)",
+    ),
+    (
+        "BEGIN { `max_pfn = 1; }",
+        "D_OP_WRITE",
+        "operator = can only be applied to a writable variable",
+    ),
+    (
+        "BEGIN { `max_pfn++; }",
+        "D_OP_WRITE",
+        "operator ++ can only be applied to a writable variable",
+    ),
+    (
+        "BEGIN { &`max_pfn = 0; }",
+        "D_OP_LVAL",
+        "operator = requires modifiable lvalue as an operand",
     ),
     (
         "BEGIN { trace(sizeof (`)); }",

@@ -609,3 +609,44 @@ fn constant_in(decls: &str, e: &str) -> u64 {
         other => panic!("{e}: {other:?}"),
     }
 }
+
+#[test]
+fn kernel_symbols_are_addresses_from_the_symbol_table() {
+    // An address is a constant of type pointer to what DTrace types an untyped symbol.
+    assert_eq!(
+        constant("&`linux_banner"),
+        (0xffffffff82000100, "uintptr_t *".to_string())
+    );
+    assert_eq!(
+        constant("&vmlinux`vfs_read"),
+        (0xffffffff81234560, "uintptr_t *".to_string())
+    );
+    assert_eq!(
+        constant("&binfmt_misc`entries"),
+        (0xffffffffc0002000, "uintptr_t *".to_string())
+    );
+    assert_eq!(
+        constant("&`entries"),
+        (0xffffffffc0002000, "uintptr_t *".to_string())
+    );
+    assert_eq!(
+        constant("(char *)&`linux_banner + 6"),
+        (0xffffffff82000106, "char *".to_string())
+    );
+    // Read as a cast says, or untyped as a uintptr_t: kernel memory at that address.
+    assert_eq!(type_of("(string)&`linux_banner"), "string");
+    assert_eq!(type_of("*(unsigned long *)&`max_pfn"), "unsigned long");
+    assert_eq!(
+        constant("sizeof (`max_pfn)"),
+        (8, "unsigned long".to_string())
+    );
+    let e = typed_in("", "`max_pfn");
+    assert_eq!(e.ty.to_string(), "uintptr_t");
+    let ExprKind::Load(place) = &e.kind else {
+        panic!("{e:?}")
+    };
+    let PlaceBase::Kernel(address) = &place.base else {
+        panic!("{place:?}")
+    };
+    assert_eq!(address.kind, ExprKind::Int(0xffffffff82000200));
+}

@@ -27,10 +27,22 @@ use dtrace_typing::probe::{
     BtfTracepoint, KernelFunction, ProbeContext, ProbeSite, UprobeContext, UprobeKind,
 };
 use dtrace_typing::types::translators::Provided;
-use dtrace_typing::types::{builtin_typedef, kernel, Type};
+use dtrace_typing::types::{builtin_typedef, kallsyms, kernel, Type};
 
 /// The recorded kernel types.
 const RECORDED: &[u8] = include_bytes!("../data/vmlinux-subset.btf");
+
+/// The kernel's symbol table as the typing pass sees it (installed with the BTF): a few
+/// symbols, as a kernel without `CONFIG_KALLSYMS_ALL` lists, so a symbol it lacks may
+/// still exist; `hidden_banner`'s address is hidden, as `kptr_restrict` hides them.
+const KALLSYMS: &str = "\
+000000000002e8c0 A runqueues
+ffffffff81234560 T vfs_read
+ffffffff82000100 D linux_banner
+ffffffff82000200 D max_pfn
+0000000000000000 D hidden_banner
+ffffffffc0002000 d entries\t[binfmt_misc]
+";
 
 /// The kernel's BTF as the typing pass sees it: the recording, installed on first call.
 fn kernel_btf() -> &'static Btf {
@@ -40,6 +52,10 @@ fn kernel_btf() -> &'static Btf {
         assert!(
             kernel::install(btf),
             "kernel BTF was read before the recording"
+        );
+        assert!(
+            kallsyms::install(KALLSYMS),
+            "the kernel's symbol table was read before the recording"
         );
     });
     kernel::vmlinux().expect("the recorded BTF is installed")
