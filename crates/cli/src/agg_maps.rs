@@ -53,10 +53,10 @@ impl<M: Borrow<Map>> AggMaps<M> {
         self.maps[agg].borrow()
     }
 
-    /// Count one more key given back to the shared space (the consumer is the count's
+    /// Count `n` more keys given back to the shared space (the consumer is the count's
     /// only writer; the programs read it).
-    fn give_back_place(&self) {
-        let Some(freed) = &self.freed else {
+    fn give_back_places(&self, n: u64) {
+        let Some(freed) = self.freed.as_ref().filter(|_| n > 0) else {
             return;
         };
         let freed = freed.borrow();
@@ -67,7 +67,7 @@ impl<M: Borrow<Map>> AggMaps<M> {
                 .map_or(0, |b| u64::from_ne_bytes(*b)),
             _ => 0,
         };
-        let _ = freed.update(&zero, &(given + 1).to_ne_bytes(), Update::Any);
+        let _ = freed.update(&zero, &(given + n).to_ne_bytes(), Update::Any);
     }
 }
 
@@ -88,9 +88,12 @@ impl<M: Borrow<Map>> AggregationMaps for AggMaps<M> {
         }
     }
 
-    fn remove(&self, agg: usize, key: &[u8]) {
-        if let Ok(true) = self.map(agg).delete(key) {
-            self.give_back_place();
-        }
+    fn remove(&self, agg: usize, keys: &[&[u8]]) {
+        let map = self.map(agg);
+        let deleted = keys
+            .iter()
+            .filter(|key| matches!(map.delete(key), Ok(true)))
+            .count();
+        self.give_back_places(deleted as u64);
     }
 }

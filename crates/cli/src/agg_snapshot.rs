@@ -84,10 +84,11 @@ impl<L: AggregationMaps> AggregationMaps for Snapshot<'_, L> {
         }
     }
 
-    fn remove(&self, agg: usize, key: &[u8]) {
-        self.live.remove(agg, key);
+    fn remove(&self, agg: usize, keys: &[&[u8]]) {
+        self.live.remove(agg, keys);
+        let gone: std::collections::HashSet<&[u8]> = keys.iter().copied().collect();
         if let Some(entries) = self.snap.entries.borrow_mut().get_mut(agg) {
-            entries.retain(|(k, _)| k != key);
+            entries.retain(|(k, _)| !gone.contains(k.as_slice()));
         }
     }
 }
@@ -109,7 +110,7 @@ mod tests {
             vec![vec![7]]
         }
         fn clear(&self, _: usize) {}
-        fn remove(&self, _: usize, _: &[u8]) {}
+        fn remove(&self, _: usize, _: &[&[u8]]) {}
     }
 
     #[test]
@@ -125,7 +126,7 @@ mod tests {
         assert_eq!(copy(&snap.over(&live), 0)[0].1, vec![vec![2]]);
         snap.over(&live).clear(0);
         assert_eq!(copy(&snap.over(&live), 0)[0].1, vec![vec![0]]);
-        snap.over(&live).remove(0, &[7]);
+        snap.over(&live).remove(0, &[&[7]]);
         assert!(snap.over(&live).keys(0).is_empty());
     }
 }

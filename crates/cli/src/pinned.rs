@@ -182,7 +182,7 @@ impl AggregationMaps for NoAggregations {
         Vec::new()
     }
     fn clear(&self, _agg: usize) {}
-    fn remove(&self, _agg: usize, _key: &[u8]) {}
+    fn remove(&self, _agg: usize, _keys: &[&[u8]]) {}
 }
 
 /// `dtrace -x ringread=NAME`: print the records of pin `name` to `output`, then remove it.

@@ -656,7 +656,7 @@ mod tests {
             vec![vec![0; 8]]
         }
         fn clear(&self, _agg: usize) {}
-        fn remove(&self, _agg: usize, _key: &[u8]) {}
+        fn remove(&self, _agg: usize, _keys: &[&[u8]]) {}
     }
 
     fn int() -> ValueType {

@@ -26,8 +26,9 @@ pub trait AggregationMaps {
     fn keys(&self, agg: usize) -> Vec<Vec<u8>>;
     /// Set every value of aggregation `agg` to zero, keeping the keys (`clear()`).
     fn clear(&self, agg: usize);
-    /// Remove `key` from aggregation `agg` (`trunc()`).
-    fn remove(&self, agg: usize, key: &[u8]);
+    /// Remove `keys` from aggregation `agg` (`trunc()`): all at once, so an implementation
+    /// does its bookkeeping once, not once a key.
+    fn remove(&self, agg: usize, keys: &[&[u8]]);
 }
 
 /// Consumer-side state of one aggregation.
@@ -160,13 +161,12 @@ impl Aggregations {
         let mut agg = self.snapshot(i, maps, symbols, Some(&mut raw));
         agg.trunc(n.unwrap_or(0));
         let kept: HashSet<&Vec<Value>> = agg.rows().iter().map(|r| &r.key).collect();
-        for (key, keys) in &raw {
-            if !kept.contains(&key) {
-                for bytes in keys {
-                    maps.remove(i, bytes);
-                }
-            }
-        }
+        let gone: Vec<&[u8]> = raw
+            .iter()
+            .filter(|(key, _)| !kept.contains(key))
+            .flat_map(|(_, keys)| keys.iter().map(Vec::as_slice))
+            .collect();
+        maps.remove(i, &gone);
     }
 
     pub fn normalize(&mut self, i: usize, n: u64) {
