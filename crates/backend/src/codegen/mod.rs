@@ -163,22 +163,30 @@ enum GroupBy {
 }
 
 /// The functions a probe stands for when one program and link serve them all, told apart
-/// by attach cookie (see `context.rs`'s `function_by_cookie`), and their probe ids (empty
-/// where the probe's own id stands for them); empty for other probes.
-fn cookie_functions(site: &ProbeSite) -> (&[String], &[u32]) {
+/// by attach cookie (see `context.rs`'s `function_by_cookie`); empty for other probes.
+fn cookie_functions(site: &ProbeSite) -> &[String] {
     match &site.context {
-        ProbeContext::Uprobe(u) if u.functions.len() > 1 => (&u.functions, &u.ids),
-        _ => (&[], &[]),
+        ProbeContext::Uprobe(u) if u.functions.len() > 1 => &u.functions,
+        _ => &[],
     }
 }
 
-/// The enabled probe of function `i` of `site`, a probe standing for `functions` (with
-/// their `ids`): its name and id, in a context of that function alone. The lists stay with
-/// the program's probe: a copy of them in each function's made compiling a glob of `n`
-/// functions take `n * n` copies.
-fn one_function(site: &ProbeSite, functions: &[String], ids: &[u32], i: usize) -> ProbeSite {
-    let context = match &site.context {
-        ProbeContext::Uprobe(u) => ProbeContext::Uprobe(dtrace_typing::probe::UprobeContext {
+/// The enabled probe of function `i` of `site`, a probe standing for many functions
+/// ([`cookie_functions`]): that function's name and id (the probe's own where it has no
+/// ids), in a context of that function alone. The lists stay with the program's probe: a
+/// copy of them in each function's made compiling a glob of `n` functions take `n * n`
+/// copies.
+fn one_function(site: &ProbeSite, i: usize) -> ProbeSite {
+    let ProbeContext::Uprobe(u) = &site.context else {
+        unreachable!("only a uprobe context stands for many functions");
+    };
+    ProbeSite {
+        id: u.ids.get(i).copied().unwrap_or(site.id),
+        provider: site.provider.clone(),
+        module: site.module.clone(),
+        function: u.functions[i].clone(),
+        name: site.name.clone(),
+        context: ProbeContext::Uprobe(dtrace_typing::probe::UprobeContext {
             kind: u.kind.clone(),
             functions: Vec::new(),
             ids: Vec::new(),
@@ -186,15 +194,6 @@ fn one_function(site: &ProbeSite, functions: &[String], ids: &[u32], i: usize) -
             kernel: u.kernel.get(i).cloned().into_iter().collect(),
             object: u.object.clone(),
         }),
-        other => other.clone(),
-    };
-    ProbeSite {
-        id: ids.get(i).copied().unwrap_or(site.id),
-        provider: site.provider.clone(),
-        module: site.module.clone(),
-        function: functions[i].clone(),
-        name: site.name.clone(),
-        context,
     }
 }
 
@@ -233,9 +232,9 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 .iter()
                 .zip(&b.statements)
                 .map(|(site, stmt)| match cookie_functions(site) {
-                    ([], _) => c.enable(site, b.records, *stmt),
-                    (functions, ids) => (0..functions.len())
-                        .map(|i| c.enable(&one_function(site, functions, ids, i), b.records, *stmt))
+                    [] => c.enable(site, b.records, *stmt),
+                    functions => (0..functions.len())
+                        .map(|i| c.enable(&one_function(site, i), b.records, *stmt))
                         .collect::<Vec<u32>>()[0],
                 })
                 .collect()
@@ -287,7 +286,7 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
                 states.push(ProgState::new(&mut c, site.clone()));
                 states.len() - 1
             });
-            let n = cookie_functions(site).0.len() as u32;
+            let n = cookie_functions(site).len() as u32;
             let group = (n > 1).then(|| ClauseGroup {
                 by: GroupBy::Cookie,
                 epids: (*epid..*epid + n).collect(),
