@@ -97,3 +97,24 @@ fn a_member_through_a_null_pointer_faults_at_address_zero() {
     assert_eq!(run.stdout.lines().next(), Some("0 1 0x0"), "{}", run.stdout);
     assert!(pid_offset > 8, "{}", run.stdout);
 }
+
+/// `d_path()` of a `struct path *` that cannot be read faults at that pointer (as the other
+/// subroutines fault on a bad argument), while a real file's path is still named.
+#[test]
+fn d_path_of_a_bad_pointer_faults_at_the_pointer() {
+    let run = dtrace(&[
+        "-qn",
+        r#"BEGIN { trace(d_path((struct path *)0x18)); }
+           BEGIN { trace(d_path((struct path *)NULL)); }
+           ERROR { printf("%d %d 0x%x\n", arg2, arg4, arg5); }
+           BEGIN { printf("[%s]\n", d_path(&curthread->fs->pwd)); exit(0); }"#,
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(
+        run.stdout,
+        format!("0 1 0x18\n1 1 0x0\n[{}]\n\n", cwd.display()),
+        "{}",
+        run.stderr
+    );
+}

@@ -9,7 +9,8 @@
 //! per name or mount crossed), unrolled, so the verifier sees straight code. A file that
 //! cannot be reached from the process's root (a pipe, a socket, a file of an unmounted
 //! file system), a path longer than `strsize` or deeper than the steps allow, and memory
-//! that cannot be read give "<unknown>".
+//! that cannot be read on the way give "<unknown>"; a `struct path *` that cannot be read
+//! at all is DTrace's bad-address fault at that pointer, as for the other subroutines.
 
 use dtrace_ebpf::*;
 use dtrace_frontend::{Result, Span};
@@ -19,6 +20,7 @@ use super::regs;
 use super::regs::SCRATCH;
 use super::{Gen, Val};
 use crate::emit::Label;
+use crate::program::Fault;
 use crate::types::Type;
 
 /// Names and mount crossings walked at most.
@@ -85,12 +87,13 @@ impl Gen<'_, '_> {
         let unknown = self.e.label();
         let at_root = self.e.label();
         let out = self.e.label();
+        let bad_path = self.e.label();
 
         // The file's dentry and mount, the process's root.
         regs::read_into(&mut self.e, path.reg, R3);
-        self.read_at(w.dentry, R3, o.path_dentry, unknown);
+        self.read_at(w.dentry, R3, o.path_dentry, bad_path);
         regs::read_into(&mut self.e, path.reg, R3);
-        self.read_at(w.tmp, R3, o.path_mnt, unknown);
+        self.read_at(w.tmp, R3, o.path_mnt, bad_path);
         self.ld_slot(R1, w.tmp);
         self.e.emit(Insn::alu64_imm(BPF_SUB, R1, o.mount_mnt));
         self.st_slot(w.mount, R1);
@@ -124,6 +127,10 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::mov64_imm(R2, strsize as i32 + 1));
         self.e.emit(Insn::call(helpers::PROBE_READ_KERNEL_STR));
         self.e.goto(out);
+
+        self.e.bind(bad_path);
+        regs::read_into(&mut self.e, path.reg, R1);
+        self.fault(Fault::BadAddr, Some(R1));
 
         self.e.bind(unknown);
         for (i, b) in UNKNOWN.iter().chain(&[0]).enumerate() {
