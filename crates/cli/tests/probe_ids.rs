@@ -254,3 +254,62 @@ fn a_pid_globs_firings_show_each_function_and_its_id() {
     assert_eq!(fired.len(), 10, "{}", run.stdout);
     assert_eq!(fired, listed_ids, "{}", run.stdout);
 }
+
+/// Two files' static functions of one name, each called `n` times by a function of its file.
+const SAME_NAME: [(&str, &str); 2] = [
+    (
+        "one",
+        "__attribute__((noinline)) static int helper(int x) { return x + 1; }\n\
+         int call_one(int x) { return helper(x); }\n",
+    ),
+    (
+        "two",
+        "__attribute__((noinline)) static int helper(int x) { return x * 3; }\n\
+         int call_two(int x) { return helper(x); }\n",
+    ),
+];
+
+#[test]
+fn a_name_at_two_addresses_is_one_probe_at_both() {
+    let dir = common::scratch("probe-ids", "same-name");
+    let mut sources = Vec::new();
+    for (file, code) in SAME_NAME {
+        let path = dir.join(format!("{file}.c"));
+        std::fs::write(&path, code).expect("write a source");
+        sources.push(path);
+    }
+    let main = "int call_one(int); int call_two(int);\n\
+                int main(void) { int s = 0; for (int i = 0; i < 3; i++) s += call_one(i);\n\
+                for (int i = 0; i < 2; i++) s += call_two(i); return s == 0; }\n";
+    let exe = common::build_c(
+        &dir,
+        "samename",
+        main,
+        &[
+            "-O1",
+            sources[0].to_str().unwrap(),
+            sources[1].to_str().unwrap(),
+        ],
+    );
+    let exe = exe.to_str().expect("a UTF-8 path");
+    // Listed once, and fired at both addresses: by its name, and among a glob's functions
+    // (a glob of more than eight functions is one probe whose cookie names the function).
+    let lines = listed(&["-l", "-c", exe, "-n", "pid$target:a.out:helper:entry"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    for description in [
+        "pid$target:a.out:helper:entry",
+        "pid$target:a.out::entry /probefunc == \"helper\"/",
+    ] {
+        let run = dtrace(&[
+            "-q",
+            "-c",
+            exe,
+            "-n",
+            &format!("{description} {{ @[probefunc, arg0] = count(); }}"),
+            "-n",
+            "END { printa(\"%s %d %@d\\n\", @); }",
+        ]);
+        // helper(0..2) from call_one, helper(0..1) from call_two.
+        assert_output(&run, 0, "helper 2 1\nhelper 0 2\nhelper 1 2\n\n", "");
+    }
+}

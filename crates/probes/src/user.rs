@@ -858,17 +858,29 @@ impl UserProbes {
                 PidName::Return => (true, UprobeKind::Return, 0),
                 PidName::Offset(off) => (false, UprobeKind::Entry, off),
             };
-            let groups: Vec<Vec<usize>> = if members.len() > GROUP_MIN {
-                vec![members]
+            // Functions of one name (static functions of two files) are one probe at each
+            // of their addresses, as DTrace adds every address to the probe of the name.
+            let mut units: Vec<Vec<usize>> = Vec::new();
+            for i in members {
+                match units
+                    .iter_mut()
+                    .find(|u| functions[u[0]].0 == functions[i].0)
+                {
+                    Some(unit) => unit.push(i),
+                    None => units.push(vec![i]),
+                }
+            }
+            let groups: Vec<Vec<Vec<usize>>> = if units.len() > GROUP_MIN {
+                vec![units]
             } else {
-                members.into_iter().map(|i| vec![i]).collect()
+                units.into_iter().map(|u| vec![u]).collect()
             };
             for group in groups {
                 let grouped = group.len() > 1;
                 let function = if grouped {
                     desc.function.clone()
                 } else {
-                    functions[group[0]].0.clone()
+                    functions[group[0][0]].0.clone()
                 };
                 let key = (
                     pid,
@@ -895,19 +907,23 @@ impl UserProbes {
                 let (id, ids) = if grouped {
                     let ids: Vec<u32> = group
                         .iter()
-                        .map(|&i| self.function_id(function_key(&functions[i].0)))
+                        .map(|unit| self.function_id(function_key(&functions[unit[0]].0)))
                         .collect();
                     (self.next_id(), ids)
                 } else {
                     (self.function_id(function_key(&function)), Vec::new())
                 };
+                // The attach cookie is the function's place in the group.
                 let sites: Vec<UprobeSite> = group
                     .iter()
                     .enumerate()
-                    .map(|(cookie, &i)| UprobeSite {
-                        offset: functions[i].1.offset + offset,
-                        ref_ctr_offset: 0,
-                        cookie: cookie as u64,
+                    .flat_map(|(cookie, unit)| {
+                        let functions = &functions;
+                        unit.iter().map(move |&i| UprobeSite {
+                            offset: functions[i].1.offset + offset,
+                            ref_ctr_offset: 0,
+                            cookie: cookie as u64,
+                        })
                     })
                     .collect();
                 let site = ProbeSite {
@@ -919,7 +935,10 @@ impl UserProbes {
                     context: ProbeContext::Uprobe(UprobeContext {
                         kind: kind.clone(),
                         functions: if grouped {
-                            group.iter().map(|&i| functions[i].0.clone()).collect()
+                            group
+                                .iter()
+                                .map(|unit| functions[unit[0]].0.clone())
+                                .collect()
                         } else {
                             Vec::new()
                         },
