@@ -546,14 +546,16 @@ impl Gen<'_, '_> {
             self.fault_if_negative(src);
             regs::read_into(&mut self.e, size, R3);
         }
-        // r3 = the count again, bounded for the verifier.
-        self.e
-            .emit(Insn::alu64_imm(BPF_AND, R3, (2 * max - 1) as i32));
+        // r3 = the count again, bounded for the verifier (a mask of all ones above `max`:
+        // strsize + 1 is seldom a power of two).
+        let mask = (max + 1).next_power_of_two() - 1;
+        self.e.emit(Insn::alu64_imm(BPF_AND, R3, mask as i32));
         let bounded = self.e.label();
         self.e.jmp_imm(BPF_JLE, R3, max as i32, bounded);
         self.e.emit(Insn::mov64_imm(R3, max as i32));
         self.e.bind(bounded);
-        self.e.jmp_imm(BPF_JEQ, R3, 0, done);
+        // `< 1`, not `== 0`: older verifiers (6.1) learn no lower bound from `!= 0`.
+        self.e.jmp_imm(BPF_JLT, R3, 1, done);
         regs::read_into(&mut self.e, addr, R1);
         self.scratch_addr(R2, buf);
         self.e.emit(Insn::call(helpers::PROBE_WRITE_USER));
