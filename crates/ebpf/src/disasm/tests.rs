@@ -113,3 +113,26 @@ fn lists_every_class_in_dtrace_syntax() {
     let got = listing("program dtrace:::BEGIN", &every_class(), &symbols);
     assert_eq!(got, EVERY_CLASS);
 }
+
+#[test]
+fn a_slice_is_numbered_from_its_first_instruction() {
+    // A clause's code cut from its program, its 64-bit load last and cut short: no
+    // second slot to list, nothing to panic on.
+    let mut program = vec![Insn::mov64_imm(R0, 0), Insn::jmp_imm(BPF_JNE, R0, 0, 1)];
+    program.extend(Insn::ld_imm64(R1, 0x2a));
+    let got = listing(
+        "clause :::END, <dt_clause_1>",
+        &program[1..3],
+        &Symbols::default(),
+    );
+    assert_eq!(
+        got,
+        "
+Disassembly of clause :::END, <dt_clause_1>:
+INS  OFF    OPCODE                  INSTRUCTION
+0000 00000: 55 0 0 0001 00000000    jne  %r0, 0, 1                ! -> 002
+0001 00008: 18 1 0 0000 0000002a    lddw %r1, 0x000000000000002a
+
+"
+    );
+}
