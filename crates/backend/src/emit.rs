@@ -22,6 +22,8 @@ pub struct Emitter {
     map_relocs: Vec<usize>,
     /// Ranges of instructions left out of the finished code ([`Emitter::omit`]).
     omitted: Vec<Range<usize>>,
+    /// Stretches of code from one label to another ([`Emitter::span`]).
+    spans: Vec<(Label, Label)>,
 }
 
 /// The longest displacement a jump keeps in its 16-bit field. The verifier inserts
@@ -38,6 +40,8 @@ pub struct Code {
     /// Where the functions after the first start (ascending): the targets of local calls
     /// and callback loads.
     pub functions: Vec<u32>,
+    /// The instructions of each stretch marked with [`Emitter::span`], in marking order.
+    pub spans: Vec<Range<usize>>,
 }
 
 impl Emitter {
@@ -132,6 +136,13 @@ impl Emitter {
         self.omitted.push(range);
     }
 
+    /// Mark the code from `start` to `end` (both bound by the time the code is finished):
+    /// the finished code tells which instructions it became ([`Code::spans`]), omitted and
+    /// relaxed ones accounted for.
+    pub fn span(&mut self, start: Label, end: Label) {
+        self.spans.push((start, end));
+    }
+
     /// Whether an instruction emitted so far and outside `ranges` satisfies `f`.
     pub fn any_outside(&self, ranges: &[Range<usize>], f: impl Fn(&Insn) -> bool) -> bool {
         self.insns
@@ -153,6 +164,7 @@ impl Emitter {
             calls,
             map_relocs,
             omitted,
+            spans,
         } = self;
         let gone = |at: usize| omitted.iter().any(|r| r.contains(&at));
         let fixups: Vec<(usize, Label)> = fixups.into_iter().filter(|f| !gone(f.0)).collect();
@@ -161,6 +173,11 @@ impl Emitter {
         }
         for &(_, label) in &calls {
             labels[label.0].ok_or("call of an unbound label")?;
+        }
+        for &(start, end) in &spans {
+            labels[start.0]
+                .and(labels[end.0])
+                .ok_or("span of an unbound label")?;
         }
         // Every label a jump or call names is bound; others are never read.
         let labels: Vec<usize> = labels.into_iter().map(|l| l.unwrap_or(0)).collect();
@@ -243,6 +260,10 @@ impl Emitter {
                 .map(|at| start[at])
                 .collect(),
             functions,
+            spans: spans
+                .into_iter()
+                .map(|(a, b)| start[labels[a.0]]..start[labels[b.0]])
+                .collect(),
         })
     }
 }
@@ -279,6 +300,30 @@ mod tests {
         assert_eq!(code.insns[0].regs >> 4, BPF_PSEUDO_FUNC);
         assert_eq!(code.insns[0].imm, 2);
         assert_eq!(code.functions, vec![3]);
+    }
+
+    #[test]
+    fn spans_follow_omitted_and_relaxed_code() {
+        let mut e = Emitter::new();
+        let (first, second, end, far) = (e.label(), e.label(), e.label(), e.label());
+        e.emit(Insn::mov64_imm(R0, 0));
+        e.bind(first);
+        e.emit(Insn::mov64_imm(R1, 1));
+        e.omit(1..2);
+        // Relaxed into three instructions: the jump is farther than a near one.
+        e.jmp_imm(BPF_JEQ, R0, 0, far);
+        e.bind(second);
+        for _ in 0..9000 {
+            e.emit(Insn::mov64_imm(R2, 2));
+        }
+        e.bind(far);
+        e.emit(Insn::exit());
+        e.bind(end);
+        e.span(first, second);
+        e.span(second, end);
+        let code = e.finish().unwrap();
+        assert_eq!(code.spans, vec![1..4, 4..9005]);
+        assert_eq!(code.insns.len(), 9005);
     }
 
     #[test]

@@ -56,6 +56,19 @@ pub struct MapSpec {
 pub struct ProgramSpec {
     pub probe: ProbeSite,
     pub code: Code,
+    /// Where each clause compiled into the program is, in program order.
+    pub clauses: Vec<ClauseCode>,
+}
+
+/// One clause's code inside a program: from its state check or predicate to its end,
+/// without the probe's prologue and the program's exit, which every clause shares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClauseCode {
+    /// The DTrace statements the code stands for (`dt_clause_N`: the clause with one of
+    /// its probe descriptions); several in a system call group program.
+    pub statements: Vec<u32>,
+    /// The instructions of [`ProgramSpec::code`] it occupies.
+    pub insns: std::ops::Range<usize>,
 }
 
 /// How one recorded value is laid out and typed.

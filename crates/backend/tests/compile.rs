@@ -135,6 +135,29 @@ fn one_program_per_probe_with_clauses_in_order() {
 }
 
 #[test]
+fn each_program_tells_where_its_clauses_are() {
+    let c = build("BEGIN { x = 1; } END { trace(x); } BEGIN /x/ { @a = count(); }").unwrap();
+    let begin = &c.programs[0];
+    let statements: Vec<&[u32]> = begin.clauses.iter().map(|k| &k.statements[..]).collect();
+    assert_eq!(statements, [&[0], &[2]]);
+    let (first, second) = (&begin.clauses[0].insns, &begin.clauses[1].insns);
+    // After the probe's prologue, one after the other, before the program's exit.
+    assert!(first.start > 0 && !first.is_empty(), "{first:?}");
+    assert_eq!(first.end, second.start);
+    assert!(second.end < begin.code.insns.len(), "{second:?}");
+    let end = &c.programs[1];
+    assert_eq!(end.clauses.len(), 1);
+    assert_eq!(end.clauses[0].statements, [1]);
+    // A group program's clause stands for the statements of all its system calls.
+    let entries: Vec<ProbeSite> = (0..20)
+        .map(|nr| syscall_site(100 + nr, nr, false))
+        .collect();
+    let c = build_on("syscall:::entry { trace(probefunc); }", vec![entries]).unwrap();
+    assert_eq!(c.programs[0].clauses.len(), 1);
+    assert_eq!(c.programs[0].clauses[0].statements, [0]);
+}
+
+#[test]
 fn records_lay_out_actions_in_order() {
     let c = build("BEGIN { printf(\"%d %s\", 1, \"a\"); trace(2); if (1) { exit(0); } }").unwrap();
     let actions = &c.enabled[0].actions;
@@ -186,7 +209,7 @@ fn syscall_site(id: u32, nr: u32, ret: bool) -> ProbeSite {
     }
 }
 
-/// Compile `text`, its clause i enabled on `probes[i]` (`$1` is 42).
+/// Compile `text`, its clause i enabled on `probes[i]` as DTrace statement i (`$1` is 42).
 fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String, String)> {
     let source = Source::new(Origin::Description, text.to_string());
     let program = dtrace_frontend::parse(&source, 0, &|n| {
@@ -197,7 +220,10 @@ fn build_on(text: &str, probes: Vec<Vec<ProbeSite>>) -> Result<Compiled, (String
         args: vec!["dtrace".into(), "42".into()],
         ..MacroArgs::default()
     };
-    let statements: Vec<Vec<u32>> = probes.iter().map(|s| vec![0; s.len()]).collect();
+    let statements: Vec<Vec<u32>> = (0..probes.len() as u32)
+        .zip(&probes)
+        .map(|(i, s)| vec![i; s.len()])
+        .collect();
     let typed = dtrace_typing::cook::cook(&dtrace_typing::cook::Input {
         program: &program,
         probes: &probes,

@@ -43,6 +43,9 @@ pub struct Compilation {
     /// What compiled the program, to compile it again for probes found later (taken by
     /// the [`crate::watch::Watcher`]).
     pub inputs: Option<Inputs>,
+    /// The probe description of each DTrace statement (`dt_clause_N`, by N), as DTrace
+    /// names it (`:::BEGIN`).
+    pub statements: Vec<String>,
 }
 
 /// What the typing pass and the code generator take, kept to compile clauses for probes
@@ -773,6 +776,7 @@ pub fn compile(
     let mut clause_statements: Vec<Vec<u32>> = Vec::new();
     let mut entry_sites: Vec<ProbeSite> = Vec::new();
     let mut next_statement = 0u32;
+    let mut statement_descriptions = Vec::new();
     // An fbt glob's functions are grouped by the types of the args[] the clauses read.
     let mut args_read = Vec::new();
     for item in items.iter().flatten() {
@@ -801,6 +805,7 @@ pub fn compile(
                 let statement = next_statement;
                 next_statement += 1;
                 let d = description(desc, macros, spec, catalog).map_err(|e| fail(e, &sources))?;
+                statement_descriptions.push(full_description(&d));
                 let found = catalog.matches(&d);
                 crate::debug::say(|| {
                     format!(
@@ -1001,6 +1006,7 @@ pub fn compile(
         probes,
         deferred,
         inputs: Some(Inputs { sources, ..inputs }),
+        statements: statement_descriptions,
     })
 }
 

@@ -12,6 +12,7 @@ mod buffers;
 mod compile;
 mod debug;
 mod diagnostics;
+mod disasm;
 mod early_ring;
 mod effects;
 mod evaltime;
@@ -393,6 +394,12 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
         output: out.clone(),
         rates: rates.clone(),
     }));
+    // As DTrace: the clauses are listed once compiled, before the matches are reported;
+    // the programs once made, before they are loaded.
+    let listings = args.disassemble || options.disassemble;
+    if listings {
+        eprint!("{}", disasm::clauses(&comp, options.disasm));
+    }
     // As DTrace, -e reports no matches: nothing is enabled.
     if !args.compile_only {
         for (kind, name, count) in &comp.matched {
@@ -415,26 +422,8 @@ fn trace(args: &Args, mut options: Options, targets: &mut Vec<Target>) -> i32 {
             return 1;
         }
     }
-    if args.disassemble || options.disassemble {
-        for prog in &comp.compiled.programs {
-            // As loaded: where its user-memory reads sleep, in their sleepable forms.
-            let mut insns = prog.code.insns.clone();
-            let mut sleepable = "";
-            if let user_reads::Reads::Sleepable(kfunc) = load::program_reads(prog, &comp.probes) {
-                dtrace_backend::sleepable::make_sleepable(&mut insns, kfunc);
-                sleepable = " (sleepable)";
-            }
-            eprintln!("eBPF program for {}{sleepable}:", prog.probe.full_name());
-            eprint!("{}", dtrace_ebpf::disasm::disassemble(&insns));
-        }
-        for helper in &comp.compiled.helpers {
-            eprintln!(
-                "eBPF helper program for {} ({}):",
-                helper.kind.tracepoint(),
-                helper.kind.purpose()
-            );
-            eprint!("{}", dtrace_ebpf::disasm::disassemble(&helper.code.insns));
-        }
+    if listings {
+        eprint!("{}", disasm::programs(&comp, options.disasm));
     }
     if comp.compiled.destructive && !options.destructive {
         consumer.flush();

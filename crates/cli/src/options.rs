@@ -73,8 +73,10 @@ pub struct Options {
     pub amin: Option<dtrace_probes::attrs::Attr>,
     /// `pspec`: words at the outer scope are probe descriptions, never types.
     pub pspec: bool,
-    /// `verbose`: show the eBPF code of each program, as `-S` does.
+    /// `verbose`: list the generated eBPF code, as `-S` does.
     pub disassemble: bool,
+    /// `disasm`: which listings `-S` prints (DTrace's bits, see `crate::disasm`).
+    pub disasm: u32,
     /// `bpflog`: show the kernel verifier's log of every program loaded (`crate::bpflog`).
     pub bpflog: bool,
     /// `bpflogsize`: the size of the verifier log buffer given to the kernel.
@@ -140,6 +142,7 @@ impl Default for Options {
             destructive: false,
             zdefs: false,
             disassemble: false,
+            disasm: crate::disasm::CLAUSE,
             bpflog: false,
             bpflogsize: None,
             pspec: false,
@@ -178,8 +181,8 @@ const READ_WHERE_THEY_ACT: &[&str] = &[
 /// Options accepted with nothing to act on here: `temporal` (records come from one ring
 /// shared by every CPU, in the order they were made), `lazyload` and `modpath` (no DOF
 /// loader is linked, no module path is searched for types), and DTrace's own debugging
-/// listings (`tree`, `disasm`; `-S` shows the generated code).
-const NOTHING_TO_ACT_ON: &[&str] = &["temporal", "lazyload", "modpath", "tree", "disasm"];
+/// listing of parse trees (`tree`).
+const NOTHING_TO_ACT_ON: &[&str] = &["temporal", "lazyload", "modpath", "tree"];
 
 /// Options only the command line may set: they shape how the program is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
@@ -330,6 +333,10 @@ impl Options {
             "destructive" => self.destructive = flag(value)?,
             "zdefs" => self.zdefs = flag(value)?,
             "verbose" => self.disassemble = compiler_flag(value)?,
+            "disasm" => {
+                self.disasm =
+                    crate::disasm::parse(value).ok_or_else(|| INVALID_VALUE.to_string())?
+            }
             "pspec" => self.pspec = compiler_flag(value)?,
             "grabanon" => return Err(crate::args::ANONYMOUS.into()),
             // Process-wide, as DTrace's.

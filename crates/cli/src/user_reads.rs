@@ -72,9 +72,12 @@ fn btf_func(name: &str) -> Option<u32> {
     dtrace_backend::types::kernel::vmlinux().and_then(|btf| btf.find(dtrace_btf::Kind::Func, name))
 }
 
-/// The vmlinux BTF id of the kfunc `bpf_copy_from_user_str`.
+/// The kfunc a sleepable program's string reads call ([`Reads::Sleepable`]'s).
+pub const COPY_STR_KFUNC: &str = "bpf_copy_from_user_str";
+
+/// The vmlinux BTF id of the kfunc [`COPY_STR_KFUNC`].
 fn copy_str_kfunc() -> Option<i32> {
-    btf_func("bpf_copy_from_user_str").and_then(|id| i32::try_from(id).ok())
+    btf_func(COPY_STR_KFUNC).and_then(|id| i32::try_from(id).ok())
 }
 
 /// Load `spec` sleepable with a body calling both reads (of 8 bytes at user address 0 into

@@ -46,16 +46,126 @@ fn tregs_bounds_key_tuples() {
     );
 }
 
+/// Whether `line` is a listing's instruction line: `INS OFF: OPCODE ...` (`0004 00032: b7 `).
+fn is_instruction_line(line: &str) -> bool {
+    let b = line.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let hex = |r: std::ops::Range<usize>| {
+        b.get(r).is_some_and(|d| {
+            d.iter()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+        })
+    };
+    digits(0..4)
+        && b.get(4) == Some(&b' ')
+        && digits(5..10)
+        && line.get(10..12) == Some(": ")
+        && hex(12..14)
+        && b.get(14) == Some(&b' ')
+}
+
+/// The instruction lines right after the line `header` in `listing`.
+fn instructions_after<'a>(listing: &'a str, header: &str) -> Vec<&'a str> {
+    let mut lines = listing.lines().skip_while(|l| *l != header);
+    assert_eq!(lines.next(), Some(header), "{listing}");
+    assert_eq!(
+        lines.next(),
+        Some("INS  OFF    OPCODE                  INSTRUCTION"),
+        "{listing}"
+    );
+    lines.take_while(|l| is_instruction_line(l)).collect()
+}
+
 #[test]
-fn verbose_shows_the_programs_as_dash_s_does() {
-    let run = dtrace(&["-xverbose", "-qn", "BEGIN { exit(0); }"]);
+fn dash_s_lists_each_clause_as_dtrace_does() {
+    let run = dtrace(&["-S", "-qn", "BEGIN { exit(0); }"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
+    let clause = instructions_after(
+        &run.stderr,
+        "Disassembly of clause :::BEGIN, <dt_clause_0>:",
+    );
+    assert!(clause.len() > 20, "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains("eBPF program for dtrace:::BEGIN:\n0000: "),
+        clause
+            .iter()
+            .any(|l| l.ends_with("call bpf_ringbuf_output")),
         "{}",
         run.stderr
     );
+    // The clause alone by default: no program listing.
+    assert!(!run.stderr.contains("program"), "{}", run.stderr);
+    // Each of a clause's probe descriptions is a statement of its own.
+    let run = dtrace(&["-S", "-qn", "BEGIN, END { trace(1); } BEGIN { exit(0); }"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let headers: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("Disassembly of "))
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "Disassembly of clause :::BEGIN, <dt_clause_0>:",
+            "Disassembly of clause :::END, <dt_clause_1>:",
+            "Disassembly of clause :::BEGIN, <dt_clause_2>:",
+        ],
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn disasm_picks_the_listings() {
+    let begin = "BEGIN { exit(0); }";
+    let run = dtrace(&["-S", "-xdisasm=8", "-qn", begin]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let program = instructions_after(&run.stderr, "Disassembly of final program dtrace:::BEGIN:");
+    assert!(
+        program.last().is_some_and(|l| l.ends_with("exit")),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("clause"), "{}", run.stderr);
+    // Every listing, in DTrace's order: the clauses when compiled, then the programs.
+    let run = dtrace(&["-S", "-xdisasm=15", "-qn", begin]);
+    let headers: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("Disassembly of "))
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "Disassembly of clause :::BEGIN, <dt_clause_0>:",
+            "Disassembly of program dtrace:::BEGIN:",
+            "Disassembly of linked program dtrace:::BEGIN:",
+            "Disassembly of final program dtrace:::BEGIN:",
+        ],
+        "{}",
+        run.stderr
+    );
+    // As C's atoi reads it: no digits is 0, no listing.
+    assert_output(&dtrace(&["-S", "-xdisasm=none", "-qn", begin]), 0, "\n", "");
+    for bad in ["-xdisasm=-1", "-xdisasm"] {
+        assert_output(
+            &dtrace(&["-S", bad, "-qn", begin]),
+            1,
+            "",
+            "dtrace: failed to set -x disasm: Invalid value for specified option\n",
+        );
+    }
+}
+
+#[test]
+fn verbose_lists_the_clauses_as_dash_s_does() {
+    let run = dtrace(&["-xverbose", "-qn", "BEGIN { exit(0); }"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let clause = instructions_after(
+        &run.stderr,
+        "Disassembly of clause :::BEGIN, <dt_clause_0>:",
+    );
+    assert!(clause.len() > 20, "{}", run.stderr);
     assert_output(
         &dtrace(&["-xverbose=1", "-qn", "BEGIN { exit(0); }"]),
         1,

@@ -324,11 +324,23 @@ fn short_lived_processes_started_after_dtrace() {
 
 #[test]
 fn the_sched_switch_helper_only_when_vtimestamp_is_used() {
-    let helper = "eBPF helper program for sched_switch";
-    let with = dtrace(&["-S", "-e", "-n", "BEGIN { trace(vtimestamp); }"]);
+    let helper = "\nDisassembly of helper program sched_switch, <vtimestamp>:\n";
+    let with = dtrace(&[
+        "-S",
+        "-xdisasm=8",
+        "-e",
+        "-n",
+        "BEGIN { trace(vtimestamp); }",
+    ]);
     assert_ok(&with);
     assert!(with.stderr.contains(helper), "{}", with.stderr);
-    let without = dtrace(&["-S", "-e", "-n", "BEGIN { trace(timestamp); }"]);
+    let without = dtrace(&[
+        "-S",
+        "-xdisasm=8",
+        "-e",
+        "-n",
+        "BEGIN { trace(timestamp); }",
+    ]);
     assert_ok(&without);
     assert!(!without.stderr.contains(helper), "{}", without.stderr);
 }

@@ -45,7 +45,7 @@ pub const BPF_RB_FORCE_WAKEUP: i32 = 2;
 /// `bpf_ringbuf_query`'s question: the bytes written and not yet consumed.
 pub const BPF_RB_AVAIL_DATA: i32 = 0;
 
-/// The helper's name, for the disassembler.
+/// The helper's name (its kernel name without `bpf_`), for the disassembler.
 pub fn name(id: i32) -> Option<&'static str> {
     Some(match id {
         MAP_LOOKUP_ELEM => "map_lookup_elem",
@@ -73,6 +73,8 @@ pub fn name(id: i32) -> Option<&'static str> {
         RINGBUF_QUERY => "ringbuf_query",
         COPY_FROM_USER => "copy_from_user",
         GET_CURRENT_TASK_BTF => "get_current_task_btf",
+        THIS_CPU_PTR => "this_cpu_ptr",
+        GET_ATTACH_COOKIE => "get_attach_cookie",
         TASK_PT_REGS => "task_pt_regs",
         KTIME_GET_BOOT_NS => "ktime_get_boot_ns",
         GET_STACK => "get_stack",

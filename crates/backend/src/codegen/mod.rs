@@ -296,9 +296,7 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     }
     let mut programs = Vec::new();
     for state in states {
-        let probe = state.probe.clone();
-        let code = Gen::resume(&mut c, state).finish()?;
-        programs.push(ProgramSpec { probe, code });
+        programs.push(Gen::resume(&mut c, state).finish()?);
     }
     Ok(c.into_compiled(programs))
 }
@@ -779,6 +777,8 @@ struct ProgState {
     json: Option<json::JsonArea>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
+    /// The statements of each clause compiled so far, in the order of the code's spans.
+    clauses: Vec<Vec<u32>>,
 }
 
 /// `struct pt_regs` offset of `orig_ax`: the system call number, at return.
@@ -870,6 +870,7 @@ impl ProgState {
             search: None,
             json: None,
             scratch_peak: 0,
+            clauses: Vec::new(),
         }
     }
 
@@ -933,6 +934,7 @@ impl ProgState {
             search: None,
             json: None,
             scratch_peak: 0,
+            clauses: Vec::new(),
         }
     }
 }
@@ -978,6 +980,8 @@ pub(crate) struct Gen<'c, 'a> {
     json: Option<json::JsonArea>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
+    /// The statements of each clause compiled so far (see [`ProgState`]).
+    clauses: Vec<Vec<u32>>,
 }
 
 impl<'c, 'a> Gen<'c, 'a> {
@@ -1005,6 +1009,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             search: p.search,
             json: p.json,
             scratch_peak: p.scratch_peak,
+            clauses: p.clauses,
         }
     }
 
@@ -1027,10 +1032,11 @@ impl<'c, 'a> Gen<'c, 'a> {
             search: self.search,
             json: self.json,
             scratch_peak: self.scratch_peak,
+            clauses: self.clauses,
         }
     }
 
-    fn finish(mut self) -> Result<crate::emit::Code> {
+    fn finish(mut self) -> Result<ProgramSpec> {
         let exit = self.exit;
         self.e.bind(exit);
         let level_slot = level_slot(self.strsize());
@@ -1069,7 +1075,20 @@ impl<'c, 'a> Gen<'c, 'a> {
                 ),
             ));
         }
-        Ok(code)
+        let clauses = self
+            .clauses
+            .into_iter()
+            .zip(&code.spans)
+            .map(|(statements, insns)| ClauseCode {
+                statements,
+                insns: insns.clone(),
+            })
+            .collect();
+        Ok(ProgramSpec {
+            probe: self.probe,
+            code,
+            clauses,
+        })
     }
 
     /// A program that uses no scratch (no record, string, key or temporary there) claims
@@ -1113,6 +1132,8 @@ impl<'c, 'a> Gen<'c, 'a> {
     /// Compile one typed clause body into this program (for the system calls of `group`, in
     /// a group program).
     fn clause(&mut self, body: &ir::Body, epid: u32, group: Option<&ClauseGroup>) -> Result<()> {
+        let start = self.e.label();
+        self.e.bind(start);
         let end = self.e.label();
         self.clause = Some(ClauseState {
             epid,
@@ -1205,7 +1226,18 @@ impl<'c, 'a> Gen<'c, 'a> {
         if body.entry.is_some() {
             self.release_scratch(mark);
         }
+        let done = self.e.label();
+        self.e.bind(done);
+        self.e.span(start, done);
         let state = self.clause.take().expect("inside a clause");
+        let mut statements: Vec<u32> = Vec::new();
+        for e in std::iter::once(&epid).chain(&state.group_epids) {
+            let statement = self.c.enabled[*e as usize - 1].statement;
+            if !statements.contains(&statement) {
+                statements.push(statement);
+            }
+        }
+        self.clauses.push(statements);
         for e in &state.group_epids {
             self.c.enabled[*e as usize - 1].actions = state.actions.clone();
         }
