@@ -134,16 +134,17 @@ TESTS = [
             " -c \"$T/tprog 1 open\"",
      "expect": r"user memory read by a sleepable fentry program on __x64_sys_openat \(untouched pages are faulted in\)\n"
                r"(.*\n)*open /etc/hostname\n"},
-    # Run-time arguments: a copyinto() size computed by the probe (bounded for each
-    # kernel's verifier), one that does not fit (DTrace's invalid size), a computed setopt().
-    # copyout()/copyoutstr() write the traced program's buffer before write() reads it: the
-    # 6.1 and 6.12 kernels are not locked down; the host is, and dtrace says so.
+    # copyout()/copyoutstr() write the traced program's buffer before write() reads it (a
+    # string longer than maxlen: its first maxlen bytes, no NUL): the 6.1 and 6.12 kernels
+    # are not locked down; the host is, and dtrace says so.
     {"name": "copyout", "group": "core",
      "on": {"host": {"rc": 1, "expect": r"cannot run on this kernel: it forbids eBPF programs to write user memory"}},
      "cmd": "dtrace -wqn 'syscall::write:entry /pid == $target/ { copyoutstr(\"patched\", arg1, 7);"
-            " this->b = (char *)alloca(2); this->b[0] = 88; this->b[1] = 89; copyout(this->b, arg1 + 6, 2); }'"
+            " this->b = (char *)alloca(2); this->b[0] = 88; this->b[1] = 89; copyout(this->b, arg1 + 7, 2); }'"
             f" -c '{CAT}'",
-     "expect": r"patcheXYtrix"},
+     "expect": r"patchedXYrix"},
+    # Run-time arguments: a copyinto() size computed by the probe (bounded for each
+    # kernel's verifier), one that does not fit (DTrace's invalid size), a computed setopt().
     {"name": "runtime-args", "group": "core",
      "cmd": "dtrace -qn 'syscall::write:entry /pid == $target/ { this->p = (char *)alloca(16);"
             " copyinto(arg1, arg2 - 1, this->p); setopt(\"aggsortpos\", lltostr(arg2 - 7));"

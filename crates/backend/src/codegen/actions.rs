@@ -494,7 +494,8 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::st(Size::DW, R10, regs::KEY_SLOT, 0));
     }
 
-    /// `copyout(buf, addr, size)` and `copyoutstr(str, addr, maxlen)` (destructive): the
+    /// `copyout(buf, addr, size)` and `copyoutstr(str, addr, maxlen)` (destructive; the
+    /// string with its NUL, or its first `maxlen` bytes without one): the
     /// bytes are first copied into scratch (so the helper writes from memory the verifier
     /// knows, at most [`COPYOUT_MAX`] of them; a larger size is an invalid size), then
     /// written to the user address; an address that cannot be written faults.
@@ -514,10 +515,14 @@ impl Gen<'_, '_> {
         regs::read_into(&mut self.e, size, R2);
         let sized = self.e.label();
         if string {
-            // At most maxlen and strsize bytes, NUL included.
-            self.e.mov_const(R3, u64::from(max));
-            self.e.jmp_reg(BPF_JLE, R2, R3, sized);
+            // The string is read with room for one byte past maxlen (within strsize, NUL
+            // included), so a string longer than maxlen shows its own byte there, not a NUL.
+            self.e.mov_const(R3, u64::from(max - 1));
+            let room = self.e.label();
+            self.e.jmp_reg(BPF_JLT, R2, R3, room);
             self.e.emit(Insn::mov64_reg(R2, R3));
+            self.e.bind(room);
+            self.e.emit(Insn::alu64_imm(BPF_ADD, R2, 1));
         } else {
             self.e.mov_const(R3, u64::from(max));
             self.e.jmp_reg(BPF_JLE, R2, R3, sized);
@@ -541,7 +546,13 @@ impl Gen<'_, '_> {
             let bad = regs::read(&mut self.e, src, R1);
             self.fault(Fault::BadAddr, Some(bad));
             self.e.bind(read);
+            // As DTrace: the string and its NUL, or its first maxlen bytes if longer.
             self.e.emit(Insn::mov64_reg(R3, R0));
+            regs::read_into(&mut self.e, size, R1);
+            let within = self.e.label();
+            self.e.jmp_reg(BPF_JLE, R3, R1, within);
+            self.e.emit(Insn::mov64_reg(R3, R1));
+            self.e.bind(within);
         } else {
             self.fault_if_negative(src);
             regs::read_into(&mut self.e, size, R3);
