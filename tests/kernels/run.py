@@ -143,6 +143,16 @@ TESTS = [
             " this->b = (char *)alloca(2); this->b[0] = 88; this->b[1] = 89; copyout(this->b, arg1 + 7, 2); }'"
             f" -c '{CAT}'",
      "expect": r"patchedXYrix"},
+    # A constant-size copy into alloca memory (6.12's verifier refused the bounds check once)
+    # and chill() (6.1 has no may_goto; the spin is bpf_loop calls).
+    {"name": "copyinto-const", "group": "core", "on": {"host": {"expect": r"got vm"}},
+     "cmd": "dtrace -qn 'syscall::write:entry /pid == $target/ { this->p = (char *)alloca(4);"
+            " copyinto(arg1, 4, this->p); printf(\"got %c%c%c%c\\n\", this->p[0], this->p[1], this->p[2], this->p[3]); }'"
+            f" -c '{CAT}'",
+     "expect": r"got kern"},
+    {"name": "chill", "group": "core",
+     "cmd": "dtrace -wqn 'BEGIN { chill(100000000); printf(\"chilled\\n\"); exit(0); }'",
+     "expect": r"chilled"},
     # Run-time arguments: a copyinto() size computed by the probe (bounded for each
     # kernel's verifier), one that does not fit (DTrace's invalid size), a computed setopt().
     {"name": "runtime-args", "group": "core",

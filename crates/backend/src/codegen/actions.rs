@@ -38,9 +38,11 @@ const COPYOUT_MAX: u32 = 4096;
 /// The longest `chill()`: DTrace allows 500 ms of chill per second on a CPU.
 const CHILL_MAX_NS: u64 = 500_000_000;
 
-/// `BPF_JMP | BPF_JCOND` with source 0: `may_goto`, a jump the kernel takes once a loop's
-/// iteration budget is spent.
-const BPF_JCOND: u8 = 0xe0;
+/// The most iterations one `bpf_loop` call may make (the kernel's `BPF_MAX_LOOPS`).
+const BPF_LOOP_MAX: i32 = 1 << 23;
+
+/// How many `bpf_loop` calls a `chill()` makes at most (each ends once the deadline passed).
+const CHILL_LOOPS: usize = 3;
 
 /// `SIGSTOP`, which `stop()` sends.
 const SIGSTOP: i32 = 19;
@@ -465,11 +467,13 @@ impl Gen<'_, '_> {
     }
 
     /// `chill(r1)`: spin until r1 nanoseconds (at most [`CHILL_MAX_NS`]; a negative count
-    /// is none) have passed (destructive). The loop is bounded for the verifier by
-    /// `may_goto`, whose budget may end a long chill early.
+    /// is none) have passed (destructive). The spin is `bpf_loop` calls of a callback that
+    /// stops once the deadline has passed (every kernel this dtrace supports has
+    /// `bpf_loop`; `may_goto` came with 6.9): [`CHILL_LOOPS`] calls of the most iterations
+    /// the kernel allows, whose budget may end a long chill early.
     fn chill(&mut self) {
         self.c.destructive = true;
-        let (top, done, counted) = (self.e.label(), self.e.label(), self.e.label());
+        let (top, counted) = (self.e.label(), self.e.label());
         self.e.jmp_imm(BPF_JSGE, R1, 0, counted);
         self.e.emit(Insn::mov64_imm(R1, 0));
         self.e.bind(counted);
@@ -477,21 +481,42 @@ impl Gen<'_, '_> {
         self.e.jmp_reg(BPF_JLE, R1, R2, top);
         self.e.emit(Insn::mov64_reg(R1, R2));
         self.e.bind(top);
-        // fp-16 = the deadline.
+        // fp-16 = the deadline, which the callback reads through its context pointer.
         self.e.emit(Insn::stx(Size::DW, R10, regs::KEY_SLOT, R1));
         self.e.emit(Insn::call(helpers::KTIME_GET_NS));
         self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::KEY_SLOT));
         self.e.emit(Insn::alu64_reg(BPF_ADD, R1, R0));
         self.e.emit(Insn::stx(Size::DW, R10, regs::KEY_SLOT, R1));
-        let spin = self.e.label();
-        self.e.bind(spin);
-        self.e.jmp_imm(BPF_JCOND, R0, 0, done);
-        self.e.emit(Insn::call(helpers::KTIME_GET_NS));
-        self.e.emit(Insn::ldx(Size::DW, R1, R10, regs::KEY_SLOT));
-        self.e.jmp_reg(BPF_JGE, R0, R1, done);
-        self.e.goto(spin);
-        self.e.bind(done);
+        let callback = *self.chill.get_or_insert_with(|| self.e.label());
+        for _ in 0..CHILL_LOOPS {
+            self.e.emit(Insn::mov64_imm(R1, BPF_LOOP_MAX));
+            self.e.ld_func(R2, callback);
+            self.e.emit(Insn::mov64_reg(R3, R10));
+            self.e
+                .emit(Insn::alu64_imm(BPF_ADD, R3, regs::KEY_SLOT as i32));
+            self.e.emit(Insn::mov64_imm(R4, 0));
+            self.e.emit(Insn::call(helpers::LOOP));
+        }
         self.e.emit(Insn::st(Size::DW, R10, regs::KEY_SLOT, 0));
+    }
+
+    /// The `chill()` callback, if the program chills: `bpf_loop` calls it with r2 = the
+    /// caller's stack slot holding the deadline; it stops the loop (returns 1) once the
+    /// deadline has passed. Emitted once, after the program's functions.
+    pub(crate) fn chill_callback(&mut self) {
+        let Some(callback) = self.chill else {
+            return;
+        };
+        let stop = self.e.label();
+        self.e.bind(callback);
+        self.e.emit(Insn::ldx(Size::DW, R6, R2, 0));
+        self.e.emit(Insn::call(helpers::KTIME_GET_NS));
+        self.e.jmp_reg(BPF_JGE, R0, R6, stop);
+        self.e.emit(Insn::mov64_imm(R0, 0));
+        self.e.emit(Insn::exit());
+        self.e.bind(stop);
+        self.e.emit(Insn::mov64_imm(R0, 1));
+        self.e.emit(Insn::exit());
     }
 
     /// `copyout(buf, addr, size)` and `copyoutstr(str, addr, maxlen)` (destructive; the

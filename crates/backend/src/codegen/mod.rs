@@ -775,6 +775,8 @@ struct ProgState {
     search: Option<strsubr::SearchArea>,
     /// The program's `json()` area and callback, once it calls `json()`.
     json: Option<json::JsonArea>,
+    /// The `chill()` loop's callback, once the program chills.
+    chill: Option<Label>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
     /// The statements of each clause compiled so far, in the order of the code's spans.
@@ -869,6 +871,7 @@ impl ProgState {
             arena,
             search: None,
             json: None,
+            chill: None,
             scratch_peak: 0,
             clauses: Vec::new(),
         }
@@ -933,6 +936,7 @@ impl ProgState {
             arena: None,
             search: None,
             json: None,
+            chill: None,
             scratch_peak: 0,
             clauses: Vec::new(),
         }
@@ -978,6 +982,8 @@ pub(crate) struct Gen<'c, 'a> {
     search: Option<strsubr::SearchArea>,
     /// The program's `json()` area and callback, once it calls `json()`.
     json: Option<json::JsonArea>,
+    /// The `chill()` loop's callback, once the program chills.
+    chill: Option<Label>,
     /// The most scratch the program's released temporaries took.
     scratch_peak: u32,
     /// The statements of each clause compiled so far (see [`ProgState`]).
@@ -1008,6 +1014,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             arena: p.arena,
             search: p.search,
             json: p.json,
+            chill: p.chill,
             scratch_peak: p.scratch_peak,
             clauses: p.clauses,
         }
@@ -1031,6 +1038,7 @@ impl<'c, 'a> Gen<'c, 'a> {
             arena: self.arena,
             search: self.search,
             json: self.json,
+            chill: self.chill,
             scratch_peak: self.scratch_peak,
             clauses: self.clauses,
         }
@@ -1047,6 +1055,7 @@ impl<'c, 'a> Gen<'c, 'a> {
         self.e.emit(Insn::exit());
         self.error_clauses()?;
         self.search_callback();
+        self.chill_callback();
         self.json_callback();
         self.json_split_callback();
         self.omit_unused_scratch();

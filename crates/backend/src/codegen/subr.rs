@@ -296,8 +296,11 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
         self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
         self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R4));
-        self.e.emit(Insn::mov64_reg(R3, R1));
-        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
+        // r3 = size + offset, in that order: `r3 = r1; r3 += <constant size>` would link r3
+        // to r1, and 6.12's verifier derives bounds from that link that make `scratch + r1`
+        // an unknown scalar.
+        self.e.emit(Insn::mov64_reg(R3, R2));
+        self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R1));
         if let Some(arena) = self.arena {
             // Into the alloca arena: what this clause allocated, whole.
             let whole = super::arena::arena_size(self.c);
