@@ -419,14 +419,28 @@ def write_tests(tdir, tests, dtrace):
     shutil.copy(dtrace, os.path.join(tdir, "dtrace"))
 
 
-# --conformance: this machine's / over 9p (read-only), a chroot into it with fresh /proc,
-# /sys, /dev, /tmp, and Oracle's unit tests run there with the release dtrace.
-CONFORMANCE = """mkdir -p /host
+# --conformance: this machine's / over 9p (read-only), and a root of its own for a chroot:
+# the host's top-level directories bound from the 9p mount, fresh /proc, /sys, /dev and /tmp.
+# (Not a chroot into the 9p mount itself: there the roots of the host's /proc, /sys, /dev
+# and /tmp share one inode number, so 9p gives them one dentry, and every mount on one of
+# them lands on all four.) Oracle's unit tests run there with the release dtrace.
+CONFORMANCE = """mkdir -p /host /root2
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose host /host || echo "### 9p mount failed"
-for d in proc sys dev sys/kernel/tracing sys/kernel/debug; do mount --bind /$d /host/$d; done
-mount -t tmpfs tmp /host/tmp
+mount -t tmpfs root2 /root2
+for d in $(ls /host); do
+    case $d in proc|sys|dev|tmp|run) continue;; esac
+    if [ -L /host/$d ]; then ln -s "$(readlink /host/$d)" /root2/$d
+    elif [ -d /host/$d ]; then mkdir /root2/$d && mount --bind /host/$d /root2/$d
+    fi
+done
+mkdir -p /root2/proc /root2/sys /root2/dev /root2/tmp /root2/run
+mount -t proc proc /root2/proc || echo "### proc mount failed"
+mount -t sysfs sys /root2/sys && mount -t tracefs tracefs /root2/sys/kernel/tracing && \
+    mount -t debugfs debugfs /root2/sys/kernel/debug || echo "### sys mounts failed"
+mount --bind /dev /root2/dev || echo "### dev bind failed"
+mount -t tmpfs tmp /root2/tmp
 echo "### CONFORMANCE BEGIN"
-chroot /host /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/tmp \
+chroot /root2 /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/tmp \
     /usr/bin/python3 @RUNPY@ --dtrace @DTRACE@ --set @SET@ --jobs 2 -v
 echo "### CONFORMANCE END RC=$?"
 """
@@ -437,6 +451,8 @@ INIT = """#!/bin/busybox sh
 /bin/busybox --install -s
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+# What udev would make: /dev/stdin and friends (scripts read `-s /dev/stdin`).
+ln -s /proc/self/fd /dev/fd; ln -s fd/0 /dev/stdin; ln -s fd/1 /dev/stdout; ln -s fd/2 /dev/stderr
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug
 hostname kernelmatrix
