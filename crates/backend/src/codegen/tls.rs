@@ -15,7 +15,8 @@
 //! anyone, a helper on `sched_process_exit` gives back the places of that thread's
 //! non-zero variables ([`Compiler::thread_exit_helper`]) and marks its value exited: a
 //! probe firing later in the thread's exit (its last `sched:::off-cpu`) stores without
-//! counting, as the kernel frees that value too.
+//! counting, as the kernel frees that value too. (The helper creates the value of a
+//! thread that has none to mark it: an allocation per exiting thread, only when counting.)
 //!
 //! Strings, structs and arrays stay in a hash map per variable (`vars.rs`): their
 //! existence is not their value (a stored "" or all-zero struct exists), and thread-local
