@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The BPF programs' own run time per firing, by the kernel's statistics: our `dtrace`
-against `bpftrace` on bench/syscall_cost.py's scripts and a string predicate, in one run.
+against `bpftrace` on bench/syscall_cost.py's scripts, a string predicate and the `self->`
+idiom, in one run.
 
 A benchmark, not a test. bench/syscall_cost.py measures what a traced system call costs
 the caller, most of which is the kernel's tracepoint machinery; this measures only what the
@@ -39,6 +40,13 @@ SCRIPTS = syscall_cost.SCRIPTS + [
     ("every syscall, `/execname == \"getppid\"/` / `/comm == \"getppid\"/`",
      'syscall:::entry /execname == "getppid"/ { @[probefunc] = count(); }',
      'tracepoint:raw_syscalls:sys_enter /comm == "getppid"/ { @[args->id] = count(); }'),
+    # The thread-local idiom: a run is one half of a pair (the entry's or the return's).
+    ("`self->ts` entry/return / `@ts[tid]`",
+     "syscall::getppid:entry { self->ts = timestamp; } "
+     "syscall::getppid:return /self->ts/ { @ = sum(timestamp - self->ts); self->ts = 0; }",
+     "tracepoint:syscalls:sys_enter_getppid { @ts[tid] = nsecs; } "
+     "tracepoint:syscalls:sys_exit_getppid /@ts[tid]/ { @ = sum(nsecs - @ts[tid]); "
+     "delete(@ts[tid]); }"),
 ]
 
 

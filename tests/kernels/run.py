@@ -347,6 +347,32 @@ TESTS = [
             " 2> /tmp/prom.err & i=0; until grep -q serving /tmp/prom.err || [ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done;"
             " sleep 3; wget -qO- \"$(sed -n 's/.*serving aggregations at //p' /tmp/prom.err)\"; cat /tmp/prom.err; wait",
      "expect": r"dtrace_q_sum 250\ndtrace_q_count 50\n(.*\n)*dtrace_w_sum 1050\ndtrace_w_count 150\n"},
+    # Thread-locals (codegen/tls.rs) live in task local storage: every program type a
+    # script attaches reads and writes them (syscall tracepoints, uprobes and uretprobes,
+    # uprobe_multi, a sleepable uprobe where the kernel has one (6.12 on: its clause runs
+    # to the copyinstr), BTF raw tracepoints, perf events, BEGIN/END), with dynvarsize
+    # small enough to be counted, which adds the sched_process_exit helper.
+    {"name": "self-programs", "group": "tls",
+     "on": {"6.1": {"expect": r"invalid address(.*\n)*begin 7\n(.*\n)*writes [3-9]\d* work 3\n"}},
+     "cmd": "dtrace -x dynvarsize=200 -qn 'BEGIN { self->b = 7; }"
+            " syscall::write:entry /pid == $target/ { self->w = timestamp; }"
+            " syscall::write:return /pid == $target && self->w/ { @w = count(); self->w = 0; }"
+            " pid$target:a.out:work:entry { self->i = arg0 + 1; }"
+            " pid$target:a.out:work:return /self->i/ { @k = count(); self->i = 0; }"
+            " pid$target:a.out:fn*:entry { self->f++; }"
+            " demo$target:::file { self->s = 1; printf(\"file %s\\n\", copyinstr(arg0)); }"
+            " sched:::off-cpu /pid == $target/ { self->o++; }"
+            " profile-97 { self->p++; }"
+            " END { printf(\"begin %d\\n\", self->b); printa(\"writes %@d work %@d\\n\", @w, @k); }'"
+            " -c \"$T/tprog 3\"",
+     "expect": r"file untouched.h\n(.*\n)*begin 7\n(.*\n)*writes [3-9]\d* work 3\n"},
+    # An exiting thread's thread-locals give their places back: ten processes one after
+    # another, each setting self->x and exiting, in a space of three.
+    {"name": "self-exit", "group": "tls",
+     "cmd": "echo \"for i in 1 2 3 4 5 6 7 8 9 10; do $T/tprog 0; done\" > /tmp/ten.sh;"
+            " dtrace -x dynvarsize=40 -qn 'syscall::execve:return /execname == \"tprog\"/"
+            " { self->x = 1; @ = count(); } END { printa(\"execs %@d\\n\", @); }' -c 'sh /tmp/ten.sh'",
+     "expect": r"(?s)\A(?!.*drop).*execs 10\n"},
     # Last: nothing dtrace attached stays (ftrace's list of functions with callbacks:
     # kprobes and BPF trampolines both show there).
     {"name": "nothing-left", "group": "core",

@@ -33,6 +33,9 @@ pub enum MapKind {
     Ringbuf,
     /// An array of maps: element `i` is [`MapSpec::members`]`[i]` (all shaped alike).
     ArrayOfMaps,
+    /// Task local storage: one value per thread, found through the thread, freed by the
+    /// kernel when it exits (`max_entries` 0).
+    TaskStorage,
 }
 
 #[derive(Clone, Debug)]
@@ -368,6 +371,11 @@ pub enum HelperKind {
     /// thread of a process exits, its tgid leaves the [`Compiled::follow`] map, so a reused
     /// pid is not traced.
     ProcessExit,
+    /// A `tp_btf` program on `sched_process_exit`: the exiting thread's non-zero
+    /// thread-local variables give their places in the dynamic variable space back (the
+    /// kernel frees their storage without telling anyone), when `dynvarsize` binds
+    /// (`codegen/tls.rs`).
+    ThreadExit,
 }
 
 impl HelperKind {
@@ -376,7 +384,7 @@ impl HelperKind {
         match self {
             HelperKind::SchedSwitch => "sched_switch",
             HelperKind::ProcessFork => "sched_process_fork",
-            HelperKind::ProcessExit => "sched_process_exit",
+            HelperKind::ProcessExit | HelperKind::ThreadExit => "sched_process_exit",
         }
     }
 
@@ -385,6 +393,7 @@ impl HelperKind {
         match self {
             HelperKind::SchedSwitch => "vtimestamp",
             HelperKind::ProcessFork | HelperKind::ProcessExit => "follow-fork",
+            HelperKind::ThreadExit => "thread-local variables",
         }
     }
 }

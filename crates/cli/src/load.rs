@@ -42,6 +42,7 @@ fn map_type(kind: MapKind) -> MapType {
         MapKind::PercpuArray => MapType::PercpuArray,
         MapKind::Ringbuf => MapType::RingBuf,
         MapKind::ArrayOfMaps => MapType::ArrayOfMaps,
+        MapKind::TaskStorage => MapType::TaskStorage,
     }
 }
 
@@ -123,7 +124,11 @@ pub fn create_map(spec: &dtrace_backend::program::MapSpec) -> Result<Map, String
         key_size: spec.key_size,
         value_size: spec.value_size,
         max_entries,
-        flags: if spec.kind == MapKind::Hash { 1 } else { 0 },
+        // BPF_F_NO_PREALLOC (task local storage allocates per task, and requires it).
+        flags: match spec.kind {
+            MapKind::Hash | MapKind::TaskStorage => 1,
+            _ => 0,
+        },
         name: spec.name.clone(),
     })
     .map_err(|e| format!("dtrace: failed to create map {}: {e}\n", spec.name))?;

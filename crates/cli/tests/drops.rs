@@ -220,3 +220,45 @@ fn truncated_keys_give_their_places_back() {
     let lines: Vec<&str> = run.stdout.split_whitespace().collect();
     assert_eq!(lines, ["50", "0", "1", "50", "1"], "{}", run.stdout);
 }
+
+/// A thread's thread-local variables leave the dynamic variable space when it exits (the
+/// kernel frees their storage): 100 short-lived threads, one after another, each setting
+/// `self->x` and never clearing it, fit without a drop in a space that holds eight of
+/// them (a thread's exit may be seen a little after the next thread starts).
+#[test]
+fn an_exiting_thread_gives_its_thread_local_variables_back() {
+    let dir = common::scratch("drops", "thread-exit");
+    let prog = common::build_c(
+        &dir,
+        "threads",
+        r#"
+#include <pthread.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+static void *body(void *arg) { (void)arg; syscall(SYS_getppid); return 0; }
+int main(void) {
+    for (int i = 0; i < 100; i++) {
+        pthread_t t;
+        if (pthread_create(&t, 0, body, 0) != 0 || pthread_join(t, 0) != 0)
+            return 1;
+    }
+    return 0;
+}
+"#,
+        &["-O2", "-pthread"],
+    );
+    let run = common::dtrace(&[
+        "-x",
+        "dynvarsize=100",
+        "-q",
+        "-c",
+        prog.to_str().unwrap(),
+        "-n",
+        "syscall::getppid:entry /pid == $target/ { self->x = 1; @ = count(); } \
+         END { printa(\"%@d\\n\", @); }",
+    ]);
+    assert_eq!(
+        (run.status, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "100\n\n", "")
+    );
+}

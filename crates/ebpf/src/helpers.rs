@@ -25,6 +25,9 @@ pub const RINGBUF_OUTPUT: i32 = 130;
 pub const RINGBUF_QUERY: i32 = 134;
 /// `bpf_copy_from_user`: sleepable programs only (it may fault the page in).
 pub const COPY_FROM_USER: i32 = 148;
+/// `bpf_task_storage_get(map, task, value, flags)`: the task's value in a task local
+/// storage map (created first with [`BPF_LOCAL_STORAGE_GET_F_CREATE`]), or NULL.
+pub const TASK_STORAGE_GET: i32 = 156;
 pub const GET_CURRENT_TASK_BTF: i32 = 158;
 /// `bpf_this_cpu_ptr`: this CPU's instance of a per-CPU kernel variable.
 pub const THIS_CPU_PTR: i32 = 154;
@@ -42,6 +45,8 @@ pub const KTIME_GET_TAI_NS: i32 = 208;
 /// (by default the kernel wakes a reader that has read everything before the record).
 pub const BPF_RB_NO_WAKEUP: i32 = 1;
 pub const BPF_RB_FORCE_WAKEUP: i32 = 2;
+/// `bpf_task_storage_get`'s flag: create the task's value (zeroed) if it has none.
+pub const BPF_LOCAL_STORAGE_GET_F_CREATE: i32 = 1;
 /// `bpf_ringbuf_query`'s question: the bytes written and not yet consumed.
 pub const BPF_RB_AVAIL_DATA: i32 = 0;
 
@@ -72,6 +77,7 @@ pub fn name(id: i32) -> Option<&'static str> {
         RINGBUF_OUTPUT => "ringbuf_output",
         RINGBUF_QUERY => "ringbuf_query",
         COPY_FROM_USER => "copy_from_user",
+        TASK_STORAGE_GET => "task_storage_get",
         GET_CURRENT_TASK_BTF => "get_current_task_btf",
         THIS_CPU_PTR => "this_cpu_ptr",
         GET_ATTACH_COOKIE => "get_attach_cookie",

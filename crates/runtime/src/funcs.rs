@@ -6,50 +6,24 @@
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 
-use crate::sys::{self, cmd, BtfLoadAttr, FuncInfo};
+use crate::btf_blob::{self, BTF_KIND_FUNC, BTF_KIND_FUNC_PROTO};
+use crate::sys::FuncInfo;
 
-const BTF_MAGIC: u16 = 0xeb9f;
-const BTF_HEADER_LEN: u32 = 24;
-const BTF_KIND_FUNC: u32 = 12;
-const BTF_KIND_FUNC_PROTO: u32 = 13;
 /// The type id of the static function every `func_info` record names.
 const FUNC_TYPE: u32 = 2;
 
 /// The BTF blob: [1] `FUNC_PROTO` returning void with no parameters, [2] `FUNC dt_fn`
 /// (static) of type 1.
 fn blob() -> Vec<u8> {
-    let strings: &[u8] = b"\0dt_fn\0";
     let types: [u32; 6] = [0, BTF_KIND_FUNC_PROTO << 24, 0, 1, BTF_KIND_FUNC << 24, 1];
-    let type_len = 4 * types.len() as u32;
-    let mut out = Vec::new();
-    out.extend(BTF_MAGIC.to_le_bytes());
-    out.extend([1u8, 0]); // version 1, no flags
-    for word in [BTF_HEADER_LEN, 0, type_len, type_len, strings.len() as u32] {
-        out.extend(word.to_le_bytes());
-    }
-    for word in types {
-        out.extend(word.to_le_bytes());
-    }
-    out.extend(strings);
-    out
+    btf_blob::encode(&types, b"\0dt_fn\0")
 }
 
 /// The descriptor of the functions' BTF object (loaded on first use), or the errno of
 /// `BPF_BTF_LOAD`.
 pub(crate) fn btf_fd() -> Result<RawFd, i32> {
     static BTF: OnceLock<Result<OwnedFd, i32>> = OnceLock::new();
-    let loaded = BTF.get_or_init(|| {
-        let blob = blob();
-        let mut attr = BtfLoadAttr {
-            btf: blob.as_ptr() as u64,
-            btf_size: blob.len() as u32,
-            ..Default::default()
-        };
-        // SAFETY: btf points at btf_size readable bytes that outlive the call; no log
-        // buffer is given.
-        unsafe { sys::bpf_fd(cmd::BTF_LOAD, &mut attr) }
-    });
-    match loaded {
+    match BTF.get_or_init(|| btf_blob::load(&blob())) {
         Ok(fd) => Ok(fd.as_raw_fd()),
         Err(errno) => Err(*errno),
     }

@@ -5,6 +5,7 @@
 //! detaches programs. Errors carry the errno and what was being attempted; a program the
 //! verifier rejects comes back as [`Error::Verifier`] with the log.
 
+mod btf_blob;
 pub mod cpus;
 mod error;
 mod funcs;

@@ -2,6 +2,7 @@
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
+use crate::btf_blob;
 use crate::error::{Error, Result};
 use crate::sys::{self, cmd, MapBatchAttr, MapCreateAttr, MapElemAttr};
 use crate::{cpus, rlimit};
@@ -29,6 +30,10 @@ pub enum MapType {
     /// An array whose elements are other maps (their file descriptors when written).
     ArrayOfMaps,
     RingBuf,
+    /// Task local storage: a value per task, found through the task (`bpf_task_storage_get`)
+    /// and freed by the kernel when the task exits. Keyed by a pid descriptor from user
+    /// space; created with `max_entries` 0 and `BPF_F_NO_PREALLOC`.
+    TaskStorage,
 }
 
 impl MapType {
@@ -44,6 +49,7 @@ impl MapType {
             MapType::LruHash => 9,
             MapType::ArrayOfMaps => 12,
             MapType::RingBuf => 27,
+            MapType::TaskStorage => 29,
         }
     }
 
@@ -105,6 +111,19 @@ impl Map {
         } else {
             0
         };
+        // Task local storage must say what its key and value are; the map keeps its own
+        // reference to the BTF object, so ours is closed once it exists.
+        let btf = match spec.map_type {
+            MapType::TaskStorage => Some(
+                btf_blob::load(&btf_blob::task_storage_blob(spec.value_size)).map_err(|errno| {
+                    Error::Os {
+                        what: format!("BPF_BTF_LOAD (for map {:?})", spec.name),
+                        errno,
+                    }
+                })?,
+            ),
+            _ => None,
+        };
         let mut attr = MapCreateAttr {
             map_type: spec.map_type.raw(),
             key_size: spec.key_size,
@@ -114,7 +133,12 @@ impl Map {
             map_name: sys::obj_name(&spec.name),
             ..Default::default()
         };
-        // SAFETY: the attr holds no pointers.
+        if let Some(btf) = &btf {
+            attr.btf_fd = btf.as_raw_fd() as u32;
+            attr.btf_key_type_id = btf_blob::TASK_STORAGE_KEY;
+            attr.btf_value_type_id = btf_blob::TASK_STORAGE_VALUE;
+        }
+        // SAFETY: the attr holds no pointers; the BTF descriptor, if any, is open.
         let fd = unsafe { sys::bpf_fd(cmd::MAP_CREATE, &mut attr) }.map_err(|errno| Error::Os {
             what: format!("BPF_MAP_CREATE ({:?} {:?})", spec.map_type, spec.name),
             errno,

@@ -44,6 +44,11 @@ pub struct MapCreateAttr {
     pub inner_map_fd: u32,
     pub numa_node: u32,
     pub map_name: [u8; OBJ_NAME_LEN],
+    pub map_ifindex: u32,
+    /// The BTF object describing key and value (task local storage needs one), or 0.
+    pub btf_fd: u32,
+    pub btf_key_type_id: u32,
+    pub btf_value_type_id: u32,
 }
 
 /// The `BPF_MAP_*_ELEM` / `BPF_MAP_GET_NEXT_KEY` part of `union bpf_attr`.
@@ -380,7 +385,8 @@ mod tests {
         assert_eq!(size_of::<PerfEventAttr>(), 72);
         assert_eq!(size_of::<TestRunAttr>(), 80);
         assert_eq!(offset_of!(TestRunAttr, _pad), 76);
-        assert_eq!(size_of::<MapCreateAttr>(), 44);
+        assert_eq!(size_of::<MapCreateAttr>(), 60);
+        assert_eq!(offset_of!(MapCreateAttr, btf_fd), 48);
         assert_eq!(size_of::<MapElemAttr>(), 32);
         assert_eq!(offset_of!(MapBatchAttr, count), 32);
         assert_eq!(size_of::<MapBatchAttr>(), 56);

@@ -2,8 +2,9 @@
 //! and thread-local variable as in DTrace: it holds `dynvarsize / (largest key tuple +
 //! largest value)` of them, counted as DTrace counts them (`crate::space`).
 //!
-//! Each variable lives in a map of its own, each map holding `dynvar_entries`; when the
-//! shared space holds fewer (the option binds), a counter in the globals map
+//! Each variable lives in a map of its own, each map holding `dynvar_entries` (scalar
+//! thread-locals in task storage, one value per thread: `tls.rs`); when the shared space
+//! holds fewer (the option binds), a counter in the globals map
 //! ([`DYNVARS_OFFSET`]) counts the variables that exist: creating one takes a place
 //! (atomically) and fails as a dynamic variable drop when none is left, deleting one
 //! (storing 0) gives its place back. When the option does not bind, no code counts.

@@ -58,6 +58,7 @@ mod strsubr;
 mod strtok;
 mod subr;
 mod support;
+mod tls;
 mod vars;
 mod wakeup;
 
@@ -298,6 +299,7 @@ pub fn compile(input: Input<'_>) -> Result<Compiled> {
     for state in states {
         programs.push(Gen::resume(&mut c, state).finish()?);
     }
+    c.thread_exit_helper()?;
     Ok(c.into_compiled(programs))
 }
 
@@ -425,7 +427,7 @@ impl<'a> Compiler<'a> {
         let agg_space = aggspace::AggSpace::new(&space, &opts, aggregations, add);
         Compiler {
             rodata: vars::Rodata::default(),
-            vars: vars::Storage::new(input.program, opts.strsize),
+            vars: vars::Storage::new(input.program, opts.strsize, dynvar_places.is_some()),
             space,
             dynvar_places,
             agg_space,

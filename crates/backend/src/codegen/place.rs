@@ -80,6 +80,9 @@ impl Gen<'_, '_> {
                 regs::write(&mut self.e, v, R1);
                 Loc::Direct(v)
             }
+            PlaceBase::Thread(id) if self.in_task_storage(*id) => {
+                Loc::Direct(self.task_var(*id, span)?)
+            }
             PlaceBase::Thread(id) => {
                 let map = self.c.thread_map(*id);
                 self.thread_key();
@@ -419,6 +422,11 @@ impl Gen<'_, '_> {
     }
 
     pub(crate) fn store(&mut self, p: &Place, val: &Val, span: Span) -> Result<()> {
+        if let PlaceBase::Thread(id) = p.base {
+            if self.in_task_storage(id) {
+                return self.store_task_var(id, val);
+            }
+        }
         if let Some(map) = self.dynamic_key(p)? {
             return self.update_or_delete(map, val, span);
         }

@@ -1,8 +1,9 @@
 //! Where variables live: globals in one array map read by direct address, thread-locals
-//! `self->` in a hash map per variable keyed by thread, clause-locals `this->` in the
-//! firing's scratch, associative arrays in a hash map per array keyed by the tuple; plus
-//! the read-only data pool (string literals, tables, and a zero block used to create
-//! entries and as "").
+//! `self->` of scalar types in the thread's task local storage (`tls.rs`), other
+//! thread-locals (strings, structs, arrays) in a hash map per variable keyed by thread,
+//! clause-locals `this->` in the firing's scratch, associative arrays in a hash map per
+//! array keyed by the tuple; plus the read-only data pool (string literals, tables, and a
+//! zero block used to create entries and as "").
 //!
 //! A variable of scalar type takes 8 bytes (its 64-bit value); a string `strsize` bytes; a
 //! struct, union or array its size. As in DTrace, unset values read as 0 (a NULL string),
@@ -85,8 +86,10 @@ pub(crate) struct Storage {
     /// Offset of each global in the globals map.
     global_offsets: Vec<u32>,
     globals_size: u32,
-    /// Each thread-local variable's map, once used.
+    /// Each thread-local variable's map, once used (those not in task storage).
     thread_maps: Vec<Option<MapId>>,
+    /// The thread-locals in task storage.
+    pub task: super::tls::TaskVars,
     /// Each associative array's map, once used.
     assoc_maps: Vec<Option<MapId>>,
     /// How each associative array's keys are stored, and its key size, once asked: a
@@ -95,7 +98,8 @@ pub(crate) struct Storage {
 }
 
 impl Storage {
-    pub fn new(prog: &ir::Program, strsize: u32) -> Storage {
+    /// With `counting`, the dynamic variables that exist are counted (`dynvars.rs`).
+    pub fn new(prog: &ir::Program, strsize: u32, counting: bool) -> Storage {
         // The state word and the counts of dynamic variables and aggregation keys come
         // first; user globals follow them.
         let mut size = crate::program::AGGKEYS_OFFSET + 8;
@@ -108,6 +112,7 @@ impl Storage {
             global_offsets,
             globals_size: size,
             thread_maps: vec![None; prog.thread_vars.len()],
+            task: super::tls::TaskVars::new(prog, counting),
             assoc_maps: vec![None; prog.assocs.len()],
             assoc_keys: vec![OnceCell::new(); prog.assocs.len()],
         }
