@@ -30,10 +30,11 @@ KERNELS = {
     "6.1": "linux-image-cloud-amd64",
     "6.12": "linux-image-6.12-cloud-amd64",
 }
-# The generic flavour, whose 9p modules (in the package) let --conformance share this
+# The generic flavours, whose 9p modules (in the package) let --conformance share this
 # machine's files with the guest.
-GENERIC = "linux-image-6.12-amd64"
-NINEP_MODULES = ["fs/netfs/netfs", "net/9p/9pnet", "net/9p/9pnet_virtio", "fs/9p/9p"]
+GENERIC = {"6.1": "linux-image-amd64", "6.12": "linux-image-6.12-amd64"}
+# (with the modules they depend on, where the kernel has them as modules: 6.1's virtio).
+NINEP_MODULES = ["virtio_pci", "9pnet_virtio", "9p"]
 # Loaded in every guest, for fbt probes of a module (no dependencies).
 TEST_MODULES = ["fs/binfmt_misc"]
 
@@ -580,7 +581,9 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test's output")
     ap.add_argument("--conformance", metavar="SET",
                     help="instead of the tests: Oracle's unit tests of SET (run.py --set, e.g. fbtprovider)"
-                         " in the generic 6.12 kernel, with this machine's / shared over 9p")
+                         " in a generic kernel (--conformance-kernel), with this machine's / shared over 9p")
+    ap.add_argument("--conformance-kernel", default="6.12", choices=sorted(GENERIC),
+                    help="the generic kernel --conformance boots (default: %(default)s)")
     ap.add_argument("--conformance-dir", default=os.path.join(os.path.dirname(REPO), "shared", "conformance"),
                     help="where the conformance harness run.py is (default: %(default)s)")
     args = ap.parse_args()
@@ -644,28 +647,54 @@ def main():
 
 
 def modules(root, names, first=0):
-    """{archive path: module bytes} of modules `names` of the unpacked kernel at `root`
-    (decompressed: busybox's insmod takes plain .ko files), named to load in order."""
+    """{archive path: module bytes} of modules `names` (paths under the kernel's module
+    tree, or bare module names) of the unpacked kernel at `root`, each after the modules it
+    depends on (its `depends=`; built-in ones left out), decompressed (busybox's insmod
+    takes plain .ko files) and named to load in order."""
     import lzma
     release = os.listdir(os.path.join(root, "lib", "modules"))[0]
-    kernel_dir = os.path.join(root, "lib", "modules", release, "kernel")
-    out = {}
-    for i, m in enumerate(names, first):
-        path = os.path.join(kernel_dir, m + ".ko")
-        if os.path.exists(path + ".xz"):
-            with lzma.open(path + ".xz") as f:
-                data = f.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-        out[f"/modules/{i}-{os.path.basename(m)}.ko"] = data
-    return out
+    base = os.path.join(root, "lib", "modules", release)
+    kernel_dir = os.path.join(base, "kernel")
+    paths = {}
+    for d, _, files in os.walk(kernel_dir):
+        for f in files:
+            if f.endswith((".ko", ".ko.xz")):
+                paths[f.split(".ko")[0].replace("-", "_")] = os.path.join(d, f)
+    builtin = set()
+    with open(os.path.join(base, "modules.builtin")) as f:
+        builtin = {os.path.basename(l.strip()).split(".ko")[0].replace("-", "_") for l in f}
+
+    def read(name):
+        path = paths[name]
+        if path.endswith(".xz"):
+            with lzma.open(path) as f:
+                return f.read()
+        with open(path, "rb") as f:
+            return f.read()
+
+    order, data = [], {}
+
+    def add(name):
+        name = os.path.basename(name).replace("-", "_")
+        if name in data or name in builtin:
+            return
+        data[name] = read(name)
+        info = data[name]
+        at = info.find(b"\0depends=")
+        deps = info[at + 9:info.index(b"\0", at + 1)].decode() if at >= 0 else ""
+        for dep in filter(None, deps.split(",")):
+            add(dep)
+        order.append(name)
+
+    for n in names:
+        add(n)
+    return {f"/modules/{i}-{n}.ko": data[n] for i, n in enumerate(order, first)}
 
 
 def conformance(args, dtrace):
-    """Oracle's unit tests of set `args.conformance` in the generic 6.12 kernel; prints the
+    """Oracle's unit tests of set `args.conformance` in a generic kernel; prints the
     harness's output and returns its status."""
-    root = kernel_root(GENERIC)
+    root = kernel_root(GENERIC[args.conformance_kernel])
     release = os.listdir(os.path.join(root, "lib", "modules"))[0]
     extra = modules(root, NINEP_MODULES)
     script = (CONFORMANCE.replace("@RUNPY@", os.path.join(os.path.abspath(args.conformance_dir), "run.py"))
