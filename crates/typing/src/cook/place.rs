@@ -14,7 +14,7 @@ use dtrace_frontend::ast::{self, ExprKind as A, TypeName, UnaryOp};
 use dtrace_frontend::{CompileError, Result, Span};
 
 use super::consts;
-use super::expr::{convert, int, mk, undefined};
+use super::expr::{convert, int, mk, unassigned};
 use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
@@ -94,11 +94,11 @@ impl Cook<'_> {
                 Some(id) => {
                     Place::whole(PlaceBase::Thread(id), self.prog.thread_vars[id].ty.clone())
                 }
-                None => return Err(undefined(&format!("self->{name}"), span)),
+                None => return Err(unassigned(&format!("self->{name}"), span)),
             },
             A::ThisVar(name) => match self.this_var(name) {
                 Some(id) => Place::whole(PlaceBase::This(id), self.prog.this_vars[id].ty.clone()),
-                None => return Err(undefined(&format!("this->{name}"), span)),
+                None => return Err(unassigned(&format!("this->{name}"), span)),
             },
             A::Symbol { module, name } => symbol_place(module.as_deref(), name, span)?,
             A::Member { .. } if self.is_entry_ref(e) => return Ok(None),
@@ -127,7 +127,7 @@ impl Cook<'_> {
                 }
                 A::SelfVar(name) if self.assoc(name, true).is_none() => {
                     if self.thread_var(name).is_none() {
-                        return Err(undefined(&format!("self->{name}"), span));
+                        return Err(unassigned(&format!("self->{name}"), span));
                     }
                     // An element of a thread-local string, array or pointer.
                     self.index_place(base, args, span)?
@@ -143,7 +143,7 @@ impl Cook<'_> {
                     for a in args {
                         self.expr(a)?;
                     }
-                    return Err(undefined(name, base.span));
+                    return Err(unassigned(name, base.span));
                 }
                 A::Aggregation(_) => return Ok(None),
                 _ => self.index_place(base, args, span)?,
@@ -578,6 +578,39 @@ impl Cook<'_> {
             Some(p) => Ok(p),
             None => Err(lvalue_error("=", span)),
         }
+    }
+
+    /// The operand of `!`, `-`, `+` or `~` when it names a `self->`, `this->` or
+    /// associative-array variable nothing has declared or assigned yet: DTrace types a
+    /// unary operator's operand before it marks it read, and gives such a new variable
+    /// `int64_t` there (so `/!seen[pid]/` may come before the clause that sets `seen`).
+    pub(crate) fn declare_unary_operand(&mut self, e: &ast::Expr, span: Span) -> Result<()> {
+        match &e.kind {
+            A::SelfVar(name)
+                if self.thread_var(name).is_none() && self.assoc(name, true).is_none() =>
+            {
+                self.new_thread(name, types::INT64);
+            }
+            A::ThisVar(name) if self.this_var(name).is_none() => {
+                self.new_this(name, types::INT64);
+            }
+            A::Index { base, args } => {
+                let plain = match &base.kind {
+                    A::Ident(name) => {
+                        !builtins::is_variable(name)
+                            && self.bound_input(name, span).is_none()
+                            && !self.scope.inline_arrays.contains_key(name)
+                    }
+                    A::SelfVar(name) => self.thread_var(name).is_none(),
+                    _ => false,
+                };
+                if plain {
+                    self.new_assoc_place(base, args, &types::INT64, "", span)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// `name[keys]` (or `self->name[keys]`) as a new associative array of `ty` when no

@@ -1,0 +1,32 @@
+//! Idioms of real-world D scripts that Oracle's DTrace accepts, each shown by a minimal
+//! program run in the real kernel: variables read by a unary operator before any clause
+//! assigns them, ... Each test checks the whole output.
+
+mod common;
+
+use common::{assert_output, dtrace};
+
+/// `!`, `-` and `~` may read a `self->`, `this->` or associative-array variable that only a
+/// later clause assigns: DTrace makes it an `int64_t`, zero until set. A plain read of one
+/// is refused as DTrace refuses it.
+#[test]
+fn unary_operator_reads_unassigned_variables() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"BEGIN /!seen[1]/ { printf("unset %d %d %d\n", -self->x, ~this->y, !self->z[2]); }
+           BEGIN { seen[1]++; self->x = 5; }
+           BEGIN /!seen[1]/ { printf("never\n"); }
+           BEGIN { printf("%d %d\n", seen[1], -self->x); exit(0); }"#,
+    ]);
+    assert_output(&run, 0, "unset 0 -1 1\n1 -5\n\n", "");
+
+    let run = dtrace(&["-n", "BEGIN /seen[1]/ { exit(0); } BEGIN { seen[1] = 1; }"]);
+    assert_output(
+        &run,
+        1,
+        "",
+        "dtrace: invalid probe specifier BEGIN /seen[1]/ { exit(0); } BEGIN { seen[1] = 1; }: \
+         seen has not yet been declared or assigned\n",
+    );
+}
