@@ -1,6 +1,7 @@
 //! Idioms of real-world D scripts that Oracle's DTrace accepts, each shown by a minimal
 //! program run in the real kernel: variables read by a unary operator before any clause
-//! assigns them, ... Each test checks the whole output.
+//! assigns them; integer inlines and folded expressions where a constant is required.
+//! Each test checks the whole output.
 
 mod common;
 
@@ -28,5 +29,40 @@ fn unary_operator_reads_unassigned_variables() {
         "",
         "dtrace: invalid probe specifier BEGIN /seen[1]/ { exit(0); } BEGIN { seen[1] = 1; }: \
          seen has not yet been declared or assigned\n",
+    );
+}
+
+/// Where DTrace requires an integer constant (lquantize's bounds and step, a frame count,
+/// an array dimension), an integer inline, an enumerator or an expression of constants
+/// will do: DTrace's parser puts their values in place.
+#[test]
+fn inline_and_folded_integer_constants() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"inline int TOP = 4;
+           enum sizes { SMALL = 2 };
+           inline int WIDE = TOP * SMALL;
+           int cells[WIDE];
+           BEGIN {
+               @a = lquantize(3, 0, TOP, SMALL / 2);
+               @b = lquantize(7, 0, 10 * 100, 5);
+               printf("%d\n", sizeof (cells));
+               exit(0);
+           }"#,
+    ]);
+    assert_output(
+        &run,
+        0,
+        "32\n\n\n           value  ------------- Distribution ------------- count    \n\
+         \x20              2 |                                         0        \n\
+         \x20              3 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@ 1        \n\
+         \x20           >= 4 |                                         0        \n\
+         \n\
+         \n           value  ------------- Distribution ------------- count    \n\
+         \x20              0 |                                         0        \n\
+         \x20              5 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@ 1        \n\
+         \x20             10 |                                         0        \n\n",
+        "",
     );
 }

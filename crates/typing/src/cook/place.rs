@@ -13,7 +13,6 @@
 use dtrace_frontend::ast::{self, ExprKind as A, TypeName, UnaryOp};
 use dtrace_frontend::{CompileError, Result, Span};
 
-use super::consts;
 use super::expr::{convert, int, mk, unassigned};
 use super::Cook;
 use crate::builtins;
@@ -270,8 +269,7 @@ impl Cook<'_> {
         if let Some(mut place) = self.place_of(base)? {
             if let Type::Array(elem, len) = place.ty.clone() {
                 let size = elem.size();
-                let names = |n: &str| self.scope.enum_constants.get(n).copied();
-                if let Some(i) = consts::fold(index, &names) {
+                if let Some(i) = self.int_constant(index) {
                     // Arrays of 0 or 1 elements end structs of variable length: unchecked.
                     if len > 1 && (i < 0 || i as u64 >= len as u64) {
                         return Err(CompileError::new(
