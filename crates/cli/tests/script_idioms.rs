@@ -66,3 +66,16 @@ fn inline_and_folded_integer_constants() {
         "",
     );
 }
+
+/// Rates and profile periods take their unit in any case (`10Hz`, `tick-10MS`), as DTrace
+/// compares them without regard to case.
+#[test]
+fn rate_units_in_any_case() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        "#pragma D option switchrate=10Hz\n\
+         tick-10MS { printf(\"tick\\n\"); exit(0); }",
+    ]);
+    assert_output(&run, 0, "tick\n\n", "");
+}
