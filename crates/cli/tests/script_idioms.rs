@@ -1,6 +1,7 @@
 //! Idioms of real-world D scripts that Oracle's DTrace accepts, each shown by a minimal
 //! program run in the real kernel: variables read by a unary operator before any clause
-//! assigns them; integer inlines and folded expressions where a constant is required.
+//! assigns them; integer inlines and folded expressions where a constant is required;
+//! strings indexed, and stored into, at a variable index.
 //! Each test checks the whole output.
 
 mod common;
@@ -78,4 +79,43 @@ fn rate_units_in_any_case() {
          tick-10MS { printf(\"tick\\n\"); exit(0); }",
     ]);
     assert_output(&run, 0, "tick\n\n", "");
+}
+
+/// A clause-local string's characters may be stored to, as scripts cut a string with
+/// `this->s[n] = '\0'`.
+#[test]
+fn store_into_clause_local_string() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"BEGIN {
+               this->t = stringof("abcdef");
+               this->n = 3;
+               this->t[this->n] = '\0';
+               this->u = "xyz";
+               this->u[1] = 'Y';
+               printf("%s %s\n", this->t, this->u);
+               exit(0);
+           }"#,
+    ]);
+    assert_output(&run, 0, "abc xYz\n\n", "");
+}
+
+/// A string variable's characters at an index only known when the probe fires: global,
+/// thread-local and clause-local strings alike.
+#[test]
+fn string_indexed_by_a_variable() {
+    let run = dtrace(&[
+        "-q",
+        "-n",
+        r#"BEGIN {
+               s = "abcdef";
+               self->s = "ghijkl";
+               this->s = "mnopqr";
+               this->n = 2;
+               printf("%c%c%c\n", s[this->n], self->s[this->n + 1], this->s[this->n * 2]);
+               exit(0);
+           }"#,
+    ]);
+    assert_output(&run, 0, "cjq\n\n", "");
 }

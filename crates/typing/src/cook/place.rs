@@ -320,11 +320,22 @@ impl Cook<'_> {
 
     /// `p[i]` for a pointer value `p`.
     fn pointer_element(&mut self, p: Expr, index: &ast::Expr, span: Span) -> Result<Place> {
-        // A string is indexed as the address of its first char.
+        // A string is indexed as the address of its first char. That address lies in a
+        // variable's storage, which the verifier follows and would refuse to move by an
+        // index it cannot bound: it is taken as a plain number first (the load or store
+        // through it is checked instead).
         let p = if p.ty.is_string() {
-            Expr {
+            let chars = Expr {
                 ty: Type::Ptr(Box::new(types::CHAR)),
                 ..p
+            };
+            if self.int_constant(index).is_some() {
+                chars
+            } else {
+                let span = chars.span;
+                let number = mk(ExprKind::Convert(Box::new(chars)), types::ULONG, span);
+                let ty = Type::Ptr(Box::new(types::CHAR));
+                mk(ExprKind::Convert(Box::new(number)), ty, span)
             }
         } else {
             p
