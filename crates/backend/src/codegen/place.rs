@@ -122,11 +122,6 @@ impl Gen<'_, '_> {
             let r = regs::read(&mut self.e, base, R1);
             if matches!(loc, Loc::Direct(_)) {
                 self.e.jmp_imm(BPF_JEQ, r, 0, skip);
-            } else {
-                // The address may be one the verifier follows (a string's, in a map
-                // value), which it refuses to move by an unbounded index: as a plain
-                // number, loads and stores through it are checked instead.
-                self.as_number(r);
             }
             regs::read_into(&mut self.e, i.reg, R2);
             self.e.emit(Insn::alu64_reg(BPF_ADD, r, R2));
