@@ -566,7 +566,8 @@ fn size(value: Option<&str>) -> Result<u64, String> {
         .ok_or_else(bad)
 }
 
-/// A rate: `N` or `Nhz` per second, or a period with a time unit (`10ms`, `1s`).
+/// A rate: `N` or `Nhz` per second, or a period with a time unit (`10ms`, `1s`); the
+/// unit's case does not matter (`10Hz`), as in DTrace.
 fn rate(value: Option<&str>) -> Result<u64, String> {
     let bad = || INVALID_VALUE.to_string();
     let v = value.ok_or_else(bad)?;
@@ -575,7 +576,7 @@ fn rate(value: Option<&str>) -> Result<u64, String> {
     if n == 0 {
         return Err(bad());
     }
-    let unit: u64 = match &v[digits..] {
+    let unit: u64 = match v[digits..].to_ascii_lowercase().as_str() {
         "" | "hz" => return Ok(1_000_000_000 / n),
         "ns" | "nsec" => 1,
         "us" | "usec" => 1_000,
@@ -600,6 +601,8 @@ mod tests {
         assert_eq!(o.bufsize, 16 << 20);
         o.set("switchrate", Some("10hz")).unwrap();
         assert_eq!(o.switchrate_ns, Some(100_000_000));
+        o.set("switchrate", Some("4Hz")).unwrap();
+        assert_eq!(o.switchrate_ns, Some(250_000_000));
         o.set("aggrate", Some("250ms")).unwrap();
         assert_eq!(o.aggrate_ns, Some(250_000_000));
         o.set("quiet", None).unwrap();

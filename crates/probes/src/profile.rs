@@ -74,7 +74,8 @@ pub fn on_demand(desc: &Description, id: u32) -> Option<Probe> {
     probe(id, &desc.name)
 }
 
-/// Period in ns of `N[unit]`; a bare number or `hz` is a frequency.
+/// Period in ns of `N[unit]`; a bare number or `hz` is a frequency. The unit's case does
+/// not matter (`tick-1Sec`), as in DTrace.
 fn parse_period(spec: &str) -> Option<u64> {
     let digits = spec.bytes().take_while(u8::is_ascii_digit).count();
     let value: u64 = spec[..digits].parse().ok()?;
@@ -82,7 +83,7 @@ fn parse_period(spec: &str) -> Option<u64> {
         return None;
     }
     let ns_per = |unit: u64| value.checked_mul(unit);
-    match &spec[digits..] {
+    match spec[digits..].to_ascii_lowercase().as_str() {
         "" | "hz" => Some(1_000_000_000 / value),
         "ns" | "nsec" => Some(value),
         "us" | "usec" => ns_per(1_000),
@@ -138,6 +139,8 @@ mod tests {
         assert_eq!(parse_period("5s"), Some(5_000_000_000));
         assert_eq!(parse_period("10ms"), Some(10_000_000));
         assert_eq!(parse_period("100hz"), Some(10_000_000));
+        assert_eq!(parse_period("100Hz"), Some(10_000_000));
+        assert_eq!(parse_period("1SEC"), Some(1_000_000_000));
         assert_eq!(parse_period("1sec"), Some(1_000_000_000));
         assert_eq!(parse_period("2m"), Some(120_000_000_000));
         assert_eq!(parse_period("x"), None);

@@ -209,9 +209,9 @@ impl Gen<'_, '_> {
         let size = storage_size(&ty, self.strsize());
         let off = self.scratch(size);
         self.this_offsets.insert(id, off);
-        if matches!(ty, Type::Array(..) | Type::Struct(_)) {
-            // Its address can be taken (an array decays to one): stores through it are
-            // allowed.
+        if matches!(ty, Type::Array(..) | Type::Struct(_) | Type::String) {
+            // Its address can be taken (an array decays to one, a string acts as its
+            // characters' address): stores through it are allowed.
             self.allocations.push((off, size));
         }
         off

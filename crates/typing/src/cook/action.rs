@@ -8,7 +8,6 @@ use dtrace_frontend::{CompileError, Result, Span};
 use super::aggfunc::{parameter_mismatch, parse_function};
 use super::call::{prototype_arg, prototype_len};
 use super::clause_flags::ActionClass;
-use super::consts::constant;
 use super::expr::{convert, is_void, mk};
 use super::Cook;
 use crate::builtins::{self, ActionName, Kind};
@@ -45,9 +44,10 @@ fn aggregation_target(lhs: &ast::Expr) -> Option<(&str, &[ast::Expr])> {
     }
 }
 
-/// A positive integer constant argument of `stack()`/`ustack()` (a frame count).
-fn frames_arg(e: &ast::Expr, tag: &'static str, what: &str) -> Result<u32> {
-    match constant(e) {
+/// A positive integer constant argument of `stack()`/`ustack()` (a frame count), given
+/// `value`, its value if it is an integer constant.
+fn frames_arg(e: &ast::Expr, value: Option<i64>, tag: &'static str, what: &str) -> Result<u32> {
+    match value {
         Some(n) if n > 0 => Ok((n as u64).min(ir::MAX_STACK_FRAMES as u64) as u32),
         _ => Err(CompileError::new(
             tag,
@@ -661,11 +661,12 @@ impl Cook<'_> {
     fn stack_datum(&mut self, name: &str, args: &[ast::Expr]) -> Result<Datum> {
         // An argument that is not an integer at all is a prototype mismatch, as DTrace
         // words it; an integer that is not a positive constant gets the action's own error.
-        for (i, a) in args
+        let variable: Vec<_> = args
             .iter()
             .enumerate()
-            .filter(|(_, a)| constant(a).is_none())
-        {
+            .filter(|(_, a)| self.int_constant(a).is_none())
+            .collect();
+        for (i, a) in variable {
             let ty = self.expr(a)?.ty;
             if !ty.is_integer() {
                 return Err(super::call::prototype_arg(
@@ -679,7 +680,12 @@ impl Cook<'_> {
         }
         if name == "stack" {
             let frames = match args.first() {
-                Some(a) => frames_arg(a, "D_STACK_SIZE", "stack( ) argument #1")?,
+                Some(a) => frames_arg(
+                    a,
+                    self.int_constant(a),
+                    "D_STACK_SIZE",
+                    "stack( ) argument #1",
+                )?,
                 None => self.opts.stack_frames,
             };
             Ok(Datum::Stack {
@@ -689,14 +695,19 @@ impl Cook<'_> {
             // jstack() is ustack() with its own default depth: Linux has no Java
             // stack helpers to give it more.
             let frames = match args.first() {
-                Some(a) => frames_arg(a, "D_USTACK_FRAMES", &format!("{name}( ) argument #1"))?,
+                Some(a) => frames_arg(
+                    a,
+                    self.int_constant(a),
+                    "D_USTACK_FRAMES",
+                    &format!("{name}( ) argument #1"),
+                )?,
                 None if name == "jstack" => self.opts.jstack_frames,
                 None => self.opts.ustack_frames,
             };
             // The string space of ustack helpers (argument #2) has no use on Linux:
             // checked, then ignored.
             if let Some(a) = args.get(1) {
-                if constant(a).is_none_or(|n| n < 0) {
+                if self.int_constant(a).is_none_or(|n| n < 0) {
                     return Err(CompileError::new(
                         "D_USTACK_STRSIZE",
                         "ustack( ) argument #2 must be a positive integer constant",
@@ -812,7 +823,8 @@ impl Cook<'_> {
                 rhs.span,
             ));
         }
-        let (func_kind, value_args) = parse_function(func, args, rhs.span)?;
+        let constant = |e: &ast::Expr| self.int_constant(e);
+        let (func_kind, value_args) = parse_function(&constant, func, args, rhs.span)?;
         let mut typed_keys = Vec::new();
         for (i, k) in keys.iter().enumerate() {
             typed_keys.push(self.agg_key(k, i)?);

@@ -6,15 +6,22 @@ use dtrace_abi::slots::{slot_count, AggFunc};
 use dtrace_frontend::ast::Expr;
 use dtrace_frontend::{CompileError, Result, Span};
 
-use super::consts::constant;
-
 /// Most slots any aggregation may have (a per-CPU map's value holds at most 32 KiB; bounds
 /// the zero block used to create entries).
 pub const MAX_SLOTS: usize = 4096;
 
+/// The integer constant an expression is, if it is one (`Cook::int_constant`).
+pub(crate) type Constant<'a> = &'a dyn Fn(&Expr) -> Option<i64>;
+
 /// Argument `i` of an aggregating function as an integer constant, or DTrace's `tag` error
 /// (argument numbers count from the value, as DTrace's messages do).
-fn const_arg(func: &str, args: &[Expr], i: usize, tag: &'static str) -> Result<i64> {
+fn const_arg(
+    constant: Constant,
+    func: &str,
+    args: &[Expr],
+    i: usize,
+    tag: &'static str,
+) -> Result<i64> {
     constant(&args[i]).ok_or_else(|| {
         CompileError::new(
             tag,
@@ -25,7 +32,13 @@ fn const_arg(func: &str, args: &[Expr], i: usize, tag: &'static str) -> Result<i
 }
 
 /// A positive constant step (lquantize's and llquantize's last parameter), or `tag`.
-fn positive_arg(func: &str, args: &[Expr], i: usize, tag: &'static str) -> Result<i64> {
+fn positive_arg(
+    constant: Constant,
+    func: &str,
+    args: &[Expr],
+    i: usize,
+    tag: &'static str,
+) -> Result<i64> {
     match constant(&args[i]) {
         Some(v) if v > 0 => Ok(v),
         _ => Err(CompileError::new(
@@ -37,7 +50,12 @@ fn positive_arg(func: &str, args: &[Expr], i: usize, tag: &'static str) -> Resul
 }
 
 /// The aggregating function a call names, with its constant parameters checked.
-pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(AggFunc, usize)> {
+pub(crate) fn parse_function(
+    constant: Constant,
+    func: &str,
+    args: &[Expr],
+    span: Span,
+) -> Result<(AggFunc, usize)> {
     let count = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
         if n.contains(&args.len()) {
             Ok(())
@@ -82,7 +100,7 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
         "lquantize" => {
             count(3..=5)?;
             let int32 = |v: i64| i32::try_from(v).is_ok();
-            let base = const_arg(func, args, 1, "D_LQUANT_BASETYPE")?;
+            let base = const_arg(constant, func, args, 1, "D_LQUANT_BASETYPE")?;
             if !int32(base) {
                 return Err(CompileError::new(
                     "D_LQUANT_BASEVAL",
@@ -90,7 +108,7 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
                     args[1].span,
                 ));
             }
-            let limit = const_arg(func, args, 2, "D_LQUANT_LIMTYPE")?;
+            let limit = const_arg(constant, func, args, 2, "D_LQUANT_LIMTYPE")?;
             if !int32(limit) {
                 return Err(CompileError::new(
                     "D_LQUANT_LIMVAL",
@@ -105,7 +123,7 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
                 );
             }
             let step = if args.len() > 3 {
-                let step = positive_arg(func, args, 3, "D_LQUANT_STEPTYPE")?;
+                let step = positive_arg(constant, func, args, 3, "D_LQUANT_STEPTYPE")?;
                 if step > u16::MAX as i64 {
                     return Err(CompileError::new(
                         "D_LQUANT_STEPVAL",
@@ -151,7 +169,7 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
         }
         "llquantize" => {
             count(5..=6)?;
-            let arg = |i: usize, tag: &'static str| const_arg(func, args, i, tag);
+            let arg = |i: usize, tag: &'static str| const_arg(constant, func, args, i, tag);
             let factor = arg(1, "D_LLQUANT_FACTORTYPE")?;
             if !(2..=u16::MAX as i64).contains(&factor) {
                 return bad(
@@ -186,7 +204,7 @@ pub(crate) fn parse_function(func: &str, args: &[Expr], span: Span) -> Result<(A
                         .into(),
                 );
             }
-            let nsteps = positive_arg(func, args, 4, "D_LLQUANT_STEPTYPE")?;
+            let nsteps = positive_arg(constant, func, args, 4, "D_LLQUANT_STEPTYPE")?;
             if nsteps > u16::MAX as i64 {
                 return bad(
                     "D_LLQUANT_STEPVAL",

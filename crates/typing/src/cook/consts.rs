@@ -82,6 +82,34 @@ pub fn fold(e: &Expr, name: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
     })
 }
 
+/// How deep integer inlines may name one another in a constant expression.
+const INLINE_DEPTH: usize = 32;
+
+impl super::Cook<'_> {
+    /// The value of `e` where DTrace requires an integer constant (an aggregating
+    /// function's parameters, a frame count, an array dimension): DTrace's parser folds
+    /// operators on constants, and puts an enumerator's or integer inline's value (the D
+    /// library's `B_READ`, a script's `inline int TOP = 10;`) in place of its name.
+    pub(crate) fn int_constant(&self, e: &Expr) -> Option<i64> {
+        fold(e, &|n| self.named_constant(n, 0))
+    }
+
+    /// The integer constant `name` stands for: an enumerator, an inline whose value folds
+    /// to one, or a D library constant.
+    fn named_constant(&self, name: &str, depth: usize) -> Option<i64> {
+        if let Some(&v) = self.scope.enum_constants.get(name) {
+            return Some(v);
+        }
+        if let Some((ty, value)) = self.scope.inlines.get(name) {
+            if !ty.is_integer() || depth >= INLINE_DEPTH {
+                return None;
+            }
+            return fold(value, &|n| self.named_constant(n, depth + 1));
+        }
+        crate::builtins::library_constant(name)
+    }
+}
+
 /// Whether `e` is the null pointer constant (`0`, or `NULL`).
 pub fn is_null(e: &Expr) -> bool {
     fold(e, &|_| None) == Some(0) || matches!(&e.kind, ExprKind::Ident(n) if n == "NULL")

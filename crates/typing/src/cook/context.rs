@@ -189,7 +189,7 @@ impl Cook<'_> {
                 span,
             ));
         };
-        let Some(i) = super::consts::constant(e) else {
+        let Some(i) = self.int_constant(e) else {
             let ty = self.expr(e)?.ty;
             return Err(CompileError::new(
                 "D_PROTO_ARG",
@@ -481,7 +481,7 @@ impl Cook<'_> {
             return None;
         }
         let i = match args.as_slice() {
-            [a] => super::consts::constant(a)?,
+            [a] => self.int_constant(a)?,
             _ => return None,
         };
         let arg = m.args.get(usize::try_from(i).ok()?)?;

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use dtrace_frontend::ast::{self, DeclaratorPart, ExprKind, StorageClass, TypeSpec};
 use dtrace_frontend::{CompileError, Result, Span};
 
-use super::consts::fold;
 use super::scope::InlineArray;
 use super::Cook;
 use crate::builtins;
@@ -208,7 +207,7 @@ impl Cook<'_> {
 
     /// An array dimension: a positive integral constant expression.
     fn array_dimension(&self, n: &ast::Expr) -> Result<u32> {
-        match fold(n, &|name| self.scope.enum_constants.get(name).copied()) {
+        match self.int_constant(n) {
             Some(v) if v > 0 && v as u64 <= ARRAY_MAX => Ok(v as u32),
             Some(v) if v > 0 => Err(CompileError::new(
                 "D_DECL_ARRBIG",
@@ -404,7 +403,7 @@ impl Cook<'_> {
                 span,
             ));
         };
-        match fold(width, &|n| self.scope.enum_constants.get(n).copied()) {
+        match self.int_constant(width) {
             Some(w) if w > 0 && w <= *size as i64 * 8 => Ok(w as u8),
             Some(w) if w > 0 => Err(CompileError::new(
                 "D_DECL_BFSIZE",
@@ -479,7 +478,7 @@ impl Cook<'_> {
                 ));
             }
             if let Some(v) = value {
-                next = fold(v, &|n| self.scope.enum_constants.get(n).copied()).ok_or_else(
+                next = self.int_constant(v).ok_or_else(
                     || {
                         CompileError::new(
                             "D_DECL_ENCONST",

@@ -162,6 +162,16 @@ pub(crate) fn undefined(name: &str, span: Span) -> CompileError {
     )
 }
 
+/// A `self->`, `this->` or associative-array variable read before anything declares or
+/// assigns it: DTrace creates such a name when it sees it and then refuses the read.
+pub(crate) fn unassigned(name: &str, span: Span) -> CompileError {
+    CompileError::new(
+        "D_VAR_UNDEF",
+        format!("{name} has not yet been declared or assigned"),
+        span,
+    )
+}
+
 fn multi_dimensional(name: &str, span: Span) -> CompileError {
     CompileError::new(
         "D_AGG_MDIM",
@@ -304,14 +314,14 @@ impl Cook<'_> {
                     let ty = self.prog.thread_vars[id].ty.clone();
                     self.place_value(Place::whole(PlaceBase::Thread(id), ty), span)
                 }
-                None => Err(undefined(&format!("self->{name}"), span)),
+                None => Err(unassigned(&format!("self->{name}"), span)),
             },
             A::ThisVar(name) => match self.this_var(name) {
                 Some(id) => {
                     let ty = self.prog.this_vars[id].ty.clone();
                     self.place_value(Place::whole(PlaceBase::This(id), ty), span)
                 }
-                None => Err(undefined(&format!("this->{name}"), span)),
+                None => Err(unassigned(&format!("this->{name}"), span)),
             },
             A::Index { base, args } => self.index_value(e, base, args),
             A::Aggregation(name) => self.aggregation_ref(name, span),
@@ -628,7 +638,7 @@ impl Cook<'_> {
                     for a in args {
                         self.expr(a)?;
                     }
-                    Err(undefined(name, base.span))
+                    Err(unassigned(name, base.span))
                 }
             },
             A::SelfVar(name) => match self.assoc(name, true) {
@@ -642,7 +652,7 @@ impl Cook<'_> {
                     let p = self.index_place(base, args, span)?;
                     self.place_value(p, span)
                 }
-                None => Err(undefined(&format!("self->{name}"), span)),
+                None => Err(unassigned(&format!("self->{name}"), span)),
             },
             A::Aggregation(name) => {
                 self.aggregation_ref(name, span)?;
@@ -726,6 +736,7 @@ impl Cook<'_> {
                     UnaryOp::Plus => "+",
                     _ => "~",
                 };
+                self.declare_unary_operand(operand, span)?;
                 let v = self.expr(operand)?;
                 let ok = if op == UnaryOp::BitNot {
                     v.ty.is_integer()
@@ -767,6 +778,7 @@ impl Cook<'_> {
                 })
             }
             UnaryOp::Not => {
+                self.declare_unary_operand(operand, span)?;
                 let v = self.expr(operand)?;
                 if !v.ty.is_scalar() && !v.ty.is_string() {
                     return Err(CompileError::new(
@@ -1216,11 +1228,7 @@ impl Cook<'_> {
                 _ => None,
             };
             if let Some(name) = undefined {
-                return Err(CompileError::new(
-                    "D_VAR_UNDEF",
-                    format!("{name} has not yet been declared or assigned"),
-                    lhs.span,
-                ));
+                return Err(unassigned(&name, lhs.span));
             }
         }
         let value = self.expr(rhs)?;

@@ -13,8 +13,7 @@
 use dtrace_frontend::ast::{self, ExprKind as A, TypeName, UnaryOp};
 use dtrace_frontend::{CompileError, Result, Span};
 
-use super::consts;
-use super::expr::{convert, int, mk, undefined};
+use super::expr::{convert, int, mk, unassigned};
 use super::Cook;
 use crate::builtins;
 use crate::ir::{ArithOp, Expr, ExprKind, Place, PlaceBase};
@@ -94,11 +93,11 @@ impl Cook<'_> {
                 Some(id) => {
                     Place::whole(PlaceBase::Thread(id), self.prog.thread_vars[id].ty.clone())
                 }
-                None => return Err(undefined(&format!("self->{name}"), span)),
+                None => return Err(unassigned(&format!("self->{name}"), span)),
             },
             A::ThisVar(name) => match self.this_var(name) {
                 Some(id) => Place::whole(PlaceBase::This(id), self.prog.this_vars[id].ty.clone()),
-                None => return Err(undefined(&format!("this->{name}"), span)),
+                None => return Err(unassigned(&format!("this->{name}"), span)),
             },
             A::Symbol { module, name } => symbol_place(module.as_deref(), name, span)?,
             A::Member { .. } if self.is_entry_ref(e) => return Ok(None),
@@ -127,7 +126,7 @@ impl Cook<'_> {
                 }
                 A::SelfVar(name) if self.assoc(name, true).is_none() => {
                     if self.thread_var(name).is_none() {
-                        return Err(undefined(&format!("self->{name}"), span));
+                        return Err(unassigned(&format!("self->{name}"), span));
                     }
                     // An element of a thread-local string, array or pointer.
                     self.index_place(base, args, span)?
@@ -143,7 +142,7 @@ impl Cook<'_> {
                     for a in args {
                         self.expr(a)?;
                     }
-                    return Err(undefined(name, base.span));
+                    return Err(unassigned(name, base.span));
                 }
                 A::Aggregation(_) => return Ok(None),
                 _ => self.index_place(base, args, span)?,
@@ -270,8 +269,7 @@ impl Cook<'_> {
         if let Some(mut place) = self.place_of(base)? {
             if let Type::Array(elem, len) = place.ty.clone() {
                 let size = elem.size();
-                let names = |n: &str| self.scope.enum_constants.get(n).copied();
-                if let Some(i) = consts::fold(index, &names) {
+                if let Some(i) = self.int_constant(index) {
                     // Arrays of 0 or 1 elements end structs of variable length: unchecked.
                     if len > 1 && (i < 0 || i as u64 >= len as u64) {
                         return Err(CompileError::new(
@@ -322,11 +320,22 @@ impl Cook<'_> {
 
     /// `p[i]` for a pointer value `p`.
     fn pointer_element(&mut self, p: Expr, index: &ast::Expr, span: Span) -> Result<Place> {
-        // A string is indexed as the address of its first char.
+        // A string is indexed as the address of its first char. That address lies in a
+        // variable's storage, which the verifier follows and would refuse to move by an
+        // index it cannot bound: it is taken as a plain number first (the load or store
+        // through it is checked instead).
         let p = if p.ty.is_string() {
-            Expr {
+            let chars = Expr {
                 ty: Type::Ptr(Box::new(types::CHAR)),
                 ..p
+            };
+            if self.int_constant(index).is_some() {
+                chars
+            } else {
+                let span = chars.span;
+                let number = mk(ExprKind::Convert(Box::new(chars)), types::ULONG, span);
+                let ty = Type::Ptr(Box::new(types::CHAR));
+                mk(ExprKind::Convert(Box::new(number)), ty, span)
             }
         } else {
             p
@@ -578,6 +587,39 @@ impl Cook<'_> {
             Some(p) => Ok(p),
             None => Err(lvalue_error("=", span)),
         }
+    }
+
+    /// The operand of `!`, `-`, `+` or `~` when it names a `self->`, `this->` or
+    /// associative-array variable nothing has declared or assigned yet: DTrace types a
+    /// unary operator's operand before it marks it read, and gives such a new variable
+    /// `int64_t` there (so `/!seen[pid]/` may come before the clause that sets `seen`).
+    pub(crate) fn declare_unary_operand(&mut self, e: &ast::Expr, span: Span) -> Result<()> {
+        match &e.kind {
+            A::SelfVar(name)
+                if self.thread_var(name).is_none() && self.assoc(name, true).is_none() =>
+            {
+                self.new_thread(name, types::INT64);
+            }
+            A::ThisVar(name) if self.this_var(name).is_none() => {
+                self.new_this(name, types::INT64);
+            }
+            A::Index { base, args } => {
+                let plain = match &base.kind {
+                    A::Ident(name) => {
+                        !builtins::is_variable(name)
+                            && self.bound_input(name, span).is_none()
+                            && !self.scope.inline_arrays.contains_key(name)
+                    }
+                    A::SelfVar(name) => self.thread_var(name).is_none(),
+                    _ => false,
+                };
+                if plain {
+                    self.new_assoc_place(base, args, &types::INT64, "", span)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// `name[keys]` (or `self->name[keys]`) as a new associative array of `ty` when no

@@ -1116,13 +1116,13 @@ const EXPRESSIONS: Cases = &[
     ),
     (
         "BEGIN { trace(self->nosuch); }",
-        "D_IDENT_UNDEF",
-        "failed to resolve self->nosuch: Unknown variable name",
+        "D_VAR_UNDEF",
+        "self->nosuch has not yet been declared or assigned",
     ),
     (
         "BEGIN { trace(this->nosuch); }",
-        "D_IDENT_UNDEF",
-        "failed to resolve this->nosuch: Unknown variable name",
+        "D_VAR_UNDEF",
+        "this->nosuch has not yet been declared or assigned",
     ),
     (
         "BEGIN { trace($2); }",
