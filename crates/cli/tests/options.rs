@@ -98,11 +98,7 @@ fn dash_s_lists_each_clause_as_dtrace_does() {
     // Each of a clause's probe descriptions is a statement of its own.
     let run = dtrace(&["-S", "-qn", "BEGIN, END { trace(1); } BEGIN { exit(0); }"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    let headers: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("Disassembly of "))
-        .collect();
+    let headers = listing_headers(&run.stderr);
     assert_eq!(
         headers,
         [
@@ -129,11 +125,7 @@ fn disasm_picks_the_listings() {
     assert!(!run.stderr.contains("clause"), "{}", run.stderr);
     // Every listing, in DTrace's order: the clauses when compiled, then the programs.
     let run = dtrace(&["-S", "-xdisasm=15", "-qn", begin]);
-    let headers: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("Disassembly of "))
-        .collect();
+    let headers = listing_headers(&run.stderr);
     assert_eq!(
         headers,
         [
@@ -544,4 +536,12 @@ fn aggpercpu_shows_each_cpus_value_under_the_merged_one() {
     // Without it, the merged values alone.
     let run = dtrace(&["-qn", "BEGIN { @s = sum(5); exit(0) }"]);
     assert_output(&run, 0, "\n                5\n", "");
+}
+
+/// The `Disassembly of ...:` header lines of a listing, in order.
+fn listing_headers(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("Disassembly of "))
+        .collect()
 }

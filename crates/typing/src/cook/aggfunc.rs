@@ -13,39 +13,30 @@ pub const MAX_SLOTS: usize = 4096;
 /// The integer constant an expression is, if it is one (`Cook::int_constant`).
 pub(crate) type Constant<'a> = &'a dyn Fn(&Expr) -> Option<i64>;
 
-/// Argument `i` of an aggregating function as an integer constant, or DTrace's `tag` error
-/// (argument numbers count from the value, as DTrace's messages do).
+/// Argument `i` of an aggregating function as an integer constant (with `positive`, one
+/// above zero: lquantize's and llquantize's step), or DTrace's `tag` error (argument
+/// numbers count from the value, as DTrace's messages do).
 fn const_arg(
     constant: Constant,
     func: &str,
     args: &[Expr],
-    i: usize,
-    tag: &'static str,
-) -> Result<i64> {
-    constant(&args[i]).ok_or_else(|| {
-        CompileError::new(
-            tag,
-            format!("{func}( ) argument #{i} must be an integer constant"),
-            args[i].span,
-        )
-    })
-}
-
-/// A positive constant step (lquantize's and llquantize's last parameter), or `tag`.
-fn positive_arg(
-    constant: Constant,
-    func: &str,
-    args: &[Expr],
-    i: usize,
+    (i, positive): (usize, bool),
     tag: &'static str,
 ) -> Result<i64> {
     match constant(&args[i]) {
-        Some(v) if v > 0 => Ok(v),
-        _ => Err(CompileError::new(
-            tag,
-            format!("{func}( ) argument #{i} must be a non-zero positive integer constant"),
-            args[i].span,
-        )),
+        Some(v) if v > 0 || !positive => Ok(v),
+        _ => {
+            let what = if positive {
+                "a non-zero positive integer constant"
+            } else {
+                "an integer constant"
+            };
+            Err(CompileError::new(
+                tag,
+                format!("{func}( ) argument #{i} must be {what}"),
+                args[i].span,
+            ))
+        }
     }
 }
 
@@ -100,7 +91,7 @@ pub(crate) fn parse_function(
         "lquantize" => {
             count(3..=5)?;
             let int32 = |v: i64| i32::try_from(v).is_ok();
-            let base = const_arg(constant, func, args, 1, "D_LQUANT_BASETYPE")?;
+            let base = const_arg(constant, func, args, (1, false), "D_LQUANT_BASETYPE")?;
             if !int32(base) {
                 return Err(CompileError::new(
                     "D_LQUANT_BASEVAL",
@@ -108,7 +99,7 @@ pub(crate) fn parse_function(
                     args[1].span,
                 ));
             }
-            let limit = const_arg(constant, func, args, 2, "D_LQUANT_LIMTYPE")?;
+            let limit = const_arg(constant, func, args, (2, false), "D_LQUANT_LIMTYPE")?;
             if !int32(limit) {
                 return Err(CompileError::new(
                     "D_LQUANT_LIMVAL",
@@ -123,7 +114,7 @@ pub(crate) fn parse_function(
                 );
             }
             let step = if args.len() > 3 {
-                let step = positive_arg(constant, func, args, 3, "D_LQUANT_STEPTYPE")?;
+                let step = const_arg(constant, func, args, (3, true), "D_LQUANT_STEPTYPE")?;
                 if step > u16::MAX as i64 {
                     return Err(CompileError::new(
                         "D_LQUANT_STEPVAL",
@@ -169,7 +160,8 @@ pub(crate) fn parse_function(
         }
         "llquantize" => {
             count(5..=6)?;
-            let arg = |i: usize, tag: &'static str| const_arg(constant, func, args, i, tag);
+            let arg =
+                |i: usize, tag: &'static str| const_arg(constant, func, args, (i, false), tag);
             let factor = arg(1, "D_LLQUANT_FACTORTYPE")?;
             if !(2..=u16::MAX as i64).contains(&factor) {
                 return bad(
@@ -204,7 +196,7 @@ pub(crate) fn parse_function(
                         .into(),
                 );
             }
-            let nsteps = positive_arg(constant, func, args, 4, "D_LLQUANT_STEPTYPE")?;
+            let nsteps = const_arg(constant, func, args, (4, true), "D_LLQUANT_STEPTYPE")?;
             if nsteps > u16::MAX as i64 {
                 return bad(
                     "D_LLQUANT_STEPVAL",
