@@ -144,6 +144,12 @@ TESTS = [
             " this->b = (char *)alloca(2); this->b[0] = 88; this->b[1] = 89; copyout(this->b, arg1 + 7, 2); }'"
             f" -c '{CAT}'",
      "expect": r"patchedXYrix"},
+    # Signed division and remainder of run-time values (6.1 has no signed division
+    # instruction): C's quotient, DTrace's remainder with the quotient's sign.
+    {"name": "signed-div", "group": "core",
+     "cmd": "dtrace -qn 'BEGIN { a = 19; b = -5; c = -19; d = 5;"
+            " printf(\"%d %d %d %d %d %d\\n\", c / d, c % d, a / b, a % b, c / b, c % b); exit(0); }'",
+     "expect": r"-3 -4 -3 -4 3 4\n"},
     # A constant-size copy into alloca memory (6.12's verifier refused the bounds check once)
     # and chill() (6.1 has no may_goto; the spin is bpf_loop calls).
     {"name": "copyinto-const", "group": "core", "on": {"host": {"expect": r"got vm"}},

@@ -296,16 +296,7 @@ impl Gen<'_, '_> {
             self.fault(Fault::DivZero, None);
             self.e.bind(ok);
             if signed {
-                self.e.emit(Insn::alu64_sdiv_reg(alu, R1, R2));
-                if op == ArithOp::Mod {
-                    // DTrace's signed remainder takes the sign of the quotient: negative
-                    // when exactly one operand is (Oracle's tst.moddiv: -19 % -5 is 4,
-                    // 19 % -5 is -4); the kernel's takes the dividend's.
-                    let done = self.e.label();
-                    self.e.jmp_imm(BPF_JSGE, R2, 0, done);
-                    self.e.emit(Insn::alu64_imm(BPF_NEG, R1, 0));
-                    self.e.bind(done);
-                }
+                self.signed_div(alu);
             } else {
                 self.e.emit(Insn::alu64_reg(alu, R1, R2));
             }
@@ -314,6 +305,27 @@ impl Gen<'_, '_> {
         }
         regs::write(&mut self.e, a.reg, R1);
         Ok(())
+    }
+
+    /// r1 = r1 / r2 or r1 % r2 (`alu`) as signed values, r2 not 0: the operation on their
+    /// magnitudes, negated when exactly one is negative. That is C's truncating quotient,
+    /// and DTrace's signed remainder, which takes the quotient's sign (Oracle's tst.moddiv:
+    /// -19 % -5 is 4, 19 % -5 is -4). Unsigned operations only: the kernel's signed ones
+    /// (cpu v4) came with Linux 6.6. Clobbers r3.
+    fn signed_div(&mut self, alu: u8) {
+        self.e.emit(Insn::mov64_imm(R3, 0));
+        for r in [R1, R2] {
+            let positive = self.e.label();
+            self.e.jmp_imm(BPF_JSGE, r, 0, positive);
+            self.e.emit(Insn::alu64_imm(BPF_NEG, r, 0));
+            self.e.emit(Insn::alu64_imm(BPF_XOR, R3, 1));
+            self.e.bind(positive);
+        }
+        self.e.emit(Insn::alu64_reg(alu, R1, R2));
+        let done = self.e.label();
+        self.e.jmp_imm(BPF_JEQ, R3, 0, done);
+        self.e.emit(Insn::alu64_imm(BPF_NEG, R1, 0));
+        self.e.bind(done);
     }
 
     /// A comparison of two evaluated values; the result (int) replaces `a`. Strings are
