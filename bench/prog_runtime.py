@@ -18,9 +18,7 @@ Needs root, gcc, bpftool and bpftrace on PATH and a built `target/release/dtrace
 Usage: python3 bench/prog_runtime.py [--calls 2000000] [--runs 5] [--baseline PATH]
 """
 
-import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -31,7 +29,6 @@ import time
 import syscall_cost
 import usdt_overhead
 
-REPO = usdt_overhead.REPO
 STATS = "/proc/sys/kernel/bpf_stats_enabled"
 
 # bench/syscall_cost.py's scripts, and a string predicate on every system call (the
@@ -131,18 +128,9 @@ def report(result, runs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=2_000_000)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--dtrace", default=os.path.join(REPO, "target/release/dtrace"))
-    ap.add_argument("--bpftrace", default=shutil.which("bpftrace"))
-    ap.add_argument("--baseline", help="a second dtrace binary, measured in the same run")
-    args = ap.parse_args()
-    usdt_overhead.check_tools(args.dtrace, args.bpftrace)
+    args = syscall_cost.parse_args()
     if not shutil.which("bpftool"):
         usdt_overhead.die("bpftool is not on PATH", 2)
-    if args.baseline and not os.access(args.baseline, os.X_OK):
-        usdt_overhead.die("baseline %s is not an executable" % args.baseline, 2)
     report(measure(args.dtrace, args.bpftrace, args.calls, args.runs, args.baseline), args.runs)
 
 

@@ -121,7 +121,9 @@ def report(result, calls, runs):
           % (next(iter(result.values()))[0], calls, runs))
 
 
-def main():
+def parse_args():
+    """The options of a per-call measurement of dtrace beside bpftrace (this one's and
+    prog_runtime.py's), checked: root, both tracers, an executable baseline if given."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=2_000_000)
     ap.add_argument("--runs", type=int, default=5)
@@ -131,7 +133,12 @@ def main():
     args = ap.parse_args()
     usdt_overhead.check_tools(args.dtrace, args.bpftrace)
     if args.baseline and not os.access(args.baseline, os.X_OK):
-        sys.exit("syscall_cost: baseline %s is not an executable" % args.baseline)
+        usdt_overhead.die("baseline %s is not an executable" % args.baseline)
+    return args
+
+
+def main():
+    args = parse_args()
     report(measure(args.dtrace, args.bpftrace, args.calls, args.runs, args.baseline),
            args.calls, args.runs)
 
