@@ -343,14 +343,7 @@ fn ustack_reaches_libc_with_its_separate_debug_symbols() {
         "libc6-dbg is not installed (.ci/run installs it)"
     );
     let exe = program("debugfile");
-    let run = dtrace(&[
-        "-q",
-        "-n",
-        "syscall::getppid:entry /pid == $target/ { ustack(); }",
-        "-c",
-        exe.to_str().unwrap(),
-    ]);
-    assert_ok(&run);
+    let run = ustack_at_getppid(&exe);
     let user: Vec<&str> = frames(&run.stdout)
         .into_iter()
         .filter(|f| !f.starts_with("vmlinux`"))
@@ -367,25 +360,8 @@ fn ustack_reaches_libc_with_its_separate_debug_symbols() {
     );
 }
 
-/// A stripped program's functions are named from its MiniDebugInfo (`.gnu_debugdata`, the
-/// xz-compressed symbol table Fedora, RHEL and Oracle Linux keep in their binaries).
-#[test]
-fn ustack_names_functions_from_mini_debuginfo() {
-    let exe = program("minidebuginfo");
-    let dir = exe.parent().unwrap();
-    let run_tool = |cmd: &str, args: &[&str]| common::run_tool(dir, cmd, args);
-    std::fs::write(dir.join("keep"), "main\nf1\nf2\nleaf\n").unwrap();
-    run_tool("objcopy", &["--only-keep-debug", "stackprog", "full.debug"]);
-    run_tool(
-        "objcopy",
-        &["-S", "--keep-symbols=keep", "full.debug", "mini.debug"],
-    );
-    run_tool("xz", &["-f", "mini.debug"]);
-    run_tool("strip", &["--strip-all", "stackprog"]);
-    run_tool(
-        "objcopy",
-        &["--add-section", ".gnu_debugdata=mini.debug.xz", "stackprog"],
-    );
+/// `ustack()` at each of `exe`'s `getppid()` calls, quietly; the run must succeed.
+fn ustack_at_getppid(exe: &std::path::Path) -> Run {
     let run = dtrace(&[
         "-q",
         "-n",
@@ -394,6 +370,20 @@ fn ustack_names_functions_from_mini_debuginfo() {
         exe.to_str().unwrap(),
     ]);
     assert_ok(&run);
+    run
+}
+
+/// A stripped program's functions are named from its MiniDebugInfo (`.gnu_debugdata`, the
+/// xz-compressed symbol table Fedora, RHEL and Oracle Linux keep in their binaries).
+#[test]
+fn ustack_names_functions_from_mini_debuginfo() {
+    let exe = program("minidebuginfo");
+    common::strip_to_mini_debuginfo(
+        exe.parent().unwrap(),
+        "stackprog",
+        &["main", "f1", "f2", "leaf"],
+    );
+    let run = ustack_at_getppid(&exe);
     let user: Vec<&str> = frames(&run.stdout)
         .into_iter()
         .filter(|f| f.starts_with("stackprog`"))

@@ -43,11 +43,32 @@ fn program(name: &str, flags: &[&str]) -> PathBuf {
 
 /// Strip `exe` of its symbol table, checking `tally` is gone from it.
 fn strip(exe: &Path) {
-    let dir = exe.parent().unwrap();
-    let e = exe.to_str().unwrap();
-    run_tool(dir, "strip", &["--strip-all", e]);
-    let symbols = run_tool(dir, "readelf", &["-sW", e]);
+    run_tool(
+        exe.parent().unwrap(),
+        "strip",
+        &["--strip-all", exe.to_str().unwrap()],
+    );
+    assert_stripped(exe);
+}
+
+/// `tally` is in none of `exe`'s symbol tables.
+fn assert_stripped(exe: &Path) {
+    let symbols = run_tool(
+        exe.parent().unwrap(),
+        "readelf",
+        &["-sW", exe.to_str().unwrap()],
+    );
     assert!(!symbols.contains("tally"), "not stripped:\n{symbols}");
+}
+
+/// The run counted `tally`'s seven calls.
+fn assert_tallied(run: &Run) {
+    assert_eq!(
+        common::row(&run.stdout, &["tally"]),
+        Some(7),
+        "{}",
+        run.stdout
+    );
 }
 
 /// The run failed as naming a function the module does not have fails.
@@ -98,12 +119,7 @@ fn a_static_function_is_traced_from_the_debug_file() {
         .collect();
     assert_eq!(probes, ["tallyprog tally entry"], "{}", listed.stdout);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert_eq!(
-        common::row(&run.stdout, &["tally"]),
-        Some(7),
-        "{}",
-        run.stdout
-    );
+    assert_tallied(&run);
 }
 
 /// A debug file found by `.gnu_debuglink` that belongs to another build of the program is
@@ -147,13 +163,7 @@ fn a_debug_file_of_another_build_is_not_used() {
         "objcopy",
         &["--add-gnu-debuglink=tallyprog.debug", "tallyprog"],
     );
-    let run = trace(&own, TALLY);
-    assert_eq!(
-        common::row(&run.stdout, &["tally"]),
-        Some(7),
-        "{}",
-        run.stdout
-    );
+    assert_tallied(&trace(&own, TALLY));
 }
 
 /// A stripped program whose static functions are kept in its MiniDebugInfo (as Fedora, RHEL
@@ -161,32 +171,9 @@ fn a_debug_file_of_another_build_is_not_used() {
 #[test]
 fn a_static_function_is_traced_from_mini_debuginfo() {
     let exe = program("minidebuginfo", &["-O1"]);
-    let dir = exe.parent().unwrap();
-    std::fs::write(dir.join("keep"), "tally\n").unwrap();
-    run_tool(
-        dir,
-        "objcopy",
-        &["--only-keep-debug", "tallyprog", "full.debug"],
-    );
-    run_tool(
-        dir,
-        "objcopy",
-        &["-S", "--keep-symbols=keep", "full.debug", "mini.debug"],
-    );
-    run_tool(dir, "xz", &["-f", "mini.debug"]);
-    strip(&exe);
-    run_tool(
-        dir,
-        "objcopy",
-        &["--add-section", ".gnu_debugdata=mini.debug.xz", "tallyprog"],
-    );
-    let run = trace(&exe, TALLY);
-    assert_eq!(
-        common::row(&run.stdout, &["tally"]),
-        Some(7),
-        "{}",
-        run.stdout
-    );
+    common::strip_to_mini_debuginfo(exe.parent().unwrap(), "tallyprog", &["tally"]);
+    assert_stripped(&exe);
+    assert_tallied(&trace(&exe, TALLY));
 }
 
 /// glibc's allocator proper, static in a stripped libc: named by `libc6-dbg`'s debug file.

@@ -61,6 +61,26 @@ pub fn run_tool(dir: &Path, cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Strip the program `exe` (a file in `dir`) of its symbol tables and give it a
+/// MiniDebugInfo (`.gnu_debugdata`: the xz-compressed symbol table of `keep`'s functions,
+/// as Fedora, RHEL and Oracle Linux build their binaries).
+pub fn strip_to_mini_debuginfo(dir: &Path, exe: &str, keep: &[&str]) {
+    std::fs::write(dir.join("keep"), keep.join("\n") + "\n").expect("write the keep list");
+    run_tool(dir, "objcopy", &["--only-keep-debug", exe, "full.debug"]);
+    run_tool(
+        dir,
+        "objcopy",
+        &["-S", "--keep-symbols=keep", "full.debug", "mini.debug"],
+    );
+    run_tool(dir, "xz", &["-f", "mini.debug"]);
+    run_tool(dir, "strip", &["--strip-all", exe]);
+    run_tool(
+        dir,
+        "objcopy",
+        &["--add-section", ".gnu_debugdata=mini.debug.xz", exe],
+    );
+}
+
 /// Run `dtrace` with `args` in the directory `dir`.
 pub fn dtrace_in(dir: &Path, args: &[&str]) -> Run {
     let mut cmd = command(args);
