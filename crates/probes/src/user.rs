@@ -861,13 +861,14 @@ impl UserProbes {
             // Functions of one name (static functions of two files) are one probe at each
             // of their addresses, as DTrace adds every address to the probe of the name.
             let mut units: Vec<Vec<usize>> = Vec::new();
+            let mut unit_of: HashMap<&str, usize> = HashMap::new();
             for i in members {
-                match units
-                    .iter_mut()
-                    .find(|u| functions[u[0]].0 == functions[i].0)
-                {
-                    Some(unit) => unit.push(i),
-                    None => units.push(vec![i]),
+                match unit_of.get(functions[i].0.as_str()) {
+                    Some(&u) => units[u].push(i),
+                    None => {
+                        unit_of.insert(&functions[i].0, units.len());
+                        units.push(vec![i]);
+                    }
                 }
             }
             let groups: Vec<Vec<Vec<usize>>> = if units.len() > GROUP_MIN {
