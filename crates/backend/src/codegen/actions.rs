@@ -489,13 +489,7 @@ impl Gen<'_, '_> {
         self.e.emit(Insn::stx(Size::DW, R10, regs::KEY_SLOT, R1));
         let callback = *self.chill.get_or_insert_with(|| self.e.label());
         for _ in 0..CHILL_LOOPS {
-            self.e.emit(Insn::mov64_imm(R1, BPF_LOOP_MAX));
-            self.e.ld_func(R2, callback);
-            self.e.emit(Insn::mov64_reg(R3, R10));
-            self.e
-                .emit(Insn::alu64_imm(BPF_ADD, R3, regs::KEY_SLOT as i32));
-            self.e.emit(Insn::mov64_imm(R4, 0));
-            self.e.emit(Insn::call(helpers::LOOP));
+            self.loop_on_key_slot(BPF_LOOP_MAX, callback);
         }
         self.e.emit(Insn::st(Size::DW, R10, regs::KEY_SLOT, 0));
     }

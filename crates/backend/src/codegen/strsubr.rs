@@ -235,6 +235,12 @@ impl Gen<'_, '_> {
     /// finding the scratch area through its second argument.
     pub(super) fn run_loop(&mut self, n: i32, callback: Label) {
         self.e.emit(Insn::stx(Size::DW, R10, KEY_SLOT, SCRATCH));
+        self.loop_on_key_slot(n, callback);
+    }
+
+    /// `bpf_loop(n, callback, fp + KEY_SLOT, 0)`: `callback`'s second argument points at
+    /// the 8 bytes the caller left at [`KEY_SLOT`].
+    pub(super) fn loop_on_key_slot(&mut self, n: i32, callback: Label) {
         self.e.emit(Insn::mov64_imm(R1, n));
         self.e.ld_func(R2, callback);
         self.e.emit(Insn::mov64_reg(R3, R10));
