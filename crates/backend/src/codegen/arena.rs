@@ -57,7 +57,7 @@ impl Gen<'_, '_> {
         let whole = arena_size(self.c);
         let top = self.clause.as_ref().map_or(0, |c| c.alloca_top);
         let (ok, bad) = (self.e.label(), self.e.label());
-        self.arena_offset(addr);
+        self.offset_from(R1, addr, SCRATCH, R2);
         // Past the arena: scratch the program hands out otherwise (`copyin()`, `this->`
         // arrays), or not scratch at all (below it, the offset wraps around). Below the
         // arena lie the record being built and the prologue's slots: no D pointer's.
@@ -74,14 +74,17 @@ impl Gen<'_, '_> {
         self.e.bind(ok);
     }
 
-    /// r1 = the address in `addr` less the scratch area's, both as plain numbers (the
-    /// address may be a pointer the verifier follows, into a map value).
-    fn arena_offset(&mut self, addr: VReg) {
-        regs::read_into(&mut self.e, addr, R1);
-        self.as_number(R1);
-        self.e.emit(Insn::mov64_reg(R2, SCRATCH));
-        self.as_number(R2);
-        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
+    /// `dst` = the address in `addr` less the one in `base`, both as plain numbers (either
+    /// may be a pointer the verifier follows, into a map value, which it would refuse to
+    /// subtract). Uses `tmp` (which may be `base`).
+    pub(super) fn offset_from(&mut self, dst: Reg, addr: VReg, base: Reg, tmp: Reg) {
+        if tmp != base {
+            self.e.emit(Insn::mov64_reg(tmp, base));
+        }
+        regs::read_into(&mut self.e, addr, dst);
+        self.as_number(dst);
+        self.as_number(tmp);
+        self.e.emit(Insn::alu64_reg(BPF_SUB, dst, tmp));
     }
 
     /// `r` (a pointer the verifier follows) as a plain number: stored through a map value

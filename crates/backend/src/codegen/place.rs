@@ -529,10 +529,9 @@ impl Gen<'_, '_> {
     /// starts inside an allocation but runs past its end, else an invalid address.
     pub(crate) fn scratch_pointer_of(&mut self, reg: VReg, size: u32) -> Result<()> {
         let slot = self.scratch(size.max(8));
-        let at = self.small(slot);
         let (in_scratch, in_globals, done) = (self.e.label(), self.e.label(), self.e.label());
         // r1 = the address's offset in the scratch area.
-        self.offset_from(reg, SCRATCH, at);
+        self.offset_from(R1, reg, SCRATCH, R2);
         let arena = self.arena_allocated();
         let allocations: Vec<(u32, u32)> = self.allocations.iter().copied().chain(arena).collect();
         let mut regions: Vec<(u32, u32)> = allocations
@@ -551,14 +550,14 @@ impl Gen<'_, '_> {
         if !globals.is_empty() {
             // r1 = the address's offset in the globals map value.
             self.e.ld_map_value(R2, self.c.core.globals, 0);
-            self.offset_from(reg, R2, at);
+            self.offset_from(R1, reg, R2, R2);
             self.jump_if_within(&globals, size, in_globals);
         }
         // Starting inside an allocation but running past it: an invalid size, as DTrace
         // reports it; anywhere else an invalid address.
         if !allocations.is_empty() {
             let too_big = self.e.label();
-            self.offset_from(reg, SCRATCH, at);
+            self.offset_from(R1, reg, SCRATCH, R2);
             self.jump_if_within(&allocations, 1, too_big);
             let addr = regs::read(&mut self.e, reg, R1);
             self.fault(Fault::BadAddr, Some(addr));
@@ -586,18 +585,6 @@ impl Gen<'_, '_> {
         }
         self.e.bind(done);
         Ok(())
-    }
-
-    /// r1 = the address in `reg` less the one in `base`, both as plain numbers: each is
-    /// stored through the scratch slot at `at` (a map value) and read back, so the
-    /// verifier no longer tracks either as a pointer it would refuse to subtract.
-    fn offset_from(&mut self, reg: VReg, base: Reg, at: i16) {
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, base));
-        self.e.emit(Insn::ldx(Size::DW, R2, SCRATCH, at));
-        regs::read_into(&mut self.e, reg, R1);
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
-        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R2));
     }
 
     /// Jump to `to` when the offset in r1 and the `size` bytes from it lie in one of

@@ -277,11 +277,9 @@ impl Gen<'_, '_> {
     fn copy_to_scratch(&mut self, src: VReg, dest: VReg, size: VReg, from: CopyFrom) {
         let low = super::record_limit(self.strsize());
         let top = self.scratch_top;
-        let slots = self.scratch(16);
-        let (base, at) = (self.small(slots), self.small(slots + 8));
         // The verifier bounds `dest` and `size` apart, so the scratch area must hold the
-        // largest of both.
-        self.c.scratch_size = self.c.scratch_size.max(2 * top - low + 16);
+        // largest of both (and the word `offset_from` takes for a moment).
+        self.c.scratch_size = self.c.scratch_size.max(2 * top - low + 8);
         let (bad_addr, bad_size) = (self.e.label(), self.e.label());
         let (source, inside) = (self.e.label(), self.e.label());
         // r2 = the size, bounded from here on: at most `scratchsize`, as in DTrace.
@@ -290,12 +288,7 @@ impl Gen<'_, '_> {
         self.e.jmp_imm(BPF_JGT, R2, most as i32, bad_size);
         // r1 = dest's offset in scratch, r3 = where the copy would end. Both addresses as
         // plain numbers: stored through a map value, a pointer reads back as a scalar.
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, base, SCRATCH));
-        regs::read_into(&mut self.e, dest, R1);
-        self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R1));
-        self.e.emit(Insn::ldx(Size::DW, R1, SCRATCH, at));
-        self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
-        self.e.emit(Insn::alu64_reg(BPF_SUB, R1, R4));
+        self.offset_from(R1, dest, SCRATCH, R4);
         // r3 = size + offset, in that order: `r3 = r1; r3 += <constant size>` would link r3
         // to r1, and 6.12's verifier derives bounds from that link that make `scratch + r1`
         // an unknown scalar.
@@ -326,11 +319,7 @@ impl Gen<'_, '_> {
                 Some(arena) => arena + self.clause_state().alloca_top,
                 None => top,
             };
-            regs::read_into(&mut self.e, src, R3);
-            self.e.emit(Insn::stx(Size::DW, SCRATCH, at, R3));
-            self.e.emit(Insn::ldx(Size::DW, R3, SCRATCH, at));
-            self.e.emit(Insn::ldx(Size::DW, R4, SCRATCH, base));
-            self.e.emit(Insn::alu64_reg(BPF_SUB, R3, R4));
+            self.offset_from(R3, src, SCRATCH, R4);
             self.e.jmp_imm(BPF_JLT, R3, low as i32, inside);
             self.e.jmp_imm(BPF_JGE, R3, top as i32, inside);
             self.e.emit(Insn::alu64_reg(BPF_ADD, R3, R2));
